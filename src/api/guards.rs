@@ -1,0 +1,213 @@
+//! Request guards: who is calling.
+//!
+//! - [`SecretKey`] and [`PublicKey`]: `Authorization: Bearer <key>` resolved to a project; the
+//!   wrong kind of key is refused, a disabled project is refused, and the project's rate limit is
+//!   taken here, so every keyed endpoint is limited.
+//! - [`Session`]: the dashboard's `tidings_session` cookie resolved to a user.
+//!
+//! Resolutions are cached in the request, so stacked guards query the database once.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use rocket::request::{FromRequest, Outcome, Request};
+
+use crate::core::{keys, session};
+use crate::db::keys::KeyKind;
+use crate::db::projects::Project;
+use crate::db::users::{self, User};
+use crate::db::{self, DbError};
+use crate::error::{ApiError, stash};
+use crate::state::AppState;
+
+/// A request made with the project's secret key.
+pub struct SecretKey {
+    pub project: Project,
+}
+
+/// A request made with the project's public key (only `/v1/track` takes one).
+pub struct PublicKey {
+    pub project: Project,
+}
+
+/// A signed-in dashboard user.
+pub struct Session {
+    pub user: User,
+}
+
+/// The outcome of reading the Authorization header, cached per request.
+enum KeyLookup {
+    Missing,
+    Malformed,
+    Unknown,
+    Found(Project, KeyKind),
+    Failed(ApiError),
+}
+
+/// The result of taking one request from the project's allowance, cached per request and read
+/// by the response fairing to set the `X-RateLimit-*` headers.
+pub struct RateState(pub Option<RateCheck>);
+
+pub struct RateCheck {
+    pub limit: u32,
+    pub outcome: Result<u32, Duration>,
+}
+
+fn app<'r>(req: &'r Request<'_>) -> &'r AppState {
+    req.rocket().state::<AppState>().expect("AppState is always managed")
+}
+
+async fn lookup<'r>(req: &'r Request<'_>) -> &'r KeyLookup {
+    req.local_cache_async(async {
+        let Some(header) = req.headers().get_one("Authorization") else { return KeyLookup::Missing };
+        let token = match header.split_once(' ') {
+            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+            _ => return KeyLookup::Malformed,
+        };
+        let Some(kind) = keys::kind_of(token) else { return KeyLookup::Unknown };
+        let digest = keys::digest(token);
+        let found = app(req).db.run(move |conn| Ok::<_, DbError>(db::keys::find(conn, &digest)?)).await;
+        match found {
+            Ok(Some((project, stored))) if stored == kind => KeyLookup::Found(project, kind),
+            Ok(_) => KeyLookup::Unknown,
+            Err(e) => KeyLookup::Failed(e.into()),
+        }
+    })
+    .await
+}
+
+fn wrong_key_message(wanted: KeyKind) -> &'static str {
+    match wanted {
+        KeyKind::Secret => "Invalid API key: this endpoint requires a secret key (sk_*), not a public key",
+        KeyKind::Public => "Invalid API key: this endpoint requires a public key (pk_*), not a secret key",
+    }
+}
+
+/// Resolves the key, checks its kind and the project, and takes one request from the allowance.
+async fn project_for(req: &Request<'_>, wanted: KeyKind) -> Result<Project, ApiError> {
+    let project = match lookup(req).await {
+        KeyLookup::Missing => {
+            return Err(ApiError::missing_auth(
+                "Missing Authorization header; send `Authorization: Bearer <API key>`",
+            ));
+        }
+        KeyLookup::Malformed => {
+            return Err(ApiError::invalid_api_key(format!(
+                "The Authorization header must be `Bearer <API key>`. {}",
+                wrong_key_message(wanted)
+            )));
+        }
+        KeyLookup::Unknown => return Err(ApiError::invalid_api_key(wrong_key_message(wanted))),
+        KeyLookup::Failed(e) => return Err(e.clone()),
+        KeyLookup::Found(_, kind) if *kind != wanted => {
+            return Err(ApiError::invalid_api_key(wrong_key_message(wanted)));
+        }
+        KeyLookup::Found(project, _) => project.clone(),
+    };
+    let rate = req.local_cache(|| {
+        let limiter = &app(req).limiter;
+        RateState(Some(RateCheck { limit: limiter.per_minute(), outcome: limiter.check(&project.id) }))
+    });
+    if let Some(RateCheck { limit, outcome: Err(wait) }) = &rate.0 {
+        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        return Err(ApiError::too_many_requests(*limit, seconds.max(1)));
+    }
+    if project.disabled {
+        return Err(ApiError::new(
+            403,
+            "PROJECT_DISABLED",
+            "This project is disabled; an owner or admin can enable it again in the dashboard",
+        ));
+    }
+    Ok(project)
+}
+
+fn outcome<T>(req: &Request<'_>, result: Result<T, ApiError>) -> Outcome<T, ApiError> {
+    match result {
+        Ok(value) => Outcome::Success(value),
+        Err(e) => Outcome::Error(stash(req, e)),
+    }
+}
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for SecretKey {
+    type Error = ApiError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, ApiError> {
+        let result = project_for(req, KeyKind::Secret).await.map(|project| SecretKey { project });
+        outcome(req, result)
+    }
+}
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for PublicKey {
+    type Error = ApiError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, ApiError> {
+        let result = project_for(req, KeyKind::Public).await.map(|project| PublicKey { project });
+        outcome(req, result)
+    }
+}
+
+struct CachedSession(Result<User, ApiError>);
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for Session {
+    type Error = ApiError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, ApiError> {
+        let cached = req
+            .local_cache_async(async {
+                let Some(cookie) = req.cookies().get(session::COOKIE) else {
+                    return CachedSession(Err(ApiError::missing_auth(
+                        "Sign in first: this endpoint needs a session",
+                    )));
+                };
+                let expired =
+                    || ApiError::missing_auth("Your session has expired or is invalid; sign in again");
+                let state = app(req);
+                let Some(user_id) = session::verify(cookie.value(), &state.secrets.jwt) else {
+                    return CachedSession(Err(expired()));
+                };
+                let user = state.db.run(move |conn| Ok::<_, DbError>(users::by_id(conn, &user_id)?)).await;
+                CachedSession(match user {
+                    Ok(Some(user)) => Ok(user),
+                    Ok(None) => Err(expired()),
+                    Err(e) => Err(e.into()),
+                })
+            })
+            .await;
+        outcome(req, cached.0.clone().map(|user| Session { user }))
+    }
+}
+
+/// The client's address: the peer, or, when the peer is a trusted proxy, the last address in
+/// `X-Forwarded-For` that is not itself a trusted proxy.
+pub struct ClientIp(pub Option<IpAddr>);
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for ClientIp {
+    type Error = std::convert::Infallible;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
+        let trusted = &app(req).config.server.trusted_proxies;
+        let peer = req.remote().map(|a| a.ip());
+        let Some(peer) = peer.filter(|p| trusted.contains(p)) else {
+            return Outcome::Success(ClientIp(peer));
+        };
+        let forwarded = req
+            .headers()
+            .get("X-Forwarded-For")
+            .flat_map(|h| h.split(','))
+            .filter_map(|a| a.trim().parse::<IpAddr>().ok())
+            .collect::<Vec<_>>();
+        let client = forwarded.into_iter().rev().find(|a| !trusted.contains(a)).unwrap_or(peer);
+        Outcome::Success(ClientIp(Some(client)))
+    }
+}
+
+/// Sets the `X-RateLimit-*` headers of a keyed response.
+pub fn rate_headers(req: &Request<'_>) -> Option<(u32, u32)> {
+    let state = req.local_cache(|| RateState(None));
+    state.0.as_ref().map(|check| (check.limit, *check.outcome.as_ref().unwrap_or(&0)))
+}

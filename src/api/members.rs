@@ -1,0 +1,170 @@
+//! Project members: `/projects/<id>/members`.
+//!
+//! Any member may list members. Owners and admins add, change and remove them, with two limits:
+//! an admin cannot touch an owner or make anyone an owner, and a project always keeps at least
+//! one owner. Any member may remove themselves (leave), unless they are the last owner.
+
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{Route, State, delete, get, patch, post, routes};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::guards::Session;
+use super::json::JsonBody;
+use super::projects::{managed, membership};
+use crate::clock;
+use crate::core::email;
+use crate::db::projects::{self, Member, Role};
+use crate::db::{DbError, users};
+use crate::error::{ApiError, FieldError, conflict_on_unique};
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![list, add, change_role, remove]
+}
+
+fn member_view(member: &Member) -> Value {
+    json!({
+        "userId": member.user_id,
+        "email": member.email,
+        "role": member.role,
+        "createdAt": clock::iso(member.created_at),
+    })
+}
+
+fn parse_role(role: Option<&str>, default: Option<Role>) -> Result<Role, ApiError> {
+    match role {
+        Some(text) => Role::parse(text).ok_or_else(|| {
+            ApiError::validation(vec![
+                FieldError::new("role", "invalid_enum_value", "role must be OWNER, ADMIN or MEMBER")
+                    .received(json!(text)),
+            ])
+        }),
+        None => default.ok_or_else(|| {
+            ApiError::validation(vec![FieldError::new("role", "required", "role is required")])
+        }),
+    }
+}
+
+/// Whether a caller with `actor` role may set a member to `target` (or act on a member who is).
+fn may_touch(actor: Role, target: Role) -> Result<(), ApiError> {
+    if target == Role::Owner && actor != Role::Owner {
+        return Err(ApiError::forbidden("Only an owner can make, change or remove an owner"));
+    }
+    Ok(())
+}
+
+#[get("/projects/<id>/members")]
+async fn list(state: &State<AppState>, session: Session, id: &str) -> Result<Json<Value>, ApiError> {
+    let (project, _) = membership(state, &session.user.id, id).await?;
+    let members = state.db.run(move |conn| Ok::<_, DbError>(projects::members(conn, &project.id)?)).await?;
+    Ok(Json(Value::Array(members.iter().map(member_view).collect())))
+}
+
+#[derive(Deserialize)]
+struct NewMember {
+    email: Option<String>,
+    role: Option<String>,
+}
+
+#[post("/projects/<id>/members", data = "<body>")]
+async fn add(
+    state: &State<AppState>,
+    session: Session,
+    id: &str,
+    body: JsonBody<NewMember>,
+) -> Result<Json<Value>, ApiError> {
+    let (project, actor) = managed(state, &session.user.id, id).await?;
+    let address =
+        body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
+    let address = email::normalize(&address).map_err(|why| {
+        ApiError::invalid_field("email", "invalid_string", format!("Invalid email: the address {why}"))
+    })?;
+    let role = parse_role(body.0.role.as_deref(), Some(Role::Member))?;
+    may_touch(actor, role)?;
+    let member = state
+        .db
+        .write(move |tx| {
+            let user = users::by_email(tx, &address)?.ok_or_else(|| {
+                ApiError::not_found("No account uses this email; ask them to sign up first, then add them")
+            })?;
+            projects::add_member(tx, &project.id, &user.id, role)
+                .map_err(|e| conflict_on_unique(e, "This user is already a member of the project"))?;
+            projects::member(tx, &project.id, &user.id)?.ok_or_else(|| ApiError::internal("member vanished"))
+        })
+        .await?;
+    Ok(Json(member_view(&member)))
+}
+
+#[derive(Deserialize)]
+struct RoleChange {
+    role: Option<String>,
+}
+
+#[patch("/projects/<id>/members/<user_id>", data = "<body>")]
+async fn change_role(
+    state: &State<AppState>,
+    session: Session,
+    id: &str,
+    user_id: &str,
+    body: JsonBody<RoleChange>,
+) -> Result<Json<Value>, ApiError> {
+    let (project, actor) = managed(state, &session.user.id, id).await?;
+    let role = parse_role(body.0.role.as_deref(), None)?;
+    may_touch(actor, role)?;
+    let user_id = user_id.to_string();
+    let member = state
+        .db
+        .write(move |tx| {
+            let current = projects::member(tx, &project.id, &user_id)?
+                .ok_or_else(|| ApiError::not_found("This user is not a member of the project"))?;
+            may_touch(actor, current.role)?;
+            if current.role == Role::Owner
+                && role != Role::Owner
+                && projects::owner_count(tx, &project.id)? <= 1
+            {
+                return Err(ApiError::conflict(
+                    "A project needs at least one owner; make someone else owner first",
+                ));
+            }
+            projects::set_role(tx, &project.id, &user_id, role)?;
+            projects::member(tx, &project.id, &user_id)?.ok_or_else(|| ApiError::internal("member vanished"))
+        })
+        .await?;
+    Ok(Json(member_view(&member)))
+}
+
+#[delete("/projects/<id>/members/<user_id>")]
+async fn remove(
+    state: &State<AppState>,
+    session: Session,
+    id: &str,
+    user_id: &str,
+) -> Result<Status, ApiError> {
+    let leaving = user_id == session.user.id;
+    let (project, actor) = if leaving {
+        membership(state, &session.user.id, id).await?
+    } else {
+        managed(state, &session.user.id, id).await?
+    };
+    let user_id = user_id.to_string();
+    state
+        .db
+        .write(move |tx| {
+            let current = projects::member(tx, &project.id, &user_id)?
+                .ok_or_else(|| ApiError::not_found("This user is not a member of the project"))?;
+            if !leaving {
+                may_touch(actor, current.role)?;
+            }
+            if current.role == Role::Owner && projects::owner_count(tx, &project.id)? <= 1 {
+                return Err(ApiError::conflict(
+                    "A project needs at least one owner; make someone else owner first",
+                ));
+            }
+            projects::remove_member(tx, &project.id, &user_id)?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(Status::NoContent)
+}

@@ -1,0 +1,55 @@
+//! The HTTP surface: one module per resource, mounted here in one table.
+//!
+//! Handlers are thin: parse, authorize, call `core`/`db` through the funnel, shape the reply.
+
+pub mod auth;
+pub mod dashboard;
+pub mod features;
+pub mod guards;
+pub mod health;
+pub mod idempotency;
+pub mod json;
+pub mod members;
+pub mod projects;
+pub mod ratelimit;
+
+use rocket::fairing::{Fairing, Info, Kind};
+use rocket::http::Header;
+use rocket::{Build, Request, Response, Rocket};
+
+use crate::error::RequestId;
+
+/// Mounts every route and the JSON catcher.
+pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
+    let routes = [
+        health::routes(),
+        features::routes(),
+        auth::routes(),
+        projects::routes(),
+        members::routes(),
+        dashboard::routes(),
+    ];
+    routes
+        .into_iter()
+        .fold(rocket, |rocket, routes| rocket.mount("/", routes))
+        .register("/", rocket::catchers![crate::error::catch_all])
+        .attach(ResponseHeaders)
+}
+
+/// Adds `X-Request-Id` to every response and `X-RateLimit-*` to every keyed one.
+struct ResponseHeaders;
+
+#[rocket::async_trait]
+impl Fairing for ResponseHeaders {
+    fn info(&self) -> Info {
+        Info { name: "response headers", kind: Kind::Response }
+    }
+
+    async fn on_response<'r>(&self, req: &'r Request<'_>, res: &mut Response<'r>) {
+        res.set_header(Header::new("X-Request-Id", RequestId::of(req).to_string()));
+        if let Some((limit, remaining)) = guards::rate_headers(req) {
+            res.set_header(Header::new("X-RateLimit-Limit", limit.to_string()));
+            res.set_header(Header::new("X-RateLimit-Remaining", remaining.to_string()));
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! The signed-in user and their projects: `/users/@me` and `/users/@me/projects/...`.
+
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{Route, State, delete, get, patch, post, routes};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::auth::user_view;
+use super::guards::Session;
+use super::json::JsonBody;
+use crate::clock;
+use crate::core::{keys, projects as core_projects};
+use crate::db::projects::{self, Project, Role};
+use crate::db::{DbError, keys as db_keys};
+use crate::error::{ApiError, FieldError};
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![me, list, create, update, regenerate_keys, remove]
+}
+
+/// A project as the API shows it; the secret key only right after it was made.
+pub fn project_view(
+    project: &Project,
+    public_key: Option<&str>,
+    role: Role,
+    secret_key: Option<&str>,
+) -> Value {
+    let mut view = json!({
+        "id": project.id,
+        "name": project.name,
+        "publicKey": public_key,
+        "disabled": project.disabled,
+        "role": role,
+        "createdAt": clock::iso(project.created_at),
+        "updatedAt": clock::iso(project.updated_at),
+    });
+    if let Some(secret) = secret_key {
+        view["secretKey"] = json!(secret);
+    }
+    view
+}
+
+/// The project and the user's role in it; 404 when the user is not a member (whether or not the
+/// project exists, so ids of other tenants reveal nothing).
+pub async fn membership(state: &AppState, user: &str, project: &str) -> Result<(Project, Role), ApiError> {
+    let (user, project_id) = (user.to_string(), project.to_string());
+    let found = state
+        .db
+        .run(move |conn| {
+            let Some(role) = projects::role_of(conn, &project_id, &user)? else { return Ok(None) };
+            Ok::<_, DbError>(projects::get(conn, &project_id)?.map(|p| (p, role)))
+        })
+        .await?;
+    found.ok_or_else(|| ApiError::not_found("Project not found"))
+}
+
+/// As [`membership`], and the role must be OWNER or ADMIN.
+pub async fn managed(state: &AppState, user: &str, project: &str) -> Result<(Project, Role), ApiError> {
+    let (project, role) = membership(state, user, project).await?;
+    if !role.can_manage() {
+        return Err(ApiError::forbidden("Only owners and admins of the project can do this"));
+    }
+    Ok((project, role))
+}
+
+#[get("/users/@me")]
+fn me(session: Session) -> Json<Value> {
+    Json(user_view(&session.user))
+}
+
+#[get("/users/@me/projects")]
+async fn list(state: &State<AppState>, session: Session) -> Result<Json<Value>, ApiError> {
+    let user = session.user.id.clone();
+    let rows = state
+        .db
+        .run(move |conn| {
+            let mut out = Vec::new();
+            for (project, role) in projects::for_user(conn, &user)? {
+                let public_key = db_keys::public_key(conn, &project.id)?;
+                out.push(project_view(&project, public_key.as_deref(), role, None));
+            }
+            Ok::<_, DbError>(out)
+        })
+        .await?;
+    Ok(Json(Value::Array(rows)))
+}
+
+#[derive(Deserialize)]
+struct NewProject {
+    name: Option<String>,
+}
+
+fn check_name(name: Option<&str>) -> Result<String, ApiError> {
+    let name = name
+        .ok_or_else(|| ApiError::validation(vec![FieldError::new("name", "required", "name is required")]))?;
+    core_projects::check_name(name)
+        .map_err(|why| ApiError::invalid_field("name", "invalid_string", format!("name {why}")))
+}
+
+#[post("/users/@me/projects", data = "<body>")]
+async fn create(
+    state: &State<AppState>,
+    session: Session,
+    body: JsonBody<NewProject>,
+) -> Result<Json<Value>, ApiError> {
+    let name = check_name(body.0.name.as_deref())?;
+    let owner = session.user.id.clone();
+    let created =
+        state.db.write(move |tx| Ok::<_, ApiError>(core_projects::create(tx, &name, &owner)?)).await?;
+    Ok(Json(project_view(
+        &created.project,
+        Some(&created.keys.public_key),
+        Role::Owner,
+        Some(&created.keys.secret_key),
+    )))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProjectChanges {
+    name: Option<String>,
+    disabled: Option<bool>,
+}
+
+#[patch("/users/@me/projects/<id>", data = "<body>")]
+async fn update(
+    state: &State<AppState>,
+    session: Session,
+    id: &str,
+    body: JsonBody<ProjectChanges>,
+) -> Result<Json<Value>, ApiError> {
+    let (project, role) = managed(state, &session.user.id, id).await?;
+    let name = body.0.name.as_deref().map(|n| check_name(Some(n))).transpose()?;
+    let disabled = body.0.disabled;
+    let (updated, public_key) = state
+        .db
+        .write(move |tx| {
+            let updated = projects::update(tx, &project.id, name.as_deref(), disabled)?
+                .ok_or_else(|| ApiError::not_found("Project not found"))?;
+            let public_key = db_keys::public_key(tx, &project.id)?;
+            Ok::<_, ApiError>((updated, public_key))
+        })
+        .await?;
+    Ok(Json(project_view(&updated, public_key.as_deref(), role, None)))
+}
+
+#[post("/users/@me/projects/<id>/regenerate-keys")]
+async fn regenerate_keys(
+    state: &State<AppState>,
+    session: Session,
+    id: &str,
+) -> Result<Json<Value>, ApiError> {
+    let (project, role) = managed(state, &session.user.id, id).await?;
+    let project_id = project.id.clone();
+    let issued = state.db.write(move |tx| Ok::<_, ApiError>(keys::issue(tx, &project_id)?)).await?;
+    Ok(Json(project_view(&project, Some(&issued.public_key), role, Some(&issued.secret_key))))
+}
+
+#[delete("/users/@me/projects/<id>")]
+async fn remove(state: &State<AppState>, session: Session, id: &str) -> Result<Status, ApiError> {
+    let (project, role) = membership(state, &session.user.id, id).await?;
+    if role != Role::Owner {
+        return Err(ApiError::forbidden("Only an owner can delete the project"));
+    }
+    state.db.write(move |tx| Ok::<_, ApiError>(projects::delete(tx, &project.id)?)).await?;
+    Ok(Status::NoContent)
+}

@@ -1,0 +1,296 @@
+//! The command line: `serve`, `migrate`, `user create`, `project create|list`, `config check`,
+//! `backup --to`. Every command takes `--config FILE`; failures are one sentence on stderr.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+use serde_json::json;
+
+use crate::config::{Config, ConfigError};
+use crate::db::{self, DbError, projects, users};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::{build_rocket, scheduler};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tidings",
+    version,
+    about = "Self-hosted email platform: API, dashboard and scheduler in one binary"
+)]
+pub struct Cli {
+    /// Configuration file (default: $TIDINGS_CONFIG, else ./tidings.toml when present).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Apply migrations, then run the API, dashboard and scheduler until SIGINT or SIGTERM.
+    Serve,
+    /// Apply pending database migrations and exit.
+    Migrate,
+    /// Manage dashboard users.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Manage projects.
+    #[command(subcommand)]
+    Project(ProjectCommand),
+    /// Inspect the configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Write a consistent copy of the database to FILE, also while `serve` runs.
+    Backup {
+        /// The new file; it must not exist yet.
+        #[arg(long, value_name = "FILE")]
+        to: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create a dashboard user.
+    Create {
+        #[arg(long)]
+        email: String,
+        /// The password (visible to other local users in the process list; see --password-stdin).
+        #[arg(long, required_unless_present = "password_stdin", conflicts_with = "password_stdin")]
+        password: Option<String>,
+        /// Read the password from the first line of standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProjectCommand {
+    /// Create a project owned by an existing user; prints its id and both keys as JSON.
+    Create {
+        #[arg(long)]
+        name: String,
+        /// Email of the owning user.
+        #[arg(long)]
+        owner: String,
+    },
+    /// One line per project: id, name, public key, owners, state.
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Validate the configuration and print the effective values, secrets masked.
+    Check,
+}
+
+/// A command's failure: one sentence for stderr.
+#[derive(Debug)]
+pub struct CliError(pub String);
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<ConfigError> for CliError {
+    fn from(e: ConfigError) -> Self {
+        CliError(format!("invalid configuration: {e}"))
+    }
+}
+
+impl From<DbError> for CliError {
+    fn from(e: DbError) -> Self {
+        CliError(format!("database error: {e}"))
+    }
+}
+
+impl From<rusqlite::Error> for CliError {
+    fn from(e: rusqlite::Error) -> Self {
+        CliError(format!("database error: {e}"))
+    }
+}
+
+impl From<ApiError> for CliError {
+    fn from(e: ApiError) -> Self {
+        match e.errors.as_slice() {
+            [] => CliError(e.message.clone()),
+            items => CliError(items.iter().map(|i| i.message.clone()).collect::<Vec<_>>().join("; ")),
+        }
+    }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<(), CliError> {
+    let config = Config::load(cli.config.as_deref())?;
+    match cli.command {
+        Command::Config(ConfigCommand::Check) => {
+            print!("{}", config.to_masked_toml());
+            if !config.smtp_enabled() {
+                println!("# no [smtp] host: mail goes to the capture outbox");
+            }
+            eprintln!("configuration is valid");
+            Ok(())
+        }
+        Command::Serve => serve(config),
+        Command::Migrate => {
+            init_tracing(&config);
+            let db = db::Db::open(&config.database_path(), 1, config.database.busy_timeout_ms)?;
+            let applied = db::migrate::run(&mut *db.conn()?)?;
+            println!("applied {applied} migration(s); {} is up to date", config.database_path().display());
+            Ok(())
+        }
+        Command::User(UserCommand::Create { email, password, password_stdin }) => {
+            let password = match password {
+                Some(p) => p,
+                None if password_stdin => read_password()?,
+                None => return Err(CliError("give --password or --password-stdin".into())),
+            };
+            let state = AppState::open(config)?;
+            let (email, password) = crate::core::accounts::credentials(Some(&email), Some(&password), true)?;
+            let hash = crate::core::accounts::hash_password(&password, state.config.auth.bcrypt_cost)
+                .map_err(CliError)?;
+            let user = db::write_tx(&mut *state.db.conn()?, |tx| {
+                crate::core::accounts::insert_user(tx, &email, &hash)
+            })?;
+            println!(
+                "{}",
+                json!({ "id": user.id, "email": user.email, "createdAt": crate::clock::iso(user.created_at) })
+            );
+            Ok(())
+        }
+        Command::Project(ProjectCommand::Create { name, owner }) => {
+            let state = AppState::open(config)?;
+            let name = crate::core::projects::check_name(&name)
+                .map_err(|why| CliError(format!("the name {why}")))?;
+            let owner = crate::core::email::normalize(&owner)
+                .map_err(|why| CliError(format!("the owner's email {why}")))?;
+            let created = db::write_tx(&mut *state.db.conn()?, |tx| {
+                let user = users::by_email(tx, &owner)?.ok_or_else(|| {
+                    CliError(format!("no user has the email {owner}; create one with `tidings user create`"))
+                })?;
+                Ok::<_, CliError>(crate::core::projects::create(tx, &name, &user.id)?)
+            })?;
+            println!(
+                "{}",
+                json!({
+                    "id": created.project.id,
+                    "name": created.project.name,
+                    "publicKey": created.keys.public_key,
+                    "secretKey": created.keys.secret_key,
+                })
+            );
+            Ok(())
+        }
+        Command::Project(ProjectCommand::List) => {
+            let state = AppState::open(config)?;
+            let conn = state.db.conn()?;
+            for (project, owners) in projects::all_with_owners(&conn)? {
+                let public_key = db::keys::public_key(&conn, &project.id)?.unwrap_or_default();
+                let status = if project.disabled { "disabled" } else { "enabled" };
+                println!("{}\t{}\t{}\t{}\t{}", project.id, project.name, public_key, owners, status);
+            }
+            Ok(())
+        }
+        Command::Backup { to } => backup(&config.database_path(), &to, config.database.busy_timeout_ms),
+    }
+}
+
+fn read_password() -> Result<String, CliError> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|e| CliError(format!("could not read standard input: {e}")))?;
+    Ok(input.lines().next().unwrap_or_default().to_string())
+}
+
+/// Copies the live database to `to` with `VACUUM INTO`: one read transaction, so the copy is
+/// consistent even while `serve` writes, and the copy is compact.
+pub fn backup(database: &Path, to: &Path, busy_timeout_ms: u32) -> Result<(), CliError> {
+    if !database.is_file() {
+        return Err(CliError(format!("there is no database at {}", database.display())));
+    }
+    if to.exists() {
+        return Err(CliError(format!("{} already exists; choose a new file name", to.display())));
+    }
+    if let Some(dir) = to.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError(format!("could not create {}: {e}", dir.display())))?;
+    }
+    let conn = rusqlite::Connection::open_with_flags(database, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    conn.busy_timeout(std::time::Duration::from_millis(busy_timeout_ms.into()))?;
+    conn.execute("VACUUM INTO ?1", [to.to_string_lossy()])?;
+    let size = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
+    println!("backed up {} to {} ({size} bytes)", database.display(), to.display());
+    Ok(())
+}
+
+/// Logs to stderr at `[server] log_level`, or as `RUST_LOG` says when it is set.
+pub fn init_tracing(config: &Config) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .or_else(|_| tracing_subscriber::EnvFilter::try_new(&config.server.log_level))
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+fn serve(config: Config) -> Result<(), CliError> {
+    init_tracing(&config);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("tidings")
+        .build()
+        .map_err(|e| CliError(format!("could not start the async runtime: {e}")))?;
+    let state = AppState::open(config)?;
+    let config = state.config.clone();
+    tracing::info!(database = %state.db.path().display(), "database ready");
+    if config.smtp_enabled() {
+        tracing::info!(
+            host = config.smtp.host.as_deref().unwrap_or_default(),
+            port = config.smtp.port,
+            "mail goes to the SMTP relay"
+        );
+    } else {
+        tracing::warn!(
+            "no [smtp] host is configured: mail is kept in the capture outbox (GET /outbox) instead of being sent"
+        );
+    }
+    runtime.block_on(async move {
+        let scheduler = scheduler::start(state.clone(), scheduler::registry(&config));
+        let rocket = build_rocket(state).attach(rocket::fairing::AdHoc::on_liftoff("announce", |rocket| {
+            Box::pin(async move {
+                let c = rocket.config();
+                tracing::info!(
+                    "Tidings {} listening on http://{}:{}",
+                    env!("CARGO_PKG_VERSION"),
+                    c.address,
+                    c.port
+                );
+            })
+        }));
+        let launched = rocket.launch().await;
+        tracing::info!("HTTP server stopped; stopping the scheduler");
+        scheduler.shutdown().await;
+        match launched {
+            Ok(_) => {
+                tracing::info!("shutdown complete");
+                Ok(())
+            }
+            Err(e) => Err(CliError(launch_error(&e, &config))),
+        }
+    })
+}
+
+fn launch_error(e: &rocket::Error, config: &Config) -> String {
+    match e.kind() {
+        rocket::error::ErrorKind::Bind(io) => {
+            format!("could not listen on {}:{}: {io}", config.server.address, config.server.port)
+        }
+        other => format!("the HTTP server failed: {other}"),
+    }
+}

@@ -1,0 +1,513 @@
+//! Typed configuration: embedded defaults, a TOML file, then `TIDINGS_<SECTION>__<KEY>` variables.
+//!
+//! Every section rejects unknown keys, so a typo stops start-up with the key named instead of being
+//! silently ignored. `validate()` adds the checks serde cannot express (ranges, URLs).
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+
+/// The prefix of every configuration environment variable.
+pub const ENV_PREFIX: &str = "TIDINGS_";
+/// The file read when neither `--config` nor `$TIDINGS_CONFIG` names one.
+pub const DEFAULT_FILE: &str = "tidings.toml";
+const MIB: u64 = 1024 * 1024;
+
+/// The whole configuration, one field per TOML section.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub database: DatabaseConfig,
+    pub smtp: SmtpConfig,
+    pub dns: DnsConfig,
+    pub auth: AuthConfig,
+    pub limits: LimitsConfig,
+    pub tracking: TrackingConfig,
+    pub billing: BillingConfig,
+    pub webhooks: WebhooksConfig,
+    pub scheduler: SchedulerConfig,
+}
+
+/// `[server]`: where the HTTP server listens and how it is reached from outside.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    pub address: IpAddr,
+    /// 0 picks a free port (useful in tests).
+    pub port: u16,
+    /// Base of every link put in mail; `http://<address>:<port>` when absent.
+    pub public_url: Option<String>,
+    /// Peers whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<IpAddr>,
+    /// Directory holding the database (unless `[database] path` is set) and uploads.
+    pub data_dir: PathBuf,
+    /// Seconds in-flight requests and jobs get to finish after SIGTERM.
+    pub shutdown_grace_secs: u32,
+    /// `error`, `warn`, `info`, `debug` or `trace`, or a tracing filter directive.
+    pub log_level: String,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            address: IpAddr::from([127, 0, 0, 1]),
+            port: 8080,
+            public_url: None,
+            trusted_proxies: Vec::new(),
+            data_dir: PathBuf::from("./data"),
+            shutdown_grace_secs: 5,
+            log_level: "info".into(),
+        }
+    }
+}
+
+/// `[database]`: the SQLite file and its connection pool.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatabaseConfig {
+    /// `<data_dir>/tidings.db` when absent.
+    pub path: Option<PathBuf>,
+    pub pool_size: u32,
+    pub busy_timeout_ms: u32,
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        Self { path: None, pool_size: 8, busy_timeout_ms: 5000 }
+    }
+}
+
+/// How the SMTP connection is secured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SmtpSecurity {
+    Starttls,
+    Tls,
+    None,
+}
+
+/// `[smtp]`: the relay. Without a host, mail goes to the capture outbox.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SmtpConfig {
+    pub host: Option<String>,
+    pub port: u16,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub security: SmtpSecurity,
+    pub pool_size: u32,
+    pub timeout_secs: u32,
+    /// Per-project send throttle; 0 means unlimited.
+    pub max_messages_per_second: u32,
+}
+
+impl Default for SmtpConfig {
+    fn default() -> Self {
+        Self {
+            host: None,
+            port: 587,
+            username: None,
+            password: None,
+            security: SmtpSecurity::Starttls,
+            pool_size: 4,
+            timeout_secs: 30,
+            max_messages_per_second: 0,
+        }
+    }
+}
+
+/// `[dns]`: the resolver used for domain checks and email verification.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DnsConfig {
+    /// `ip:port` entries; empty means the system's resolvers.
+    pub nameservers: Vec<SocketAddr>,
+    pub timeout_ms: u32,
+    pub domain_check_interval_secs: u32,
+}
+
+impl Default for DnsConfig {
+    fn default() -> Self {
+        Self { nameservers: Vec::new(), timeout_ms: 5000, domain_check_interval_secs: 300 }
+    }
+}
+
+/// `[auth]`: dashboard accounts and sessions.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthConfig {
+    pub disable_signups: bool,
+    pub session_hours: u32,
+    /// Signs session tokens; generated once and kept in the database when absent.
+    pub jwt_secret: Option<String>,
+    /// bcrypt work factor for passwords (4 to 31).
+    pub bcrypt_cost: u32,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        Self { disable_signups: false, session_hours: 168, jwt_secret: None, bcrypt_cost: 12 }
+    }
+}
+
+/// `[limits]`: request rates and body sizes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Per project, over every endpoint reached with an API key.
+    pub requests_per_minute: u32,
+    pub idempotency_ttl_hours: u32,
+    pub attachment_bytes: u64,
+    /// Also the cap on any JSON request body.
+    pub message_bytes: u64,
+    pub csv_bytes: u64,
+    pub upload_bytes: u64,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            requests_per_minute: 1000,
+            idempotency_ttl_hours: 24,
+            attachment_bytes: 10 * MIB,
+            message_bytes: 40 * MIB,
+            csv_bytes: 5 * MIB,
+            upload_bytes: 5 * MIB,
+        }
+    }
+}
+
+/// `[tracking]`: open pixels and click redirects in marketing mail.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrackingConfig {
+    pub opens: bool,
+    pub clicks: bool,
+}
+
+impl Default for TrackingConfig {
+    fn default() -> Self {
+        Self { opens: true, clicks: true }
+    }
+}
+
+/// `[billing]`: Stripe; billing is on only when the secret key and webhook secret are both set.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BillingConfig {
+    pub stripe_secret_key: Option<String>,
+    pub stripe_webhook_secret: Option<String>,
+    pub price_ids: Vec<String>,
+}
+
+impl BillingConfig {
+    /// Whether billing endpoints and limits are active.
+    pub fn enabled(&self) -> bool {
+        self.stripe_secret_key.is_some() && self.stripe_webhook_secret.is_some()
+    }
+}
+
+/// `[webhooks]`: inbound provider notifications and outbound workflow webhooks.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebhooksConfig {
+    pub sns_enabled: bool,
+    pub sns_topic_arns: Vec<String>,
+    /// Lets WEBHOOK steps call private, loopback and link-local addresses.
+    pub allow_private: bool,
+}
+
+/// `[scheduler]`: the durable job runner.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedulerConfig {
+    /// Jobs run at the same time.
+    pub workers: u32,
+    /// How long a claimed job stays locked before another worker may take it.
+    pub lease_secs: u32,
+    /// First retry delay; doubles on every further attempt.
+    pub retry_base_secs: u32,
+    /// Longest sleep between looks at the jobs table when nothing wakes the scheduler.
+    pub max_idle_secs: u32,
+    pub idempotency_sweep_secs: u32,
+    /// Finished and failed jobs are deleted after this long.
+    pub job_retention_hours: u32,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        Self {
+            workers: 4,
+            lease_secs: 300,
+            retry_base_secs: 30,
+            max_idle_secs: 60,
+            idempotency_sweep_secs: 3600,
+            job_retention_hours: 168,
+        }
+    }
+}
+
+/// A configuration that could not be loaded, with every problem named.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .problems.join("; "))]
+pub struct ConfigError {
+    pub problems: Vec<String>,
+}
+
+impl ConfigError {
+    fn one(problem: impl Into<String>) -> Self {
+        Self { problems: vec![problem.into()] }
+    }
+}
+
+/// Where the file layer comes from.
+pub fn resolve_file(explicit: Option<&Path>) -> Result<Option<PathBuf>, ConfigError> {
+    if let Some(path) = explicit {
+        if !path.is_file() {
+            return Err(ConfigError::one(format!("configuration file {} does not exist", path.display())));
+        }
+        return Ok(Some(path.to_path_buf()));
+    }
+    if let Some(path) = std::env::var_os("TIDINGS_CONFIG") {
+        let path = PathBuf::from(path);
+        if !path.is_file() {
+            return Err(ConfigError::one(format!(
+                "configuration file {} (from TIDINGS_CONFIG) does not exist",
+                path.display()
+            )));
+        }
+        return Ok(Some(path));
+    }
+    let local = PathBuf::from(DEFAULT_FILE);
+    Ok(local.is_file().then_some(local))
+}
+
+impl Config {
+    /// Loads defaults, then the file (see [`resolve_file`]), then the environment, and validates.
+    pub fn load(explicit: Option<&Path>) -> Result<Self, ConfigError> {
+        let file = resolve_file(explicit)?;
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        if let Some(file) = &file {
+            figment = figment.merge(Toml::file_exact(file));
+        }
+        let figment = figment
+            .merge(Env::raw().only(&["disable_signups"]).map(|_| "auth.disable_signups".into()))
+            .merge(Env::prefixed(ENV_PREFIX).ignore(&["config"]).split("__"));
+        let config: Config = figment.extract().map_err(describe)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Loads the embedded defaults only (what an empty directory gets).
+    pub fn defaults() -> Self {
+        Self::default()
+    }
+
+    /// Range and format checks that types alone do not express.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let mut problems = Vec::new();
+        let mut at_least = |key: &str, value: u64, min: u64| {
+            if value < min {
+                problems.push(format!("`{key}` must be at least {min} (found {value})"));
+            }
+        };
+        at_least("database.pool_size", self.database.pool_size.into(), 1);
+        at_least("database.busy_timeout_ms", self.database.busy_timeout_ms.into(), 1);
+        at_least("smtp.pool_size", self.smtp.pool_size.into(), 1);
+        at_least("smtp.timeout_secs", self.smtp.timeout_secs.into(), 1);
+        at_least("dns.timeout_ms", self.dns.timeout_ms.into(), 1);
+        at_least("dns.domain_check_interval_secs", self.dns.domain_check_interval_secs.into(), 10);
+        at_least("auth.session_hours", self.auth.session_hours.into(), 1);
+        at_least("limits.requests_per_minute", self.limits.requests_per_minute.into(), 1);
+        at_least("limits.idempotency_ttl_hours", self.limits.idempotency_ttl_hours.into(), 1);
+        at_least("limits.attachment_bytes", self.limits.attachment_bytes, 1);
+        at_least("limits.message_bytes", self.limits.message_bytes, 1024);
+        at_least("limits.csv_bytes", self.limits.csv_bytes, 1);
+        at_least("limits.upload_bytes", self.limits.upload_bytes, 1);
+        at_least("scheduler.workers", self.scheduler.workers.into(), 1);
+        at_least("scheduler.lease_secs", self.scheduler.lease_secs.into(), 5);
+        at_least("scheduler.retry_base_secs", self.scheduler.retry_base_secs.into(), 1);
+        at_least("scheduler.max_idle_secs", self.scheduler.max_idle_secs.into(), 1);
+        at_least("scheduler.idempotency_sweep_secs", self.scheduler.idempotency_sweep_secs.into(), 1);
+        at_least("scheduler.job_retention_hours", self.scheduler.job_retention_hours.into(), 1);
+        if !(4..=31).contains(&self.auth.bcrypt_cost) {
+            problems.push(format!(
+                "`auth.bcrypt_cost` must be between 4 and 31 (found {})",
+                self.auth.bcrypt_cost
+            ));
+        }
+        if self.limits.attachment_bytes > self.limits.message_bytes {
+            problems.push("`limits.attachment_bytes` must not exceed `limits.message_bytes`".into());
+        }
+        if let Some(url) = &self.server.public_url
+            && let Err(why) = check_public_url(url)
+        {
+            problems.push(format!("`server.public_url` {why} (found {url:?})"));
+        }
+        if self.server.log_level.trim().is_empty() {
+            problems.push("`server.log_level` must not be empty".into());
+        }
+        if let Some(secret) = &self.auth.jwt_secret
+            && secret.len() < 32
+        {
+            problems.push("`auth.jwt_secret` must be at least 32 characters".into());
+        }
+        if self.smtp.host.as_deref().is_some_and(|h| h.trim().is_empty()) {
+            problems.push("`smtp.host` must not be empty; leave it out to use the capture outbox".into());
+        }
+        if self.smtp.password.is_some() && self.smtp.username.is_none() {
+            problems.push("`smtp.password` is set but `smtp.username` is not".into());
+        }
+        if problems.is_empty() { Ok(()) } else { Err(ConfigError { problems }) }
+    }
+
+    /// The SQLite file.
+    pub fn database_path(&self) -> PathBuf {
+        self.database.path.clone().unwrap_or_else(|| self.server.data_dir.join("tidings.db"))
+    }
+
+    /// Where uploaded images are kept.
+    pub fn uploads_dir(&self) -> PathBuf {
+        self.server.data_dir.join("uploads")
+    }
+
+    /// The base URL of links in mail, without a trailing slash.
+    pub fn public_url(&self) -> String {
+        match &self.server.public_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None => match self.server.address {
+                IpAddr::V6(ip) => format!("http://[{ip}]:{}", self.server.port),
+                IpAddr::V4(ip) => format!("http://{ip}:{}", self.server.port),
+            },
+        }
+    }
+
+    /// Whether session cookies must be marked `Secure`.
+    pub fn secure_cookies(&self) -> bool {
+        self.public_url().starts_with("https://")
+    }
+
+    /// Whether mail goes to a relay (`true`) or to the capture outbox.
+    pub fn smtp_enabled(&self) -> bool {
+        self.smtp.host.is_some()
+    }
+
+    /// The effective values as TOML, secrets replaced by `***` and derived values filled in.
+    pub fn to_masked_toml(&self) -> String {
+        let mut shown = self.clone();
+        let mask = |value: &mut Option<String>| {
+            if value.is_some() {
+                *value = Some("***".into());
+            }
+        };
+        mask(&mut shown.smtp.password);
+        mask(&mut shown.auth.jwt_secret);
+        mask(&mut shown.billing.stripe_secret_key);
+        mask(&mut shown.billing.stripe_webhook_secret);
+        shown.server.public_url = Some(self.public_url());
+        shown.database.path = Some(self.database_path());
+        toml::to_string_pretty(&shown).unwrap_or_else(|e| format!("# could not render: {e}\n"))
+    }
+}
+
+fn check_public_url(url: &str) -> Result<(), &'static str> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or("must start with http:// or https://")?;
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty() {
+        return Err("must name a host");
+    }
+    if rest.contains(['?', '#', ' ']) {
+        return Err("must not carry a query, fragment or spaces");
+    }
+    Ok(())
+}
+
+/// Turns figment's errors into sentences naming the key and where its value came from.
+fn describe(error: figment::Error) -> ConfigError {
+    use figment::error::Kind;
+    let problems = error
+        .into_iter()
+        .map(|e| {
+            let source = e.metadata.as_ref().map(|m| m.name.to_string());
+            let (key, what) = match &e.kind {
+                Kind::UnknownField(field, _) => {
+                    let mut path = e.path.clone();
+                    path.push(field.clone());
+                    (path.join("."), "is not a known configuration key".to_string())
+                }
+                Kind::InvalidType(actual, expected) => {
+                    (e.path.join("."), format!("has a bad value: found {actual}, expected {expected}"))
+                }
+                Kind::InvalidValue(actual, expected) => {
+                    (e.path.join("."), format!("has a bad value: found {actual}, expected {expected}"))
+                }
+                Kind::UnknownVariant(found, expected) => (
+                    e.path.join("."),
+                    format!("has a bad value: found {found:?}, expected one of {}", expected.join(", ")),
+                ),
+                other => (e.path.join("."), format!("is invalid: {other}")),
+            };
+            let env_hint = if source.as_deref().is_some_and(|s| s.contains("environment")) && !key.is_empty()
+            {
+                format!(" (environment variable {ENV_PREFIX}{})", key.replace('.', "__").to_ascii_uppercase())
+            } else {
+                String::new()
+            };
+            let key = if key.is_empty() { "(top level)".to_string() } else { key };
+            match source {
+                Some(source) => format!("`{key}` {what}{env_hint}, in {source}"),
+                None => format!("`{key}` {what}{env_hint}"),
+            }
+        })
+        .collect();
+    ConfigError { problems }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_derive_paths() {
+        let config = Config::defaults();
+        config.validate().unwrap();
+        assert_eq!(config.database_path(), PathBuf::from("./data/tidings.db"));
+        assert_eq!(config.public_url(), "http://127.0.0.1:8080");
+        assert!(!config.secure_cookies());
+        assert!(!config.smtp_enabled());
+        assert!(!config.billing.enabled());
+    }
+
+    #[test]
+    fn masked_toml_hides_secrets() {
+        let mut config = Config::defaults();
+        config.smtp.username = Some("me".into());
+        config.smtp.password = Some("hunter2".into());
+        config.auth.jwt_secret = Some("x".repeat(40));
+        let shown = config.to_masked_toml();
+        assert!(!shown.contains("hunter2"));
+        assert!(!shown.contains(&"x".repeat(40)));
+        assert!(shown.contains("password = \"***\""));
+        assert!(shown.contains("public_url = \"http://127.0.0.1:8080\""));
+    }
+
+    #[test]
+    fn validation_names_every_bad_key() {
+        let mut config = Config::defaults();
+        config.limits.requests_per_minute = 0;
+        config.server.public_url = Some("ftp://x".into());
+        config.auth.bcrypt_cost = 2;
+        let err = config.validate().unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("limits.requests_per_minute"), "{text}");
+        assert!(text.contains("server.public_url"), "{text}");
+        assert!(text.contains("auth.bcrypt_cost"), "{text}");
+    }
+}

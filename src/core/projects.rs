@@ -1,0 +1,51 @@
+//! Creating projects: the row, the owner's membership and the first pair of keys, together.
+
+use rusqlite::Connection;
+
+use super::keys::{self, IssuedKeys};
+use crate::db::projects::{self, Project};
+
+/// Longest project name.
+pub const MAX_NAME_CHARS: usize = 100;
+
+/// The trimmed name if it is acceptable.
+pub fn check_name(name: &str) -> Result<String, String> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(format!("must be at most {MAX_NAME_CHARS} characters"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err("must not contain control characters".into());
+    }
+    Ok(name.to_string())
+}
+
+/// A new project with the only copy of its secret key.
+#[derive(Debug, Clone)]
+pub struct CreatedProject {
+    pub project: Project,
+    pub keys: IssuedKeys,
+}
+
+/// Creates a project owned by `owner` with a fresh pair of keys. Run inside a transaction.
+pub fn create(conn: &Connection, name: &str, owner: &str) -> rusqlite::Result<CreatedProject> {
+    let project = projects::insert(conn, name, owner)?;
+    let keys = keys::issue(conn, &project.id)?;
+    Ok(CreatedProject { project, keys })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_name;
+
+    #[test]
+    fn names_are_trimmed_and_bounded() {
+        assert_eq!(check_name("  Shop  ").unwrap(), "Shop");
+        assert!(check_name("   ").is_err());
+        assert!(check_name(&"x".repeat(101)).is_err());
+        assert!(check_name("a\nb").is_err());
+    }
+}

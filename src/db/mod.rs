@@ -1,0 +1,132 @@
+//! The SQLite pool, its pragmas, and the one funnel through which async code reaches it.
+//!
+//! Async code never touches rusqlite directly: [`Db::run`] and [`Db::write`] take a permit from a
+//! semaphore sized like the pool, then run the closure on a blocking thread, so executor threads
+//! never wait on the pool or on SQLite. Writes use IMMEDIATE transactions, which take the write
+//! lock up front and wait out `busy_timeout` instead of failing halfway.
+//!
+//! The submodules hold plain synchronous query functions on `&Connection`, so several of them can
+//! share one transaction.
+
+pub mod idempotency;
+pub mod jobs;
+pub mod keys;
+pub mod migrate;
+pub mod projects;
+pub mod settings;
+pub mod users;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use r2d2::PooledConnection;
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+use tokio::sync::Semaphore;
+
+/// What can go wrong below the query functions.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("{0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("connection pool: {0}")]
+    Pool(#[from] r2d2::Error),
+    #[error("migration: {0}")]
+    Migration(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("blocking task: {0}")]
+    Join(String),
+}
+
+/// The shared database handle: cheap to clone.
+#[derive(Clone)]
+pub struct Db {
+    pool: r2d2::Pool<SqliteConnectionManager>,
+    permits: Arc<Semaphore>,
+    path: PathBuf,
+}
+
+impl Db {
+    /// Opens (creating if needed) the database file and its directory, switches it to WAL, and
+    /// builds a pool whose connections all carry the pragmas.
+    pub fn open(path: &Path, pool_size: u32, busy_timeout_ms: u32) -> Result<Db, DbError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        {
+            // journal_mode is a property of the file: set it once, before the pool exists.
+            let conn = Connection::open(path)?;
+            conn.busy_timeout(Duration::from_millis(busy_timeout_ms.into()))?;
+            let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                tracing::warn!(mode, "SQLite refused WAL mode; concurrent readers will block on writes");
+            }
+        }
+        let manager = SqliteConnectionManager::file(path).with_init(move |c| {
+            c.busy_timeout(Duration::from_millis(busy_timeout_ms.into()))?;
+            c.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;")
+        });
+        let pool = r2d2::Pool::builder()
+            .max_size(pool_size)
+            .connection_timeout(Duration::from_secs(30))
+            .build(manager)?;
+        Ok(Db { pool, permits: Arc::new(Semaphore::new(pool_size as usize)), path: path.to_path_buf() })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A connection for synchronous callers (the CLI, start-up). Never call this on an executor.
+    pub fn conn(&self) -> Result<PooledConnection<SqliteConnectionManager>, DbError> {
+        Ok(self.pool.get()?)
+    }
+
+    /// Runs `f` with a connection on a blocking thread.
+    pub async fn run<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        let permit = self.permits.clone().acquire_owned().await.map_err(|e| DbError::Join(e.to_string()))?;
+        let pool = self.pool.clone();
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let mut conn = pool.get().map_err(DbError::from)?;
+            f(&mut conn)
+        })
+        .await
+        .map_err(|e| DbError::Join(e.to_string()))?
+    }
+
+    /// Runs `f` in an IMMEDIATE transaction, committed when `f` returns `Ok`.
+    pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + From<rusqlite::Error> + Send + 'static,
+    {
+        self.run(move |conn| write_tx(conn, f)).await
+    }
+}
+
+/// The synchronous form of [`Db::write`], for code already on a blocking thread.
+pub fn write_tx<T, E, F>(conn: &mut Connection, f: F) -> Result<T, E>
+where
+    F: FnOnce(&Transaction<'_>) -> Result<T, E>,
+    E: From<rusqlite::Error>,
+{
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let value = f(&tx)?;
+    tx.commit()?;
+    Ok(value)
+}
+
+/// A fresh random identifier for a new row.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}

@@ -1,0 +1,188 @@
+//! Projects and their memberships.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+use crate::clock;
+
+/// A member's role in a project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Role {
+    Member,
+    Admin,
+    Owner,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Owner => "OWNER",
+            Role::Admin => "ADMIN",
+            Role::Member => "MEMBER",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Role> {
+        match text {
+            "OWNER" => Some(Role::Owner),
+            "ADMIN" => Some(Role::Admin),
+            "MEMBER" => Some(Role::Member),
+            _ => None,
+        }
+    }
+
+    /// Owners and admins manage members, keys, billing, reset and deletion.
+    pub fn can_manage(self) -> bool {
+        self >= Role::Admin
+    }
+}
+
+impl rusqlite::types::FromSql for Role {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        let text = value.as_str()?;
+        Role::parse(text)
+            .ok_or_else(|| rusqlite::types::FromSqlError::Other(format!("bad role {text}").into()))
+    }
+}
+
+/// A project as stored.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub id: String,
+    pub name: String,
+    pub disabled: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// The columns [`from_row`] reads, for queries that alias `projects` as `p`.
+pub const COLUMNS: &str = "p.id, p.name, p.disabled, p.created_at, p.updated_at";
+
+/// Reads a project from the first five columns of a row selected with [`COLUMNS`].
+pub fn from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
+    Ok(Project {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        disabled: r.get(2)?,
+        created_at: r.get(3)?,
+        updated_at: r.get(4)?,
+    })
+}
+
+/// Inserts a project with `owner` as its OWNER.
+pub fn insert(conn: &Connection, name: &str, owner: &str) -> rusqlite::Result<Project> {
+    let id = super::new_id();
+    let now = clock::now_ms();
+    conn.execute(
+        "INSERT INTO projects (id, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
+        params![id, name, now],
+    )?;
+    add_member(conn, &id, owner, Role::Owner)?;
+    Ok(Project { id, name: name.into(), disabled: false, created_at: now, updated_at: now })
+}
+
+pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Project>> {
+    conn.query_row(&format!("SELECT {COLUMNS} FROM projects p WHERE p.id = ?1"), [id], from_row).optional()
+}
+
+/// The projects `user` belongs to, oldest first, with the user's role in each.
+pub fn for_user(conn: &Connection, user: &str) -> rusqlite::Result<Vec<(Project, Role)>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS}, m.role FROM projects p JOIN memberships m ON m.project_id = p.id
+         WHERE m.user_id = ?1 ORDER BY p.created_at, p.id"
+    ))?;
+    stmt.query_map([user], |r| Ok((from_row(r)?, r.get(5)?)))?.collect()
+}
+
+/// Every project with its owners' emails, oldest first (for `tidings project list`).
+pub fn all_with_owners(conn: &Connection) -> rusqlite::Result<Vec<(Project, String)>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS}, coalesce((SELECT group_concat(u.email, ',') FROM memberships m
+                 JOIN users u ON u.id = m.user_id WHERE m.project_id = p.id AND m.role = 'OWNER'), '')
+         FROM projects p ORDER BY p.created_at, p.id"
+    ))?;
+    stmt.query_map([], |r| Ok((from_row(r)?, r.get(5)?)))?.collect()
+}
+
+/// Changes the name and/or the disabled flag; returns the updated project.
+pub fn update(
+    conn: &Connection,
+    id: &str,
+    name: Option<&str>,
+    disabled: Option<bool>,
+) -> rusqlite::Result<Option<Project>> {
+    conn.execute(
+        "UPDATE projects SET name = coalesce(?2, name), disabled = coalesce(?3, disabled), updated_at = ?4
+         WHERE id = ?1",
+        params![id, name, disabled, clock::now_ms()],
+    )?;
+    get(conn, id)
+}
+
+/// Deletes a project and, by cascade, everything it owns.
+pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    Ok(conn.execute("DELETE FROM projects WHERE id = ?1", [id])? > 0)
+}
+
+/// The role of `user` in `project`, if a member.
+pub fn role_of(conn: &Connection, project: &str, user: &str) -> rusqlite::Result<Option<Role>> {
+    conn.query_row(
+        "SELECT role FROM memberships WHERE project_id = ?1 AND user_id = ?2",
+        [project, user],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// One member of a project, as listed.
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub user_id: String,
+    pub email: String,
+    pub role: Role,
+    pub created_at: i64,
+}
+
+pub fn members(conn: &Connection, project: &str) -> rusqlite::Result<Vec<Member>> {
+    let mut stmt = conn.prepare(
+        "SELECT m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
+         WHERE m.project_id = ?1 ORDER BY m.created_at, u.email",
+    )?;
+    stmt.query_map([project], |r| {
+        Ok(Member { user_id: r.get(0)?, email: r.get(1)?, role: r.get(2)?, created_at: r.get(3)? })
+    })?
+    .collect()
+}
+
+pub fn member(conn: &Connection, project: &str, user: &str) -> rusqlite::Result<Option<Member>> {
+    Ok(members(conn, project)?.into_iter().find(|m| m.user_id == user))
+}
+
+/// Adds a member; fails on the primary key when the user already belongs to the project.
+pub fn add_member(conn: &Connection, project: &str, user: &str, role: Role) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO memberships (project_id, user_id, role, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![project, user, role.as_str(), clock::now_ms()],
+    )?;
+    Ok(())
+}
+
+pub fn set_role(conn: &Connection, project: &str, user: &str, role: Role) -> rusqlite::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE memberships SET role = ?3 WHERE project_id = ?1 AND user_id = ?2",
+        params![project, user, role.as_str()],
+    )? > 0)
+}
+
+pub fn remove_member(conn: &Connection, project: &str, user: &str) -> rusqlite::Result<bool> {
+    Ok(conn.execute("DELETE FROM memberships WHERE project_id = ?1 AND user_id = ?2", [project, user])? > 0)
+}
+
+pub fn owner_count(conn: &Connection, project: &str) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT count(*) FROM memberships WHERE project_id = ?1 AND role = 'OWNER'",
+        [project],
+        |r| r.get(0),
+    )
+}

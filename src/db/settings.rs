@@ -1,0 +1,27 @@
+//! Instance-wide settings, among them the secrets generated on first start.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::clock;
+
+/// The value of `key`, if set.
+pub fn get(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| r.get(0)).optional()
+}
+
+/// The value of `key`, storing `make()` first when it is not set. Two processes racing here agree
+/// on one value: the insert is ignored when the row exists and the stored value is read back.
+pub fn get_or_insert(
+    conn: &Connection,
+    key: &str,
+    make: impl FnOnce() -> String,
+) -> rusqlite::Result<String> {
+    if let Some(value) = get(conn, key)? {
+        return Ok(value);
+    }
+    conn.execute(
+        "INSERT INTO settings (key, value, created_at) VALUES (?1, ?2, ?3) ON CONFLICT(key) DO NOTHING",
+        params![key, make(), clock::now_ms()],
+    )?;
+    conn.query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| r.get(0))
+}

@@ -1,0 +1,55 @@
+//! Dashboard users.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::clock;
+
+/// A user as stored.
+#[derive(Debug, Clone)]
+pub struct User {
+    pub id: String,
+    pub email: String,
+    pub password_hash: String,
+    pub email_verified: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "id, email, password_hash, email_verified, created_at, updated_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<User> {
+    Ok(User {
+        id: r.get(0)?,
+        email: r.get(1)?,
+        password_hash: r.get(2)?,
+        email_verified: r.get(3)?,
+        created_at: r.get(4)?,
+        updated_at: r.get(5)?,
+    })
+}
+
+/// Inserts a user; `email` must already be normalised. Fails on a taken email (unique constraint).
+pub fn insert(conn: &Connection, email: &str, password_hash: &str) -> rusqlite::Result<User> {
+    let id = super::new_id();
+    let now = clock::now_ms();
+    conn.execute(
+        "INSERT INTO users (id, email, password_hash, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",
+        params![id, email, password_hash, now],
+    )?;
+    Ok(User {
+        id,
+        email: email.into(),
+        password_hash: password_hash.into(),
+        email_verified: false,
+        created_at: now,
+        updated_at: now,
+    })
+}
+
+pub fn by_email(conn: &Connection, email: &str) -> rusqlite::Result<Option<User>> {
+    conn.query_row(&format!("SELECT {COLUMNS} FROM users WHERE email = ?1"), [email], from_row).optional()
+}
+
+pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<User>> {
+    conn.query_row(&format!("SELECT {COLUMNS} FROM users WHERE id = ?1"), [id], from_row).optional()
+}

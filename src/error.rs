@@ -1,0 +1,317 @@
+//! The one error type of the HTTP surface and the JSON catcher that renders every failure.
+//!
+//! An [`ApiError`] renders the envelope of api.md "Errors":
+//! `{success: false, error: {code, message, statusCode, requestId, errors?, details?, suggestion?},
+//! timestamp}`, or the short `{error: message}` form that a few endpoints use for 400.
+//!
+//! Rocket does not hand a guard's error to its catcher, so guards and data guards [`stash`] their
+//! error in the request before failing; the catcher renders the stashed error when there is one
+//! and a generic one for the status otherwise. Either way the body is JSON.
+
+use std::io::Cursor;
+use std::sync::Mutex;
+
+use rocket::http::{ContentType, Header, Status};
+use rocket::request::Request;
+use rocket::response::{self, Responder, Response};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::clock;
+
+/// One field-level problem, as listed in `error.errors`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+    pub code: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub received: Option<Value>,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { field: field.into(), code: code.into(), message: message.into(), received: None }
+    }
+
+    pub fn received(mut self, value: Value) -> Self {
+        self.received = Some(value);
+        self
+    }
+}
+
+/// An error answer: status, machine-readable code, message and optional extras. Boxed, so the
+/// `Result`s that carry it stay small; its fields are reached through `Deref`.
+#[derive(Debug, Clone)]
+pub struct ApiError(Box<ErrorBody>);
+
+/// The fields of an [`ApiError`].
+#[derive(Debug, Clone)]
+pub struct ErrorBody {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: String,
+    pub errors: Vec<FieldError>,
+    pub details: Option<Value>,
+    pub suggestion: Option<String>,
+    /// Render `{ "error": message }` instead of the envelope (the 400 form api.md names).
+    pub simple: bool,
+    /// Extra response headers, such as `Retry-After`.
+    pub headers: Vec<(&'static str, String)>,
+    /// What went wrong inside, for the log only; never sent to the client.
+    pub cause: Option<String>,
+}
+
+impl std::ops::Deref for ApiError {
+    type Target = ErrorBody;
+
+    fn deref(&self) -> &ErrorBody {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ApiError {
+    fn deref_mut(&mut self) -> &mut ErrorBody {
+        &mut self.0
+    }
+}
+
+impl ApiError {
+    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
+        Self(Box::new(ErrorBody {
+            status,
+            code,
+            message: message.into(),
+            errors: Vec::new(),
+            details: None,
+            suggestion: None,
+            simple: false,
+            headers: Vec::new(),
+            cause: None,
+        }))
+    }
+
+    /// 400 in the envelope.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "BAD_REQUEST", message)
+    }
+
+    /// 400 as `{ "error": message }`.
+    pub fn simple_bad_request(message: impl Into<String>) -> Self {
+        let mut e = Self::bad_request(message);
+        e.simple = true;
+        e
+    }
+
+    pub fn missing_auth(message: impl Into<String>) -> Self {
+        Self::new(401, "MISSING_AUTH", message)
+    }
+
+    pub fn invalid_api_key(message: impl Into<String>) -> Self {
+        Self::new(401, "INVALID_API_KEY", message)
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(403, "FORBIDDEN", message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(404, "NOT_FOUND", message)
+    }
+
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::new(409, "CONFLICT", message)
+    }
+
+    /// 422 `VALIDATION_ERROR` with field items.
+    pub fn validation(errors: Vec<FieldError>) -> Self {
+        let message = match errors.as_slice() {
+            [one] => format!("Validation failed: {}: {}", one.field, one.message),
+            _ => format!("Validation failed on {} fields", errors.len()),
+        };
+        let mut e = Self::new(422, "VALIDATION_ERROR", message);
+        e.errors = errors;
+        e
+    }
+
+    /// 422 for a single field.
+    pub fn invalid_field(field: &str, code: &str, message: impl Into<String>) -> Self {
+        Self::validation(vec![FieldError::new(field, code, message)])
+    }
+
+    pub fn payload_too_large(limit: u64) -> Self {
+        Self::new(
+            413,
+            "PAYLOAD_TOO_LARGE",
+            format!("The request body is larger than the limit of {limit} bytes"),
+        )
+        .with_details(json!({ "limitBytes": limit }))
+    }
+
+    pub fn too_many_requests(limit: u32, retry_after_secs: u64) -> Self {
+        Self::new(
+            429,
+            "RATE_LIMIT_EXCEEDED",
+            format!("Rate limit of {limit} requests per minute exceeded; retry in {retry_after_secs} s"),
+        )
+        .with_header("Retry-After", retry_after_secs.to_string())
+        .with_details(json!({ "limit": limit, "retryAfter": retry_after_secs }))
+    }
+
+    /// 500 with the cause kept for the log.
+    pub fn internal(cause: impl Into<String>) -> Self {
+        let mut e = Self::new(
+            500,
+            "INTERNAL_SERVER_ERROR",
+            "An unexpected error occurred; quote the requestId when reporting it",
+        );
+        e.cause = Some(cause.into());
+        e
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    pub fn with_suggestion(mut self, suggestion: impl Into<String>) -> Self {
+        self.suggestion = Some(suggestion.into());
+        self
+    }
+
+    pub fn with_header(mut self, name: &'static str, value: String) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// The generic error for a status with nothing more specific known (used by the catcher).
+    pub fn for_status(status: Status, req: &Request<'_>) -> Self {
+        match status.code {
+            400 => Self::bad_request("The request is malformed"),
+            401 => Self::missing_auth("Authentication is required"),
+            403 => Self::forbidden("You are not allowed to do this"),
+            404 => Self::not_found(format!("No endpoint matches {} {}", req.method(), req.uri().path())),
+            405 => Self::new(405, "METHOD_NOT_ALLOWED", "This method is not allowed here"),
+            413 => Self::new(413, "PAYLOAD_TOO_LARGE", "The request body is too large"),
+            415 => {
+                Self::new(415, "UNSUPPORTED_MEDIA_TYPE", "The request body has an unsupported content type")
+            }
+            422 => Self::new(422, "VALIDATION_ERROR", "A path or query parameter is malformed"),
+            429 => Self::new(429, "RATE_LIMIT_EXCEEDED", "Too many requests")
+                .with_header("Retry-After", "60".into()),
+            500 => Self::internal("a handler failed without an error value (panic?)"),
+            code => Self::new(code, "ERROR", status.reason_lossy().to_string()),
+        }
+    }
+
+    /// The status as Rocket's type.
+    pub fn status(&self) -> Status {
+        Status::from_code(self.status).unwrap_or(Status::InternalServerError)
+    }
+
+    fn body(&self, request_id: &str) -> Value {
+        if self.simple {
+            return json!({ "error": self.message });
+        }
+        let mut error = json!({
+            "code": self.code,
+            "message": self.message,
+            "statusCode": self.status,
+            "requestId": request_id,
+        });
+        if !self.errors.is_empty() {
+            error["errors"] = json!(self.errors);
+        }
+        if let Some(details) = &self.details {
+            error["details"] = details.clone();
+        }
+        if let Some(suggestion) = &self.suggestion {
+            error["suggestion"] = json!(suggestion);
+        }
+        json!({ "success": false, "error": error, "timestamp": clock::now_iso() })
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.status, self.code, self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl<'r> Responder<'r, 'static> for ApiError {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        let request_id = RequestId::of(req);
+        if self.status >= 500 {
+            tracing::error!(request_id, method = %req.method(), path = %req.uri().path(),
+                cause = self.cause.as_deref().unwrap_or("-"), "{}", self.message);
+        }
+        let body = self.body(request_id).to_string();
+        let mut response = Response::build();
+        response.status(self.status()).header(ContentType::JSON).sized_body(body.len(), Cursor::new(body));
+        for (name, value) in self.0.headers {
+            response.header(Header::new(name, value));
+        }
+        response.ok()
+    }
+}
+
+impl From<rusqlite::Error> for ApiError {
+    fn from(e: rusqlite::Error) -> Self {
+        Self::internal(format!("database: {e}"))
+    }
+}
+
+impl From<crate::db::DbError> for ApiError {
+    fn from(e: crate::db::DbError) -> Self {
+        Self::internal(format!("database: {e}"))
+    }
+}
+
+/// Maps a unique-constraint violation to 409 with `message`; any other error stays a 500.
+pub fn conflict_on_unique(e: rusqlite::Error, message: &str) -> ApiError {
+    match &e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+        {
+            ApiError::conflict(message)
+        }
+        _ => e.into(),
+    }
+}
+
+/// The identifier of one request, made on first use and sent back as `X-Request-Id`.
+pub struct RequestId(String);
+
+impl RequestId {
+    pub fn of<'r>(req: &'r Request<'_>) -> &'r str {
+        &req.local_cache(|| RequestId(uuid::Uuid::now_v7().simple().to_string())).0
+    }
+}
+
+#[derive(Default)]
+struct Stashed(Mutex<Option<ApiError>>);
+
+/// Keeps `error` for the catcher and returns the status a guard fails with.
+pub fn stash(req: &Request<'_>, error: ApiError) -> (Status, ApiError) {
+    let status = error.status();
+    let slot = req.local_cache(Stashed::default);
+    if let Ok(mut slot) = slot.0.lock() {
+        *slot = Some(error.clone());
+    }
+    (status, error)
+}
+
+fn take_stashed(req: &Request<'_>, status: Status) -> Option<ApiError> {
+    let slot = req.local_cache(Stashed::default);
+    let stashed = slot.0.lock().ok()?.take()?;
+    (stashed.status == status.code).then_some(stashed)
+}
+
+/// The single catcher: every status, always the JSON envelope.
+#[rocket::catch(default)]
+pub fn catch_all(status: Status, req: &Request<'_>) -> ApiError {
+    take_stashed(req, status).unwrap_or_else(|| ApiError::for_status(status, req))
+}

@@ -1,0 +1,476 @@
+//! The durable job runner: claims due rows of the `jobs` table with a lease, runs their handlers,
+//! and records what happened.
+//!
+//! - A supervisor loop sleeps until the next job is due, a [`JobQueue::wake`] from the API, a job
+//!   finishing, or shutdown, whichever comes first.
+//! - Claims happen in an IMMEDIATE transaction, so two schedulers (two processes on one file)
+//!   never hold the same job; leases of jobs still running here are renewed, and a lease that runs
+//!   out because its process died makes the job claimable again.
+//! - Failures are retried with exponential backoff up to the job's `max_attempts`.
+//! - Periodic sweeps are ordinary jobs with a dedupe key that reschedule themselves.
+//! - On shutdown no new job is claimed, running jobs get the grace period, and the ones still
+//!   running after it are stopped and handed back untouched, so a restart resumes them.
+
+mod sweeps;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+
+use tokio::sync::{Notify, watch};
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
+
+use crate::clock;
+use crate::config::Config;
+use crate::db::{DbError, jobs};
+use crate::state::AppState;
+
+pub use crate::db::jobs::NewJob;
+
+/// How a handler's run ended well.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobOutcome {
+    /// Finished; the job is kept as `done` until the retention sweep.
+    Done,
+    /// Run again at this time (ms since the epoch), for work done in steps.
+    RunAgainAt(i64),
+}
+
+/// How a handler's run ended badly.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobError {
+    /// Try again later, unless the attempts are used up.
+    Retry(String),
+    /// Do not try again.
+    Permanent(String),
+}
+
+impl From<DbError> for JobError {
+    fn from(e: DbError) -> Self {
+        JobError::Retry(e.to_string())
+    }
+}
+
+impl From<rusqlite::Error> for JobError {
+    fn from(e: rusqlite::Error) -> Self {
+        JobError::Retry(e.to_string())
+    }
+}
+
+pub type JobResult = Result<JobOutcome, JobError>;
+type JobFuture = Pin<Box<dyn Future<Output = JobResult> + Send>>;
+type Handler = Arc<dyn Fn(JobContext) -> JobFuture + Send + Sync>;
+
+/// What a handler is given: the application and the claimed job.
+pub struct JobContext {
+    pub state: AppState,
+    pub job: jobs::Claimed,
+}
+
+impl JobContext {
+    /// The payload parsed as `T`; a payload that does not parse fails the job for good.
+    pub fn payload<T: serde::de::DeserializeOwned>(&self) -> Result<T, JobError> {
+        serde_json::from_str(&self.job.payload).map_err(|e| JobError::Permanent(format!("bad payload: {e}")))
+    }
+}
+
+struct Entry {
+    handler: Handler,
+    every: Option<Duration>,
+    timeout: Duration,
+}
+
+/// The job kinds a scheduler knows how to run.
+#[derive(Default)]
+pub struct Registry {
+    entries: HashMap<String, Entry>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers the handler of `kind`; a run longer than `timeout` is stopped and retried.
+    pub fn register<F, Fut>(&mut self, kind: &str, timeout: Duration, handler: F) -> &mut Self
+    where
+        F: Fn(JobContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = JobResult> + Send + 'static,
+    {
+        let handler: Handler = Arc::new(move |ctx| Box::pin(handler(ctx)));
+        self.entries.insert(kind.to_string(), Entry { handler, every: None, timeout });
+        self
+    }
+
+    /// Registers a periodic job: one row of `kind` always exists and runs every `every`.
+    pub fn periodic<F, Fut>(&mut self, kind: &str, every: Duration, handler: F) -> &mut Self
+    where
+        F: Fn(JobContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = JobResult> + Send + 'static,
+    {
+        self.register(kind, every.max(Duration::from_secs(60)), handler);
+        if let Some(entry) = self.entries.get_mut(kind) {
+            entry.every = Some(every);
+        }
+        self
+    }
+}
+
+/// The product's job kinds.
+pub fn registry(config: &Config) -> Registry {
+    let mut registry = Registry::new();
+    sweeps::register(&mut registry, config);
+    registry
+}
+
+/// The API's handle on the scheduler: wakes it when a job was added.
+#[derive(Clone, Default)]
+pub struct JobQueue {
+    notify: Arc<Notify>,
+}
+
+impl JobQueue {
+    /// Call after committing a transaction that enqueued a job due now.
+    pub fn wake(&self) {
+        self.notify.notify_one();
+    }
+}
+
+/// Whether the scheduler runs, for `/health`.
+#[derive(Default)]
+pub struct SchedulerStatus(AtomicU8);
+
+impl SchedulerStatus {
+    const STOPPED: u8 = 0;
+    const RUNNING: u8 = 1;
+
+    pub fn label(&self) -> &'static str {
+        match self.0.load(Ordering::Relaxed) {
+            Self::RUNNING => "running",
+            _ => "stopped",
+        }
+    }
+}
+
+/// A running scheduler.
+pub struct SchedulerHandle {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl SchedulerHandle {
+    /// Stops claiming, lets running jobs finish within `grace`, hands back the rest, and returns.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        if let Err(e) = self.task.await {
+            tracing::error!("scheduler task ended badly: {e}");
+        }
+    }
+}
+
+/// Starts the supervisor loop on the current runtime.
+pub fn start(state: AppState, registry: Registry) -> SchedulerHandle {
+    let (stop, stopped) = watch::channel(false);
+    let task = tokio::spawn(Supervisor::new(state, registry).run(stopped));
+    SchedulerHandle { stop, task }
+}
+
+struct Running {
+    job_id: i64,
+    kind: String,
+    lease: String,
+    attempt: u32,
+    max_attempts: u32,
+}
+
+struct Supervisor {
+    state: AppState,
+    registry: Arc<Registry>,
+    running: JoinSet<JobResult>,
+    by_task: HashMap<tokio::task::Id, Running>,
+    workers: usize,
+    lease: Duration,
+}
+
+impl Supervisor {
+    fn new(state: AppState, registry: Registry) -> Self {
+        let config = &state.config.scheduler;
+        Supervisor {
+            workers: config.workers as usize,
+            lease: Duration::from_secs(config.lease_secs.into()),
+            state,
+            registry: Arc::new(registry),
+            running: JoinSet::new(),
+            by_task: HashMap::new(),
+        }
+    }
+
+    async fn run(mut self, mut stopped: watch::Receiver<bool>) {
+        self.state.scheduler.0.store(SchedulerStatus::RUNNING, Ordering::Relaxed);
+        if let Err(e) = self.ensure_periodic().await {
+            tracing::error!("could not set up periodic jobs: {e}");
+        }
+        let max_idle = Duration::from_secs(self.state.config.scheduler.max_idle_secs.into());
+        let mut next_renewal = Instant::now() + self.lease / 3;
+        while !*stopped.borrow() {
+            let free = self.workers.saturating_sub(self.running.len());
+            let mut wake_at = Instant::now() + max_idle;
+            if free > 0 {
+                match self.claim(free).await {
+                    // Every free slot was filled: there may be more due at once.
+                    Ok(n) if n == free => wake_at = Instant::now() + max_idle,
+                    Ok(_) => match self.next_due().await {
+                        Ok(Some(due)) => wake_at = wake_at.min(instant_at(due)),
+                        Ok(None) => {}
+                        Err(e) => tracing::warn!("scheduler could not read the next due time: {e}"),
+                    },
+                    Err(e) => {
+                        tracing::warn!("scheduler could not claim jobs: {e}");
+                        wake_at = Instant::now() + Duration::from_secs(1);
+                    }
+                }
+            }
+            if !self.running.is_empty() {
+                if Instant::now() >= next_renewal {
+                    self.renew_leases().await;
+                    next_renewal = Instant::now() + self.lease / 3;
+                }
+                wake_at = wake_at.min(next_renewal);
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(wake_at) => {}
+                _ = self.state.jobs.notify.notified() => {}
+                Some(joined) = self.running.join_next_with_id(), if !self.running.is_empty() => {
+                    self.complete(joined).await;
+                }
+                _ = stopped.changed() => {}
+            }
+        }
+        self.drain().await;
+        self.state.scheduler.0.store(SchedulerStatus::STOPPED, Ordering::Relaxed);
+    }
+
+    async fn ensure_periodic(&self) -> Result<(), DbError> {
+        let periodic: Vec<(String, i64)> = self
+            .registry
+            .entries
+            .iter()
+            .filter_map(|(kind, e)| e.every.map(|every| (kind.clone(), every.as_millis() as i64)))
+            .collect();
+        self.state
+            .db
+            .write(move |tx| {
+                let now = clock::now_ms();
+                for (kind, every) in &periodic {
+                    jobs::ensure_periodic(tx, kind, *every, now)?;
+                }
+                Ok::<_, DbError>(())
+            })
+            .await
+    }
+
+    async fn claim(&mut self, free: usize) -> Result<usize, DbError> {
+        let lease_ms = self.lease.as_millis() as i64;
+        let claimed = self
+            .state
+            .db
+            .write(move |tx| Ok::<_, DbError>(jobs::claim(tx, clock::now_ms(), free, lease_ms)?))
+            .await?;
+        let count = claimed.len();
+        for job in claimed {
+            let Some(entry) = self.registry.entries.get(&job.kind) else {
+                let error = format!("no handler for job kind {:?} in this version", job.kind);
+                self.record(
+                    &job.kind,
+                    job.id,
+                    job.lease.clone(),
+                    job.attempt,
+                    job.max_attempts,
+                    Err(JobError::Retry(error)),
+                )
+                .await;
+                continue;
+            };
+            let ctx = JobContext { state: self.state.clone(), job: job.clone() };
+            let run = (entry.handler)(ctx);
+            let timeout = entry.timeout;
+            let handle = self.running.spawn(async move {
+                tokio::time::timeout(timeout, run).await.unwrap_or_else(|_| {
+                    Err(JobError::Retry(format!("timed out after {} s", timeout.as_secs())))
+                })
+            });
+            tracing::debug!(job = job.id, kind = job.kind, attempt = job.attempt, "job started");
+            let running = Running {
+                job_id: job.id,
+                kind: job.kind,
+                lease: job.lease,
+                attempt: job.attempt,
+                max_attempts: job.max_attempts,
+            };
+            self.by_task.insert(handle.id(), running);
+        }
+        Ok(count)
+    }
+
+    async fn next_due(&self) -> Result<Option<i64>, DbError> {
+        self.state.db.run(|conn| Ok::<_, DbError>(jobs::next_due(conn)?)).await
+    }
+
+    async fn renew_leases(&self) {
+        let leases: Vec<String> = self.by_task.values().map(|r| r.lease.clone()).collect();
+        let until = clock::now_ms() + self.lease.as_millis() as i64;
+        let renewed = self.state.db.write(move |tx| Ok::<_, DbError>(jobs::renew(tx, &leases, until)?)).await;
+        if let Err(e) = renewed {
+            tracing::warn!("could not renew job leases: {e}");
+        }
+    }
+
+    async fn complete(&mut self, joined: Result<(tokio::task::Id, JobResult), tokio::task::JoinError>) {
+        let (id, result) = match joined {
+            Ok((id, result)) => (id, result),
+            Err(e) => {
+                let message =
+                    if e.is_panic() { "the job's handler panicked" } else { "the job was cancelled" };
+                (e.id(), Err(JobError::Retry(message.into())))
+            }
+        };
+        let Some(r) = self.by_task.remove(&id) else { return };
+        self.record(&r.kind, r.job_id, r.lease, r.attempt, r.max_attempts, result).await;
+    }
+
+    /// Writes the outcome of one run, guarded by its lease.
+    async fn record(
+        &self,
+        kind: &str,
+        job_id: i64,
+        lease: String,
+        attempt: u32,
+        max_attempts: u32,
+        result: JobResult,
+    ) {
+        let every = self.registry.entries.get(kind).and_then(|e| e.every);
+        let base = Duration::from_secs(self.state.config.scheduler.retry_base_secs.into());
+        let kind_owned = kind.to_string();
+        let written = self
+            .state
+            .db
+            .write(move |tx| {
+                let now = clock::now_ms();
+                let next_period = every.map(|e| now + e.as_millis() as i64);
+                let applied = match (&result, next_period) {
+                    (Ok(JobOutcome::Done), Some(next)) => jobs::reschedule(tx, job_id, &lease, next, now)?,
+                    (Ok(JobOutcome::Done), None) => jobs::finish(tx, job_id, &lease, now)?,
+                    (Ok(JobOutcome::RunAgainAt(at)), _) => jobs::reschedule(tx, job_id, &lease, *at, now)?,
+                    (Err(JobError::Retry(e)), _) if attempt < max_attempts => {
+                        jobs::retry(tx, job_id, &lease, e, now + backoff_ms(base, attempt), now)?
+                    }
+                    (Err(JobError::Retry(e) | JobError::Permanent(e)), Some(next)) => {
+                        tracing::error!(job = job_id, kind = kind_owned, "periodic job failed: {e}");
+                        jobs::reschedule(tx, job_id, &lease, next, now)?
+                    }
+                    (Err(JobError::Retry(e) | JobError::Permanent(e)), None) => {
+                        jobs::fail(tx, job_id, &lease, e, now)?
+                    }
+                };
+                Ok::<_, DbError>(applied)
+            })
+            .await;
+        match written {
+            Ok(true) => tracing::debug!(job = job_id, kind, "job recorded"),
+            Ok(false) => {
+                tracing::warn!(job = job_id, kind, "job's lease was lost before it finished; outcome dropped")
+            }
+            Err(e) => tracing::error!(job = job_id, kind, "could not record the job's outcome: {e}"),
+        }
+    }
+
+    /// Waits up to the grace period for running jobs, then stops the rest and hands them back.
+    async fn drain(&mut self) {
+        let grace = Duration::from_secs(self.state.config.server.shutdown_grace_secs.into());
+        let deadline = Instant::now() + grace;
+        while !self.running.is_empty() {
+            tokio::select! {
+                Some(joined) = self.running.join_next_with_id() => self.complete(joined).await,
+                _ = tokio::time::sleep_until(deadline) => break,
+            }
+        }
+        self.running.abort_all();
+        while self.running.join_next().await.is_some() {}
+        let interrupted: Vec<(i64, String)> =
+            self.by_task.drain().map(|(_, r)| (r.job_id, r.lease)).collect();
+        if interrupted.is_empty() {
+            return;
+        }
+        let count = interrupted.len();
+        let released = self
+            .state
+            .db
+            .write(move |tx| {
+                let now = clock::now_ms();
+                for (id, lease) in &interrupted {
+                    jobs::release(tx, *id, lease, now)?;
+                }
+                Ok::<_, DbError>(())
+            })
+            .await;
+        match released {
+            Ok(()) => tracing::info!(count, "handed back jobs still running at shutdown"),
+            Err(e) => {
+                tracing::error!("could not hand back running jobs; their leases will expire instead: {e}")
+            }
+        }
+    }
+}
+
+/// Retry delay after failed attempt number `attempt`: base, 2×base, 4×base, … capped at 6 hours,
+/// with up to 10 % jitter so retries of many jobs spread out.
+pub fn backoff_ms(base: Duration, attempt: u32) -> i64 {
+    use rand::Rng;
+    let exp = base.as_millis().saturating_mul(1u128 << attempt.saturating_sub(1).min(20));
+    let capped = exp.min(6 * 3600 * 1000) as i64;
+    capped + rand::thread_rng().gen_range(0..=capped / 10)
+}
+
+fn instant_at(at_ms: i64) -> Instant {
+    let delta = at_ms - clock::now_ms();
+    if delta <= 0 { Instant::now() } else { Instant::now() + Duration::from_millis(delta as u64) }
+}
+
+/// Adds a job in its own transaction and wakes the scheduler; for callers with no transaction of
+/// their own. Returns the job id, or `None` when a live job has the same dedupe key.
+pub async fn enqueue(state: &AppState, job: NewJob) -> Result<Option<i64>, DbError> {
+    let id = state.db.write(move |tx| Ok::<_, DbError>(jobs::enqueue(tx, &job)?)).await?;
+    state.jobs.wake();
+    Ok(id)
+}
+
+/// Runs every due job once on the calling thread's runtime, without the supervisor: for the CLI
+/// and tests that want a deterministic step.
+pub async fn run_due_once(state: &AppState, registry: Registry) -> Result<usize, DbError> {
+    let mut supervisor = Supervisor::new(state.clone(), registry);
+    let claimed = supervisor.claim(supervisor.workers).await?;
+    while let Some(joined) = supervisor.running.join_next_with_id().await {
+        supervisor.complete(joined).await;
+    }
+    Ok(claimed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let base = Duration::from_secs(10);
+        let first = backoff_ms(base, 1);
+        assert!((10_000..=11_000).contains(&first), "{first}");
+        let third = backoff_ms(base, 3);
+        assert!((40_000..=44_000).contains(&third), "{third}");
+        let huge = backoff_ms(base, 40);
+        assert!(huge <= 6 * 3600 * 1000 * 11 / 10, "{huge}");
+    }
+}

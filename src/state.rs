@@ -1,0 +1,69 @@
+//! The application state shared by the HTTP handlers, the scheduler and the CLI.
+
+use std::sync::Arc;
+
+use rand::Rng;
+use rand::distributions::Alphanumeric;
+
+use crate::api::ratelimit::{self, ProjectLimiter};
+use crate::config::Config;
+use crate::db::{self, Db, DbError, settings};
+use crate::scheduler::{JobQueue, SchedulerStatus};
+
+/// Secrets generated on first start and kept in the database (unless configured).
+#[derive(Clone)]
+pub struct Secrets {
+    /// Signs session tokens.
+    pub jwt: String,
+    /// Signs links put in mail (unsubscribe, manage, tracking).
+    pub link: String,
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secrets(***)")
+    }
+}
+
+/// Everything a request or a job may need; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Db,
+    pub config: Arc<Config>,
+    pub secrets: Arc<Secrets>,
+    pub jobs: JobQueue,
+    pub limiter: Arc<dyn ProjectLimiter>,
+    pub scheduler: Arc<SchedulerStatus>,
+}
+
+impl AppState {
+    /// Opens the database, applies pending migrations and loads (or makes) the secrets.
+    pub fn open(config: Config) -> Result<AppState, DbError> {
+        let db =
+            Db::open(&config.database_path(), config.database.pool_size, config.database.busy_timeout_ms)?;
+        let mut conn = db.conn()?;
+        db::migrate::run(&mut conn)?;
+        let secrets = db::write_tx(&mut conn, |tx| {
+            let jwt = match &config.auth.jwt_secret {
+                Some(secret) => secret.clone(),
+                None => settings::get_or_insert(tx, "jwt_secret", random_secret)?,
+            };
+            let link = settings::get_or_insert(tx, "link_secret", random_secret)?;
+            Ok::<_, DbError>(Secrets { jwt, link })
+        })?;
+        drop(conn);
+        let limiter = ratelimit::limiter(config.limits.requests_per_minute);
+        Ok(AppState {
+            db,
+            config: Arc::new(config),
+            secrets: Arc::new(secrets),
+            jobs: JobQueue::default(),
+            limiter,
+            scheduler: Arc::new(SchedulerStatus::default()),
+        })
+    }
+}
+
+fn random_secret() -> String {
+    rand::thread_rng().sample_iter(&Alphanumeric).take(64).map(char::from).collect()
+}
