@@ -30,7 +30,7 @@ CREATE TABLE memberships (
     role       TEXT NOT NULL CHECK (role IN ('OWNER', 'ADMIN', 'MEMBER')),
     created_at INTEGER NOT NULL,
     PRIMARY KEY (project_id, user_id)
-) WITHOUT ROWID;
+);
 CREATE INDEX memberships_by_user ON memberships(user_id);
 
 -- Keys are found by the SHA-256 digest of the whole key. Public keys are not secret and are kept

@@ -227,11 +227,13 @@ pub fn backup(database: &Path, to: &Path, busy_timeout_ms: u32) -> Result<(), Cl
     Ok(())
 }
 
-/// Logs to stderr at `[server] log_level`, or as `RUST_LOG` says when it is set.
+/// Logs to stderr at `[server] log_level`, or as `RUST_LOG` says when it is set. Rocket's and
+/// refinery's own chatter is kept to warnings and errors unless `RUST_LOG` asks for more.
 pub fn init_tracing(config: &Config) {
+    let quiet = "rocket=error,refinery_core=warn,hyper=warn";
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .or_else(|_| tracing_subscriber::EnvFilter::try_new(&config.server.log_level))
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .or_else(|_| tracing_subscriber::EnvFilter::try_new(format!("{},{quiet}", config.server.log_level)))
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("info,{quiet}")));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

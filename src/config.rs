@@ -435,11 +435,16 @@ fn describe(error: figment::Error) -> ConfigError {
     let problems = error
         .into_iter()
         .map(|e| {
-            let source = e.metadata.as_ref().map(|m| m.name.to_string());
+            let source = e.metadata.as_ref().map(|m| match &m.source {
+                Some(figment::Source::File(path)) => format!("{} {}", m.name, path.display()),
+                _ => m.name.to_string(),
+            });
             let (key, what) = match &e.kind {
                 Kind::UnknownField(field, _) => {
                     let mut path = e.path.clone();
-                    path.push(field.clone());
+                    if path.last() != Some(field) {
+                        path.push(field.clone());
+                    }
                     (path.join("."), "is not a known configuration key".to_string())
                 }
                 Kind::InvalidType(actual, expected) => {

@@ -83,10 +83,7 @@ impl Asset {
 impl<'r> Responder<'r, 'static> for Asset {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
         let mut response = Response::build();
-        response
-            .header(Header::new("ETag", self.etag))
-            .header(Header::new("Cache-Control", "no-cache"))
-            .header(Header::new("X-Content-Type-Options", "nosniff"));
+        response.header(Header::new("ETag", self.etag)).header(Header::new("Cache-Control", "no-cache"));
         if self.not_modified {
             response.status(Status::NotModified);
         } else {

@@ -46,7 +46,9 @@ impl Fairing for ResponseHeaders {
     }
 
     async fn on_response<'r>(&self, req: &'r Request<'_>, res: &mut Response<'r>) {
-        res.set_header(Header::new("X-Request-Id", RequestId::of(req).to_string()));
+        let request_id = RequestId::of(req);
+        tracing::debug!(request_id, method = %req.method(), path = %req.uri().path(), status = res.status().code, "request");
+        res.set_header(Header::new("X-Request-Id", request_id.to_string()));
         if let Some((limit, remaining)) = guards::rate_headers(req) {
             res.set_header(Header::new("X-RateLimit-Limit", limit.to_string()));
             res.set_header(Header::new("X-RateLimit-Remaining", remaining.to_string()));

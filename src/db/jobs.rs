@@ -146,7 +146,12 @@ pub fn claim(conn: &Connection, now: i64, limit: usize, lease_ms: i64) -> rusqli
     let mut claimed = Vec::with_capacity(due.len());
     for (mut job, lease_expired) in due {
         if lease_expired && job.attempt >= job.max_attempts {
-            fail_row(conn, job.id, "the worker running this job stopped before it finished, on every attempt", now)?;
+            fail_row(
+                conn,
+                job.id,
+                "the worker running this job stopped before it finished, on every attempt",
+                now,
+            )?;
             continue;
         }
         conn.execute(

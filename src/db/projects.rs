@@ -90,7 +90,7 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Project>> {
 pub fn for_user(conn: &Connection, user: &str) -> rusqlite::Result<Vec<(Project, Role)>> {
     let mut stmt = conn.prepare(&format!(
         "SELECT {COLUMNS}, m.role FROM projects p JOIN memberships m ON m.project_id = p.id
-         WHERE m.user_id = ?1 ORDER BY p.created_at, p.id"
+         WHERE m.user_id = ?1 ORDER BY p.created_at, p.rowid"
     ))?;
     stmt.query_map([user], |r| Ok((from_row(r)?, r.get(5)?)))?.collect()
 }
@@ -100,7 +100,7 @@ pub fn all_with_owners(conn: &Connection) -> rusqlite::Result<Vec<(Project, Stri
     let mut stmt = conn.prepare(&format!(
         "SELECT {COLUMNS}, coalesce((SELECT group_concat(u.email, ',') FROM memberships m
                  JOIN users u ON u.id = m.user_id WHERE m.project_id = p.id AND m.role = 'OWNER'), '')
-         FROM projects p ORDER BY p.created_at, p.id"
+         FROM projects p ORDER BY p.created_at, p.rowid"
     ))?;
     stmt.query_map([], |r| Ok((from_row(r)?, r.get(5)?)))?.collect()
 }
@@ -144,19 +144,21 @@ pub struct Member {
     pub created_at: i64,
 }
 
+const MEMBER_QUERY: &str = "SELECT m.user_id, u.email, m.role, m.created_at FROM memberships m
+     JOIN users u ON u.id = m.user_id WHERE m.project_id = ?1";
+
+fn member_row(r: &Row<'_>) -> rusqlite::Result<Member> {
+    Ok(Member { user_id: r.get(0)?, email: r.get(1)?, role: r.get(2)?, created_at: r.get(3)? })
+}
+
+/// The members of a project, in the order they joined.
 pub fn members(conn: &Connection, project: &str) -> rusqlite::Result<Vec<Member>> {
-    let mut stmt = conn.prepare(
-        "SELECT m.user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
-         WHERE m.project_id = ?1 ORDER BY m.created_at, u.email",
-    )?;
-    stmt.query_map([project], |r| {
-        Ok(Member { user_id: r.get(0)?, email: r.get(1)?, role: r.get(2)?, created_at: r.get(3)? })
-    })?
-    .collect()
+    let mut stmt = conn.prepare(&format!("{MEMBER_QUERY} ORDER BY m.created_at, m.rowid"))?;
+    stmt.query_map([project], member_row)?.collect()
 }
 
 pub fn member(conn: &Connection, project: &str, user: &str) -> rusqlite::Result<Option<Member>> {
-    Ok(members(conn, project)?.into_iter().find(|m| m.user_id == user))
+    conn.query_row(&format!("{MEMBER_QUERY} AND m.user_id = ?2"), [project, user], member_row).optional()
 }
 
 /// Adds a member; fails on the primary key when the user already belongs to the project.

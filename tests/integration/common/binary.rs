@@ -1,0 +1,155 @@
+//! Running the built `tidings` binary: one-shot commands and a server on a free loopback port.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_tidings");
+
+/// A free TCP port on the loopback interface.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A command of the binary run in `dir`, with no inherited `TIDINGS_*` variables.
+pub fn bare_command(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(dir).args(args);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("TIDINGS_") || key == "DISABLE_SIGNUPS" || key == "RUST_LOG" {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+/// As [`bare_command`], with cheap bcrypt so tests stay fast.
+pub fn command(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = bare_command(dir, args);
+    cmd.env("TIDINGS_AUTH__BCRYPT_COST", "4");
+    cmd
+}
+
+/// Runs a command to completion.
+pub fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = command(dir, args);
+    cmd.envs(env.iter().copied());
+    cmd.output().unwrap()
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// An HTTP agent that returns 4xx and 5xx answers instead of failing on them.
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into()
+}
+
+/// `tidings serve` on a free port, killed when dropped.
+pub struct Server {
+    child: Option<Child>,
+    pub port: u16,
+    pub dir: PathBuf,
+    log: PathBuf,
+}
+
+impl Server {
+    /// Starts the server in `dir` on a free port with the given extra environment.
+    pub fn start(dir: &Path, env: &[(&str, &str)]) -> Server {
+        let port = free_port();
+        let mut cmd = command(dir, &["serve"]);
+        cmd.env("TIDINGS_SERVER__PORT", port.to_string())
+            .env("TIDINGS_SERVER__SHUTDOWN_GRACE_SECS", "1")
+            .envs(env.iter().copied());
+        Self::spawn(cmd, dir, port)
+    }
+
+    /// Starts `tidings serve` in `dir` with no configuration at all (port 8080).
+    pub fn start_unconfigured(dir: &Path) -> Server {
+        Self::spawn(bare_command(dir, &["serve"]), dir, 8080)
+    }
+
+    fn spawn(mut cmd: Command, dir: &Path, port: u16) -> Server {
+        let log = dir.join(format!("serve-{port}.log"));
+        let file = std::fs::File::create(&log).unwrap();
+        let child = cmd.stdout(Stdio::null()).stderr(file).spawn().unwrap();
+        Server { child: Some(child), port, dir: dir.to_path_buf(), log }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Waits for the first 200 from `/health`; returns how long it took.
+    pub fn wait_healthy(&mut self, timeout: Duration) -> Duration {
+        let start = Instant::now();
+        let agent = agent();
+        while start.elapsed() < timeout {
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().unwrap()) {
+                panic!("server exited early ({status}):\n{}", self.log());
+            }
+            if let Ok(res) = agent.get(&self.url("/health")).call()
+                && res.status() == 200
+            {
+                return start.elapsed();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("server not healthy within {timeout:?}:\n{}", self.log());
+    }
+
+    pub fn get_json(&self, path: &str) -> (u16, Value) {
+        let mut res = agent().get(&self.url(path)).call().unwrap();
+        let status = res.status().as_u16();
+        (status, res.body_mut().read_json().unwrap_or(Value::Null))
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// Sends SIGTERM and waits for the exit.
+    pub fn terminate(&mut self, timeout: Duration) -> ExitStatus {
+        let status = Command::new("kill").args(["-TERM", &self.pid().to_string()]).status().unwrap();
+        assert!(status.success());
+        self.wait(timeout)
+    }
+
+    /// Waits for the process to exit.
+    pub fn wait(&mut self, timeout: Duration) -> ExitStatus {
+        let start = Instant::now();
+        let child = self.child.as_mut().unwrap();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                self.child = None;
+                return status;
+            }
+            assert!(start.elapsed() < timeout, "server did not exit within {timeout:?}:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}

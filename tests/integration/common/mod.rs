@@ -1,0 +1,146 @@
+//! The test harness: an app on a temporary database, helpers to sign up and make projects, and
+//! probe routes that exercise the shared guards the way product endpoints use them.
+
+#![allow(dead_code)]
+
+pub mod binary;
+pub mod probes;
+
+use std::sync::Arc;
+
+use rocket::http::{ContentType, Cookie, Header, Status};
+use rocket::local::asynchronous::{Client, LocalRequest, LocalResponse};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tidings::api::ratelimit::ProjectLimiter;
+use tidings::config::Config;
+use tidings::{AppState, build_rocket};
+
+/// A configuration for tests: data in `dir`, cheap bcrypt, no shutdown grace.
+pub fn test_config(dir: &std::path::Path) -> Config {
+    let mut config = Config::defaults();
+    config.server.data_dir = dir.to_path_buf();
+    config.server.port = 0;
+    config.server.shutdown_grace_secs = 0;
+    config.auth.bcrypt_cost = 4;
+    config.scheduler.retry_base_secs = 1;
+    config
+}
+
+/// One app: its state, a local client, and the directory that holds its database.
+pub struct TestApp {
+    pub client: Client,
+    pub state: AppState,
+    pub dir: Arc<TempDir>,
+}
+
+/// A project made through the API, with both keys.
+#[derive(Debug, Clone)]
+pub struct Keys {
+    pub id: String,
+    pub public_key: String,
+    pub secret_key: String,
+}
+
+impl TestApp {
+    pub async fn new() -> TestApp {
+        Self::with(|_| {}).await
+    }
+
+    /// An app whose configuration `tweak` adjusts.
+    pub async fn with(tweak: impl FnOnce(&mut Config)) -> TestApp {
+        Self::build(tweak, None).await
+    }
+
+    /// An app whose rate limiter is `limiter` (for example on a clock held still).
+    pub async fn with_limiter(limiter: Arc<dyn ProjectLimiter>) -> TestApp {
+        Self::build(|_| {}, Some(limiter)).await
+    }
+
+    async fn build(tweak: impl FnOnce(&mut Config), limiter: Option<Arc<dyn ProjectLimiter>>) -> TestApp {
+        let dir = Arc::new(TempDir::new().unwrap());
+        let mut config = test_config(dir.path());
+        tweak(&mut config);
+        let mut state = AppState::open(config).unwrap();
+        if let Some(limiter) = limiter {
+            state.limiter = limiter;
+        }
+        Self::on_state(state, dir).await
+    }
+
+    /// A second app on the same state (another client on the same database).
+    pub async fn on_state(state: AppState, dir: Arc<TempDir>) -> TestApp {
+        let rocket = build_rocket(state.clone()).mount("/test-probe", probes::routes());
+        let client = Client::untracked(rocket).await.unwrap();
+        TestApp { client, state, dir }
+    }
+
+    /// Signs up `email` and returns the session cookie.
+    pub async fn signup(&self, email: &str) -> Cookie<'static> {
+        let res = self.post_json("/auth/signup", &json!({ "email": email, "password": "password123" })).await;
+        assert_eq!(res.status(), Status::Ok, "signup of {email}");
+        session_cookie(&res)
+    }
+
+    /// Creates a project through the API as the user of `session`.
+    pub async fn project(&self, session: &Cookie<'static>, name: &str) -> Keys {
+        let res = self
+            .client
+            .post("/users/@me/projects")
+            .cookie(session.clone())
+            .header(ContentType::JSON)
+            .body(json!({ "name": name }).to_string())
+            .dispatch()
+            .await;
+        assert_eq!(res.status(), Status::Ok);
+        let body = body(res).await;
+        Keys {
+            id: body["id"].as_str().unwrap().into(),
+            public_key: body["publicKey"].as_str().unwrap().into(),
+            secret_key: body["secretKey"].as_str().unwrap().into(),
+        }
+    }
+
+    /// A user with one project.
+    pub async fn user_with_project(&self, email: &str) -> (Cookie<'static>, Keys) {
+        let session = self.signup(email).await;
+        let keys = self.project(&session, "Test project").await;
+        (session, keys)
+    }
+
+    pub async fn post_json(&self, path: &str, body: &Value) -> LocalResponse<'_> {
+        self.client.post(path.to_string()).header(ContentType::JSON).body(body.to_string()).dispatch().await
+    }
+
+    /// A request with `Authorization: Bearer <key>`.
+    pub fn keyed<'c>(&'c self, request: LocalRequest<'c>, key: &str) -> LocalRequest<'c> {
+        request.header(Header::new("Authorization", format!("Bearer {key}")))
+    }
+}
+
+/// The `tidings_session` cookie a response set.
+pub fn session_cookie(res: &LocalResponse<'_>) -> Cookie<'static> {
+    res.cookies().get("tidings_session").expect("a session cookie").clone().into_owned()
+}
+
+/// The body as JSON.
+pub async fn body(res: LocalResponse<'_>) -> Value {
+    let text = res.into_string().await.unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text:?}"))
+}
+
+/// Asserts the error envelope of api.md and returns the `error` object.
+pub async fn assert_envelope(res: LocalResponse<'_>, status: u16, code: &str) -> Value {
+    assert_eq!(res.status().code, status, "status");
+    assert_eq!(res.content_type(), Some(ContentType::JSON), "content type");
+    let request_id = res.headers().get_one("X-Request-Id").expect("X-Request-Id").to_string();
+    let body = body(res).await;
+    assert_eq!(body["success"], json!(false), "{body}");
+    let error = &body["error"];
+    assert_eq!(error["code"], json!(code), "{body}");
+    assert_eq!(error["statusCode"], json!(status), "{body}");
+    assert_eq!(error["requestId"], json!(request_id), "requestId equals X-Request-Id: {body}");
+    assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+    assert!(body["timestamp"].as_str().is_some_and(|t| t.ends_with('Z')), "{body}");
+    error.clone()
+}

@@ -1,0 +1,117 @@
+//! Every failure answers in the error envelope of api.md, with a request id.
+
+use std::time::Duration;
+
+use governor::clock::FakeRelativeClock;
+use rocket::http::{ContentType, Status};
+use serde_json::json;
+
+use crate::common::{TestApp, assert_envelope};
+
+#[rocket::async_test]
+async fn bad_request_400_for_malformed_json() {
+    let app = TestApp::new().await;
+    for bad in ["{", "not json", "", "{\"email\": \"a@example.com\"} trailing"] {
+        let res = app.client.post("/auth/signup").header(ContentType::JSON).body(bad).dispatch().await;
+        let error = assert_envelope(res, 400, "BAD_REQUEST").await;
+        assert!(error["message"].as_str().unwrap().contains("JSON"), "{bad:?}: {error}");
+    }
+}
+
+#[rocket::async_test]
+async fn unauthorized_401_without_credentials() {
+    let app = TestApp::new().await;
+    assert_envelope(app.client.get("/test-probe/secret").dispatch().await, 401, "MISSING_AUTH").await;
+    assert_envelope(app.client.get("/users/@me").dispatch().await, 401, "MISSING_AUTH").await;
+}
+
+#[rocket::async_test]
+async fn not_found_404_for_unknown_routes() {
+    let app = TestApp::new().await;
+    assert_envelope(app.client.post("/no/such/route").dispatch().await, 404, "NOT_FOUND").await;
+    assert_envelope(app.client.get("/v1/no-such-endpoint").dispatch().await, 404, "NOT_FOUND").await;
+    assert_envelope(app.client.get("/contacts/x/y").dispatch().await, 404, "NOT_FOUND").await;
+    assert_envelope(app.client.delete("/users/@me").dispatch().await, 404, "NOT_FOUND").await;
+    let error = assert_envelope(app.client.get("/missing.js").dispatch().await, 404, "NOT_FOUND").await;
+    assert!(error["message"].as_str().unwrap().contains("/missing.js"));
+}
+
+#[rocket::async_test]
+async fn payload_too_large_413_past_the_body_limit() {
+    let app = TestApp::with(|c| {
+        c.limits.message_bytes = 2048;
+        c.limits.attachment_bytes = 1024;
+    })
+    .await;
+    let big = json!({ "email": "a@example.com", "password": "x".repeat(4096) }).to_string();
+    let res = app.client.post("/auth/signup").header(ContentType::JSON).body(big).dispatch().await;
+    let error = assert_envelope(res, 413, "PAYLOAD_TOO_LARGE").await;
+    assert_eq!(error["details"]["limitBytes"], json!(2048));
+    let count: i64 =
+        app.state.db.conn().unwrap().query_row("SELECT count(*) FROM users", [], |r| r.get(0)).unwrap();
+    assert_eq!(count, 0, "nothing stored");
+}
+
+#[rocket::async_test]
+async fn validation_422_names_the_field() {
+    let app = TestApp::new().await;
+    let res = app.post_json("/auth/signup", &json!({ "email": 5, "password": "password123" })).await;
+    let error = assert_envelope(res, 422, "VALIDATION_ERROR").await;
+    assert_eq!(error["errors"][0]["field"], json!("email"));
+    assert_eq!(error["errors"][0]["code"], json!("invalid_type"));
+
+    let res = app.post_json("/auth/signup", &json!({ "email": "not-an-email", "password": "short" })).await;
+    let error = assert_envelope(res, 422, "VALIDATION_ERROR").await;
+    let items = error["errors"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(
+        (items[0]["field"].as_str(), items[0]["code"].as_str()),
+        (Some("email"), Some("invalid_string"))
+    );
+    assert_eq!(items[1]["field"], json!("password"));
+}
+
+#[rocket::async_test]
+async fn too_many_requests_429_with_retry_after() {
+    let clock = FakeRelativeClock::default();
+    let app = TestApp::with_limiter(tidings::api::ratelimit::limiter_with_clock(2, clock.clone())).await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    for _ in 0..2 {
+        let res = app.keyed(app.client.get("/test-probe/secret"), &keys.secret_key).dispatch().await;
+        assert_eq!(res.status(), Status::Ok);
+    }
+    let res = app.keyed(app.client.get("/test-probe/secret"), &keys.secret_key).dispatch().await;
+    assert_eq!(res.headers().get_one("Retry-After"), Some("30"));
+    let error = assert_envelope(res, 429, "RATE_LIMIT_EXCEEDED").await;
+    assert_eq!(error["details"]["retryAfter"], json!(30));
+    clock.advance(Duration::from_secs(30));
+    let res = app.keyed(app.client.get("/test-probe/secret"), &keys.secret_key).dispatch().await;
+    assert_eq!(res.status(), Status::Ok);
+}
+
+#[rocket::async_test]
+async fn internal_error_500_carries_the_request_id() {
+    let app = TestApp::new().await;
+    for path in ["/test-probe/panic", "/test-probe/internal"] {
+        let res = app.client.get(path).dispatch().await;
+        let error = assert_envelope(res, 500, "INTERNAL_SERVER_ERROR").await;
+        assert!(error["message"].as_str().unwrap().contains("requestId"), "{error}");
+        assert!(!error["message"].as_str().unwrap().contains("probe"), "the cause stays in the log: {error}");
+    }
+}
+
+#[rocket::async_test]
+async fn every_response_has_a_distinct_request_id() {
+    let app = TestApp::new().await;
+    let mut seen = std::collections::HashSet::new();
+    for path in ["/health", "/config", "/", "/some/client/route", "/nope.css", "/users/@me"] {
+        let res = app.client.get(path).dispatch().await;
+        let id = res
+            .headers()
+            .get_one("X-Request-Id")
+            .unwrap_or_else(|| panic!("{path} has no X-Request-Id"))
+            .to_string();
+        assert!(id.len() >= 16, "{id}");
+        assert!(seen.insert(id), "request ids repeat");
+    }
+}

@@ -1,0 +1,12 @@
+//! Integration tests: the real server in process (Rocket's local client on a temporary SQLite
+//! file) and the built binary on a free loopback port. One test crate, so it links once.
+
+mod common;
+
+mod accounts;
+mod binary;
+mod envelope;
+mod idempotency;
+mod jobs;
+mod keys;
+mod ratelimit;
