@@ -504,6 +504,34 @@ mod tests {
     }
 
     #[test]
+    fn the_example_file_documents_every_key_with_its_default() {
+        let text = include_str!("../config.example.toml");
+        let parsed: Config = Figment::from(Toml::string(text)).extract().unwrap();
+        let as_toml = |c: &Config| toml::to_string(c).unwrap();
+        assert_eq!(as_toml(&parsed), as_toml(&Config::defaults()), "uncommented values are the defaults");
+        let mut defaults = Config::defaults();
+        defaults.server.public_url = Some(String::new());
+        defaults.database.path = Some(PathBuf::new());
+        defaults.smtp.host = Some(String::new());
+        defaults.smtp.username = Some(String::new());
+        defaults.smtp.password = Some(String::new());
+        defaults.auth.jwt_secret = Some(String::new());
+        defaults.billing.stripe_secret_key = Some(String::new());
+        defaults.billing.stripe_webhook_secret = Some(String::new());
+        let tree: toml::Table = toml::from_str(&toml::to_string(&defaults).unwrap()).unwrap();
+        for (section, keys) in tree {
+            assert!(text.contains(&format!("[{section}]")), "section [{section}] is documented");
+            for key in keys.as_table().unwrap().keys() {
+                let documented = text.lines().any(|l| {
+                    let l = l.trim_start_matches(['#', ' ']);
+                    l.starts_with(&format!("{key} ="))
+                });
+                assert!(documented, "{section}.{key} is documented");
+            }
+        }
+    }
+
+    #[test]
     fn validation_names_every_bad_key() {
         let mut config = Config::defaults();
         config.limits.requests_per_minute = 0;

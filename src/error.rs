@@ -315,3 +315,32 @@ fn take_stashed(req: &Request<'_>, status: Status) -> Option<ApiError> {
 pub fn catch_all(status: Status, req: &Request<'_>) -> ApiError {
     take_stashed(req, status).unwrap_or_else(|| ApiError::for_status(status, req))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_envelope_has_every_field_of_the_spec() {
+        let e = ApiError::validation(vec![FieldError::new("to", "invalid_string", "bad").received(json!("x"))])
+            .with_details(json!({ "k": 1 }))
+            .with_suggestion("try again");
+        let body = e.body("req-1");
+        assert_eq!(body["success"], json!(false));
+        assert_eq!(body["error"]["code"], json!("VALIDATION_ERROR"));
+        assert_eq!(body["error"]["statusCode"], json!(422));
+        assert_eq!(body["error"]["requestId"], json!("req-1"));
+        assert_eq!(body["error"]["errors"][0], json!({ "field": "to", "code": "invalid_string", "message": "bad", "received": "x" }));
+        assert_eq!(body["error"]["details"], json!({ "k": 1 }));
+        assert_eq!(body["error"]["suggestion"], json!("try again"));
+        assert!(body["timestamp"].as_str().unwrap().ends_with('Z'));
+        let plain = ApiError::not_found("gone").body("req-2");
+        assert!(plain["error"].get("errors").is_none() && plain["error"].get("details").is_none());
+    }
+
+    #[test]
+    fn the_simple_form_is_just_the_message() {
+        let body = ApiError::simple_bad_request("email is required").body("req-3");
+        assert_eq!(body, json!({ "error": "email is required" }));
+    }
+}

@@ -5,6 +5,7 @@ mod common;
 
 mod accounts;
 mod binary;
+mod browser;
 mod envelope;
 mod idempotency;
 mod jobs;
