@@ -322,15 +322,19 @@ mod tests {
 
     #[test]
     fn the_envelope_has_every_field_of_the_spec() {
-        let e = ApiError::validation(vec![FieldError::new("to", "invalid_string", "bad").received(json!("x"))])
-            .with_details(json!({ "k": 1 }))
-            .with_suggestion("try again");
+        let e =
+            ApiError::validation(vec![FieldError::new("to", "invalid_string", "bad").received(json!("x"))])
+                .with_details(json!({ "k": 1 }))
+                .with_suggestion("try again");
         let body = e.body("req-1");
         assert_eq!(body["success"], json!(false));
         assert_eq!(body["error"]["code"], json!("VALIDATION_ERROR"));
         assert_eq!(body["error"]["statusCode"], json!(422));
         assert_eq!(body["error"]["requestId"], json!("req-1"));
-        assert_eq!(body["error"]["errors"][0], json!({ "field": "to", "code": "invalid_string", "message": "bad", "received": "x" }));
+        assert_eq!(
+            body["error"]["errors"][0],
+            json!({ "field": "to", "code": "invalid_string", "message": "bad", "received": "x" })
+        );
         assert_eq!(body["error"]["details"], json!({ "k": 1 }));
         assert_eq!(body["error"]["suggestion"], json!("try again"));
         assert!(body["timestamp"].as_str().unwrap().ends_with('Z'));

@@ -47,7 +47,11 @@ impl Fairing for ResponseHeaders {
 
     async fn on_response<'r>(&self, req: &'r Request<'_>, res: &mut Response<'r>) {
         let request_id = RequestId::of(req);
-        tracing::debug!(request_id, method = %req.method(), path = %req.uri().path(), status = res.status().code, "request");
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let client = req.guard::<guards::ClientIp>().await.succeeded().and_then(|ip| ip.0);
+            tracing::debug!(request_id, client = ?client, method = %req.method(), path = %req.uri().path(),
+                status = res.status().code, "request");
+        }
         res.set_header(Header::new("X-Request-Id", request_id.to_string()));
         if let Some((limit, remaining)) = guards::rate_headers(req) {
             res.set_header(Header::new("X-RateLimit-Limit", limit.to_string()));

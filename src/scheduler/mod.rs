@@ -221,8 +221,8 @@ impl Supervisor {
             let mut wake_at = Instant::now() + max_idle;
             if free > 0 {
                 match self.claim(free).await {
-                    // Every free slot was filled: there may be more due at once.
-                    Ok(n) if n == free => wake_at = Instant::now() + max_idle,
+                    // Every free slot was filled: the next look comes when a job finishes.
+                    Ok(n) if n == free => {}
                     Ok(_) => match self.next_due().await {
                         Ok(Some(due)) => wake_at = wake_at.min(instant_at(due)),
                         Ok(None) => {}
@@ -399,7 +399,13 @@ impl Supervisor {
             }
         }
         self.running.abort_all();
-        while self.running.join_next().await.is_some() {}
+        while let Some(joined) = self.running.join_next_with_id().await {
+            // A job that finished just before it was aborted is recorded like any other; only
+            // the ones actually cancelled stay in `by_task` and are handed back below.
+            if !matches!(&joined, Err(e) if e.is_cancelled()) {
+                self.complete(joined).await;
+            }
+        }
         let interrupted: Vec<(i64, String)> =
             self.by_task.drain().map(|(_, r)| (r.job_id, r.lease)).collect();
         if interrupted.is_empty() {
@@ -446,17 +452,6 @@ pub async fn enqueue(state: &AppState, job: NewJob) -> Result<Option<i64>, DbErr
     let id = state.db.write(move |tx| Ok::<_, DbError>(jobs::enqueue(tx, &job)?)).await?;
     state.jobs.wake();
     Ok(id)
-}
-
-/// Runs every due job once on the calling thread's runtime, without the supervisor: for the CLI
-/// and tests that want a deterministic step.
-pub async fn run_due_once(state: &AppState, registry: Registry) -> Result<usize, DbError> {
-    let mut supervisor = Supervisor::new(state.clone(), registry);
-    let claimed = supervisor.claim(supervisor.workers).await?;
-    while let Some(joined) = supervisor.running.join_next_with_id().await {
-        supervisor.complete(joined).await;
-    }
-    Ok(claimed)
 }
 
 #[cfg(test)]
