@@ -211,3 +211,37 @@ pub fn rate_headers(req: &Request<'_>) -> Option<(u32, u32)> {
     let state = req.local_cache(|| RateState(None));
     state.0.as_ref().map(|check| (check.limit, *check.outcome.as_ref().unwrap_or(&0)))
 }
+
+/// The project a request acts on, for endpoints both API users (secret key) and the dashboard
+/// (session cookie plus the `X-Project-Id` header naming one of the user's projects) call.
+pub struct ProjectAccess {
+    pub project: Project,
+}
+
+/// The header the dashboard names its project in.
+pub const PROJECT_HEADER: &str = "X-Project-Id";
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for ProjectAccess {
+    type Error = ApiError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, ApiError> {
+        if req.headers().contains("Authorization") || req.cookies().get(session::COOKIE).is_none() {
+            let result = project_for(req, KeyKind::Secret).await.map(|project| ProjectAccess { project });
+            return outcome(req, result);
+        }
+        let session = match Session::from_request(req).await {
+            Outcome::Success(session) => session,
+            Outcome::Error(e) => return Outcome::Error(e),
+            Outcome::Forward(status) => return Outcome::Forward(status),
+        };
+        let Some(project_id) = req.headers().get_one(PROJECT_HEADER) else {
+            let e = ApiError::bad_request(format!("Name the project in the {PROJECT_HEADER} header"));
+            return Outcome::Error(stash(req, e));
+        };
+        let result = crate::api::projects::membership(app(req), &session.user.id, project_id)
+            .await
+            .map(|(project, _)| ProjectAccess { project });
+        outcome(req, result)
+    }
+}

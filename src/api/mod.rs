@@ -3,13 +3,17 @@
 //! Handlers are thin: parse, authorize, call `core`/`db` through the funnel, shape the reply.
 
 pub mod auth;
+pub mod contact_jobs;
+pub mod contacts;
 pub mod dashboard;
 pub mod features;
+pub mod fields;
 pub mod guards;
 pub mod health;
 pub mod idempotency;
 pub mod json;
 pub mod members;
+pub mod pagination;
 pub mod projects;
 pub mod ratelimit;
 
@@ -27,6 +31,9 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         auth::routes(),
         projects::routes(),
         members::routes(),
+        contacts::routes(),
+        fields::routes(),
+        contact_jobs::routes(),
         dashboard::routes(),
     ];
     routes

@@ -1,7 +1,13 @@
 //! HTTP-free logic, unit-tested here and shared by the API, the CLI and the scheduler.
 
 pub mod accounts;
+pub mod bulk;
+pub mod contacts;
+pub mod data;
 pub mod email;
+pub mod events;
+pub mod fields;
+pub mod import;
 pub mod keys;
 pub mod projects;
 pub mod session;

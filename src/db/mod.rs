@@ -8,6 +8,9 @@
 //! The submodules hold plain synchronous query functions on `&Connection`, so several of them can
 //! share one transaction.
 
+pub mod contact_jobs;
+pub mod contacts;
+pub mod events;
 pub mod idempotency;
 pub mod jobs;
 pub mod keys;

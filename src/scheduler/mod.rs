@@ -11,6 +11,7 @@
 //! - On shutdown no new job is claimed, running jobs get the grace period, and the ones still
 //!   running after it are stopped and handed back untouched, so a restart resumes them.
 
+pub mod contact_jobs;
 mod sweeps;
 
 use std::collections::HashMap;
@@ -124,6 +125,7 @@ impl Registry {
 pub fn registry(config: &Config) -> Registry {
     let mut registry = Registry::new();
     sweeps::register(&mut registry, config);
+    contact_jobs::register(&mut registry);
     registry
 }
 

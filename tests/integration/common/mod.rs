@@ -8,7 +8,7 @@ pub mod probes;
 
 use std::sync::Arc;
 
-use rocket::http::{ContentType, Cookie, Header, Status};
+use rocket::http::{ContentType, Cookie, Header, Method, Status};
 use rocket::local::asynchronous::{Client, LocalRequest, LocalResponse};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -112,6 +112,74 @@ impl TestApp {
         self.client.post(path.to_string()).header(ContentType::JSON).body(body.to_string()).dispatch().await
     }
 
+    /// A JSON request with the secret key; returns the status and the body (null when empty).
+    pub async fn call(&self, method: Method, path: &str, key: &str, body: Option<Value>) -> (Status, Value) {
+        let mut req = self.keyed(self.client.req(method, path.to_string()), key);
+        if let Some(body) = body {
+            req = req.header(ContentType::JSON).body(body.to_string());
+        }
+        let res = req.dispatch().await;
+        let status = res.status();
+        let text = res.into_string().await.unwrap_or_default();
+        let value = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        (status, value)
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> (Status, Value) {
+        self.call(Method::Get, path, key, None).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: Value) -> (Status, Value) {
+        self.call(Method::Post, path, key, Some(body)).await
+    }
+
+    /// Uploads `csv` as the multipart part `file` to `POST /contacts/import`.
+    pub async fn upload_csv(&self, key: &str, csv: &[u8]) -> (Status, Value) {
+        let boundary = "tidings-test-boundary-7MA4YWxkTrZu0gW";
+        let mut body = format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"contacts.csv\"\r\nContent-Type: text/csv\r\n\r\n"
+        )
+        .into_bytes();
+        body.extend_from_slice(csv);
+        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        let content_type = ContentType::new("multipart", "form-data").with_params(("boundary", boundary));
+        let res = self
+            .keyed(self.client.post("/contacts/import"), key)
+            .header(content_type)
+            .body(body)
+            .dispatch()
+            .await;
+        let status = res.status();
+        (status, body_or_null(res).await)
+    }
+
+    /// Runs the scheduler until `done` holds (checked every 20 ms), then stops it.
+    pub async fn run_jobs_until(&self, what: &str, mut done: impl AsyncFnMut() -> bool) {
+        let handle =
+            tidings::scheduler::start(self.state.clone(), tidings::scheduler::registry(&self.state.config));
+        let start = std::time::Instant::now();
+        while !done().await {
+            assert!(start.elapsed() < std::time::Duration::from_secs(30), "timed out waiting for {what}");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        handle.shutdown().await;
+    }
+
+    /// Waits for a contact job (import or bulk) to finish and returns its final state.
+    pub async fn finish_job(&self, path: &str, key: &str) -> Value {
+        let mut last = Value::Null;
+        self.run_jobs_until(path, async || {
+            last = self.get(path, key).await.1;
+            matches!(last["status"].as_str(), Some("completed" | "failed"))
+        })
+        .await;
+        last
+    }
+
     /// A request with `Authorization: Bearer <key>`.
     pub fn keyed<'c>(&'c self, request: LocalRequest<'c>, key: &str) -> LocalRequest<'c> {
         request.header(Header::new("Authorization", format!("Bearer {key}")))
@@ -121,6 +189,11 @@ impl TestApp {
 /// The `tidings_session` cookie a response set.
 pub fn session_cookie(res: &LocalResponse<'_>) -> Cookie<'static> {
     res.cookies().get("tidings_session").expect("a session cookie").clone().into_owned()
+}
+
+async fn body_or_null(res: LocalResponse<'_>) -> Value {
+    let text = res.into_string().await.unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or(Value::Null)
 }
 
 /// The body as JSON.

@@ -1,0 +1,200 @@
+//! CSV import and bulk contact operations: queued as jobs, polled by id.
+
+use rocket::form::{Errors, Form};
+use rocket::fs::TempFile;
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::tokio::io::AsyncReadExt;
+use rocket::{FromForm, Route, State, get, post, routes};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::guards::ProjectAccess;
+use super::json::JsonBody;
+use crate::clock;
+use crate::core::{bulk, import};
+use crate::db::contact_jobs::{self, ContactJob};
+use crate::db::{DbError, jobs};
+use crate::error::{ApiError, FieldError};
+use crate::scheduler::contact_jobs as worker;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![upload, import_status, bulk_subscribe, bulk_unsubscribe, bulk_delete, bulk_status]
+}
+
+/// A job as the API shows it (appliance.md section 11).
+fn view(job: &ContactJob) -> Value {
+    let mut view = json!({
+        "jobId": job.id,
+        "status": job.status,
+        "operation": job.operation,
+        "processed": job.processed,
+        "imported": job.imported,
+        "updated": job.updated,
+        "skipped": job.skipped,
+        "errors": serde_json::from_str::<Value>(&job.errors).unwrap_or_else(|_| json!([])),
+        "errorCount": job.error_count,
+        "createdAt": clock::iso(job.created_at),
+        "finishedAt": job.finished_at.map(clock::iso),
+    });
+    let total_key = if job.operation == "import" { "totalRows" } else { "total" };
+    view[total_key] = json!(job.total);
+    if let Some(failure) = &job.failure {
+        view["failure"] = json!(failure);
+    }
+    view
+}
+
+/// Stores the job and its scheduler row in one transaction, then wakes the scheduler.
+async fn queue(
+    state: &AppState,
+    project: String,
+    operation: &'static str,
+    input: Vec<u8>,
+    total: i64,
+) -> Result<ContactJob, ApiError> {
+    let job = state
+        .db
+        .write(move |tx| {
+            let job = contact_jobs::insert(tx, &project, operation, &input, total, clock::now_ms())?;
+            jobs::enqueue(tx, &worker::job(&project, &job.id))?;
+            Ok::<_, ApiError>(job)
+        })
+        .await?;
+    state.jobs.wake();
+    Ok(job)
+}
+
+#[derive(FromForm)]
+struct Upload<'r> {
+    file: Option<TempFile<'r>>,
+}
+
+#[post("/contacts/import", data = "<form>")]
+async fn upload(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    form: Result<Form<Upload<'_>>, Errors<'_>>,
+) -> Result<(Status, Json<Value>), ApiError> {
+    let limit = state.config.limits.csv_bytes;
+    let form = form.map_err(|errors| form_error(&errors, limit))?;
+    let Some(file) = form.into_inner().file else {
+        return Err(ApiError::validation(vec![FieldError::new(
+            "file",
+            "required",
+            "send the CSV as the form part `file`",
+        )]));
+    };
+    if file.len() > limit {
+        return Err(ApiError::payload_too_large(limit));
+    }
+    let mut content = Vec::with_capacity(file.len() as usize);
+    file.open()
+        .await
+        .map_err(|e| ApiError::internal(format!("reading the upload: {e}")))?
+        .read_to_end(&mut content)
+        .await
+        .map_err(|e| ApiError::internal(format!("reading the upload: {e}")))?;
+    let (content, rows) =
+        tokio::task::spawn_blocking(move || import::inspect(&content).map(|rows| (content, rows)))
+            .await
+            .map_err(|e| ApiError::internal(format!("checking the upload: {e}")))??;
+    let job = queue(state, access.project.id, "import", content, rows as i64).await?;
+    Ok((Status::Accepted, Json(json!({ "jobId": job.id, "status": job.status }))))
+}
+
+fn form_error(errors: &Errors<'_>, limit: u64) -> ApiError {
+    use rocket::form::error::ErrorKind;
+    if errors.iter().any(|e| matches!(e.kind, ErrorKind::InvalidLength { .. })) {
+        return ApiError::payload_too_large(limit);
+    }
+    ApiError::bad_request(format!("Send the CSV as multipart/form-data with the part `file` ({errors})"))
+}
+
+async fn find(state: &AppState, project: String, id: &str, import: bool) -> Result<ContactJob, ApiError> {
+    let id = id.to_string();
+    let job = state.db.run(move |conn| Ok::<_, DbError>(contact_jobs::get(conn, &project, &id)?)).await?;
+    job.filter(|j| (j.operation == "import") == import && j.operation != "delete_field")
+        .ok_or_else(|| ApiError::not_found("Job not found"))
+}
+
+#[get("/contacts/import/<id>")]
+async fn import_status(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(view(&find(state, access.project.id, id, true).await?)))
+}
+
+#[get("/contacts/bulk/<id>")]
+async fn bulk_status(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(view(&find(state, access.project.id, id, false).await?)))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BulkRequest {
+    contact_ids: Option<Vec<String>>,
+}
+
+async fn bulk(
+    state: &AppState,
+    access: ProjectAccess,
+    body: BulkRequest,
+    operation: &'static str,
+) -> Result<(Status, Json<Value>), ApiError> {
+    let ids = body
+        .contact_ids
+        .ok_or_else(|| ApiError::invalid_field("contactIds", "required", "contactIds is required"))?;
+    if ids.is_empty() {
+        return Err(ApiError::invalid_field(
+            "contactIds",
+            "too_small",
+            "contactIds must name at least one contact",
+        ));
+    }
+    if ids.len() > bulk::MAX_IDS {
+        return Err(ApiError::invalid_field(
+            "contactIds",
+            "too_big",
+            format!("at most {} contact ids per request (found {})", bulk::MAX_IDS, ids.len()),
+        ));
+    }
+    let total = ids.len() as i64;
+    let input = serde_json::to_vec(&ids).map_err(|e| ApiError::internal(e.to_string()))?;
+    let job = queue(state, access.project.id, operation, input, total).await?;
+    Ok((Status::Accepted, Json(json!({ "jobId": job.id, "status": job.status }))))
+}
+
+#[post("/contacts/bulk-subscribe", data = "<body>")]
+async fn bulk_subscribe(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<BulkRequest>,
+) -> Result<(Status, Json<Value>), ApiError> {
+    bulk(state, access, body.0, "subscribe").await
+}
+
+#[post("/contacts/bulk-unsubscribe", data = "<body>")]
+async fn bulk_unsubscribe(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<BulkRequest>,
+) -> Result<(Status, Json<Value>), ApiError> {
+    bulk(state, access, body.0, "unsubscribe").await
+}
+
+#[post("/contacts/bulk-delete", data = "<body>")]
+async fn bulk_delete(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<BulkRequest>,
+) -> Result<(Status, Json<Value>), ApiError> {
+    bulk(state, access, body.0, "delete").await
+}

@@ -1,0 +1,263 @@
+//! Contacts: list, upsert, read, change, delete, and look up by email.
+
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{FromForm, Route, State, delete, get, patch, post, routes};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::guards::ProjectAccess;
+use super::json::JsonBody;
+use super::pagination;
+use crate::clock;
+use crate::core::contacts::{self as core_contacts, Changes, Upsert};
+use crate::core::data::DataPatch;
+use crate::core::fields::FieldChanges;
+use crate::db::DbError;
+use crate::db::contacts::{self, After, ListQuery, Sort};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![list, create, read, change, remove, lookup]
+}
+
+/// Where the next page of a contact list starts, as carried in its cursor.
+#[derive(Serialize, Deserialize)]
+struct Position {
+    /// Sort field and direction the cursor was made for.
+    s: String,
+    d: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    t: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    q: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    e: Option<String>,
+}
+
+/// The query of `GET /contacts`; values are checked by hand so bad ones get clear errors.
+#[derive(FromForm)]
+struct ListParams<'r> {
+    limit: Option<&'r str>,
+    cursor: Option<&'r str>,
+    search: Option<&'r str>,
+    subscribed: Option<&'r str>,
+    sort: Option<&'r str>,
+    dir: Option<&'r str>,
+}
+
+#[get("/contacts?<params..>")]
+async fn list(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    params: ListParams<'_>,
+) -> Result<Json<Value>, ApiError> {
+    let ListParams { limit, cursor, search, subscribed, sort, dir } = params;
+    let limit = pagination::limit(limit)?;
+    let subscribed = pagination::boolean("subscribed", subscribed)?;
+    let (sort, sort_name) = match sort {
+        Some("email") => (Sort::Email, "email"),
+        _ => (Sort::CreatedAt, "createdAt"),
+    };
+    let descending = dir != Some("asc");
+    let dir_name = if descending { "desc" } else { "asc" };
+    let after = match cursor.filter(|c| !c.is_empty()) {
+        None => After::Start,
+        Some(cursor) => {
+            let p: Position = pagination::decode(cursor)?;
+            if p.s != sort_name || p.d != dir_name {
+                return Err(ApiError::bad_request(
+                    "This cursor belongs to a list with another sort or dir; keep them the same across pages",
+                ));
+            }
+            match (sort, p.t, p.q, p.e) {
+                (Sort::CreatedAt, Some(t), Some(q), _) => After::CreatedAt(t, q),
+                (Sort::Email, _, _, Some(e)) => After::Email(e),
+                _ => return Err(pagination::malformed()),
+            }
+        }
+    };
+    let search = search.map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty());
+    let first_page = after == After::Start;
+    let query = ListQuery {
+        project: access.project.id,
+        search,
+        subscribed,
+        sort,
+        descending,
+        after,
+        limit: limit + 1,
+    };
+    let (mut rows, total) = state
+        .db
+        .run(move |conn| {
+            let rows = contacts::list(conn, &query)?;
+            let total = if first_page { Some(contacts::count(conn, &query)?) } else { None };
+            Ok::<_, DbError>((rows, total))
+        })
+        .await?;
+    let has_more = rows.len() > limit;
+    rows.truncate(limit);
+    let next = rows.last().filter(|_| has_more).map(|last| {
+        let (s, d) = (sort_name.to_string(), dir_name.to_string());
+        pagination::encode(&match sort {
+            Sort::CreatedAt => Position { s, d, t: Some(last.created_at), q: Some(last.seq), e: None },
+            Sort::Email => Position { s, d, t: None, q: None, e: Some(last.email.clone()) },
+        })
+    });
+    Ok(Json(pagination::page(rows.iter().map(core_contacts::view).collect(), next, total)))
+}
+
+#[derive(Deserialize)]
+struct NewContact {
+    email: Option<String>,
+    subscribed: Option<bool>,
+    data: Option<Value>,
+}
+
+#[post("/contacts", data = "<body>")]
+async fn create(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<NewContact>,
+) -> Result<Json<Value>, ApiError> {
+    let body = body.0;
+    let Some(email) = body.email else { return Err(ApiError::simple_bad_request("email is required")) };
+    let email = core_contacts::parse_email(&email, "email")?;
+    let patch = DataPatch::parse(body.data.as_ref(), "data")?;
+    let project = access.project.id;
+    let upserted = state
+        .db
+        .write(move |tx| {
+            let mut fields = FieldChanges::default();
+            let request = Upsert {
+                email: &email,
+                subscribed: body.subscribed,
+                default_subscribed: true,
+                data: &patch,
+                source: "api",
+            };
+            let upserted = core_contacts::upsert(tx, &project, &request, &mut fields, clock::now_ms())?;
+            fields.save(tx, &project)?;
+            Ok::<_, ApiError>(upserted)
+        })
+        .await?;
+    let mut view = core_contacts::view(&upserted.contact);
+    view["_meta"] = json!({ "isNew": upserted.is_new, "isUpdate": !upserted.is_new });
+    Ok(Json(view))
+}
+
+async fn find(state: &AppState, project: String, id: &str) -> Result<contacts::Contact, ApiError> {
+    let id = id.to_string();
+    state
+        .db
+        .run(move |conn| Ok::<_, DbError>(contacts::by_id(conn, &project, &id)?))
+        .await?
+        .ok_or_else(|| ApiError::not_found("Contact not found"))
+}
+
+#[get("/contacts/<id>")]
+async fn read(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+    let contact = find(state, access.project.id, id).await?;
+    Ok(Json(core_contacts::view(&contact)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContactChanges {
+    email: Option<String>,
+    subscribed: Option<bool>,
+    data: Option<Value>,
+}
+
+#[patch("/contacts/<id>", data = "<body>")]
+async fn change(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+    body: JsonBody<ContactChanges>,
+) -> Result<Json<Value>, ApiError> {
+    let body = body.0;
+    let email = body.email.as_deref().map(|e| core_contacts::parse_email(e, "email")).transpose()?;
+    let patch = DataPatch::parse(body.data.as_ref(), "data")?;
+    let (project, id) = (access.project.id, id.to_string());
+    let contact = state
+        .db
+        .write(move |tx| {
+            let contact = contacts::by_id(tx, &project, &id)?
+                .ok_or_else(|| ApiError::not_found("Contact not found"))?;
+            let mut fields = FieldChanges::default();
+            let changes = Changes { email, subscribed: body.subscribed, data: &patch };
+            let contact = core_contacts::update(tx, contact, &changes, &mut fields, "api", clock::now_ms())?;
+            fields.save(tx, &project)?;
+            Ok::<_, ApiError>(contact)
+        })
+        .await?;
+    Ok(Json(core_contacts::view(&contact)))
+}
+
+#[delete("/contacts/<id>")]
+async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
+    let (project, id) = (access.project.id, id.to_string());
+    state
+        .db
+        .write(move |tx| {
+            let contact = contacts::by_id(tx, &project, &id)?
+                .ok_or_else(|| ApiError::not_found("Contact not found"))?;
+            let mut fields = FieldChanges::default();
+            core_contacts::delete(tx, &contact, &mut fields)?;
+            fields.save(tx, &project)?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(Status::NoContent)
+}
+
+/// Most emails one lookup may ask about.
+pub const MAX_LOOKUP: usize = 500;
+
+#[derive(Deserialize)]
+struct Lookup {
+    emails: Option<Vec<String>>,
+}
+
+#[post("/contacts/lookup", data = "<body>")]
+async fn lookup(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<Lookup>,
+) -> Result<Json<Value>, ApiError> {
+    let emails =
+        body.0.emails.ok_or_else(|| ApiError::invalid_field("emails", "required", "emails is required"))?;
+    if emails.len() > MAX_LOOKUP {
+        return Err(ApiError::invalid_field(
+            "emails",
+            "too_big",
+            format!("at most {MAX_LOOKUP} emails per lookup (found {})", emails.len()),
+        ));
+    }
+    let project = access.project.id;
+    let results = state
+        .db
+        .run(move |conn| {
+            let mut out = Vec::with_capacity(emails.len());
+            for address in emails {
+                let normalized = crate::core::email::normalize(&address).ok();
+                let found = match &normalized {
+                    Some(email) => contacts::by_email(conn, &project, email)?,
+                    None => None,
+                };
+                out.push(json!({
+                    "email": normalized.unwrap_or(address),
+                    "exists": found.is_some(),
+                    "id": found.as_ref().map(|c| c.id.clone()),
+                    "subscribed": found.as_ref().map(|c| c.subscribed),
+                }));
+            }
+            Ok::<_, DbError>(out)
+        })
+        .await?;
+    let found = results.iter().filter(|r| r["exists"] == json!(true)).count();
+    Ok(Json(json!({ "data": results, "found": found, "total": results.len() })))
+}

@@ -1,0 +1,176 @@
+//! The custom-field catalogue: `/contacts/fields`.
+
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{Route, State, delete, get, routes};
+use rusqlite::params;
+use serde_json::{Value, json};
+
+use super::guards::ProjectAccess;
+use super::pagination;
+use crate::clock;
+use crate::core::fields::json_path;
+use crate::db::{DbError, contact_jobs, contacts, jobs};
+use crate::error::ApiError;
+use crate::scheduler::contact_jobs as worker;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![list, values, usage, remove]
+}
+
+/// Fields every contact has, with their types.
+const STANDARD: &[(&str, &str)] =
+    &[("email", "string"), ("subscribed", "boolean"), ("createdAt", "date"), ("updatedAt", "date")];
+
+#[get("/contacts/fields")]
+async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+    let project = access.project.id;
+    let (total, custom) = state
+        .db
+        .run(move |conn| {
+            let (total, _) = contacts::counts(conn, &project)?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT path, type, contacts FROM contact_fields WHERE project_id = ?1 ORDER BY path",
+            )?;
+            let rows: Vec<(String, String, i64)> = stmt
+                .query_map([&project], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<Result<_, _>>()?;
+            Ok::<_, DbError>((total, rows))
+        })
+        .await?;
+    let coverage = |n: i64| if total > 0 { (n as f64 / total as f64).clamp(0.0, 1.0) } else { 0.0 };
+    let mut fields: Vec<Value> = STANDARD
+        .iter()
+        .map(|(field, kind)| json!({ "field": field, "type": kind, "isCustom": false, "coverage": coverage(total) }))
+        .collect();
+    fields.extend(custom.into_iter().map(|(path, kind, n)| {
+        json!({ "field": format!("data.{path}"), "type": kind, "isCustom": true, "coverage": coverage(n) })
+    }));
+    Ok(Json(json!({ "fields": fields })))
+}
+
+/// The custom field a `data.<path>` name refers to, if it is in the catalogue.
+async fn custom_field(state: &AppState, project: &str, field: &str) -> Result<(String, String), ApiError> {
+    let Some(path) = field.strip_prefix("data.").filter(|p| !p.is_empty()) else {
+        return Err(ApiError::not_found(format!(
+            "No custom field {field:?}; custom fields are named data.<key>"
+        )));
+    };
+    let (project, lookup) = (project.to_string(), path.to_string());
+    let kind: Option<String> = state
+        .db
+        .run(move |conn| {
+            Ok::<_, DbError>(
+                conn.query_row(
+                    "SELECT type FROM contact_fields WHERE project_id = ?1 AND path = ?2",
+                    [&project, &lookup],
+                    |r| r.get(0),
+                )
+                .ok(),
+            )
+        })
+        .await?;
+    kind.map(|kind| (path.to_string(), kind))
+        .ok_or_else(|| ApiError::not_found(format!("No custom field {field:?} in this project")))
+}
+
+#[get("/contacts/fields/<field>/values?<limit>&<cursor>")]
+async fn values(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    field: &str,
+    limit: Option<&str>,
+    cursor: Option<&str>,
+) -> Result<Json<Value>, ApiError> {
+    let limit = pagination::limit(limit)?;
+    let project = access.project.id;
+    if field == "subscribed" {
+        let counts = state.db.run(move |conn| Ok::<_, DbError>(contacts::counts(conn, &project)?)).await?;
+        let data = vec![
+            json!({ "value": true, "count": counts.1 }),
+            json!({ "value": false, "count": counts.0 - counts.1 }),
+        ];
+        return Ok(Json(json!({ "field": field, "data": data, "cursor": null, "hasMore": false })));
+    }
+    let (path, kind) = custom_field(state, &project, field).await?;
+    let after: Option<Value> = cursor.filter(|c| !c.is_empty()).map(pagination::decode).transpose()?;
+    let rows = state
+        .db
+        .run(move |conn| {
+            let sql = "SELECT v, count(*) FROM (SELECT json_extract(data, ?2) AS v FROM contacts WHERE project_id = ?1)
+                       WHERE v IS NOT NULL AND (?3 IS NULL OR v > ?3) GROUP BY v ORDER BY v LIMIT ?4";
+            let after = after.map(|v| match v {
+                Value::Number(n) => n.as_i64().map(rusqlite::types::Value::Integer).unwrap_or_else(|| rusqlite::types::Value::Real(n.as_f64().unwrap_or(0.0))),
+                Value::String(s) => rusqlite::types::Value::Text(s),
+                _ => rusqlite::types::Value::Null,
+            });
+            let mut stmt = conn.prepare_cached(sql)?;
+            let rows: Vec<(rusqlite::types::Value, i64)> = stmt
+                .query_map(params![project, json_path(&path), after, (limit + 1) as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<_, _>>()?;
+            Ok::<_, DbError>(rows)
+        })
+        .await?;
+    let has_more = rows.len() > limit;
+    let shown: Vec<(Value, i64)> = rows
+        .into_iter()
+        .take(limit)
+        .map(|(v, n)| {
+            let value = match v {
+                rusqlite::types::Value::Integer(i) if kind == "boolean" => json!(i != 0),
+                rusqlite::types::Value::Integer(i) => json!(i),
+                rusqlite::types::Value::Real(f) => json!(f),
+                rusqlite::types::Value::Text(s) => serde_json::from_str::<Value>(&s)
+                    .ok()
+                    .filter(|j| j.is_object() || j.is_array())
+                    .unwrap_or(json!(s)),
+                _ => Value::Null,
+            };
+            (value, n)
+        })
+        .collect();
+    let next = if has_more { shown.last().map(|(v, _)| pagination::encode(v)) } else { None };
+    let data: Vec<Value> =
+        shown.into_iter().map(|(value, count)| json!({ "value": value, "count": count })).collect();
+    Ok(Json(json!({ "field": field, "data": data, "cursor": next, "hasMore": has_more })))
+}
+
+#[get("/contacts/fields/<field>/usage")]
+async fn usage(state: &State<AppState>, access: ProjectAccess, field: &str) -> Result<Json<Value>, ApiError> {
+    if !STANDARD.iter().any(|(name, _)| *name == field) {
+        custom_field(state, &access.project.id, field).await?;
+    }
+    // Segments, campaigns and workflows reference fields in their conditions; they report here
+    // as they are added.
+    Ok(Json(json!({ "field": field, "segments": [], "campaigns": [], "workflows": [] })))
+}
+
+#[delete("/contacts/fields/<field>")]
+async fn remove(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    field: &str,
+) -> Result<(Status, Json<Value>), ApiError> {
+    if STANDARD.iter().any(|(name, _)| *name == field) {
+        return Err(ApiError::bad_request(format!("{field} is a standard field and cannot be deleted")));
+    }
+    let (path, _) = custom_field(state, &access.project.id, field).await?;
+    let project = access.project.id;
+    let job = state
+        .db
+        .write(move |tx| {
+            let now = clock::now_ms();
+            tx.execute(
+                "DELETE FROM contact_fields WHERE project_id = ?1 AND (path = ?2 OR path LIKE ?2 || '.%')",
+                params![project, path],
+            )?;
+            let (total, _) = contacts::counts(tx, &project)?;
+            let job = contact_jobs::insert(tx, &project, "delete_field", path.as_bytes(), total, now)?;
+            jobs::enqueue(tx, &worker::job(&project, &job.id))?;
+            Ok::<_, ApiError>(job)
+        })
+        .await?;
+    state.jobs.wake();
+    Ok((Status::Accepted, Json(json!({ "jobId": job.id, "status": job.status, "field": field }))))
+}

@@ -1,0 +1,150 @@
+//! Creating, changing and deleting contacts, with the custom-field rules, the field catalogue
+//! and subscription events kept in step. Every writer of contacts (the contacts API, sends,
+//! tracking, imports, bulk jobs, workflows) goes through here, inside its own transaction.
+
+use rusqlite::Connection;
+use serde_json::{Map, Value, json};
+
+use super::data::DataPatch;
+use super::email;
+use super::events;
+use super::fields::FieldChanges;
+use crate::db::contacts::{self, Contact};
+use crate::error::{ApiError, FieldError, conflict_on_unique};
+
+/// The normalised address, or 422 `invalid_string` on `field`.
+pub fn parse_email(address: &str, field: &str) -> Result<String, ApiError> {
+    email::normalize(address).map_err(|why| {
+        ApiError::validation(vec![
+            FieldError::new(field, "invalid_string", format!("Invalid email: the address {why}"))
+                .received(json!(address.chars().take(300).collect::<String>())),
+        ])
+    })
+}
+
+/// An upsert by email.
+pub struct Upsert<'a> {
+    /// Already normalised (see [`parse_email`]).
+    pub email: &'a str,
+    /// `None` keeps an existing contact's state and gives a new one `default_subscribed`.
+    pub subscribed: Option<bool>,
+    pub default_subscribed: bool,
+    pub data: &'a DataPatch,
+    /// Where the change comes from, recorded on subscription events (`api`, `import`, ...).
+    pub source: &'a str,
+}
+
+/// The contact after an upsert, and whether it was created.
+#[derive(Debug, Clone)]
+pub struct Upserted {
+    pub contact: Contact,
+    pub is_new: bool,
+}
+
+/// Creates the contact or patches the existing one.
+pub fn upsert(
+    conn: &Connection,
+    project: &str,
+    request: &Upsert<'_>,
+    fields: &mut FieldChanges,
+    now: i64,
+) -> Result<Upserted, ApiError> {
+    match contacts::by_email(conn, project, request.email)? {
+        None => {
+            let (data, _) = request.data.applied_to(&Map::new())?;
+            let subscribed = request.subscribed.unwrap_or(request.default_subscribed);
+            let contact = contacts::insert(conn, project, request.email, subscribed, &data, now)?;
+            fields.record(&Map::new(), &contact.data);
+            Ok(Upserted { contact, is_new: true })
+        }
+        Some(existing) => {
+            let changes = Changes { email: None, subscribed: request.subscribed, data: request.data };
+            let contact = update(conn, existing, &changes, fields, request.source, now)?;
+            Ok(Upserted { contact, is_new: false })
+        }
+    }
+}
+
+/// Changes to one contact.
+pub struct Changes<'a> {
+    /// Already normalised.
+    pub email: Option<String>,
+    pub subscribed: Option<bool>,
+    pub data: &'a DataPatch,
+}
+
+/// Applies `changes`; a subscription flip emits `contact.subscribed` or `contact.unsubscribed`.
+/// 409 when the new email belongs to another contact of the project.
+pub fn update(
+    conn: &Connection,
+    mut contact: Contact,
+    changes: &Changes<'_>,
+    fields: &mut FieldChanges,
+    source: &str,
+    now: i64,
+) -> Result<Contact, ApiError> {
+    let (data, data_changed) = changes.data.applied_to(&contact.data)?;
+    let mut changed = data_changed;
+    if let Some(email) = changes.email.as_deref().filter(|e| *e != contact.email) {
+        if contacts::by_email(conn, &contact.project_id, email)?.is_some() {
+            return Err(ApiError::conflict("Another contact in this project already uses this email"));
+        }
+        contact.email = email.to_string();
+        changed = true;
+    }
+    let flipped = changes.subscribed.filter(|s| *s != contact.subscribed);
+    if let Some(subscribed) = flipped {
+        contact.subscribed = subscribed;
+        changed = true;
+    }
+    if !changed {
+        return Ok(contact);
+    }
+    if data_changed {
+        fields.record(&contact.data, &data);
+        contact.data = data;
+    }
+    contact.updated_at = now;
+    contacts::update(conn, &contact)
+        .map_err(|e| conflict_on_unique(e, "Another contact in this project already uses this email"))?;
+    if let Some(subscribed) = flipped {
+        events::subscription_changed(conn, &contact.project_id, &contact.id, subscribed, source, now)?;
+    }
+    Ok(contact)
+}
+
+/// Sets the subscription state; returns whether it changed (and emitted its event).
+pub fn set_subscribed(
+    conn: &Connection,
+    contact: Contact,
+    subscribed: bool,
+    source: &str,
+    now: i64,
+) -> Result<bool, ApiError> {
+    if contact.subscribed == subscribed {
+        return Ok(false);
+    }
+    let changes = Changes { email: None, subscribed: Some(subscribed), data: &DataPatch::default() };
+    update(conn, contact, &changes, &mut FieldChanges::default(), source, now)?;
+    Ok(true)
+}
+
+/// Deletes a contact and its events; its fields leave the catalogue's counts.
+pub fn delete(conn: &Connection, contact: &Contact, fields: &mut FieldChanges) -> Result<(), ApiError> {
+    fields.record(&contact.data, &Map::new());
+    contacts::delete(conn, contact.seq)?;
+    Ok(())
+}
+
+/// The contact as the API shows it.
+pub fn view(contact: &Contact) -> Value {
+    json!({
+        "id": contact.id,
+        "email": contact.email,
+        "subscribed": contact.subscribed,
+        "snoozedUntil": contact.snoozed_until.map(crate::clock::iso),
+        "data": contact.data,
+        "createdAt": crate::clock::iso(contact.created_at),
+        "updatedAt": crate::clock::iso(contact.updated_at),
+    })
+}

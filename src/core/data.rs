@@ -1,0 +1,230 @@
+//! The custom-field rules of api.md ("Custom fields (`data`)"), in one place for every endpoint
+//! that takes `data`: `/contacts`, `PATCH /contacts/:id`, `/v1/send`, `/v1/track`, CSV import and
+//! workflow steps.
+//!
+//! - `data` is a patch: only the keys sent change.
+//! - `null` deletes the key; an empty string is ignored.
+//! - Reserved keys are dropped silently.
+//! - `{ "value": v, "persistent": false }` is used for this request only; with `persistent: true`
+//!   `v` is stored as any other value.
+//! - Primitives, plain objects and arrays are stored; an object replaces the stored object at
+//!   its key (the patch is shallow).
+
+use serde_json::{Map, Value};
+
+use crate::error::{ApiError, FieldError};
+
+/// Keys removed from every `data` payload without an error.
+pub const RESERVED_KEYS: &[&str] =
+    &["id", "svc_id", "svc_email", "email", "unsubscribeUrl", "subscribeUrl", "manageUrl"];
+
+/// Largest stored `data` object, serialized.
+pub const MAX_DATA_BYTES: usize = 64 * 1024;
+
+/// What a `data` payload asks for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DataPatch {
+    /// In payload order: a value to store, or `None` to delete the key.
+    changes: Vec<(String, Option<Value>)>,
+    /// Values for this request only (templates, event data); never stored on the contact.
+    pub transient: Map<String, Value>,
+}
+
+/// Whether `key` is reserved.
+pub fn is_reserved(key: &str) -> bool {
+    RESERVED_KEYS.contains(&key)
+}
+
+fn wrapper(value: &Value) -> Option<(&Value, bool)> {
+    let object = value.as_object()?;
+    if object.len() != 2 {
+        return None;
+    }
+    let persistent = object.get("persistent")?.as_bool()?;
+    Some((object.get("value")?, persistent))
+}
+
+impl DataPatch {
+    /// Reads a `data` payload; `field` names it in errors. Absent (`None`) is an empty patch.
+    pub fn parse(payload: Option<&Value>, field: &str) -> Result<DataPatch, ApiError> {
+        let object = match payload {
+            None | Some(Value::Null) => return Ok(DataPatch::default()),
+            Some(Value::Object(object)) => object,
+            Some(other) => {
+                return Err(ApiError::validation(vec![
+                    FieldError::new(field, "invalid_type", format!("{field} must be an object"))
+                        .received(Value::String(type_name(other).into())),
+                ]));
+            }
+        };
+        let mut patch = DataPatch::default();
+        for (key, value) in object {
+            if is_reserved(key) {
+                continue;
+            }
+            if key.is_empty() || key.len() > 256 {
+                return Err(ApiError::invalid_field(
+                    &format!("{field}.{key}"),
+                    "invalid_string",
+                    "data keys must be 1 to 256 bytes long",
+                ));
+            }
+            let (value, persistent) = wrapper(value).unwrap_or((value, true));
+            if !persistent {
+                patch.transient.insert(key.clone(), value.clone());
+                continue;
+            }
+            match value {
+                Value::Null => patch.changes.push((key.clone(), None)),
+                Value::String(s) if s.is_empty() => {}
+                other => patch.changes.push((key.clone(), Some(other.clone()))),
+            }
+        }
+        Ok(patch)
+    }
+
+    /// A patch that stores every pair (CSV rows, workflow updates), with the same rules.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (String, Value)>) -> DataPatch {
+        let object: Map<String, Value> = pairs.into_iter().collect();
+        DataPatch::parse(Some(&Value::Object(object)), "data").unwrap_or_default()
+    }
+
+    /// Whether the patch changes nothing that is stored.
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// Applies the patch to stored data; returns whether anything changed.
+    pub fn apply(&self, stored: &mut Map<String, Value>) -> bool {
+        let mut changed = false;
+        for (key, value) in &self.changes {
+            match value {
+                None => changed |= stored.remove(key).is_some(),
+                Some(value) => {
+                    if stored.get(key) != Some(value) {
+                        stored.insert(key.clone(), value.clone());
+                        changed = true;
+                    }
+                }
+            }
+        }
+        changed
+    }
+
+    /// The stored data with the patch applied, checked against [`MAX_DATA_BYTES`].
+    pub fn applied_to(&self, stored: &Map<String, Value>) -> Result<(Map<String, Value>, bool), ApiError> {
+        let mut data = stored.clone();
+        let changed = self.apply(&mut data);
+        if changed {
+            let size = serde_json::to_vec(&data).map(|v| v.len()).unwrap_or(usize::MAX);
+            if size > MAX_DATA_BYTES {
+                return Err(ApiError::invalid_field(
+                    "data",
+                    "too_big",
+                    format!(
+                        "a contact's data may hold at most {MAX_DATA_BYTES} bytes of JSON (this would be {size})"
+                    ),
+                ));
+            }
+        }
+        Ok((data, changed))
+    }
+}
+
+/// The variables a template or condition sees: stored data, then this request's values on top.
+pub fn variables(stored: &Map<String, Value>, transient: &Map<String, Value>) -> Map<String, Value> {
+    let mut merged = stored.clone();
+    merged.extend(transient.iter().map(|(k, v)| (k.clone(), v.clone())));
+    merged
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn patch(value: Value) -> DataPatch {
+        DataPatch::parse(Some(&value), "data").unwrap()
+    }
+
+    fn stored(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn only_the_keys_sent_change() {
+        let mut data = stored(json!({ "plan": "free", "age": 30 }));
+        assert!(patch(json!({ "plan": "pro" })).apply(&mut data));
+        assert_eq!(Value::Object(data), json!({ "plan": "pro", "age": 30 }));
+    }
+
+    #[test]
+    fn null_deletes_and_empty_string_is_ignored() {
+        let mut data = stored(json!({ "plan": "free", "name": "Ada" }));
+        assert!(patch(json!({ "plan": null, "name": "" })).apply(&mut data));
+        assert_eq!(Value::Object(data.clone()), json!({ "name": "Ada" }));
+        assert!(!patch(json!({ "gone": null, "name": "" })).apply(&mut data), "nothing to change");
+    }
+
+    #[test]
+    fn reserved_keys_are_dropped_silently() {
+        let p = patch(json!({
+            "id": 1, "svc_id": 2, "svc_email": 3, "email": "x@y.z", "unsubscribeUrl": "u",
+            "subscribeUrl": "s", "manageUrl": "m", "plan": "pro"
+        }));
+        let mut data = Map::new();
+        p.apply(&mut data);
+        assert_eq!(Value::Object(data), json!({ "plan": "pro" }));
+        assert!(p.transient.is_empty());
+    }
+
+    #[test]
+    fn non_persistent_values_are_for_this_request_only() {
+        let p = patch(json!({
+            "code": { "value": "123456", "persistent": false },
+            "tier": { "value": "gold", "persistent": true },
+            "plain": { "value": 1 }
+        }));
+        let mut data = Map::new();
+        p.apply(&mut data);
+        assert_eq!(Value::Object(data.clone()), json!({ "tier": "gold", "plain": { "value": 1 } }));
+        assert_eq!(Value::Object(p.transient.clone()), json!({ "code": "123456" }));
+        assert_eq!(Value::Object(variables(&data, &p.transient))["code"], json!("123456"));
+    }
+
+    #[test]
+    fn objects_and_arrays_are_kept_and_replace_the_stored_value() {
+        let mut data = stored(json!({ "profile": { "tier": "gold", "since": 2020 } }));
+        patch(json!({ "profile": { "tier": "silver" }, "tags": ["a", "b"], "locale": "fr" }))
+            .apply(&mut data);
+        assert_eq!(
+            Value::Object(data),
+            json!({ "profile": { "tier": "silver" }, "tags": ["a", "b"], "locale": "fr" })
+        );
+    }
+
+    #[test]
+    fn a_non_object_payload_is_422() {
+        let e = DataPatch::parse(Some(&json!([1])), "data").unwrap_err();
+        assert_eq!((e.status, e.errors[0].field.as_str()), (422, "data"));
+        assert!(DataPatch::parse(Some(&Value::Null), "data").unwrap().is_empty());
+    }
+
+    #[test]
+    fn oversized_data_is_refused() {
+        let big = "x".repeat(MAX_DATA_BYTES);
+        let e = patch(json!({ "blob": big })).applied_to(&Map::new()).unwrap_err();
+        assert_eq!(e.errors[0].code, "too_big");
+    }
+}

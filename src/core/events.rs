@@ -1,0 +1,37 @@
+//! Emitting events. Every event the service stores goes through [`emit`], so later features
+//! (workflow triggers) hook in here once.
+
+use rusqlite::Connection;
+use serde_json::{Value, json};
+
+use crate::db::events;
+
+/// `contact.subscribed`.
+pub const CONTACT_SUBSCRIBED: &str = "contact.subscribed";
+/// `contact.unsubscribed`.
+pub const CONTACT_UNSUBSCRIBED: &str = "contact.unsubscribed";
+
+/// Stores an event for a contact in the caller's transaction; returns its id.
+pub fn emit(
+    conn: &Connection,
+    project: &str,
+    contact: Option<&str>,
+    name: &str,
+    data: &Value,
+    now: i64,
+) -> rusqlite::Result<String> {
+    events::insert(conn, project, contact, name, data, now)
+}
+
+/// The event for a subscription change, with where it came from (`api`, `bulk`, `import`, ...).
+pub fn subscription_changed(
+    conn: &Connection,
+    project: &str,
+    contact: &str,
+    subscribed: bool,
+    source: &str,
+    now: i64,
+) -> rusqlite::Result<String> {
+    let name = if subscribed { CONTACT_SUBSCRIBED } else { CONTACT_UNSUBSCRIBED };
+    emit(conn, project, Some(contact), name, &json!({ "source": source }), now)
+}

@@ -1,0 +1,197 @@
+//! The custom-field catalogue: which fields a project's contacts have, their inferred type, and
+//! how many contacts have each one set.
+//!
+//! A field is the dotted path of a leaf under `data` (`plan`, `profile.tier`); objects are walked
+//! up to [`MAX_DEPTH`] levels, arrays are leaves. The type comes from the first non-null value seen
+//! in the project and never changes (api.md rule 5); later values of another type are stored as
+//! they are. Counts are kept as contacts change, so listing fields with their coverage never
+//! scans contacts.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, params};
+use serde_json::{Map, Value};
+
+use crate::clock;
+
+/// How deep objects are walked for fields.
+pub const MAX_DEPTH: usize = 4;
+
+/// The type api.md's table gives a value: `number`, `boolean`, `date` or `string`; `None` for null.
+pub fn infer_type(value: &Value) -> Option<&'static str> {
+    match value {
+        Value::Null => None,
+        Value::Bool(_) => Some("boolean"),
+        Value::Number(_) => Some("number"),
+        Value::String(s) if is_date(s) => Some("date"),
+        _ => Some("string"),
+    }
+}
+
+/// `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SS[.sss]Z`.
+pub fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    let date = b.len() >= 10 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10);
+    if !date || !valid_date(s) {
+        return false;
+    }
+    match b.len() {
+        10 => true,
+        20 => b[10] == b'T' && time_part(&b[11..19]) && b[19] == b'Z',
+        24 => {
+            b[10] == b'T'
+                && time_part(&b[11..19])
+                && b[19] == b'.'
+                && b[20..23].iter().all(u8::is_ascii_digit)
+                && b[23] == b'Z'
+        }
+        _ => false,
+    }
+}
+
+fn time_part(b: &[u8]) -> bool {
+    let num = |i: usize, max: u8| {
+        b[i].is_ascii_digit() && b[i + 1].is_ascii_digit() && (b[i] - b'0') * 10 + (b[i + 1] - b'0') <= max
+    };
+    num(0, 23) && b[2] == b':' && num(3, 59) && b[5] == b':' && num(6, 60)
+}
+
+fn valid_date(s: &str) -> bool {
+    let (Ok(y), Ok(m), Ok(d)) = (s[0..4].parse::<i32>(), s[5..7].parse::<u8>(), s[8..10].parse::<u8>())
+    else {
+        return false;
+    };
+    time::Month::try_from(m).ok().and_then(|m| time::Date::from_calendar_date(y, m, d).ok()).is_some()
+}
+
+/// Every field (dotted path) set in `data`, with its value.
+pub fn leaves(data: &Map<String, Value>) -> Vec<(String, &Value)> {
+    let mut out = Vec::new();
+    walk(data, String::new(), 1, &mut out);
+    out
+}
+
+fn walk<'a>(
+    object: &'a Map<String, Value>,
+    prefix: String,
+    depth: usize,
+    out: &mut Vec<(String, &'a Value)>,
+) {
+    for (key, value) in object {
+        // A key with a dot or a quote cannot be named by a dotted path.
+        if key.contains(['.', '"']) {
+            continue;
+        }
+        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        match value {
+            Value::Null => {}
+            Value::Object(inner) if depth < MAX_DEPTH => walk(inner, path, depth + 1, out),
+            other => out.push((path, other)),
+        }
+    }
+}
+
+/// The SQLite JSON path of a dotted field path (`profile.tier` → `$."profile"."tier"`).
+pub fn json_path(path: &str) -> String {
+    let mut out = String::from("$");
+    for part in path.split('.') {
+        out.push_str(".\"");
+        out.push_str(part);
+        out.push('"');
+    }
+    out
+}
+
+/// Changes to the catalogue gathered over one transaction, saved at its end.
+#[derive(Debug, Default)]
+pub struct FieldChanges {
+    deltas: HashMap<String, (i64, Option<&'static str>)>,
+}
+
+impl FieldChanges {
+    /// Records one contact's data going from `old` to `new`.
+    pub fn record(&mut self, old: &Map<String, Value>, new: &Map<String, Value>) {
+        let before: HashMap<String, &Value> = leaves(old).into_iter().collect();
+        let after = leaves(new);
+        for (path, value) in &after {
+            if !before.contains_key(path) {
+                let entry = self.deltas.entry(path.clone()).or_insert((0, None));
+                entry.0 += 1;
+                entry.1 = entry.1.or(infer_type(value));
+            }
+        }
+        let after: HashMap<&String, ()> = after.iter().map(|(p, _)| (p, ())).collect();
+        for path in before.keys() {
+            if !after.contains_key(path) {
+                self.deltas.entry(path.clone()).or_insert((0, None)).0 -= 1;
+            }
+        }
+    }
+
+    /// Writes the changes; a field seen for the first time gets its type now.
+    pub fn save(&mut self, conn: &Connection, project: &str) -> rusqlite::Result<()> {
+        let now = clock::now_ms();
+        let mut insert = conn.prepare_cached(
+            "INSERT INTO contact_fields (project_id, path, type, contacts, created_at) VALUES (?1, ?2, ?3, max(?4, 0), ?5)
+             ON CONFLICT (project_id, path) DO UPDATE SET contacts = max(contacts + ?4, 0)",
+        )?;
+        let mut update = conn.prepare_cached(
+            "UPDATE contact_fields SET contacts = max(contacts + ?3, 0) WHERE project_id = ?1 AND path = ?2",
+        )?;
+        for (path, (delta, kind)) in self.deltas.drain() {
+            match kind {
+                Some(kind) => insert.execute(params![project, path, kind, delta, now])?,
+                None if delta != 0 => update.execute(params![project, path, delta])?,
+                None => 0,
+            };
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn types_follow_the_table_of_api_md() {
+        assert_eq!(infer_type(&json!(3)), Some("number"));
+        assert_eq!(infer_type(&json!(2.5)), Some("number"));
+        assert_eq!(infer_type(&json!(true)), Some("boolean"));
+        assert_eq!(infer_type(&json!("2024-02-29")), Some("date"));
+        assert_eq!(infer_type(&json!("2024-01-15T10:30:00Z")), Some("date"));
+        assert_eq!(infer_type(&json!("2024-01-15T10:30:00.123Z")), Some("date"));
+        assert_eq!(infer_type(&json!("2023-02-29")), Some("string"), "not a real day");
+        assert_eq!(infer_type(&json!("2024-01-15 10:30")), Some("string"));
+        assert_eq!(infer_type(&json!("2024-01-15T10:30:00+02:00")), Some("string"));
+        assert_eq!(infer_type(&json!("42")), Some("string"), "a JSON string stays a string");
+        assert_eq!(infer_type(&json!(["a"])), Some("string"));
+        assert_eq!(infer_type(&Value::Null), None);
+    }
+
+    #[test]
+    fn leaves_are_dotted_paths() {
+        let data = json!({ "plan": "pro", "profile": { "tier": "gold", "address": { "city": "Oslo" } },
+            "tags": [1], "gone": null, "odd.key": 1 });
+        let mut paths: Vec<String> = leaves(data.as_object().unwrap()).into_iter().map(|(p, _)| p).collect();
+        paths.sort();
+        assert_eq!(paths, ["plan", "profile.address.city", "profile.tier", "tags"]);
+        assert_eq!(json_path("profile.tier"), "$.\"profile\".\"tier\"");
+        assert_eq!(json_path("first name"), "$.\"first name\"");
+    }
+
+    #[test]
+    fn changes_count_additions_and_removals() {
+        let mut changes = FieldChanges::default();
+        let empty = Map::new();
+        let a = json!({ "plan": "pro", "age": 3 }).as_object().unwrap().clone();
+        let b = json!({ "plan": 5, "city": "Oslo" }).as_object().unwrap().clone();
+        changes.record(&empty, &a);
+        changes.record(&a, &b);
+        assert_eq!(changes.deltas["plan"], (1, Some("string")), "type of the first value");
+        assert_eq!(changes.deltas["age"], (0, Some("number")));
+        assert_eq!(changes.deltas["city"], (1, Some("string")));
+    }
+}

@@ -1,0 +1,281 @@
+//! CSV contact import: checking an upload, typing cells, and importing in resumable batches.
+//!
+//! The file is kept with its job. Each batch reads records from the job's byte offset, upserts
+//! them, and commits the contacts together with the new offset and counters, so a crash resumes
+//! at the first record not yet committed and nothing is imported twice.
+
+use rusqlite::Connection;
+use serde_json::{Number, Value, json};
+
+use super::contacts::{self as core_contacts, Upsert};
+use super::data::{self, DataPatch};
+use super::fields::{self, FieldChanges};
+use crate::db::contact_jobs::{self, ContactJob};
+use crate::error::{ApiError, FieldError};
+
+/// Columns dropped without an error (api.md CSV rule 3), compared case-insensitively.
+const DROPPED_COLUMNS: &[&str] = &["id", "subscribed", "createdat", "updatedat"];
+/// Most error items kept on a job; `errorCount` has the full number.
+pub const MAX_ERRORS: usize = 1000;
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// What a column becomes.
+#[derive(Debug, Clone, PartialEq)]
+enum Column {
+    Email,
+    Data(String),
+    Dropped,
+}
+
+fn columns(header: &csv::StringRecord) -> Vec<Column> {
+    let mut seen_email = false;
+    header
+        .iter()
+        .map(|name| {
+            let name = name.trim();
+            let lower = name.to_ascii_lowercase();
+            if lower == "email" && !seen_email {
+                seen_email = true;
+                Column::Email
+            } else if name.is_empty() || DROPPED_COLUMNS.contains(&lower.as_str()) || data::is_reserved(name)
+            {
+                Column::Dropped
+            } else {
+                Column::Data(name.to_string())
+            }
+        })
+        .collect()
+}
+
+fn reader(bytes: &[u8], headers: bool) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new().has_headers(headers).flexible(true).from_reader(bytes)
+}
+
+/// The file without a UTF-8 byte-order mark.
+fn body(content: &[u8]) -> &[u8] {
+    content.strip_prefix(BOM).unwrap_or(content)
+}
+
+/// Checks an upload: UTF-8, a header row with an `email` column, well-formed CSV. Returns the
+/// number of data rows.
+pub fn inspect(content: &[u8]) -> Result<u64, ApiError> {
+    let invalid =
+        |message: String| ApiError::validation(vec![FieldError::new("file", "invalid_file", message)]);
+    let text = body(content);
+    if std::str::from_utf8(text).is_err() {
+        return Err(invalid("the file is not UTF-8 text".into()));
+    }
+    let mut rows = reader(text, true);
+    let header = rows.headers().map_err(|e| invalid(format!("the header row cannot be read: {e}")))?.clone();
+    if header.iter().all(|h| h.trim().is_empty()) {
+        return Err(invalid("the file is empty; the first row must name the columns".into()));
+    }
+    if !columns(&header).contains(&Column::Email) {
+        return Err(invalid("the header row has no `email` column".into()));
+    }
+    let mut count = 0;
+    let mut record = csv::ByteRecord::new();
+    loop {
+        match rows.read_byte_record(&mut record) {
+            Ok(true) => count += 1,
+            Ok(false) => break,
+            Err(e) => return Err(invalid(format!("row {} is not valid CSV: {e}", count + 2))),
+        }
+    }
+    Ok(count)
+}
+
+/// The JSON value of one cell (api.md CSV rule 4); `None` for an empty cell.
+pub fn type_cell(raw: &str) -> Option<Value> {
+    let cell = raw.trim();
+    if cell.is_empty() {
+        return None;
+    }
+    match cell.to_ascii_lowercase().as_str() {
+        "true" | "yes" => return Some(Value::Bool(true)),
+        "false" | "no" => return Some(Value::Bool(false)),
+        _ => {}
+    }
+    if let Some(number) = plain_number(cell) {
+        return Some(Value::Number(number));
+    }
+    Some(Value::String(iso_date(cell).unwrap_or(cell).to_string()))
+}
+
+/// A plain integer or decimal: optional minus, digits without a leading zero (except `0`
+/// itself), optional fraction. Leading zeros, a plus sign and exponents stay strings, and so do
+/// numbers with more digits than a double holds exactly.
+fn plain_number(cell: &str) -> Option<Number> {
+    let digits = cell.strip_prefix('-').unwrap_or(cell);
+    let (int, frac) = match digits.split_once('.') {
+        Some((int, frac)) => (int, Some(frac)),
+        None => (digits, None),
+    };
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !all_digits(int) || (int.len() > 1 && int.starts_with('0')) || frac.is_some_and(|f| !all_digits(f)) {
+        return None;
+    }
+    if int.len() + frac.map_or(0, str::len) > 15 {
+        return None;
+    }
+    match frac {
+        None => cell.parse::<i64>().ok().map(Number::from),
+        Some(_) => cell.parse::<f64>().ok().and_then(Number::from_f64),
+    }
+}
+
+/// ISO 8601 dates and times are kept as text in the form the date operators read
+/// (`YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SS[.sss]Z`), so they are typed `date`.
+fn iso_date(cell: &str) -> Option<&str> {
+    fields::is_date(cell).then_some(cell)
+}
+
+/// Imports up to `max_rows` records of an import job in the caller's transaction. Returns
+/// whether the file is finished.
+pub fn run_batch(
+    conn: &Connection,
+    job: &ContactJob,
+    content: &[u8],
+    max_rows: usize,
+    now: i64,
+) -> Result<bool, ApiError> {
+    let text = body(content);
+    let mut header_reader = reader(text, true);
+    let header = header_reader.headers().map_err(|e| ApiError::internal(format!("csv header: {e}")))?.clone();
+    let columns = columns(&header);
+    let email_index = columns.iter().position(|c| *c == Column::Email).unwrap_or(0);
+    let start = if job.cursor == 0 { header_reader.position().byte() } else { job.cursor as u64 };
+    let start = usize::try_from(start).unwrap_or(text.len()).min(text.len());
+    let mut rows = reader(&text[start..], false);
+
+    let mut progress = job.clone();
+    let mut errors: Vec<Value> = serde_json::from_str(&job.errors).unwrap_or_default();
+    let mut fields = FieldChanges::default();
+    let mut record = csv::StringRecord::new();
+    let mut done = false;
+    for _ in 0..max_rows {
+        let more = rows.read_record(&mut record).map_err(|e| ApiError::internal(format!("csv: {e}")))?;
+        if !more {
+            done = true;
+            break;
+        }
+        let row = progress.processed + 2;
+        progress.processed += 1;
+        let mut email = None;
+        let mut pairs = Vec::new();
+        for (column, cell) in columns.iter().zip(record.iter()) {
+            match column {
+                Column::Email => email = Some(cell.trim()),
+                Column::Data(name) => {
+                    if let Some(value) = type_cell(cell) {
+                        pairs.push((name.clone(), value));
+                    }
+                }
+                Column::Dropped => {}
+            }
+        }
+        let email = match email.filter(|e| !e.is_empty()) {
+            None => Err("missing_email"),
+            Some(raw) => crate::core::email::normalize(raw).map_err(|_| "invalid_email"),
+        };
+        let email = match email {
+            Ok(email) => email,
+            Err(reason) => {
+                progress.skipped += 1;
+                progress.error_count += 1;
+                if errors.len() < MAX_ERRORS {
+                    errors.push(json!({ "row": row, "email": record.get(email_index).unwrap_or(""), "reason": reason }));
+                }
+                continue;
+            }
+        };
+        let patch = DataPatch::from_pairs(pairs);
+        let request = Upsert {
+            email: &email,
+            subscribed: None,
+            default_subscribed: true,
+            data: &patch,
+            source: "import",
+        };
+        match core_contacts::upsert(conn, &job.project_id, &request, &mut fields, now) {
+            Ok(upserted) if upserted.is_new => progress.imported += 1,
+            Ok(_) => progress.updated += 1,
+            Err(e) if e.status == 422 => {
+                progress.skipped += 1;
+                progress.error_count += 1;
+                if errors.len() < MAX_ERRORS {
+                    errors.push(json!({ "row": row, "email": email, "reason": "invalid_data" }));
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    progress.cursor = (start as u64 + rows.position().byte()) as i64;
+    progress.errors = Value::Array(errors).to_string();
+    fields.save(conn, &job.project_id)?;
+    contact_jobs::save_progress(conn, &progress, done, now)?;
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_typed_by_the_csv_rules() {
+        assert_eq!(type_cell(""), None);
+        assert_eq!(type_cell("  "), None);
+        assert_eq!(type_cell("42"), Some(json!(42)));
+        assert_eq!(type_cell("-7"), Some(json!(-7)));
+        assert_eq!(type_cell("0"), Some(json!(0)));
+        assert_eq!(type_cell("3.25"), Some(json!(3.25)));
+        assert_eq!(type_cell("0.5"), Some(json!(0.5)));
+        for kept in ["007", "+44", "1e5", "1E5", "00.5", ".5", "5.", "1,000", "12345678901234567890", "--1"] {
+            assert_eq!(type_cell(kept), Some(json!(kept)), "{kept} stays a string");
+        }
+        for (cell, value) in [("true", true), ("FALSE", false), ("Yes", true), ("no", false)] {
+            assert_eq!(type_cell(cell), Some(json!(value)));
+        }
+        assert_eq!(type_cell("2024-01-15"), Some(json!("2024-01-15")));
+        assert_eq!(type_cell("2024-01-15T10:00:00Z"), Some(json!("2024-01-15T10:00:00Z")));
+        assert_eq!(type_cell(" Ada "), Some(json!("Ada")));
+    }
+
+    #[test]
+    fn uploads_are_checked() {
+        assert_eq!(inspect(b"email,name\na@example.com,Ada\nb@example.com,Bo\n").unwrap(), 2);
+        assert_eq!(inspect(b"\xEF\xBB\xBFEmail,name\r\na@example.com,Ada\r\n").unwrap(), 1, "BOM and CRLF");
+        assert_eq!(inspect(b"email\n").unwrap(), 0);
+        for bad in [&b""[..], b"name,age\nAda,3\n", b"email,name\n\xff\xfe,x\n"] {
+            let e = inspect(bad).unwrap_err();
+            assert_eq!((e.status, e.errors[0].field.as_str()), (422, "file"), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn columns_are_classified() {
+        let header = csv::StringRecord::from(vec![
+            "ID",
+            "Email",
+            "first name",
+            "subscribed",
+            "createdAt",
+            "unsubscribeUrl",
+            "plan",
+            "email",
+        ]);
+        assert_eq!(
+            columns(&header),
+            vec![
+                Column::Dropped,
+                Column::Email,
+                Column::Data("first name".into()),
+                Column::Dropped,
+                Column::Dropped,
+                Column::Dropped,
+                Column::Data("plan".into()),
+                Column::Dropped,
+            ]
+        );
+    }
+}

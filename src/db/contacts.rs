@@ -1,0 +1,213 @@
+//! Contacts: one row per (project, email), custom fields as a JSON object.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+use serde_json::{Map, Value};
+
+/// A contact as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contact {
+    pub seq: i64,
+    pub id: String,
+    pub project_id: String,
+    pub email: String,
+    pub subscribed: bool,
+    pub snoozed_until: Option<i64>,
+    pub data: Map<String, Value>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+pub const COLUMNS: &str =
+    "c.seq, c.id, c.project_id, c.email, c.subscribed, c.snoozed_until, c.data, c.created_at, c.updated_at";
+
+/// Reads a contact selected with [`COLUMNS`].
+pub fn from_row(r: &Row<'_>) -> rusqlite::Result<Contact> {
+    let data: String = r.get(6)?;
+    let data = match serde_json::from_str::<Value>(&data) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    Ok(Contact {
+        seq: r.get(0)?,
+        id: r.get(1)?,
+        project_id: r.get(2)?,
+        email: r.get(3)?,
+        subscribed: r.get(4)?,
+        snoozed_until: r.get(5)?,
+        data,
+        created_at: r.get(7)?,
+        updated_at: r.get(8)?,
+    })
+}
+
+fn data_text(data: &Map<String, Value>) -> String {
+    serde_json::to_string(data).unwrap_or_else(|_| "{}".into())
+}
+
+pub fn by_id(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<Option<Contact>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM contacts c WHERE c.id = ?1 AND c.project_id = ?2"))?
+        .query_row([id, project], from_row)
+        .optional()
+}
+
+pub fn by_email(conn: &Connection, project: &str, email: &str) -> rusqlite::Result<Option<Contact>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM contacts c WHERE c.project_id = ?1 AND c.email = ?2"
+    ))?
+    .query_row([project, email], from_row)
+    .optional()
+}
+
+/// Inserts a new contact (the caller made sure the email is free in the project).
+pub fn insert(
+    conn: &Connection,
+    project: &str,
+    email: &str,
+    subscribed: bool,
+    data: &Map<String, Value>,
+    now: i64,
+) -> rusqlite::Result<Contact> {
+    let id = super::new_id();
+    conn.prepare_cached(
+        "INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+    )?
+    .execute(params![id, project, email, subscribed, data_text(data), now])?;
+    Ok(Contact {
+        seq: conn.last_insert_rowid(),
+        id,
+        project_id: project.into(),
+        email: email.into(),
+        subscribed,
+        snoozed_until: None,
+        data: data.clone(),
+        created_at: now,
+        updated_at: now,
+    })
+}
+
+/// Writes a contact's email, subscription, data and `updated_at`.
+pub fn update(conn: &Connection, contact: &Contact) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE contacts SET email = ?2, subscribed = ?3, data = ?4, updated_at = ?5 WHERE seq = ?1",
+    )?
+    .execute(params![
+        contact.seq,
+        contact.email,
+        contact.subscribed,
+        data_text(&contact.data),
+        contact.updated_at
+    ])?;
+    Ok(())
+}
+
+pub fn delete(conn: &Connection, seq: i64) -> rusqlite::Result<bool> {
+    Ok(conn.prepare_cached("DELETE FROM contacts WHERE seq = ?1")?.execute([seq])? > 0)
+}
+
+/// The project's contact counts: (all, subscribed).
+pub fn counts(conn: &Connection, project: &str) -> rusqlite::Result<(i64, i64)> {
+    Ok(conn
+        .query_row("SELECT total, subscribed FROM contact_counts WHERE project_id = ?1", [project], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?
+        .unwrap_or((0, 0)))
+}
+
+/// How a contact list is ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sort {
+    CreatedAt,
+    Email,
+}
+
+/// Where a page starts: after this row in the list's order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum After {
+    Start,
+    CreatedAt(i64, i64),
+    Email(String),
+}
+
+/// One page of a contact list.
+#[derive(Debug, Clone)]
+pub struct ListQuery {
+    pub project: String,
+    pub search: Option<String>,
+    pub subscribed: Option<bool>,
+    pub sort: Sort,
+    pub descending: bool,
+    pub after: After,
+    pub limit: usize,
+}
+
+/// Searches of at least this many characters use the trigram index.
+pub const INDEXED_SEARCH_CHARS: usize = 3;
+
+fn filters(q: &ListQuery, sql: &mut String, args: &mut Vec<SqlValue>) {
+    args.push(SqlValue::Text(q.project.clone()));
+    sql.push_str(" WHERE c.project_id = ?1");
+    if let Some(subscribed) = q.subscribed {
+        args.push(SqlValue::Integer(subscribed.into()));
+        sql.push_str(&format!(" AND c.subscribed = ?{}", args.len()));
+    }
+    if let Some(search) = &q.search {
+        let like = format!("%{}%", search.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
+        args.push(SqlValue::Text(like));
+        let n = args.len();
+        if search.chars().count() >= INDEXED_SEARCH_CHARS {
+            sql.push_str(&format!(
+                " AND c.seq IN (SELECT rowid FROM contacts_email_search WHERE email LIKE ?{n} ESCAPE '\\')"
+            ));
+        } else {
+            sql.push_str(&format!(" AND c.email LIKE ?{n} ESCAPE '\\'"));
+        }
+    }
+}
+
+/// The contacts of one page: up to `limit` rows after `after` in the requested order.
+pub fn list(conn: &Connection, q: &ListQuery) -> rusqlite::Result<Vec<Contact>> {
+    let mut sql = format!("SELECT {COLUMNS} FROM contacts c");
+    let mut args = Vec::new();
+    filters(q, &mut sql, &mut args);
+    let cmp = if q.descending { "<" } else { ">" };
+    let dir = if q.descending { "DESC" } else { "ASC" };
+    match &q.after {
+        After::Start => {}
+        After::CreatedAt(at, seq) => {
+            args.push(SqlValue::Integer(*at));
+            args.push(SqlValue::Integer(*seq));
+            sql.push_str(&format!(" AND (c.created_at, c.seq) {cmp} (?{}, ?{})", args.len() - 1, args.len()));
+        }
+        After::Email(email) => {
+            args.push(SqlValue::Text(email.clone()));
+            sql.push_str(&format!(" AND c.email {cmp} ?{}", args.len()));
+        }
+    }
+    match q.sort {
+        Sort::CreatedAt => sql.push_str(&format!(" ORDER BY c.created_at {dir}, c.seq {dir}")),
+        Sort::Email => sql.push_str(&format!(" ORDER BY c.email {dir}")),
+    }
+    args.push(SqlValue::Integer(q.limit as i64));
+    sql.push_str(&format!(" LIMIT ?{}", args.len()));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    stmt.query_map(params_from_iter(args), from_row)?.collect()
+}
+
+/// How many contacts the list's filters match (ignoring the page position).
+pub fn count(conn: &Connection, q: &ListQuery) -> rusqlite::Result<i64> {
+    if q.search.is_none() {
+        let (total, subscribed) = counts(conn, &q.project)?;
+        return Ok(match q.subscribed {
+            None => total,
+            Some(true) => subscribed,
+            Some(false) => total - subscribed,
+        });
+    }
+    let mut sql = String::from("SELECT count(*) FROM contacts c");
+    let mut args = Vec::new();
+    filters(q, &mut sql, &mut args);
+    conn.prepare_cached(&sql)?.query_row(params_from_iter(args), |r| r.get(0))
+}

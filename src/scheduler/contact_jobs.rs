@@ -1,0 +1,96 @@
+//! The worker of contact jobs: CSV imports, bulk operations and field removals, in batches that
+//! each commit their progress, so an interrupted job resumes where it stopped.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{JobContext, JobError, JobOutcome, JobResult, NewJob, Registry};
+use crate::clock;
+use crate::core::{bulk, import};
+use crate::db::contact_jobs;
+use crate::error::ApiError;
+
+/// The job kind that runs a `contact_jobs` row.
+pub const KIND: &str = "contacts.job";
+/// Records imported per transaction.
+pub const IMPORT_BATCH: usize = 5000;
+/// Contacts visited per transaction when removing a field.
+pub const FIELD_BATCH: usize = 5000;
+
+pub fn register(registry: &mut Registry) {
+    registry.register(KIND, Duration::from_secs(6 * 3600), run);
+}
+
+/// The scheduler job for contact job `id`.
+pub fn job(project: &str, id: &str) -> NewJob {
+    NewJob::new(KIND, &serde_json::json!({ "id": id })).project(project)
+}
+
+#[derive(Deserialize)]
+struct Payload {
+    id: String,
+}
+
+async fn run(ctx: JobContext) -> JobResult {
+    let id = ctx.payload::<Payload>()?.id;
+    match work(&ctx, &id).await {
+        Ok(()) => Ok(JobOutcome::Done),
+        Err(e) => {
+            let message = e.cause.clone().unwrap_or_else(|| e.message.clone());
+            if ctx.job.attempt >= ctx.job.max_attempts {
+                let (failed_id, failure) = (id.clone(), message.clone());
+                ctx.state
+                    .db
+                    .write(move |tx| {
+                        Ok::<_, ApiError>(contact_jobs::fail(tx, &failed_id, &failure, clock::now_ms())?)
+                    })
+                    .await
+                    .map_err(|e| JobError::Retry(e.to_string()))?;
+                return Err(JobError::Permanent(message));
+            }
+            Err(JobError::Retry(message))
+        }
+    }
+}
+
+async fn work(ctx: &JobContext, id: &str) -> Result<(), ApiError> {
+    let db = &ctx.state.db;
+    let (job_id, input_id) = (id.to_string(), id.to_string());
+    let Some(job) = db.run(move |conn| Ok::<_, ApiError>(contact_jobs::by_id(conn, &job_id)?)).await? else {
+        return Ok(());
+    };
+    if matches!(job.status.as_str(), "completed" | "failed") {
+        return Ok(());
+    }
+    let input = Arc::new(
+        db.run(move |conn| Ok::<_, ApiError>(contact_jobs::input(conn, &input_id)?))
+            .await?
+            .unwrap_or_default(),
+    );
+    loop {
+        let (id, input) = (id.to_string(), input.clone());
+        let done = db
+            .write(move |tx| {
+                let Some(job) = contact_jobs::by_id(tx, &id)? else { return Ok(true) };
+                let now = clock::now_ms();
+                match job.operation.as_str() {
+                    "import" => import::run_batch(tx, &job, &input, IMPORT_BATCH, now),
+                    "delete_field" => {
+                        let path = String::from_utf8_lossy(&input).into_owned();
+                        bulk::remove_field_batch(tx, &job, &path, FIELD_BATCH, now)
+                    }
+                    _ => {
+                        let ids: Vec<String> = serde_json::from_slice(&input)
+                            .map_err(|e| ApiError::internal(format!("bulk job input: {e}")))?;
+                        bulk::run(tx, &job, &ids, now).map(|()| true)
+                    }
+                }
+            })
+            .await?;
+        if done {
+            return Ok(());
+        }
+    }
+}
