@@ -115,7 +115,7 @@ fn form_error(errors: &Errors<'_>, limit: u64) -> ApiError {
 async fn find(state: &AppState, project: String, id: &str, import: bool) -> Result<ContactJob, ApiError> {
     let id = id.to_string();
     let job = state.db.run(move |conn| Ok::<_, DbError>(contact_jobs::get(conn, &project, &id)?)).await?;
-    job.filter(|j| (j.operation == "import") == import && j.operation != "delete_field")
+    job.filter(|j| (j.operation == "import") == import)
         .ok_or_else(|| ApiError::not_found("Job not found"))
 }
 
@@ -128,6 +128,7 @@ async fn import_status(
     Ok(Json(view(&find(state, access.project.id, id, true).await?)))
 }
 
+/// Bulk jobs, and the removal of a custom field (`DELETE /contacts/fields/:field`).
 #[get("/contacts/bulk/<id>")]
 async fn bulk_status(
     state: &State<AppState>,

@@ -146,32 +146,51 @@ pub struct ListQuery {
 /// Searches of at least this many characters use the trigram index.
 pub const INDEXED_SEARCH_CHARS: usize = 3;
 
-fn filters(q: &ListQuery, sql: &mut String, args: &mut Vec<SqlValue>) {
+/// A GLOB pattern matching `text` anywhere, with GLOB's special characters taken literally.
+/// (GLOB rather than LIKE: the trigram index serves GLOB, and LIKE only without ESCAPE.)
+fn substring_glob(text: &str) -> String {
+    let mut pattern = String::from("*");
+    for ch in text.chars() {
+        match ch {
+            '*' => pattern.push_str("[*]"),
+            '?' => pattern.push_str("[?]"),
+            '[' => pattern.push_str("[[]"),
+            other => pattern.push(other),
+        }
+    }
+    pattern.push('*');
+    pattern
+}
+
+/// `FROM ... WHERE ...` of a list query. A search of three or more characters starts from the
+/// trigram index (CROSS JOIN keeps it the outer loop); shorter ones scan the project's emails.
+fn from_where(q: &ListQuery, sql: &mut String, args: &mut Vec<SqlValue>) {
     args.push(SqlValue::Text(q.project.clone()));
-    sql.push_str(" WHERE c.project_id = ?1");
+    match &q.search {
+        Some(search) if search.chars().count() >= INDEXED_SEARCH_CHARS => {
+            args.push(SqlValue::Text(substring_glob(search)));
+            sql.push_str(
+                " FROM contacts_email_search s CROSS JOIN contacts c ON c.seq = s.rowid
+                  WHERE s.email GLOB ?2 AND c.project_id = ?1",
+            );
+        }
+        Some(search) => {
+            args.push(SqlValue::Text(substring_glob(search)));
+            sql.push_str(" FROM contacts c WHERE c.project_id = ?1 AND c.email GLOB ?2");
+        }
+        None => sql.push_str(" FROM contacts c WHERE c.project_id = ?1"),
+    }
     if let Some(subscribed) = q.subscribed {
         args.push(SqlValue::Integer(subscribed.into()));
         sql.push_str(&format!(" AND c.subscribed = ?{}", args.len()));
-    }
-    if let Some(search) = &q.search {
-        let like = format!("%{}%", search.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
-        args.push(SqlValue::Text(like));
-        let n = args.len();
-        if search.chars().count() >= INDEXED_SEARCH_CHARS {
-            sql.push_str(&format!(
-                " AND c.seq IN (SELECT rowid FROM contacts_email_search WHERE email LIKE ?{n} ESCAPE '\\')"
-            ));
-        } else {
-            sql.push_str(&format!(" AND c.email LIKE ?{n} ESCAPE '\\'"));
-        }
     }
 }
 
 /// The contacts of one page: up to `limit` rows after `after` in the requested order.
 pub fn list(conn: &Connection, q: &ListQuery) -> rusqlite::Result<Vec<Contact>> {
-    let mut sql = format!("SELECT {COLUMNS} FROM contacts c");
+    let mut sql = format!("SELECT {COLUMNS}");
     let mut args = Vec::new();
-    filters(q, &mut sql, &mut args);
+    from_where(q, &mut sql, &mut args);
     let cmp = if q.descending { "<" } else { ">" };
     let dir = if q.descending { "DESC" } else { "ASC" };
     match &q.after {
@@ -206,8 +225,17 @@ pub fn count(conn: &Connection, q: &ListQuery) -> rusqlite::Result<i64> {
             Some(false) => total - subscribed,
         });
     }
-    let mut sql = String::from("SELECT count(*) FROM contacts c");
+    let mut sql = String::from("SELECT count(*)");
     let mut args = Vec::new();
-    filters(q, &mut sql, &mut args);
+    from_where(q, &mut sql, &mut args);
     conn.prepare_cached(&sql)?.query_row(params_from_iter(args), |r| r.get(0))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn globs_take_special_characters_literally() {
+        assert_eq!(super::substring_glob("a*b?c[d"), "*a[*]b[?]c[[]d*");
+        assert_eq!(super::substring_glob("first_last%"), "*first_last%*");
+    }
 }

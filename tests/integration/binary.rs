@@ -73,7 +73,11 @@ fn cli_creates_users_and_projects() {
     let dir = TempDir::new().unwrap();
     let out = run(dir.path(), &["migrate"], &[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).starts_with("applied ") && !stdout(&out).starts_with("applied 0"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("applied ") && !stdout(&out).starts_with("applied 0"),
+        "{}",
+        stdout(&out)
+    );
     let again = run(dir.path(), &["migrate"], &[]);
     assert!(stdout(&again).starts_with("applied 0 migration(s)"), "{}", stdout(&again));
 
