@@ -14,17 +14,17 @@ CREATE TABLE contacts (
     updated_at    INTEGER NOT NULL,
     UNIQUE (project_id, email)
 );
--- Keyset pagination: newest or oldest first, optionally by subscription state.
-CREATE INDEX contacts_by_created ON contacts(project_id, created_at, seq);
-CREATE INDEX contacts_by_subscribed ON contacts(project_id, subscribed, created_at, seq);
+-- Keyset pagination, newest or oldest first; `subscribed` rides along so a filter on it is
+-- checked in the index without reading rows (one index fewer to keep up on every insert).
+CREATE INDEX contacts_by_created ON contacts(project_id, created_at, seq, subscribed);
 
--- Substring search on email: a trigram index (FTS5) kept in step by triggers.
+-- Substring search on email: a trigram index (FTS5). New rows are added by the code that inserts
+-- them (db::contacts), one at a time or a whole import batch in one statement, which is about
+-- ten times cheaper than a trigger firing per row; deletes and email changes use triggers, so
+-- cascades are covered.
 CREATE VIRTUAL TABLE contacts_email_search USING fts5(
-    email, content = 'contacts', content_rowid = 'seq', tokenize = 'trigram', detail = 'none'
+    email, content = 'contacts', content_rowid = 'seq', tokenize = 'trigram', detail = 'none', columnsize = 0
 );
-CREATE TRIGGER contacts_search_insert AFTER INSERT ON contacts BEGIN
-    INSERT INTO contacts_email_search (rowid, email) VALUES (new.seq, new.email);
-END;
 CREATE TRIGGER contacts_search_delete AFTER DELETE ON contacts BEGIN
     INSERT INTO contacts_email_search (contacts_email_search, rowid, email) VALUES ('delete', old.seq, old.email);
 END;

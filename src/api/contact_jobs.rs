@@ -115,8 +115,7 @@ fn form_error(errors: &Errors<'_>, limit: u64) -> ApiError {
 async fn find(state: &AppState, project: String, id: &str, import: bool) -> Result<ContactJob, ApiError> {
     let id = id.to_string();
     let job = state.db.run(move |conn| Ok::<_, DbError>(contact_jobs::get(conn, &project, &id)?)).await?;
-    job.filter(|j| (j.operation == "import") == import)
-        .ok_or_else(|| ApiError::not_found("Job not found"))
+    job.filter(|j| (j.operation == "import") == import).ok_or_else(|| ApiError::not_found("Job not found"))
 }
 
 #[get("/contacts/import/<id>")]

@@ -14,7 +14,7 @@ use crate::core::contacts::{self as core_contacts, Changes, Upsert};
 use crate::core::data::DataPatch;
 use crate::core::fields::FieldChanges;
 use crate::db::DbError;
-use crate::db::contacts::{self, After, ListQuery, Sort};
+use crate::db::contacts::{self, After, Indexing, ListQuery, Sort};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -80,9 +80,10 @@ async fn list(
     };
     let search = search.map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty());
     let first_page = after == After::Start;
-    let query = ListQuery {
+    let mut query = ListQuery {
         project: access.project.id,
         search,
+        search_indexed: false,
         subscribed,
         sort,
         descending,
@@ -92,6 +93,9 @@ async fn list(
     let (mut rows, total) = state
         .db
         .run(move |conn| {
+            if let Some(search) = &query.search {
+                query.search_indexed = contacts::plan_search(conn, search)?;
+            }
             let rows = contacts::list(conn, &query)?;
             let total = if first_page { Some(contacts::count(conn, &query)?) } else { None };
             Ok::<_, DbError>((rows, total))
@@ -137,6 +141,7 @@ async fn create(
                 default_subscribed: true,
                 data: &patch,
                 source: "api",
+                indexing: Indexing::Now,
             };
             let upserted = core_contacts::upsert(tx, &project, &request, &mut fields, clock::now_ms())?;
             fields.save(tx, &project)?;

@@ -168,6 +168,7 @@ fn seed(state: &AppState, project: &str, n: usize) {
             )?;
             let mut fields = FieldChanges::default();
             let empty = serde_json::Map::new();
+            let indexed_up_to = tidings::db::contacts::last_seq(tx)?;
             for i in done..end {
                 let (email, data) = person(&mut rng, i, "");
                 let subscribed = !rng.next().is_multiple_of(8);
@@ -182,6 +183,7 @@ fn seed(state: &AppState, project: &str, n: usize) {
                 fields.record(&empty, data.as_object().unwrap());
             }
             fields.save(tx, project)?;
+            tidings::db::contacts::index_after(tx, indexed_up_to)?;
             Ok::<_, rusqlite::Error>(())
         })
         .expect("seed batch");

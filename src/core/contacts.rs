@@ -9,7 +9,7 @@ use super::data::DataPatch;
 use super::email;
 use super::events;
 use super::fields::FieldChanges;
-use crate::db::contacts::{self, Contact};
+use crate::db::contacts::{self, Contact, Indexing};
 use crate::error::{ApiError, FieldError, conflict_on_unique};
 
 /// The normalised address, or 422 `invalid_string` on `field`.
@@ -32,6 +32,8 @@ pub struct Upsert<'a> {
     pub data: &'a DataPatch,
     /// Where the change comes from, recorded on subscription events (`api`, `import`, ...).
     pub source: &'a str,
+    /// When a new contact enters the email search index (batches defer it to their end).
+    pub indexing: Indexing,
 }
 
 /// The contact after an upsert, and whether it was created.
@@ -53,7 +55,8 @@ pub fn upsert(
         None => {
             let (data, _) = request.data.applied_to(&Map::new())?;
             let subscribed = request.subscribed.unwrap_or(request.default_subscribed);
-            let contact = contacts::insert(conn, project, request.email, subscribed, &data, now)?;
+            let contact =
+                contacts::insert(conn, project, request.email, subscribed, &data, now, request.indexing)?;
             fields.record(&Map::new(), &contact.data);
             Ok(Upserted { contact, is_new: true })
         }

@@ -11,6 +11,7 @@ use super::contacts::{self as core_contacts, Upsert};
 use super::data::{self, DataPatch};
 use super::fields::{self, FieldChanges};
 use crate::db::contact_jobs::{self, ContactJob};
+use crate::db::contacts::{self, Indexing};
 use crate::error::{ApiError, FieldError};
 
 /// Columns dropped without an error (api.md CSV rule 3), compared case-insensitively.
@@ -149,6 +150,7 @@ pub fn run_batch(
     let mut rows = reader(&text[start..], false);
 
     let mut progress = job.clone();
+    let indexed_up_to = contacts::last_seq(conn)?;
     let mut errors: Vec<Value> = serde_json::from_str(&job.errors).unwrap_or_default();
     let mut fields = FieldChanges::default();
     let mut record = csv::StringRecord::new();
@@ -196,6 +198,7 @@ pub fn run_batch(
             default_subscribed: true,
             data: &patch,
             source: "import",
+            indexing: Indexing::Deferred,
         };
         match core_contacts::upsert(conn, &job.project_id, &request, &mut fields, now) {
             Ok(upserted) if upserted.is_new => progress.imported += 1,
@@ -210,6 +213,7 @@ pub fn run_batch(
             Err(e) => return Err(e),
         }
     }
+    contacts::index_after(conn, indexed_up_to)?;
     progress.cursor = (start as u64 + rows.position().byte()) as i64;
     progress.errors = Value::Array(errors).to_string();
     fields.save(conn, &job.project_id)?;

@@ -59,6 +59,15 @@ pub fn by_email(conn: &Connection, project: &str, email: &str) -> rusqlite::Resu
     .optional()
 }
 
+/// When a new contact enters the email search index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Indexing {
+    /// With the insert.
+    Now,
+    /// Later in the same transaction, by [`index_after`] (batches).
+    Deferred,
+}
+
 /// Inserts a new contact (the caller made sure the email is free in the project).
 pub fn insert(
     conn: &Connection,
@@ -67,6 +76,7 @@ pub fn insert(
     subscribed: bool,
     data: &Map<String, Value>,
     now: i64,
+    indexing: Indexing,
 ) -> rusqlite::Result<Contact> {
     let id = super::new_id();
     conn.prepare_cached(
@@ -74,8 +84,13 @@ pub fn insert(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
     )?
     .execute(params![id, project, email, subscribed, data_text(data), now])?;
+    let seq = conn.last_insert_rowid();
+    if indexing == Indexing::Now {
+        conn.prepare_cached("INSERT INTO contacts_email_search (rowid, email) VALUES (?1, ?2)")?
+            .execute(params![seq, email])?;
+    }
     Ok(Contact {
-        seq: conn.last_insert_rowid(),
+        seq,
         id,
         project_id: project.into(),
         email: email.into(),
@@ -85,6 +100,20 @@ pub fn insert(
         created_at: now,
         updated_at: now,
     })
+}
+
+/// The highest `seq` so far; contacts inserted later in the same transaction have higher ones.
+pub fn last_seq(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT coalesce(max(seq), 0) FROM contacts", [], |r| r.get(0))
+}
+
+/// Adds every contact inserted with [`Indexing::Deferred`] after `seq` to the search index, in one
+/// statement. Call in the transaction that inserted them.
+pub fn index_after(conn: &Connection, seq: i64) -> rusqlite::Result<usize> {
+    conn.prepare_cached(
+        "INSERT INTO contacts_email_search (rowid, email) SELECT seq, email FROM contacts WHERE seq > ?1",
+    )?
+    .execute([seq])
 }
 
 /// Writes a contact's email, subscription, data and `updated_at`.
@@ -136,6 +165,8 @@ pub enum After {
 pub struct ListQuery {
     pub project: String,
     pub search: Option<String>,
+    /// Start a search from the trigram index (see [`plan_search`]).
+    pub search_indexed: bool,
     pub subscribed: Option<bool>,
     pub sort: Sort,
     pub descending: bool,
@@ -162,12 +193,31 @@ fn substring_glob(text: &str) -> String {
     pattern
 }
 
-/// `FROM ... WHERE ...` of a list query. A search of three or more characters starts from the
-/// trigram index (CROSS JOIN keeps it the outer loop); shorter ones scan the project's emails.
+/// Most index matches for which a search starts from the trigram index.
+const INDEXED_SEARCH_CAP: i64 = 10_000;
+
+/// Whether a search should start from the trigram index: when it has at least three characters
+/// and matches fewer than [`INDEXED_SEARCH_CAP`] emails. A broad search (`gmail`) is cheaper as a
+/// walk of the project's own indexes, which stops at a page's end and counts from a covering
+/// index, than as hundreds of thousands of index hits.
+pub fn plan_search(conn: &Connection, search: &str) -> rusqlite::Result<bool> {
+    if search.chars().count() < INDEXED_SEARCH_CHARS {
+        return Ok(false);
+    }
+    let hits: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT rowid FROM contacts_email_search WHERE email GLOB ?1 LIMIT ?2)",
+        )?
+        .query_row(params![substring_glob(search), INDEXED_SEARCH_CAP], |r| r.get(0))?;
+    Ok(hits < INDEXED_SEARCH_CAP)
+}
+
+/// `FROM ... WHERE ...` of a list query. An indexed search starts from the trigram index
+/// (CROSS JOIN keeps it the outer loop); others filter the project's rows.
 fn from_where(q: &ListQuery, sql: &mut String, args: &mut Vec<SqlValue>) {
     args.push(SqlValue::Text(q.project.clone()));
     match &q.search {
-        Some(search) if search.chars().count() >= INDEXED_SEARCH_CHARS => {
+        Some(search) if q.search_indexed => {
             args.push(SqlValue::Text(substring_glob(search)));
             sql.push_str(
                 " FROM contacts_email_search s CROSS JOIN contacts c ON c.seq = s.rowid
@@ -237,5 +287,53 @@ mod tests {
     fn globs_take_special_characters_literally() {
         assert_eq!(super::substring_glob("a*b?c[d"), "*a[*]b[?]c[[]d*");
         assert_eq!(super::substring_glob("first_last%"), "*first_last%*");
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+
+    #[test]
+    fn both_search_plans_give_the_same_pages_and_counts() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::db::migrate::run(&mut conn).unwrap();
+        conn.execute_batch(
+            "INSERT INTO users VALUES ('u', 'u@example.com', 'x', 0, 0, 0);
+             INSERT INTO projects VALUES ('p', 'P', 0, 0, 0), ('q', 'Q', 0, 0, 0);",
+        )
+        .unwrap();
+        let data = Map::new();
+        for n in 0..40 {
+            let project = if n % 4 == 0 { "q" } else { "p" };
+            let email =
+                format!("{}{n}@{}", ["ada_x", "bob*y", "cyd"][n % 3], ["gmail.com", "example.com"][n % 2]);
+            insert(&conn, project, &email, n % 5 != 0, &data, 1000 + n as i64, Indexing::Now).unwrap();
+        }
+        for search in ["gmail", "ada_", "b*y", "example.com", "cyd3", "zzz"] {
+            for subscribed in [None, Some(true)] {
+                for (sort, descending) in [(Sort::CreatedAt, true), (Sort::Email, false)] {
+                    let mut q = ListQuery {
+                        project: "p".into(),
+                        search: Some(search.into()),
+                        search_indexed: true,
+                        subscribed,
+                        sort,
+                        descending,
+                        after: After::Start,
+                        limit: 7,
+                    };
+                    let indexed: Vec<String> =
+                        list(&conn, &q).unwrap().into_iter().map(|c| c.email).collect();
+                    let indexed_count = count(&conn, &q).unwrap();
+                    q.search_indexed = false;
+                    let scanned: Vec<String> =
+                        list(&conn, &q).unwrap().into_iter().map(|c| c.email).collect();
+                    assert_eq!(indexed, scanned, "{search} {subscribed:?} {sort:?}");
+                    assert_eq!(indexed_count, count(&conn, &q).unwrap(), "{search}");
+                    assert!(indexed.iter().all(|e| e.contains(search)), "{search}: {indexed:?}");
+                }
+            }
+        }
     }
 }

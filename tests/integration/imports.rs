@@ -82,6 +82,8 @@ async fn every_csv_rule() {
         old["data"],
         json!({ "keep": 1, "plan": "team", "first name": "Old", "score": 3, "vip": false, "active": true })
     );
+    let (_, found) = app.get("/contacts?search=quoted%40", &keys.secret_key).await;
+    assert_eq!(found["total"], json!(1), "imported contacts can be searched");
     let quoted = contact(&app, &keys, "quoted@example.com").await;
     assert_eq!(quoted["data"], json!({ "first name": "Smith, Jo", "plan": "multi\nline", "score": -4 }));
 
@@ -197,6 +199,8 @@ async fn an_interrupted_import_resumes_without_duplicates() {
     );
     let (_, list) = app.get("/contacts?limit=100", &keys.secret_key).await;
     assert_eq!(list["total"], json!(57), "no contact twice");
+    let (_, found) = app.get("/contacts?search=user1", &keys.secret_key).await;
+    assert_eq!(found["total"], json!(11), "imported contacts are in the search index once: user1, user10 to user19");
     let (_, fields) = app.get("/contacts/fields", &keys.secret_key).await;
     let n =
         fields["fields"].as_array().unwrap().iter().find(|f| f["field"] == json!("data.n")).unwrap().clone();
