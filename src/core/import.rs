@@ -100,7 +100,7 @@ pub fn type_cell(raw: &str) -> Option<Value> {
     if let Some(number) = plain_number(cell) {
         return Some(Value::Number(number));
     }
-    Some(Value::String(iso_date(cell).unwrap_or(cell).to_string()))
+    Some(Value::String(iso_date(cell).unwrap_or_else(|| cell.to_string())))
 }
 
 /// A plain integer or decimal: optional minus, digits without a leading zero (except `0`
@@ -125,10 +125,18 @@ fn plain_number(cell: &str) -> Option<Number> {
     }
 }
 
-/// ISO 8601 dates and times are kept as text in the form the date operators read
-/// (`YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SS[.sss]Z`), so they are typed `date`.
-fn iso_date(cell: &str) -> Option<&str> {
-    fields::is_date(cell).then_some(cell)
+/// ISO 8601 dates and times become the text form the `date` type and the date operators read:
+/// `YYYY-MM-DD` and `YYYY-MM-DDTHH:MM:SS[.sss]Z` are kept as they are, and a date-time with an
+/// offset (`2024-01-15T10:00:00+02:00`) is turned into UTC (`2024-01-15T08:00:00Z`).
+fn iso_date(cell: &str) -> Option<String> {
+    use time::format_description::well_known::Rfc3339;
+    if fields::is_date(cell) {
+        return Some(cell.to_string());
+    }
+    let at = time::OffsetDateTime::parse(cell, &Rfc3339).ok()?.to_offset(time::UtcOffset::UTC);
+    let ms = (at.unix_timestamp_nanos() / 1_000_000) as i64;
+    let text = crate::clock::iso(ms);
+    Some(if at.millisecond() == 0 { text.replace(".000Z", "Z") } else { text })
 }
 
 /// Imports up to `max_rows` records of an import job in the caller's transaction. Returns
@@ -242,6 +250,9 @@ mod tests {
         }
         assert_eq!(type_cell("2024-01-15"), Some(json!("2024-01-15")));
         assert_eq!(type_cell("2024-01-15T10:00:00Z"), Some(json!("2024-01-15T10:00:00Z")));
+        assert_eq!(type_cell("2024-01-15T10:00:00+02:00"), Some(json!("2024-01-15T08:00:00Z")));
+        assert_eq!(type_cell("2024-01-15T10:00:00.250-01:00"), Some(json!("2024-01-15T11:00:00.250Z")));
+        assert_eq!(type_cell("2024-13-45"), Some(json!("2024-13-45")), "not a date: kept as text");
         assert_eq!(type_cell(" Ada "), Some(json!("Ada")));
     }
 
