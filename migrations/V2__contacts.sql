@@ -28,7 +28,7 @@ CREATE VIRTUAL TABLE contacts_email_search USING fts5(
 CREATE TRIGGER contacts_search_delete AFTER DELETE ON contacts BEGIN
     INSERT INTO contacts_email_search (contacts_email_search, rowid, email) VALUES ('delete', old.seq, old.email);
 END;
-CREATE TRIGGER contacts_search_update AFTER UPDATE OF email ON contacts BEGIN
+CREATE TRIGGER contacts_search_update AFTER UPDATE OF email ON contacts WHEN old.email != new.email BEGIN
     INSERT INTO contacts_email_search (contacts_email_search, rowid, email) VALUES ('delete', old.seq, old.email);
     INSERT INTO contacts_email_search (rowid, email) VALUES (new.seq, new.email);
 END;
