@@ -9,6 +9,7 @@ pub mod clock;
 pub mod config;
 pub mod core;
 pub mod db;
+pub mod dns;
 pub mod error;
 pub mod scheduler;
 pub mod state;

@@ -7,6 +7,7 @@ mod accounts;
 mod binary;
 mod browser;
 mod contacts;
+mod dns;
 mod envelope;
 mod idempotency;
 mod imports;

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod binary;
+#[path = "../../support/dns_server.rs"]
+pub mod dns_server;
 pub mod probes;
 
 use std::sync::Arc;
