@@ -8,6 +8,7 @@ use rand::distributions::Alphanumeric;
 use crate::api::ratelimit::{self, ProjectLimiter};
 use crate::config::Config;
 use crate::db::{self, Db, DbError, settings};
+use crate::dns::Dns;
 use crate::scheduler::{JobQueue, SchedulerStatus};
 
 /// Secrets generated on first start and kept in the database (unless configured).
@@ -34,6 +35,7 @@ pub struct AppState {
     pub jobs: JobQueue,
     pub limiter: Arc<dyn ProjectLimiter>,
     pub scheduler: Arc<SchedulerStatus>,
+    pub dns: Dns,
 }
 
 impl AppState {
@@ -53,6 +55,8 @@ impl AppState {
         })?;
         drop(conn);
         let limiter = ratelimit::limiter(config.limits.requests_per_minute);
+        let dns = Dns::new(&config.dns);
+        crate::core::lists::lists();
         Ok(AppState {
             db,
             config: Arc::new(config),
@@ -60,6 +64,7 @@ impl AppState {
             jobs: JobQueue::default(),
             limiter,
             scheduler: Arc::new(SchedulerStatus::default()),
+            dns,
         })
     }
 }

@@ -1,4 +1,4 @@
-//! The dashboard: the files of `assets/`, embedded in the binary, served at `/`.
+//! The dashboard: the files of `assets/dashboard/`, embedded in the binary, served at `/`.
 //!
 //! Files are served with their content type, an ETag (their SHA-256) and `Cache-Control:
 //! no-cache`, so browsers revalidate cheaply and never run a stale page after an upgrade. A GET
@@ -17,7 +17,7 @@ use rocket::{Route, get, routes};
 use crate::error::ApiError;
 
 #[derive(rust_embed::Embed)]
-#[folder = "assets/"]
+#[folder = "assets/dashboard/"]
 struct Assets;
 
 /// First path segments that belong to the API; unknown paths under them are JSON 404s.

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod contact_jobs;
 pub mod contacts;
 pub mod dashboard;
+pub mod domains;
 pub mod features;
 pub mod fields;
 pub mod guards;
@@ -16,6 +17,7 @@ pub mod members;
 pub mod pagination;
 pub mod projects;
 pub mod ratelimit;
+pub mod verify;
 
 use rocket::fairing::{Fairing, Info, Kind};
 use rocket::http::Header;
@@ -34,6 +36,8 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         contacts::routes(),
         fields::routes(),
         contact_jobs::routes(),
+        domains::routes(),
+        verify::routes(),
         dashboard::routes(),
     ];
     routes

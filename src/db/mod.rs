@@ -10,6 +10,7 @@
 
 pub mod contact_jobs;
 pub mod contacts;
+pub mod domains;
 pub mod events;
 pub mod idempotency;
 pub mod jobs;

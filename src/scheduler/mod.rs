@@ -12,6 +12,7 @@
 //!   running after it are stopped and handed back untouched, so a restart resumes them.
 
 pub mod contact_jobs;
+pub mod domains;
 mod sweeps;
 
 use std::collections::HashMap;
@@ -126,6 +127,7 @@ pub fn registry(config: &Config) -> Registry {
     let mut registry = Registry::new();
     sweeps::register(&mut registry, config);
     contact_jobs::register(&mut registry);
+    domains::register(&mut registry, config);
     registry
 }
 

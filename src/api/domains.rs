@@ -1,0 +1,103 @@
+//! Sender domains: `/domains`.
+
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{Route, State, delete, get, post, routes};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::guards::ProjectAccess;
+use super::json::JsonBody;
+use crate::core::domains as core_domains;
+use crate::db::domains;
+use crate::error::{ApiError, conflict_on_unique};
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![create, list, verify, remove]
+}
+
+#[derive(Deserialize)]
+struct NewDomain {
+    domain: Option<String>,
+}
+
+#[post("/domains", data = "<body>")]
+async fn create(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<NewDomain>,
+) -> Result<Json<Value>, ApiError> {
+    let name =
+        body.0.domain.ok_or_else(|| ApiError::invalid_field("domain", "required", "domain is required"))?;
+    let name = core_domains::normalize(&name)?;
+    let (project, lookup) = (access.project.id.clone(), name.clone());
+    let exists = state
+        .db
+        .run(move |conn| {
+            Ok::<_, ApiError>(conn.query_row(
+                "SELECT count(*) FROM domains WHERE project_id = ?1 AND domain = ?2",
+                [&project, &lookup],
+                |r| r.get::<_, i64>(0),
+            )?)
+        })
+        .await?;
+    if exists > 0 {
+        return Err(ApiError::conflict(format!("{name} is already a domain of this project")));
+    }
+    let key = tokio::task::spawn_blocking(core_domains::generate_dkim_key)
+        .await
+        .map_err(|e| ApiError::internal(format!("key generation: {e}")))?
+        .map_err(|e| ApiError::internal(format!("key generation: {e}")))?;
+    let interval = i64::from(state.config.dns.domain_check_interval_secs) * 1000;
+    let domain = core_domains::new_domain(&access.project.id, &name, key, interval);
+    let stored = domain.clone();
+    state
+        .db
+        .write(move |tx| {
+            domains::insert(tx, &stored).map_err(|e| {
+                conflict_on_unique(e, &format!("{} is already a domain of this project", stored.domain))
+            })
+        })
+        .await?;
+    Ok(Json(core_domains::view(&domain)))
+}
+
+#[get("/domains/project/<project_id>", rank = 1)]
+async fn list(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    project_id: &str,
+) -> Result<Json<Value>, ApiError> {
+    if project_id != access.project.id {
+        return Err(ApiError::not_found("Project not found"));
+    }
+    let project = access.project.id;
+    let list = state.db.run(move |conn| Ok::<_, ApiError>(domains::for_project(conn, &project)?)).await?;
+    Ok(Json(Value::Array(list.iter().map(core_domains::view).collect())))
+}
+
+async fn find(state: &AppState, project: String, id: &str) -> Result<domains::Domain, ApiError> {
+    let id = id.to_string();
+    state
+        .db
+        .run(move |conn| Ok::<_, ApiError>(domains::get(conn, &project, &id)?))
+        .await?
+        .ok_or_else(|| ApiError::not_found("Domain not found"))
+}
+
+#[get("/domains/<id>/verify", rank = 2)]
+async fn verify(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+    let domain = find(state, access.project.id, id).await?;
+    let checked = core_domains::check_and_save(state, domain).await?;
+    Ok(Json(core_domains::view(&checked)))
+}
+
+#[delete("/domains/<id>")]
+async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
+    let domain = find(state, access.project.id, id).await?;
+    // Templates and active campaigns that send from the domain will refuse its removal (409)
+    // once they exist.
+    state.db.write(move |tx| Ok::<_, ApiError>(domains::delete(tx, &domain.id)?)).await?;
+    Ok(Status::NoContent)
+}

@@ -1,0 +1,350 @@
+//! Sender domains: names, the DNS records to publish, DKIM keys, verification checks, and the
+//! sender rule every sending path applies.
+
+use std::net::IpAddr;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use hickory_resolver::proto::rr::{Name, RecordType};
+use rand::Rng;
+use rand::distributions::Alphanumeric;
+use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::clock;
+use crate::db::domains::{self, Domain};
+use crate::dns::{Answer, Dns};
+use crate::error::{ApiError, FieldError};
+
+/// The DKIM selector: keys are published at `tidings._domainkey.<domain>`.
+pub const DKIM_SELECTOR: &str = "tidings";
+/// DKIM key size.
+pub const DKIM_BITS: usize = 2048;
+/// The SPF record suggested (not required: the relay's own SPF include belongs in it too).
+pub const SPF_SUGGESTION: &str = "v=spf1 a mx ~all";
+
+fn invalid(message: impl Into<String>, received: &str) -> ApiError {
+    ApiError::validation(vec![
+        FieldError::new("domain", "invalid_string", message)
+            .received(json!(received.chars().take(300).collect::<String>())),
+    ])
+}
+
+/// The domain as stored: lowercase ASCII (an IDN becomes punycode), no trailing dot; 422 for a
+/// URL, an address, an IP, a single label or a malformed name.
+pub fn normalize(input: &str) -> Result<String, ApiError> {
+    let text = input.trim().trim_end_matches('.');
+    if text.is_empty() {
+        return Err(invalid("domain must not be empty", input));
+    }
+    if text.contains("://") || text.contains(['/', '@', ':', '?', '#', ' ']) {
+        return Err(invalid(
+            "give the bare domain name, like example.com, without a scheme, path, port or address",
+            input,
+        ));
+    }
+    if text.parse::<IpAddr>().is_ok() {
+        return Err(invalid("an IP address is not a domain", input));
+    }
+    let ascii = Name::from_utf8(text)
+        .map_err(|e| invalid(format!("not a valid domain name: {e}"), input))?
+        .to_ascii()
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    let labels: Vec<&str> = ascii.split('.').collect();
+    let labels_ok = labels.iter().all(|l| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    });
+    let tld_ok = labels.last().is_some_and(|t| {
+        t.len() >= 2 && (t.bytes().all(|b| b.is_ascii_alphabetic()) || t.starts_with("xn--"))
+    });
+    if labels.len() < 2 || !labels_ok || !tld_ok || ascii.len() > 253 {
+        return Err(invalid(
+            "not a valid domain name; it needs at least a name and a top-level domain, like example.com",
+            input,
+        ));
+    }
+    Ok(ascii)
+}
+
+/// What a record is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Purpose {
+    Verification,
+    Dkim,
+    Spf,
+}
+
+/// A DNS record the domain's owner publishes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordSpec {
+    pub purpose: Purpose,
+    pub name: String,
+    pub value: String,
+    pub required: bool,
+}
+
+/// The records of appliance.md section 6, in order: verification, DKIM, SPF.
+pub fn records(domain: &Domain) -> Vec<RecordSpec> {
+    vec![
+        RecordSpec {
+            purpose: Purpose::Verification,
+            name: format!("_tidings.{}", domain.domain),
+            value: format!("tidings-verification={}", domain.token),
+            required: true,
+        },
+        RecordSpec {
+            purpose: Purpose::Dkim,
+            name: format!("{}._domainkey.{}", domain.dkim_selector, domain.domain),
+            value: format!("v=DKIM1; k=rsa; p={}", domain.dkim_public_key),
+            required: true,
+        },
+        RecordSpec {
+            purpose: Purpose::Spf,
+            name: domain.domain.clone(),
+            value: SPF_SUGGESTION.into(),
+            required: false,
+        },
+    ]
+}
+
+/// A new DKIM key pair: the private key as PKCS#8 PEM and the public key as base64 DER
+/// (SubjectPublicKeyInfo), the form DKIM's `p=` takes. Slow (hundreds of milliseconds): run it on
+/// a blocking thread.
+pub fn generate_dkim_key() -> Result<(String, String), String> {
+    let mut rng = rand::thread_rng();
+    let private = rsa::RsaPrivateKey::new(&mut rng, DKIM_BITS).map_err(|e| e.to_string())?;
+    let pem = private.to_pkcs8_pem(LineEnding::LF).map_err(|e| e.to_string())?.to_string();
+    let public = private.to_public_key().to_public_key_der().map_err(|e| e.to_string())?;
+    Ok((pem, STANDARD.encode(public.as_bytes())))
+}
+
+/// A new pending domain for `project`, first checked at a random time within the check interval
+/// so that many domains spread their checks.
+pub fn new_domain(project: &str, name: &str, key: (String, String), interval_ms: i64) -> Domain {
+    let now = clock::now_ms();
+    let token: String = rand::thread_rng().sample_iter(&Alphanumeric).take(32).map(char::from).collect();
+    Domain {
+        id: crate::db::new_id(),
+        project_id: project.into(),
+        domain: name.into(),
+        status: "pending".into(),
+        token,
+        dkim_selector: DKIM_SELECTOR.into(),
+        dkim_private_key: key.0,
+        dkim_public_key: key.1,
+        checks: None,
+        created_at: now,
+        verified_at: None,
+        last_checked_at: None,
+        next_check_at: now + rand::thread_rng().gen_range(0..interval_ms.max(1)),
+    }
+}
+
+/// The result of checking one record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordCheck {
+    pub purpose: Purpose,
+    pub found: bool,
+    /// Set when DNS gave no answer (`timeout`, `servfail`, ...): the record may still be there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+fn squeeze(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// Looks up every record now (bypassing cached answers) and says whether each is there with the
+/// expected value. SPF counts as found when the domain has any SPF record.
+pub async fn check(dns: &Dns, domain: &Domain) -> Vec<RecordCheck> {
+    let mut results = Vec::new();
+    for spec in records(domain) {
+        dns.fresh(&spec.name, &[RecordType::TXT]);
+        let answer = dns.txt(&spec.name).await;
+        let found = answer.records().iter().any(|value| match spec.purpose {
+            Purpose::Spf => value.trim_start().to_ascii_lowercase().starts_with("v=spf1"),
+            _ => squeeze(value) == squeeze(&spec.value),
+        });
+        let error = match &answer {
+            Answer::Failed(failure) if !found => Some(failure.code().to_string()),
+            _ => None,
+        };
+        results.push(RecordCheck { purpose: spec.purpose, found, error });
+    }
+    results
+}
+
+/// The status after a check: verified when every required record was found; pending when one
+/// is definitely missing; unchanged when DNS could not answer for a missing one.
+pub fn status_after(domain: &Domain, checks: &[RecordCheck]) -> String {
+    let specs = records(domain);
+    let mut all_found = true;
+    let mut definitely_missing = false;
+    for (spec, check) in specs.iter().zip(checks) {
+        if !spec.required || check.found {
+            continue;
+        }
+        all_found = false;
+        if check.error.is_none() {
+            definitely_missing = true;
+        }
+    }
+    if all_found {
+        "verified".into()
+    } else if definitely_missing {
+        "pending".into()
+    } else {
+        domain.status.clone()
+    }
+}
+
+/// Checks a domain and stores the outcome; returns the updated domain.
+pub async fn check_and_save(state: &crate::state::AppState, domain: Domain) -> Result<Domain, ApiError> {
+    let checks = check(&state.dns, &domain).await;
+    let status = status_after(&domain, &checks);
+    let now = clock::now_ms();
+    let verified_at = match (status.as_str(), domain.verified_at) {
+        ("verified", Some(at)) => Some(at),
+        ("verified", None) => Some(now),
+        _ => None,
+    };
+    let interval = i64::from(state.config.dns.domain_check_interval_secs) * 1000;
+    let checks_json = serde_json::to_string(&checks).unwrap_or_else(|_| "[]".into());
+    let id = domain.id.clone();
+    let (saved_status, saved_checks) = (status.clone(), checks_json.clone());
+    state
+        .db
+        .write(move |tx| {
+            Ok::<_, ApiError>(domains::save_check(
+                tx,
+                &id,
+                &saved_status,
+                verified_at,
+                &saved_checks,
+                now,
+                now + interval,
+            )?)
+        })
+        .await?;
+    if status != domain.status {
+        tracing::info!(domain = domain.domain, from = domain.status, to = status, "domain status changed");
+    }
+    Ok(Domain {
+        status,
+        verified_at,
+        checks: Some(checks_json),
+        last_checked_at: Some(now),
+        next_check_at: now + interval,
+        ..domain
+    })
+}
+
+/// The domain as the API shows it; records carry `found` (and `error`) once checked.
+pub fn view(domain: &Domain) -> Value {
+    let checks: Vec<RecordCheck> =
+        domain.checks.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default();
+    let records: Vec<Value> = records(domain)
+        .into_iter()
+        .map(|spec| {
+            let mut record = json!({
+                "type": "TXT",
+                "name": spec.name,
+                "value": spec.value,
+                "purpose": spec.purpose,
+                "required": spec.required,
+            });
+            if let Some(check) = checks.iter().find(|c| c.purpose == spec.purpose) {
+                record["found"] = json!(check.found);
+                if let Some(error) = &check.error {
+                    record["error"] = json!(error);
+                }
+            }
+            record
+        })
+        .collect();
+    json!({
+        "id": domain.id,
+        "domain": domain.domain,
+        "projectId": domain.project_id,
+        "status": domain.status,
+        "records": records,
+        "createdAt": clock::iso(domain.created_at),
+        "verifiedAt": domain.verified_at.map(clock::iso),
+        "lastCheckedAt": domain.last_checked_at.map(clock::iso),
+    })
+}
+
+/// The domain and its parents, most specific first, down to two labels (`a.b.example.com`,
+/// `b.example.com`, `example.com`).
+fn candidates(domain: &str) -> Vec<String> {
+    let labels: Vec<&str> = domain.split('.').collect();
+    (0..labels.len().saturating_sub(1)).map(|i| labels[i..].join(".")).collect()
+}
+
+/// The sender rule: the from address's domain, or a parent of it, is verified in this project.
+/// Otherwise 403 with the code, details and suggestion of appliance.md section 11.
+pub fn require_verified_sender(conn: &Connection, project: &str, from: &str) -> Result<(), ApiError> {
+    let domain = from
+        .rsplit_once('@')
+        .map(|(_, d)| d)
+        .unwrap_or(from)
+        .trim()
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    if domains::verified_among(conn, project, &candidates(&domain))?.is_some() {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        403,
+        "INTERNAL_SERVER_ERROR",
+        format!("The sender domain {domain} is not verified in this project"),
+    )
+    .with_details(json!({ "domain": domain, "reason": "DOMAIN_NOT_VERIFIED" }))
+    .with_suggestion(format!(
+        "Add {domain} (or a parent domain) with POST /domains, publish the DNS records it returns, then call GET /domains/:id/verify"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_normalized_and_checked() {
+        assert_eq!(normalize(" Example.COM. ").unwrap(), "example.com");
+        assert_eq!(normalize("mail.example.co.uk").unwrap(), "mail.example.co.uk");
+        assert_eq!(normalize("bücher.de").unwrap(), "xn--bcher-kva.de");
+        for bad in [
+            "",
+            "localhost",
+            "https://example.com",
+            "example.com/path",
+            "user@example.com",
+            "example.com:25",
+            "192.168.1.1",
+            "-bad.com",
+            "bad-.com",
+            "a..b.com",
+            "exa mple.com",
+            "example.123",
+            &format!("{}.com", "a".repeat(64)),
+        ] {
+            let e = normalize(bad).unwrap_err();
+            assert_eq!((e.status, e.errors[0].code.as_str()), (422, "invalid_string"), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn parents_are_candidates() {
+        assert_eq!(candidates("a.b.example.com"), ["a.b.example.com", "b.example.com", "example.com"]);
+        assert_eq!(candidates("example.com"), ["example.com"]);
+    }
+}

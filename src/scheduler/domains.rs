@@ -1,0 +1,59 @@
+//! The periodic re-check of sender domains: every pending and verified domain is checked once per
+//! `[dns] domain_check_interval_secs`, each at its own time (new domains start at a random point
+//! of the interval), a few at a time, so many domains never make a burst of lookups.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use super::{JobContext, JobOutcome, JobResult, Registry};
+use crate::clock;
+use crate::config::Config;
+use crate::core::domains as core_domains;
+use crate::db::domains;
+use crate::error::ApiError;
+
+pub const KIND: &str = "domains.check";
+/// Domains checked at once.
+const CONCURRENCY: usize = 8;
+/// Domains taken per run.
+const BATCH: usize = 200;
+
+pub fn register(registry: &mut Registry, config: &Config) {
+    let interval = u64::from(config.dns.domain_check_interval_secs);
+    let tick = Duration::from_secs((interval / 4).clamp(1, 60));
+    registry.periodic(KIND, tick, run);
+}
+
+async fn run(ctx: JobContext) -> JobResult {
+    let due = ctx
+        .state
+        .db
+        .run(|conn| Ok::<_, ApiError>(domains::due(conn, clock::now_ms(), BATCH)?))
+        .await
+        .map_err(|e| super::JobError::Retry(e.to_string()))?;
+    let permits = Arc::new(Semaphore::new(CONCURRENCY));
+    let mut checks = JoinSet::new();
+    for id in due {
+        let (state, permits) = (ctx.state.clone(), permits.clone());
+        checks.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            let lookup = id.clone();
+            let domain = state.db.run(move |conn| Ok::<_, ApiError>(domains::by_id(conn, &lookup)?)).await?;
+            if let Some(domain) = domain {
+                core_domains::check_and_save(&state, domain).await?;
+            }
+            Ok::<_, ApiError>(())
+        });
+    }
+    while let Some(done) = checks.join_next().await {
+        match done {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!("domain check failed: {e}"),
+            Err(e) => tracing::warn!("domain check task failed: {e}"),
+        }
+    }
+    Ok(JobOutcome::Done)
+}
