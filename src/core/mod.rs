@@ -12,5 +12,6 @@ pub mod import;
 pub mod keys;
 pub mod lists;
 pub mod projects;
+pub mod render;
 pub mod session;
 pub mod verify;
