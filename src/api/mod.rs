@@ -17,6 +17,7 @@ pub mod members;
 pub mod pagination;
 pub mod projects;
 pub mod ratelimit;
+pub mod templates;
 pub mod verify;
 
 use rocket::fairing::{Fairing, Info, Kind};
@@ -38,6 +39,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         contact_jobs::routes(),
         domains::routes(),
         verify::routes(),
+        templates::routes(),
         dashboard::routes(),
     ];
     routes

@@ -66,6 +66,29 @@ pub fn page(data: Vec<Value>, next: Option<String>, total: Option<i64>) -> Value
     })
 }
 
+/// `page` and `pageSize` of a page list: page ≥ 1 (default 1), pageSize ≥ 1 (default 20, at
+/// most `max`); anything else is 400.
+pub fn page_params(page: Option<&str>, page_size: Option<&str>, max: usize) -> Result<(i64, i64), ApiError> {
+    let parse = |name: &str, raw: Option<&str>, default: i64| -> Result<i64, ApiError> {
+        match raw {
+            None => Ok(default),
+            Some(raw) => match raw.trim().parse::<i64>() {
+                Ok(n) if n >= 1 => Ok(n),
+                _ => Err(ApiError::bad_request(format!("{name} must be a whole number of at least 1 (found {raw:?})"))),
+            },
+        }
+    };
+    let page = parse("page", page, 1)?;
+    let size = parse("pageSize", page_size, DEFAULT_LIMIT as i64)?.min(max as i64);
+    Ok((page, size))
+}
+
+/// A page list: `{data, total, page, pageSize, totalPages}`.
+pub fn page_list(data: Vec<Value>, total: i64, page: i64, page_size: i64) -> Value {
+    let total_pages = if total == 0 { 0 } else { (total + page_size - 1) / page_size };
+    json!({ "data": data, "total": total, "page": page, "pageSize": page_size, "totalPages": total_pages })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 
 pub mod accounts;
 pub mod bulk;
+pub mod compose;
 pub mod contacts;
 pub mod data;
 pub mod domains;
@@ -10,6 +11,7 @@ pub mod events;
 pub mod fields;
 pub mod import;
 pub mod keys;
+pub mod links;
 pub mod lists;
 pub mod projects;
 pub mod render;

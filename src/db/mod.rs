@@ -18,6 +18,7 @@ pub mod keys;
 pub mod migrate;
 pub mod projects;
 pub mod settings;
+pub mod templates;
 pub mod users;
 
 use std::path::{Path, PathBuf};

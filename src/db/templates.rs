@@ -1,0 +1,115 @@
+//! Email templates.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+
+/// A template as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    pub id: String,
+    pub project_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub subject: String,
+    pub body: String,
+    pub from_email: String,
+    pub from_name: Option<String>,
+    pub reply_to: Option<String>,
+    pub kind: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str =
+    "id, project_id, name, description, subject, body, from_email, from_name, reply_to, type, created_at, updated_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Template> {
+    Ok(Template {
+        id: r.get(0)?,
+        project_id: r.get(1)?,
+        name: r.get(2)?,
+        description: r.get(3)?,
+        subject: r.get(4)?,
+        body: r.get(5)?,
+        from_email: r.get(6)?,
+        from_name: r.get(7)?,
+        reply_to: r.get(8)?,
+        kind: r.get(9)?,
+        created_at: r.get(10)?,
+        updated_at: r.get(11)?,
+    })
+}
+
+/// Inserts or replaces a template by id.
+pub fn save(conn: &Connection, t: &Template) -> rusqlite::Result<()> {
+    conn.execute(
+        &format!("INSERT OR REPLACE INTO templates ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
+        params![
+            t.id,
+            t.project_id,
+            t.name,
+            t.description,
+            t.subject,
+            t.body,
+            t.from_email,
+            t.from_name,
+            t.reply_to,
+            t.kind,
+            t.created_at,
+            t.updated_at
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn get(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<Option<Template>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM templates WHERE id = ?1 AND project_id = ?2"))?
+        .query_row([id, project], from_row)
+        .optional()
+}
+
+pub fn delete(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<bool> {
+    Ok(conn.execute("DELETE FROM templates WHERE id = ?1 AND project_id = ?2", [id, project])? > 0)
+}
+
+/// One page of a project's templates and the total matching.
+pub struct PageQuery {
+    pub project: String,
+    pub kind: Option<String>,
+    pub search: Option<String>,
+    /// `name`, `created_at` or `updated_at`.
+    pub sort: &'static str,
+    pub descending: bool,
+    pub offset: i64,
+    pub limit: i64,
+}
+
+pub fn page(conn: &Connection, q: &PageQuery) -> rusqlite::Result<(Vec<Template>, i64)> {
+    let mut filter = String::from(" WHERE project_id = ?1");
+    let mut args = vec![SqlValue::Text(q.project.clone())];
+    if let Some(kind) = &q.kind {
+        args.push(SqlValue::Text(kind.clone()));
+        filter.push_str(&format!(" AND type = ?{}", args.len()));
+    }
+    if let Some(search) = &q.search {
+        let like = format!("%{}%", search.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
+        args.push(SqlValue::Text(like));
+        let n = args.len();
+        filter.push_str(&format!(
+            " AND (name LIKE ?{n} ESCAPE '\\' OR coalesce(description, '') LIKE ?{n} ESCAPE '\\' OR subject LIKE ?{n} ESCAPE '\\')"
+        ));
+    }
+    let total: i64 =
+        conn.prepare(&format!("SELECT count(*) FROM templates{filter}"))?.query_row(params_from_iter(args.clone()), |r| r.get(0))?;
+    let dir = if q.descending { "DESC" } else { "ASC" };
+    let sort = if q.sort == "name" { "name COLLATE NOCASE" } else { q.sort };
+    args.push(SqlValue::Integer(q.limit));
+    args.push(SqlValue::Integer(q.offset));
+    let sql = format!(
+        "SELECT {COLUMNS} FROM templates{filter} ORDER BY {sort} {dir}, id {dir} LIMIT ?{} OFFSET ?{}",
+        args.len() - 1,
+        args.len()
+    );
+    let rows = conn.prepare(&sql)?.query_map(params_from_iter(args), from_row)?.collect::<Result<_, _>>()?;
+    Ok((rows, total))
+}
