@@ -57,7 +57,9 @@ fn field_error(path: &str, error: &serde_json::Error) -> FieldError {
         return FieldError::new(join(name), "required", format!("{name} is required"));
     }
     if let Some(name) = message.strip_prefix("unknown field `").and_then(|m| m.split('`').next()) {
-        return FieldError::new(join(name), "unrecognized_key", message.clone());
+        // The path already ends at the unknown key.
+        let field = if parent.is_empty() { name.to_string() } else { parent.to_string() };
+        return FieldError::new(field, "unrecognized_key", message.clone());
     }
     let code = if message.starts_with("unknown variant") { "invalid_enum_value" } else { "invalid_type" };
     let field = if parent.is_empty() { "body".to_string() } else { parent.to_string() };
@@ -74,6 +76,13 @@ mod tests {
     struct Body {
         email: String,
         nested: Option<Nested>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[expect(dead_code, reason = "the fields exist to be deserialized")]
+    struct Strict {
+        a: u32,
     }
 
     #[derive(Debug, Deserialize)]
@@ -101,6 +110,8 @@ mod tests {
         assert_eq!(e.errors[0].field, "nested.count");
         let e = parse::<Body>(br#"{"nested": null}"#).unwrap_err();
         assert_eq!((e.errors[0].field.as_str(), e.errors[0].code.as_str()), ("email", "required"));
+        let e = parse::<Strict>(br#"{"a": 1, "b": 2}"#).unwrap_err();
+        assert_eq!((e.errors[0].field.as_str(), e.errors[0].code.as_str()), ("b", "unrecognized_key"));
         let e = parse::<Body>(br#""text""#).unwrap_err();
         assert_eq!(e.errors[0].field, "body");
     }

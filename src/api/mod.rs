@@ -14,10 +14,13 @@ pub mod health;
 pub mod idempotency;
 pub mod json;
 pub mod members;
+pub mod outbox;
 pub mod pagination;
 pub mod projects;
 pub mod ratelimit;
+pub mod send;
 pub mod templates;
+pub mod tracking;
 pub mod verify;
 
 use rocket::fairing::{Fairing, Info, Kind};
@@ -40,6 +43,9 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         domains::routes(),
         verify::routes(),
         templates::routes(),
+        send::routes(),
+        outbox::routes(),
+        tracking::routes(),
         dashboard::routes(),
     ];
     routes

@@ -74,7 +74,9 @@ pub fn page_params(page: Option<&str>, page_size: Option<&str>, max: usize) -> R
             None => Ok(default),
             Some(raw) => match raw.trim().parse::<i64>() {
                 Ok(n) if n >= 1 => Ok(n),
-                _ => Err(ApiError::bad_request(format!("{name} must be a whole number of at least 1 (found {raw:?})"))),
+                _ => Err(ApiError::bad_request(format!(
+                    "{name} must be a whole number of at least 1 (found {raw:?})"
+                ))),
             },
         }
     };

@@ -53,6 +53,14 @@ pub fn limiter(per_minute: u32) -> Arc<dyn ProjectLimiter> {
     limiter_with_clock(per_minute, DefaultClock::default())
 }
 
+/// A per-project limiter of `per_second` events a second (sending throttles).
+pub fn limiter_per_second(per_second: u32) -> Arc<dyn ProjectLimiter> {
+    let quota = Quota::per_second(NonZeroU32::new(per_second.max(1)).unwrap_or(NonZeroU32::MIN));
+    let inner = RateLimiter::dashmap_with_clock(quota, DefaultClock::default())
+        .with_middleware::<StateInformationMiddleware>();
+    Arc::new(Limiter { inner, per_minute: per_second.saturating_mul(60) })
+}
+
 /// A limiter on the given clock (tests pass governor's `FakeRelativeClock`).
 pub fn limiter_with_clock<C>(per_minute: u32, clock: C) -> Arc<dyn ProjectLimiter>
 where

@@ -52,12 +52,20 @@ struct ListParams<'r> {
 }
 
 #[get("/templates?<params..>")]
-async fn list(state: &State<AppState>, access: ProjectAccess, params: ListParams<'_>) -> Result<Json<Value>, ApiError> {
+async fn list(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    params: ListParams<'_>,
+) -> Result<Json<Value>, ApiError> {
     let (page, page_size) = pagination::page_params(params.page, params.page_size, pagination::MAX_LIMIT)?;
     let kind = match params.kind {
         None => None,
         Some(kind) if compose::TYPES.contains(&kind) => Some(kind.to_string()),
-        Some(kind) => return Err(ApiError::bad_request(format!("type must be TRANSACTIONAL, MARKETING or HEADLESS (found {kind:?})"))),
+        Some(kind) => {
+            return Err(ApiError::bad_request(format!(
+                "type must be TRANSACTIONAL, MARKETING or HEADLESS (found {kind:?})"
+            )));
+        }
     };
     let sort = match params.sort {
         Some("name") => "name",
@@ -97,7 +105,11 @@ fn apply(t: &mut Template, f: TemplateFields) -> Result<(), ApiError> {
     if let Some(name) = f.name {
         let name = name.trim().to_string();
         if name.is_empty() || name.chars().count() > 200 {
-            return Err(ApiError::invalid_field("name", "invalid_string", "name must be 1 to 200 characters"));
+            return Err(ApiError::invalid_field(
+                "name",
+                "invalid_string",
+                "name must be 1 to 200 characters",
+            ));
         }
         t.name = name;
     }
@@ -128,12 +140,20 @@ fn apply(t: &mut Template, f: TemplateFields) -> Result<(), ApiError> {
 }
 
 #[post("/templates", data = "<body>")]
-async fn create(state: &State<AppState>, access: ProjectAccess, body: JsonBody<TemplateFields>) -> Result<Json<Value>, ApiError> {
+async fn create(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<TemplateFields>,
+) -> Result<Json<Value>, ApiError> {
     let fields = body.0;
     if fields.from.as_deref().is_none_or(|f| f.trim().is_empty()) {
         return Err(ApiError::simple_bad_request("from is required"));
     }
-    for (present, field) in [(fields.name.is_some(), "name"), (fields.subject.is_some(), "subject"), (fields.body.is_some(), "body")] {
+    for (present, field) in [
+        (fields.name.is_some(), "name"),
+        (fields.subject.is_some(), "subject"),
+        (fields.body.is_some(), "body"),
+    ] {
         if !present {
             return Err(ApiError::invalid_field(field, "required", format!("{field} is required")));
         }
@@ -206,12 +226,19 @@ async fn change(
 #[delete("/templates/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let template = find(state, access.project.id, id).await?;
-    state.db.write(move |tx| Ok::<_, ApiError>(templates::delete(tx, &template.project_id, &template.id)?)).await?;
+    state
+        .db
+        .write(move |tx| Ok::<_, ApiError>(templates::delete(tx, &template.project_id, &template.id)?))
+        .await?;
     Ok(Status::NoContent)
 }
 
 #[post("/templates/<id>/duplicate")]
-async fn duplicate(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn duplicate(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<Value>, ApiError> {
     let original = find(state, access.project.id, id).await?;
     let now = clock::now_ms();
     let copy = Template {

@@ -38,10 +38,18 @@ pub fn check_subject(subject: &str, field: &str) -> Result<(), ApiError> {
         return Err(ApiError::invalid_field(field, "too_small", format!("{field} must not be empty")));
     }
     if subject.chars().count() > MAX_LINE {
-        return Err(ApiError::invalid_field(field, "too_big", format!("{field} must be at most {MAX_LINE} characters")));
+        return Err(ApiError::invalid_field(
+            field,
+            "too_big",
+            format!("{field} must be at most {MAX_LINE} characters"),
+        ));
     }
     if subject.contains(['\r', '\n']) {
-        return Err(ApiError::invalid_field(field, "invalid_string", format!("{field} must be a single line (no CR or LF)")));
+        return Err(ApiError::invalid_field(
+            field,
+            "invalid_string",
+            format!("{field} must be a single line (no CR or LF)"),
+        ));
     }
     render::check(subject, field)
 }
@@ -60,8 +68,12 @@ pub fn check_type(kind: Option<&str>, field: &str, default: &str) -> Result<Stri
         None => Ok(default.to_string()),
         Some(kind) if TYPES.contains(&kind) => Ok(kind.to_string()),
         Some(kind) => Err(ApiError::validation(vec![
-            FieldError::new(field, "invalid_enum_value", format!("{field} must be TRANSACTIONAL, MARKETING or HEADLESS"))
-                .received(json!(kind)),
+            FieldError::new(
+                field,
+                "invalid_enum_value",
+                format!("{field} must be TRANSACTIONAL, MARKETING or HEADLESS"),
+            )
+            .received(json!(kind)),
         ])),
     }
 }
@@ -69,7 +81,11 @@ pub fn check_type(kind: Option<&str>, field: &str, default: &str) -> Result<Stri
 /// A display name: one line, at most 998 characters.
 pub fn check_name(name: &str, field: &str) -> Result<String, ApiError> {
     if name.contains(['\r', '\n']) || name.chars().count() > MAX_LINE {
-        return Err(ApiError::invalid_field(field, "invalid_string", format!("{field} must be one line of at most {MAX_LINE} characters")));
+        return Err(ApiError::invalid_field(
+            field,
+            "invalid_string",
+            format!("{field} must be one line of at most {MAX_LINE} characters"),
+        ));
     }
     Ok(name.trim().to_string())
 }
@@ -79,21 +95,34 @@ pub fn mailbox(value: &Value, field: &str) -> Result<(String, Option<String>), A
     match value {
         Value::String(address) => Ok((parse_email(address, field)?, None)),
         Value::Object(object) => {
-            let email = object
-                .get("email")
-                .and_then(Value::as_str)
-                .ok_or_else(|| ApiError::invalid_field(&format!("{field}.email"), "required", format!("{field}.email is required")))?;
+            let email = object.get("email").and_then(Value::as_str).ok_or_else(|| {
+                ApiError::invalid_field(
+                    &format!("{field}.email"),
+                    "required",
+                    format!("{field}.email is required"),
+                )
+            })?;
             let email = parse_email(email, &format!("{field}.email"))?;
             let name = match object.get("name") {
                 None | Some(Value::Null) => None,
-                Some(Value::String(name)) => Some(check_name(name, &format!("{field}.name"))?).filter(|n| !n.is_empty()),
+                Some(Value::String(name)) => {
+                    Some(check_name(name, &format!("{field}.name"))?).filter(|n| !n.is_empty())
+                }
                 Some(_) => {
-                    return Err(ApiError::invalid_field(&format!("{field}.name"), "invalid_type", format!("{field}.name must be a string")));
+                    return Err(ApiError::invalid_field(
+                        &format!("{field}.name"),
+                        "invalid_type",
+                        format!("{field}.name must be a string"),
+                    ));
                 }
             };
             Ok((email, name))
         }
-        _ => Err(ApiError::invalid_field(field, "invalid_type", format!("{field} must be an email address or {{name, email}}"))),
+        _ => Err(ApiError::invalid_field(
+            field,
+            "invalid_type",
+            format!("{field} must be an email address or {{name, email}}"),
+        )),
     }
 }
 
@@ -101,26 +130,48 @@ pub fn mailbox(value: &Value, field: &str) -> Result<(String, Option<String>), A
 /// of at most 998 characters; no CR or LF anywhere (header injection).
 pub fn check_headers(headers: &Value, field: &str) -> Result<Vec<(String, String)>, ApiError> {
     let Value::Object(map) = headers else {
-        return Err(ApiError::invalid_field(field, "invalid_type", format!("{field} must be an object of strings")));
+        return Err(ApiError::invalid_field(
+            field,
+            "invalid_type",
+            format!("{field} must be an object of strings"),
+        ));
     };
     let mut out = Vec::with_capacity(map.len());
     for (name, value) in map {
         let path = format!("{field}.{name}");
-        let name_ok = !name.is_empty() && name.len() <= 100 && name.bytes().all(|b| (33..=126).contains(&b) && b != b':');
+        let name_ok = !name.is_empty()
+            && name.len() <= 100
+            && name.bytes().all(|b| (33..=126).contains(&b) && b != b':');
         if !name_ok {
-            return Err(ApiError::invalid_field(&path, "invalid_header", "header names must be printable ASCII without spaces, colons, CR or LF"));
+            return Err(ApiError::invalid_field(
+                &path,
+                "invalid_header",
+                "header names must be printable ASCII without spaces, colons, CR or LF",
+            ));
         }
         if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
-            return Err(ApiError::invalid_field(&path, "reserved_header", format!("{name} is set by Tidings and cannot be given")));
+            return Err(ApiError::invalid_field(
+                &path,
+                "reserved_header",
+                format!("{name} is set by Tidings and cannot be given"),
+            ));
         }
         let Value::String(value) = value else {
             return Err(ApiError::invalid_field(&path, "invalid_type", "header values must be strings"));
         };
         if value.contains(['\r', '\n']) {
-            return Err(ApiError::invalid_field(&path, "invalid_header", "header values must not contain CR or LF"));
+            return Err(ApiError::invalid_field(
+                &path,
+                "invalid_header",
+                "header values must not contain CR or LF",
+            ));
         }
         if value.chars().count() > MAX_LINE {
-            return Err(ApiError::invalid_field(&path, "too_big", format!("header values must be at most {MAX_LINE} characters")));
+            return Err(ApiError::invalid_field(
+                &path,
+                "too_big",
+                format!("header values must be at most {MAX_LINE} characters"),
+            ));
         }
         out.push((name.clone(), value.clone()));
     }
@@ -143,7 +194,10 @@ mod tests {
 
     #[test]
     fn headers_refuse_injection_and_reserved_names() {
-        assert_eq!(check_headers(&json!({ "X-Tag": "a" }), "headers").unwrap(), [("X-Tag".to_string(), "a".to_string())]);
+        assert_eq!(
+            check_headers(&json!({ "X-Tag": "a" }), "headers").unwrap(),
+            [("X-Tag".to_string(), "a".to_string())]
+        );
         for bad in [
             json!({ "X-Tag": "a\r\nBcc: evil@example.com" }),
             json!({ "X-Bad\r\nName": "a" }),
@@ -160,7 +214,10 @@ mod tests {
     #[test]
     fn mailboxes() {
         assert_eq!(mailbox(&json!("A@B.co"), "to").unwrap(), ("a@b.co".into(), None));
-        assert_eq!(mailbox(&json!({ "name": "Ada", "email": "a@b.co" }), "to").unwrap(), ("a@b.co".into(), Some("Ada".into())));
+        assert_eq!(
+            mailbox(&json!({ "name": "Ada", "email": "a@b.co" }), "to").unwrap(),
+            ("a@b.co".into(), Some("Ada".into()))
+        );
         assert_eq!(mailbox(&json!({ "name": "x" }), "to").unwrap_err().errors[0].field, "to.email");
         assert!(mailbox(&json!({ "name": "a\nb", "email": "a@b.co" }), "to").is_err());
         assert!(mailbox(&json!(5), "to").is_err());

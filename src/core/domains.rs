@@ -284,7 +284,7 @@ pub fn view(domain: &Domain) -> Value {
 
 /// The domain and its parents, most specific first, down to two labels (`a.b.example.com`,
 /// `b.example.com`, `example.com`).
-fn candidates(domain: &str) -> Vec<String> {
+pub fn candidates(domain: &str) -> Vec<String> {
     let labels: Vec<&str> = domain.split('.').collect();
     (0..labels.len().saturating_sub(1)).map(|i| labels[i..].join(".")).collect()
 }

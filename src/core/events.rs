@@ -4,6 +4,7 @@
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
+use crate::db::emails::Email;
 use crate::db::events;
 
 /// `contact.subscribed`.
@@ -34,4 +35,17 @@ pub fn subscription_changed(
 ) -> rusqlite::Result<String> {
     let name = if subscribed { CONTACT_SUBSCRIBED } else { CONTACT_UNSUBSCRIBED };
     emit(conn, project, Some(contact), name, &json!({ "source": source }), now)
+}
+
+/// The data every `email.*` event carries (appliance.md section 11).
+pub fn email_data(email: &Email, subject: &str) -> Value {
+    json!({
+        "emailId": email.id,
+        "subject": subject,
+        "from": email.from_email,
+        "templateId": email.template_id,
+        "campaignId": email.campaign_id,
+        "workflowId": email.workflow_id,
+        "sourceType": email.source_type,
+    })
 }

@@ -93,7 +93,11 @@ pub fn contact_links(public_url: &str, secret: &str, contact: &str) -> Vec<(&'st
 }
 
 fn decode_entities(text: &str) -> String {
-    text.replace("&quot;", "\"").replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    text.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
 }
 
 fn encode_attribute(text: &str) -> String {
@@ -119,7 +123,9 @@ pub fn track_clicks(html: &str, public_url: &str, secret: &str, email: &str) -> 
         let (value_start, value_end) = (tag_start + value_start, tag_start + value_end);
         let target = decode_entities(html[value_start..value_end].trim());
         let lowered = target.to_ascii_lowercase();
-        if !(lowered.starts_with("http://") || lowered.starts_with("https://")) || target.starts_with(public_url) {
+        if !(lowered.starts_with("http://") || lowered.starts_with("https://"))
+            || target.starts_with(public_url)
+        {
             continue;
         }
         let tracked = url(public_url, secret, &Link::Click { email: email.into(), url: target });
@@ -207,10 +213,20 @@ mod tests {
         assert!(out.contains("href=\"mailto:a@b.co\""));
         assert!(out.contains("https://t.example/unsubscribe/tok"));
         assert!(out.contains("<abbr>z</abbr>") && out.contains("<a name=top>"));
-        let tracked: Vec<&str> = out.split("https://t.example/t/c/").skip(1).map(|s| s.split(['"', '\'']).next().unwrap()).collect();
+        let tracked: Vec<&str> = out
+            .split("https://t.example/t/c/")
+            .skip(1)
+            .map(|s| s.split(['"', '\'']).next().unwrap())
+            .collect();
         assert_eq!(tracked.len(), 2);
-        assert_eq!(verify(SECRET, tracked[0]), Some(Link::Click { email: "e1".into(), url: "https://example.com/x?a=1&b=2".into() }));
-        assert_eq!(verify(SECRET, tracked[1]), Some(Link::Click { email: "e1".into(), url: "http://example.org".into() }));
+        assert_eq!(
+            verify(SECRET, tracked[0]),
+            Some(Link::Click { email: "e1".into(), url: "https://example.com/x?a=1&b=2".into() })
+        );
+        assert_eq!(
+            verify(SECRET, tracked[1]),
+            Some(Link::Click { email: "e1".into(), url: "http://example.org".into() })
+        );
     }
 
     #[test]

@@ -15,5 +15,6 @@ pub mod links;
 pub mod lists;
 pub mod projects;
 pub mod render;
+pub mod send;
 pub mod session;
 pub mod verify;

@@ -135,3 +135,21 @@ pub fn verified_among(
     }
     Ok(None)
 }
+
+/// The domain whose key signs mail from one of `names` (most specific first): a verified one
+/// if there is one, else any.
+pub fn for_signing(conn: &Connection, project: &str, names: &[String]) -> rusqlite::Result<Option<Domain>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM domains WHERE domain = ?1 AND project_id = ?2 ORDER BY status = 'verified' DESC LIMIT 1"
+    ))?;
+    let mut fallback = None;
+    for name in names {
+        if let Some(domain) = stmt.query_row([name.as_str(), project], from_row).optional()? {
+            if domain.status == "verified" {
+                return Ok(Some(domain));
+            }
+            fallback = fallback.or(Some(domain));
+        }
+    }
+    Ok(fallback)
+}

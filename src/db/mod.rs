@@ -11,6 +11,7 @@
 pub mod contact_jobs;
 pub mod contacts;
 pub mod domains;
+pub mod emails;
 pub mod events;
 pub mod idempotency;
 pub mod jobs;

@@ -20,8 +20,7 @@ pub struct Template {
     pub updated_at: i64,
 }
 
-const COLUMNS: &str =
-    "id, project_id, name, description, subject, body, from_email, from_name, reply_to, type, created_at, updated_at";
+const COLUMNS: &str = "id, project_id, name, description, subject, body, from_email, from_name, reply_to, type, created_at, updated_at";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Template> {
     Ok(Template {
@@ -99,8 +98,9 @@ pub fn page(conn: &Connection, q: &PageQuery) -> rusqlite::Result<(Vec<Template>
             " AND (name LIKE ?{n} ESCAPE '\\' OR coalesce(description, '') LIKE ?{n} ESCAPE '\\' OR subject LIKE ?{n} ESCAPE '\\')"
         ));
     }
-    let total: i64 =
-        conn.prepare(&format!("SELECT count(*) FROM templates{filter}"))?.query_row(params_from_iter(args.clone()), |r| r.get(0))?;
+    let total: i64 = conn
+        .prepare(&format!("SELECT count(*) FROM templates{filter}"))?
+        .query_row(params_from_iter(args.clone()), |r| r.get(0))?;
     let dir = if q.descending { "DESC" } else { "ASC" };
     let sort = if q.sort == "name" { "name COLLATE NOCASE" } else { q.sort };
     args.push(SqlValue::Integer(q.limit));

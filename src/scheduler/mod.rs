@@ -12,6 +12,7 @@
 //!   running after it are stopped and handed back untouched, so a restart resumes them.
 
 pub mod contact_jobs;
+pub mod delivery;
 pub mod domains;
 mod sweeps;
 
@@ -131,16 +132,22 @@ pub fn registry(config: &Config) -> Registry {
     registry
 }
 
-/// The API's handle on the scheduler: wakes it when a job was added.
+/// The API's handle on the background workers: wakes them when work was added.
 #[derive(Clone, Default)]
 pub struct JobQueue {
     notify: Arc<Notify>,
+    deliveries: Arc<Notify>,
 }
 
 impl JobQueue {
     /// Call after committing a transaction that enqueued a job due now.
     pub fn wake(&self) {
         self.notify.notify_one();
+    }
+
+    /// Call after committing a transaction that queued emails.
+    pub fn wake_delivery(&self) {
+        self.deliveries.notify_one();
     }
 }
 
@@ -160,27 +167,31 @@ impl SchedulerStatus {
     }
 }
 
-/// A running scheduler.
+/// A running scheduler and delivery worker.
 pub struct SchedulerHandle {
     stop: watch::Sender<bool>,
-    task: JoinHandle<()>,
+    tasks: Vec<JoinHandle<()>>,
 }
 
 impl SchedulerHandle {
-    /// Stops claiming, lets running jobs finish within `grace`, hands back the rest, and returns.
+    /// Stops claiming, lets running jobs and sends finish within the grace period, hands back
+    /// the rest, and returns.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
-        if let Err(e) = self.task.await {
-            tracing::error!("scheduler task ended badly: {e}");
+        for task in self.tasks {
+            if let Err(e) = task.await {
+                tracing::error!("scheduler task ended badly: {e}");
+            }
         }
     }
 }
 
-/// Starts the supervisor loop on the current runtime.
+/// Starts the job supervisor and the delivery worker on the current runtime.
 pub fn start(state: AppState, registry: Registry) -> SchedulerHandle {
     let (stop, stopped) = watch::channel(false);
-    let task = tokio::spawn(Supervisor::new(state, registry).run(stopped));
-    SchedulerHandle { stop, task }
+    let delivery = delivery::start(state.clone(), stopped.clone());
+    let supervisor = tokio::spawn(Supervisor::new(state, registry).run(stopped));
+    SchedulerHandle { stop, tasks: vec![supervisor, delivery] }
 }
 
 struct Running {

@@ -15,4 +15,6 @@ mod imports;
 mod jobs;
 mod keys;
 mod ratelimit;
+mod send;
+mod tracking;
 mod verify;

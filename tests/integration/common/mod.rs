@@ -7,6 +7,8 @@ pub mod binary;
 #[path = "../../support/dns_server.rs"]
 pub mod dns_server;
 pub mod probes;
+#[path = "../../support/smtp_sink.rs"]
+pub mod smtp_sink;
 
 use std::sync::Arc;
 

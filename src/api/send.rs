@@ -1,0 +1,104 @@
+//! `POST /v1/send`: queue transactional email.
+
+use rocket::serde::json::Json;
+use rocket::{Route, State, post, routes};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::guards::SecretKey;
+use super::idempotency::IdempotencyKey;
+use super::json::JsonBody;
+use crate::clock;
+use crate::core::compose;
+use crate::core::data::DataPatch;
+use crate::core::send::{self, Send};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![send_email]
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SendBody {
+    to: Option<Value>,
+    subject: Option<String>,
+    body: Option<String>,
+    template: Option<String>,
+    from: Option<Value>,
+    name: Option<String>,
+    subscribed: Option<bool>,
+    data: Option<Value>,
+    headers: Option<Value>,
+    reply: Option<String>,
+    attachments: Option<Vec<Value>>,
+}
+
+/// Checks the body; everything that needs no database.
+fn check(body: SendBody, state: &AppState) -> Result<Send, ApiError> {
+    let to = body.to.ok_or_else(|| ApiError::invalid_field("to", "required", "to is required"))?;
+    let recipients = send::recipients(&to)?;
+    if body.template.is_none() && (body.subject.is_none() || body.body.is_none()) {
+        let missing = if body.subject.is_none() { "subject" } else { "body" };
+        return Err(ApiError::invalid_field(
+            missing,
+            "required",
+            "give a template, or both subject and body",
+        ));
+    }
+    if let Some(subject) = &body.subject {
+        compose::check_subject(subject, "subject")?;
+    }
+    if let Some(html) = &body.body {
+        compose::check_body(html, "body")?;
+    }
+    let from = body.from.as_ref().map(|f| compose::mailbox(f, "from")).transpose()?;
+    let name =
+        body.name.as_deref().map(|n| compose::check_name(n, "name")).transpose()?.filter(|n| !n.is_empty());
+    let headers =
+        body.headers.as_ref().map(|h| compose::check_headers(h, "headers")).transpose()?.unwrap_or_default();
+    let reply = body.reply.as_deref().map(|r| crate::core::contacts::parse_email(r, "reply")).transpose()?;
+    let limits = &state.config.limits;
+    let attachments =
+        send::check_attachments(body.attachments.as_deref().unwrap_or(&[]), limits.attachment_bytes)?;
+    let size = body.body.as_ref().map_or(0, String::len)
+        + attachments.iter().map(|a| a.content.len()).sum::<usize>();
+    if size as u64 > limits.message_bytes {
+        return Err(ApiError::payload_too_large(limits.message_bytes));
+    }
+    Ok(Send {
+        recipients,
+        template: body.template,
+        subject: body.subject,
+        body: body.body,
+        from,
+        name,
+        subscribed: body.subscribed,
+        data: DataPatch::parse(body.data.as_ref(), "data")?,
+        headers,
+        reply,
+        attachments,
+    })
+}
+
+#[post("/v1/send", data = "<body>")]
+async fn send_email(
+    state: &State<AppState>,
+    key: SecretKey,
+    idempotency: IdempotencyKey,
+    body: JsonBody<SendBody>,
+) -> Result<Json<Value>, ApiError> {
+    let request = check(body.0, state)?;
+    let project = key.project.id;
+    let ttl = state.config.limits.idempotency_ttl_hours;
+    let queued = state
+        .db
+        .write(move |tx| {
+            idempotency.claim(tx, &project, 200, ttl)?;
+            send::queue(tx, &project, &request, clock::now_ms())
+        })
+        .await?;
+    state.jobs.wake_delivery();
+    Ok(Json(send::response(&queued)))
+}

@@ -1,0 +1,327 @@
+//! Opens, clicks, and the public subscription pages (appliance.md section 8). Every link carries
+//! a signed token; a forged or altered one gets a 404 page and changes nothing.
+
+use std::io::Cursor;
+
+use rocket::form::Form;
+use rocket::http::{ContentType, Header, Status};
+use rocket::request::Request;
+use rocket::response::{self, Redirect, Responder, Response};
+use rocket::{FromForm, Route, State, get, post, routes};
+use serde_json::json;
+
+use crate::clock;
+use crate::core::links::{self, Link};
+use crate::core::{contacts as core_contacts, events};
+use crate::db::{DbError, contacts, emails, projects};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![open, click, unsubscribe_page, unsubscribe, subscribe_page, subscribe, manage_page, manage]
+}
+
+/// A transparent 1x1 GIF.
+const PIXEL: &[u8] = &[
+    0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff,
+    0xff, 0xff, 0x21, 0xf9, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,
+    0x01, 0x00, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b,
+];
+
+/// A small HTML page, or a GIF, never cached.
+pub enum Page {
+    Html(Status, String),
+    Gif,
+}
+
+impl<'r> Responder<'r, 'static> for Page {
+    fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
+        let mut response = Response::build();
+        response.header(Header::new("Cache-Control", "no-store"));
+        match self {
+            Page::Html(status, body) => {
+                response.status(status).header(ContentType::HTML).sized_body(body.len(), Cursor::new(body));
+            }
+            Page::Gif => {
+                response.header(ContentType::GIF).sized_body(PIXEL.len(), Cursor::new(PIXEL));
+            }
+        }
+        response.ok()
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+fn page(status: Status, title: &str, body: &str) -> Page {
+    Page::Html(
+        status,
+        format!(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <title>{title}</title><style>body{{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1d2430;line-height:1.5}}\
+             button{{font:inherit;padding:.5rem 1rem;border-radius:6px;border:1px solid #2f5d8a;background:#2f5d8a;color:#fff;cursor:pointer}}\
+             button.secondary{{background:#fff;color:#2f5d8a}}form{{display:inline-block;margin:.25rem .5rem .25rem 0}}</style></head>\
+             <body><main><h1>{title}</h1>{body}</main></body></html>",
+            title = escape(title)
+        ),
+    )
+}
+
+fn not_found() -> Page {
+    page(
+        Status::NotFound,
+        "Link not found",
+        "<p>This link is not valid. It may have been copied incompletely.</p>",
+    )
+}
+
+#[get("/t/o/<token>")]
+async fn open(state: &State<AppState>, token: &str) -> Page {
+    let token = token.trim_end_matches(".gif");
+    let Some(Link::Open { email }) = links::verify(&state.secrets.link, token) else { return not_found() };
+    if let Err(e) = record(state, email, "OPENED", None).await {
+        tracing::warn!("could not record an open: {e}");
+    }
+    Page::Gif
+}
+
+#[get("/t/c/<token>")]
+async fn click(state: &State<AppState>, token: &str) -> Result<Redirect, Page> {
+    let Some(Link::Click { email, url }) = links::verify(&state.secrets.link, token) else {
+        return Err(not_found());
+    };
+    if let Err(e) = record(state, email, "CLICKED", Some(url.clone())).await {
+        tracing::warn!("could not record a click: {e}");
+    }
+    Ok(Redirect::found(url))
+}
+
+/// Moves the email forward and emits `email.opened` (first open) or `email.clicked` (every click).
+async fn record(
+    state: &AppState,
+    email: String,
+    status: &'static str,
+    link: Option<String>,
+) -> Result<(), ApiError> {
+    state
+        .db
+        .write(move |tx| {
+            let Some(row) = emails::get(tx, &email)? else { return Ok(()) };
+            let first_open = row.opened_at.is_none();
+            let now = clock::now_ms();
+            emails::advance(tx, &email, status, now)?;
+            let mut data = events::email_data(&row, &row.subject);
+            let name = match link {
+                Some(link) => {
+                    data["link"] = json!(link);
+                    Some("email.clicked")
+                }
+                None if first_open && row.sent_at.is_some() => Some("email.opened"),
+                None => None,
+            };
+            if let Some(name) = name {
+                events::emit(tx, &row.project_id, row.contact_id.as_deref(), name, &data, now)?;
+            }
+            Ok::<_, ApiError>(())
+        })
+        .await
+}
+
+/// The contact and project name a token of one of the page kinds stands for.
+async fn contact_of(state: &AppState, token: &str) -> Option<(Link, contacts::Contact, String)> {
+    let link = links::verify(&state.secrets.link, token)?;
+    let id = match &link {
+        Link::Unsubscribe { contact } | Link::Subscribe { contact } | Link::Manage { contact } => {
+            contact.clone()
+        }
+        _ => return None,
+    };
+    let found = state
+        .db
+        .run(move |conn| {
+            let contact = conn
+                .query_row(
+                    &format!("SELECT {} FROM contacts c WHERE c.id = ?1", contacts::COLUMNS),
+                    [&id],
+                    contacts::from_row,
+                )
+                .ok();
+            let project = match &contact {
+                Some(c) => projects::get(conn, &c.project_id)?.map(|p| p.name),
+                None => None,
+            };
+            Ok::<_, DbError>(contact.zip(project))
+        })
+        .await
+        .ok()??;
+    Some((link, found.0, found.1))
+}
+
+async fn set(state: &AppState, contact: contacts::Contact, subscribed: bool) -> Result<(), ApiError> {
+    state
+        .db
+        .write(move |tx| {
+            core_contacts::set_subscribed(tx, contact, subscribed, "link", clock::now_ms()).map(|_| ())
+        })
+        .await
+}
+
+fn button_form(action: &str, label: &str, class: &str, value: &str) -> String {
+    format!(
+        "<form method=\"post\" action=\"{}\"><input type=\"hidden\" name=\"action\" value=\"{value}\"><button class=\"{class}\" type=\"submit\">{}</button></form>",
+        escape(action),
+        escape(label)
+    )
+}
+
+#[get("/unsubscribe/<token>")]
+async fn unsubscribe_page(state: &State<AppState>, token: &str) -> Page {
+    let Some((Link::Unsubscribe { .. }, contact, project)) = contact_of(state, token).await else {
+        return not_found();
+    };
+    let action = format!("/unsubscribe/{token}");
+    let body = if contact.subscribed {
+        format!(
+            "<p>Stop email from <strong>{}</strong> to <strong>{}</strong>?</p>{}",
+            escape(&project),
+            escape(&contact.email),
+            button_form(&action, "Unsubscribe", "", "unsubscribe")
+        )
+    } else {
+        format!(
+            "<p><strong>{}</strong> is not subscribed to <strong>{}</strong>.</p>",
+            escape(&contact.email),
+            escape(&project)
+        )
+    };
+    page(Status::Ok, "Unsubscribe", &body)
+}
+
+/// A form post from the manage page.
+#[derive(FromForm, Default)]
+struct PageForm<'r> {
+    action: Option<&'r str>,
+}
+
+/// The page's button, and RFC 8058's one-click POST (`List-Unsubscribe=One-Click`), whatever the
+/// body says: the signed token is the permission.
+#[post("/unsubscribe/<token>")]
+async fn unsubscribe(state: &State<AppState>, token: &str) -> Page {
+    let Some((Link::Unsubscribe { .. }, contact, project)) = contact_of(state, token).await else {
+        return not_found();
+    };
+    let email = contact.email.clone();
+    if let Err(e) = set(state, contact, false).await {
+        tracing::error!("could not unsubscribe: {e}");
+        return page(
+            Status::InternalServerError,
+            "Something went wrong",
+            "<p>Please try again in a moment.</p>",
+        );
+    }
+    page(
+        Status::Ok,
+        "Unsubscribed",
+        &format!(
+            "<p><strong>{}</strong> will get no more email from <strong>{}</strong>.</p>",
+            escape(&email),
+            escape(&project)
+        ),
+    )
+}
+
+#[get("/subscribe/<token>")]
+async fn subscribe_page(state: &State<AppState>, token: &str) -> Page {
+    let Some((Link::Subscribe { .. }, contact, project)) = contact_of(state, token).await else {
+        return not_found();
+    };
+    let action = format!("/subscribe/{token}");
+    let body = format!(
+        "<p>Get email from <strong>{}</strong> at <strong>{}</strong>?</p>{}",
+        escape(&project),
+        escape(&contact.email),
+        button_form(&action, "Subscribe", "", "subscribe")
+    );
+    page(Status::Ok, "Subscribe", &body)
+}
+
+#[post("/subscribe/<token>")]
+async fn subscribe(state: &State<AppState>, token: &str) -> Page {
+    let Some((Link::Subscribe { .. }, contact, project)) = contact_of(state, token).await else {
+        return not_found();
+    };
+    let email = contact.email.clone();
+    if let Err(e) = set(state, contact, true).await {
+        tracing::error!("could not subscribe: {e}");
+        return page(
+            Status::InternalServerError,
+            "Something went wrong",
+            "<p>Please try again in a moment.</p>",
+        );
+    }
+    page(
+        Status::Ok,
+        "Subscribed",
+        &format!(
+            "<p><strong>{}</strong> is subscribed to <strong>{}</strong>.</p>",
+            escape(&email),
+            escape(&project)
+        ),
+    )
+}
+
+#[get("/manage/<token>")]
+async fn manage_page(state: &State<AppState>, token: &str) -> Page {
+    let Some((Link::Manage { .. }, contact, project)) = contact_of(state, token).await else {
+        return not_found();
+    };
+    manage_view(token, &contact, &project, None)
+}
+
+fn manage_view(token: &str, contact: &contacts::Contact, project: &str, done: Option<&str>) -> Page {
+    let action = format!("/manage/{token}");
+    let state = if contact.subscribed { "subscribed" } else { "not subscribed" };
+    let mut body = String::new();
+    if let Some(done) = done {
+        body.push_str(&format!("<p role=\"status\">{}</p>", escape(done)));
+    }
+    body.push_str(&format!(
+        "<p><strong>{}</strong> is {state} to email from <strong>{}</strong>.</p>",
+        escape(&contact.email),
+        escape(project)
+    ));
+    body.push_str(&if contact.subscribed {
+        button_form(&action, "Unsubscribe", "secondary", "unsubscribe")
+    } else {
+        button_form(&action, "Subscribe", "", "subscribe")
+    });
+    page(Status::Ok, "Email preferences", &body)
+}
+
+#[post("/manage/<token>", data = "<form>")]
+async fn manage(state: &State<AppState>, token: &str, form: Option<Form<PageForm<'_>>>) -> Page {
+    let Some((Link::Manage { .. }, contact, project)) = contact_of(state, token).await else {
+        return not_found();
+    };
+    let subscribed = match form.as_ref().and_then(|f| f.action) {
+        Some("subscribe") => true,
+        Some("unsubscribe") => false,
+        _ => return manage_view(token, &contact, &project, Some("Choose subscribe or unsubscribe.")),
+    };
+    let mut updated = contact.clone();
+    if let Err(e) = set(state, contact, subscribed).await {
+        tracing::error!("could not change a subscription: {e}");
+        return page(
+            Status::InternalServerError,
+            "Something went wrong",
+            "<p>Please try again in a moment.</p>",
+        );
+    }
+    updated.subscribed = subscribed;
+    manage_view(token, &updated, &project, Some("Your preference is saved."))
+}

@@ -1,0 +1,309 @@
+//! `/v1/send`: checking a request and queueing one email per recipient, in one transaction.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::compose;
+use super::contacts::{self as core_contacts, Upsert};
+use super::data::DataPatch;
+use super::domains::require_verified_sender;
+use super::fields::FieldChanges;
+use crate::clock;
+use crate::db::contacts::Indexing;
+use crate::db::emails::{self, Email};
+use crate::db::templates;
+use crate::error::{ApiError, FieldError};
+
+/// Most recipients in one request.
+pub const MAX_RECIPIENTS: usize = 50;
+/// Most attachments in one message.
+pub const MAX_ATTACHMENTS: usize = 10;
+
+/// An attachment as sent and as stored: `{filename, content (base64), contentType}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attachment {
+    pub filename: String,
+    pub content_type: String,
+    /// Base64 of the bytes.
+    pub content: String,
+}
+
+/// Checks the attachments: at most ten, each `{filename, content, contentType?}` with valid
+/// base64, the decoded total within `max_bytes` (413 above).
+pub fn check_attachments(items: &[Value], max_bytes: u64) -> Result<Vec<Attachment>, ApiError> {
+    if items.len() > MAX_ATTACHMENTS {
+        return Err(ApiError::invalid_field(
+            "attachments",
+            "too_big",
+            format!("at most {MAX_ATTACHMENTS} attachments per email"),
+        ));
+    }
+    let mut out = Vec::with_capacity(items.len());
+    let mut total: u64 = 0;
+    for (i, item) in items.iter().enumerate() {
+        let field = |name: &str| format!("attachments[{i}].{name}");
+        let Value::Object(item) = item else {
+            return Err(ApiError::invalid_field(
+                &format!("attachments[{i}]"),
+                "invalid_type",
+                "an attachment is {filename, content, contentType}",
+            ));
+        };
+        let filename = item.get("filename").and_then(Value::as_str).map(str::trim).unwrap_or("");
+        if filename.is_empty() || filename.len() > 255 || filename.contains(['\r', '\n', '/', '\\', '"']) {
+            return Err(ApiError::invalid_field(
+                &field("filename"),
+                "invalid_string",
+                "filename must be 1 to 255 characters without slashes, quotes or line breaks",
+            ));
+        }
+        let content_type = match item.get("contentType") {
+            None | Some(Value::Null) => "application/octet-stream".to_string(),
+            Some(Value::String(t)) if is_media_type(t) => t.trim().to_ascii_lowercase(),
+            Some(_) => {
+                return Err(ApiError::invalid_field(
+                    &field("contentType"),
+                    "invalid_string",
+                    "contentType must be a media type like application/pdf",
+                ));
+            }
+        };
+        let Some(content) = item.get("content").and_then(Value::as_str) else {
+            return Err(ApiError::invalid_field(
+                &field("content"),
+                "required",
+                "content is required (base64)",
+            ));
+        };
+        let content: String = content.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        let bytes = STANDARD.decode(&content).map_err(|_| {
+            ApiError::invalid_field(&field("content"), "invalid_string", "content must be base64")
+        })?;
+        total += bytes.len() as u64;
+        if total > max_bytes {
+            return Err(ApiError::payload_too_large(max_bytes)
+                .with_details(json!({ "limitBytes": max_bytes, "field": "attachments" }))
+                .with_suggestion(
+                    "Attachments may add up to the configured attachment limit; link to large files instead",
+                ));
+        }
+        for key in item.keys() {
+            if !matches!(key.as_str(), "filename" | "content" | "contentType") {
+                return Err(ApiError::invalid_field(
+                    &field(key),
+                    "unrecognized_key",
+                    format!("unknown attachment field {key}"),
+                ));
+            }
+        }
+        out.push(Attachment { filename: filename.to_string(), content_type, content });
+    }
+    Ok(out)
+}
+
+fn is_media_type(text: &str) -> bool {
+    let Some((kind, sub)) = text.trim().split_once('/') else { return false };
+    let token =
+        |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
+    token(kind) && token(sub.split(';').next().unwrap_or("").trim())
+}
+
+/// A checked send request.
+#[derive(Debug, Clone)]
+pub struct Send {
+    pub recipients: Vec<(String, Option<String>)>,
+    pub template: Option<String>,
+    pub subject: Option<String>,
+    pub body: Option<String>,
+    pub from: Option<(String, Option<String>)>,
+    /// The deprecated `name`, used only when `from` is a string without a name.
+    pub name: Option<String>,
+    pub subscribed: Option<bool>,
+    pub data: DataPatch,
+    pub headers: Vec<(String, String)>,
+    pub reply: Option<String>,
+    pub attachments: Vec<Attachment>,
+}
+
+/// Checks the recipients: a string, `{name, email}`, or an array of either (1 to 50).
+pub fn recipients(to: &Value) -> Result<Vec<(String, Option<String>)>, ApiError> {
+    match to {
+        Value::Array(items) => {
+            if items.is_empty() {
+                return Err(ApiError::invalid_field(
+                    "to",
+                    "too_small",
+                    "to must name at least one recipient",
+                ));
+            }
+            if items.len() > MAX_RECIPIENTS {
+                return Err(ApiError::invalid_field(
+                    "to",
+                    "too_big",
+                    format!("at most {MAX_RECIPIENTS} recipients per request"),
+                ));
+            }
+            items.iter().enumerate().map(|(i, item)| compose::mailbox(item, &format!("to[{i}]"))).collect()
+        }
+        other => Ok(vec![compose::mailbox(other, "to")?]),
+    }
+}
+
+/// One queued (or refused) email, as the response lists it.
+#[derive(Debug, Clone)]
+pub struct Queued {
+    pub contact_id: String,
+    pub contact_email: String,
+    pub email_id: String,
+}
+
+/// Queues the emails of a checked request in the caller's transaction: the template is read,
+/// the sender checked, each recipient's contact upserted (new contacts unsubscribed unless
+/// `subscribed` says otherwise) and an email row written per recipient.
+pub fn queue(conn: &Connection, project: &str, request: &Send, now: i64) -> Result<Vec<Queued>, ApiError> {
+    let template = match &request.template {
+        None => None,
+        Some(id) => Some(templates::get(conn, project, id)?.ok_or_else(|| {
+            ApiError::validation(vec![
+                FieldError::new("template", "not_found", "no template with this id in the project")
+                    .received(json!(id)),
+            ])
+        })?),
+    };
+    let subject = request.subject.clone().or_else(|| template.as_ref().map(|t| t.subject.clone()));
+    let body = request.body.clone().or_else(|| template.as_ref().map(|t| t.body.clone()));
+    let (Some(subject), Some(body)) = (subject, body) else {
+        return Err(ApiError::validation(vec![FieldError::new(
+            "subject",
+            "required",
+            "give a template, or both subject and body",
+        )]));
+    };
+    let template_name = template.as_ref().and_then(|t| t.from_name.clone());
+    let (from_email, from_name) = match (&request.from, &template) {
+        (Some((email, Some(name))), _) => (email.clone(), Some(name.clone())),
+        (Some((email, None)), _) => (email.clone(), request.name.clone().or(template_name)),
+        (None, Some(t)) => (t.from_email.clone(), template_name),
+        (None, None) => {
+            return Err(ApiError::invalid_field(
+                "from",
+                "required",
+                "from is required when the template has none",
+            ));
+        }
+    };
+    let reply_to = request.reply.clone().or_else(|| template.as_ref().and_then(|t| t.reply_to.clone()));
+    let kind = template.as_ref().map(|t| t.kind.clone()).unwrap_or_else(|| "TRANSACTIONAL".into());
+    require_verified_sender(conn, project, &from_email)?;
+
+    let headers: Map<String, Value> =
+        request.headers.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+    let headers = Value::Object(headers).to_string();
+    let attachments = (!request.attachments.is_empty())
+        .then(|| serde_json::to_string(&request.attachments).unwrap_or_default());
+    let variables = Value::Object(request.data.transient.clone()).to_string();
+    let domain = from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
+
+    let mut fields = FieldChanges::default();
+    let mut queued = Vec::with_capacity(request.recipients.len());
+    for (to_email, to_name) in &request.recipients {
+        let upsert = Upsert {
+            email: to_email,
+            subscribed: request.subscribed,
+            default_subscribed: false,
+            data: &request.data,
+            source: "api",
+            indexing: Indexing::Now,
+        };
+        let contact = core_contacts::upsert(conn, project, &upsert, &mut fields, now)?.contact;
+        let refused = (kind == "MARKETING" && !contact.subscribed)
+            .then(|| "not sent: the contact is unsubscribed from marketing email".to_string());
+        let id = crate::db::new_id();
+        let email = Email {
+            id: id.clone(),
+            project_id: project.into(),
+            contact_id: Some(contact.id.clone()),
+            to_email: to_email.clone(),
+            to_name: to_name.clone(),
+            from_email: from_email.clone(),
+            from_name: from_name.clone(),
+            reply_to: reply_to.clone(),
+            subject: subject.clone(),
+            body: body.clone(),
+            headers: headers.clone(),
+            attachments: attachments.clone(),
+            variables: variables.clone(),
+            kind: kind.clone(),
+            source_type: "TRANSACTIONAL".into(),
+            template_id: template.as_ref().map(|t| t.id.clone()),
+            campaign_id: None,
+            workflow_id: None,
+            status: if refused.is_some() { "FAILED".into() } else { "QUEUED".into() },
+            message_id: format!("<{}@{domain}>", uuid::Uuid::now_v7().simple()),
+            attempts: 0,
+            last_error: refused,
+            created_at: now,
+            sent_at: None,
+            opened_at: None,
+            clicked_at: None,
+        };
+        emails::insert(conn, &email, now)?;
+        queued.push(Queued { contact_id: contact.id, contact_email: contact.email, email_id: id });
+    }
+    fields.save(conn, project)?;
+    Ok(queued)
+}
+
+/// The response of `/v1/send`.
+pub fn response(queued: &[Queued]) -> Value {
+    let emails: Vec<Value> = queued
+        .iter()
+        .map(|q| json!({ "contact": { "id": q.contact_id, "email": q.contact_email }, "email": q.email_id }))
+        .collect();
+    json!({ "success": true, "data": { "emails": emails, "timestamp": clock::iso(clock::now_ms()) } })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attachment_rules() {
+        let ok = json!({ "filename": "a.pdf", "content": STANDARD.encode(b"%PDF"), "contentType": "application/pdf" });
+        assert_eq!(
+            check_attachments(std::slice::from_ref(&ok), 100).unwrap()[0].content_type,
+            "application/pdf"
+        );
+        let default_type = json!({ "filename": "a.bin", "content": "AAAA" });
+        assert_eq!(
+            check_attachments(&[default_type], 100).unwrap()[0].content_type,
+            "application/octet-stream"
+        );
+        assert_eq!(check_attachments(&vec![ok.clone(); 11], 10_000).unwrap_err().status, 422);
+        assert_eq!(check_attachments(&vec![ok.clone(); 3], 10).unwrap_err().status, 413);
+        for bad in [
+            json!({ "filename": "", "content": "AAAA" }),
+            json!({ "filename": "../etc/passwd", "content": "AAAA" }),
+            json!({ "filename": "a", "content": "not base64!" }),
+            json!({ "filename": "a", "content": "AAAA", "contentType": "pdf" }),
+            json!({ "filename": "a" }),
+            json!({ "filename": "a", "content": "AAAA", "cid": "x" }),
+        ] {
+            assert_eq!(check_attachments(std::slice::from_ref(&bad), 100).unwrap_err().status, 422, "{bad}");
+        }
+    }
+
+    #[test]
+    fn recipient_forms() {
+        assert_eq!(recipients(&json!("a@b.co")).unwrap().len(), 1);
+        assert_eq!(recipients(&json!([{ "email": "a@b.co", "name": "A" }, "c@d.co"])).unwrap().len(), 2);
+        assert_eq!(recipients(&json!([])).unwrap_err().status, 422);
+        assert_eq!(recipients(&json!(["a@b.co", "bad"])).unwrap_err().errors[0].field, "to[1]");
+        let many: Vec<String> = (0..51).map(|i| format!("u{i}@b.co")).collect();
+        assert_eq!(recipients(&json!(many)).unwrap_err().errors[0].code, "too_big");
+    }
+}

@@ -1,0 +1,225 @@
+//! The emails queue and each message's state.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+/// An email row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Email {
+    pub id: String,
+    pub project_id: String,
+    pub contact_id: Option<String>,
+    pub to_email: String,
+    pub to_name: Option<String>,
+    pub from_email: String,
+    pub from_name: Option<String>,
+    pub reply_to: Option<String>,
+    pub subject: String,
+    pub body: String,
+    pub headers: String,
+    pub attachments: Option<String>,
+    pub variables: String,
+    pub kind: String,
+    pub source_type: String,
+    pub template_id: Option<String>,
+    pub campaign_id: Option<String>,
+    pub workflow_id: Option<String>,
+    pub status: String,
+    pub message_id: String,
+    pub attempts: u32,
+    pub last_error: Option<String>,
+    pub created_at: i64,
+    pub sent_at: Option<i64>,
+    pub opened_at: Option<i64>,
+    pub clicked_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, project_id, contact_id, to_email, to_name, from_email, from_name, reply_to, subject, body,
+     headers, attachments, variables, type, source_type, template_id, campaign_id, workflow_id, status, message_id,
+     attempts, last_error, created_at, sent_at, opened_at, clicked_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Email> {
+    Ok(Email {
+        id: r.get(0)?,
+        project_id: r.get(1)?,
+        contact_id: r.get(2)?,
+        to_email: r.get(3)?,
+        to_name: r.get(4)?,
+        from_email: r.get(5)?,
+        from_name: r.get(6)?,
+        reply_to: r.get(7)?,
+        subject: r.get(8)?,
+        body: r.get(9)?,
+        headers: r.get(10)?,
+        attachments: r.get(11)?,
+        variables: r.get(12)?,
+        kind: r.get(13)?,
+        source_type: r.get(14)?,
+        template_id: r.get(15)?,
+        campaign_id: r.get(16)?,
+        workflow_id: r.get(17)?,
+        status: r.get(18)?,
+        message_id: r.get(19)?,
+        attempts: r.get(20)?,
+        last_error: r.get(21)?,
+        created_at: r.get(22)?,
+        sent_at: r.get(23)?,
+        opened_at: r.get(24)?,
+        clicked_at: r.get(25)?,
+    })
+}
+
+/// Queues an email (status QUEUED, due now) or records one that will not be sent (FAILED with
+/// `last_error`), in the caller's transaction.
+pub fn insert(conn: &Connection, e: &Email, now: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT INTO emails ({COLUMNS}, next_attempt_at, updated_at, failed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+                 ?23, ?24, ?25, ?26, ?27, ?27, ?28)"
+    ))?
+    .execute(params![
+        e.id,
+        e.project_id,
+        e.contact_id,
+        e.to_email,
+        e.to_name,
+        e.from_email,
+        e.from_name,
+        e.reply_to,
+        e.subject,
+        e.body,
+        e.headers,
+        e.attachments,
+        e.variables,
+        e.kind,
+        e.source_type,
+        e.template_id,
+        e.campaign_id,
+        e.workflow_id,
+        e.status,
+        e.message_id,
+        e.attempts,
+        e.last_error,
+        e.created_at,
+        e.sent_at,
+        e.opened_at,
+        e.clicked_at,
+        now,
+        (e.status == "FAILED").then_some(now),
+    ])?;
+    Ok(())
+}
+
+pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Email>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM emails WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()
+}
+
+/// Claims up to `limit` queued emails that are due and not held by another worker.
+pub fn claim(conn: &Connection, now: i64, limit: usize, lease_ms: i64) -> rusqlite::Result<Vec<Email>> {
+    let ids: Vec<String> = conn
+        .prepare_cached(
+            "SELECT id FROM emails WHERE status = 'QUEUED' AND next_attempt_at <= ?1
+               AND (locked_until IS NULL OR locked_until <= ?1)
+             ORDER BY next_attempt_at LIMIT ?2",
+        )?
+        .query_map(params![now, limit as i64], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut lock = conn.prepare_cached("UPDATE emails SET locked_until = ?2 WHERE id = ?1")?;
+    let mut claimed = Vec::with_capacity(ids.len());
+    for id in ids {
+        lock.execute(params![id, now + lease_ms])?;
+        if let Some(email) = get(conn, &id)? {
+            claimed.push(email);
+        }
+    }
+    Ok(claimed)
+}
+
+/// The relay accepted the message; `subject` is the subject as sent (rendered).
+pub fn mark_sent(conn: &Connection, id: &str, subject: &str, now: i64) -> rusqlite::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE emails SET status = 'SENT', sent_at = ?2, subject = ?3, attempts = attempts + 1, locked_until = NULL,
+             last_error = NULL, updated_at = ?2 WHERE id = ?1 AND status = 'QUEUED'",
+        params![id, now, subject],
+    )? > 0)
+}
+
+/// A temporary failure: try again at `next_at`.
+pub fn retry_later(conn: &Connection, id: &str, error: &str, next_at: i64, now: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE emails SET attempts = attempts + 1, last_error = ?2, next_attempt_at = ?3, locked_until = NULL,
+             updated_at = ?4 WHERE id = ?1 AND status = 'QUEUED'",
+        params![id, error, next_at, now],
+    )?;
+    Ok(())
+}
+
+/// The message will not be sent.
+pub fn mark_failed(
+    conn: &Connection,
+    id: &str,
+    error: &str,
+    count_attempt: bool,
+    now: i64,
+) -> rusqlite::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE emails SET status = 'FAILED', last_error = ?2, attempts = attempts + ?3, locked_until = NULL,
+             failed_at = ?4, updated_at = ?4 WHERE id = ?1 AND status = 'QUEUED'",
+        params![id, error, i64::from(count_attempt), now],
+    )? > 0)
+}
+
+/// Gives a claimed email back untouched, due at `next_at` (shutdown, throttling).
+pub fn release(conn: &Connection, id: &str, next_at: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE emails SET locked_until = NULL, next_attempt_at = ?2 WHERE id = ?1 AND status = 'QUEUED'",
+        params![id, next_at],
+    )?;
+    Ok(())
+}
+
+/// When the next queued email is due (for the worker's sleep).
+pub fn next_due(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT min(max(next_attempt_at, coalesce(locked_until, 0))) FROM emails WHERE status = 'QUEUED'",
+        [],
+        |r| r.get(0),
+    )
+}
+
+/// The rank of a delivered email's status: it only ever moves up (appliance.md section 11).
+pub fn rank(status: &str) -> u8 {
+    match status {
+        "SENT" => 1,
+        "DELIVERED" => 2,
+        "OPENED" => 3,
+        "CLICKED" => 4,
+        "BOUNCED" => 5,
+        "COMPLAINED" => 6,
+        _ => 0,
+    }
+}
+
+/// Moves a sent email forward to `status` (never back); stamps the matching time. Returns
+/// whether the status changed.
+pub fn advance(conn: &Connection, id: &str, status: &str, now: i64) -> rusqlite::Result<bool> {
+    let Some(email) = get(conn, id)? else { return Ok(false) };
+    if email.sent_at.is_none() {
+        return Ok(false);
+    }
+    let stamp = match status {
+        "OPENED" => "opened_at = coalesce(opened_at, ?3),",
+        "CLICKED" => "clicked_at = coalesce(clicked_at, ?3), opened_at = coalesce(opened_at, ?3),",
+        _ => "",
+    };
+    conn.execute(
+        &format!("UPDATE emails SET {stamp} updated_at = ?3 WHERE id = ?1"),
+        params![id, status, now],
+    )?;
+    if rank(status) <= rank(&email.status) {
+        return Ok(false);
+    }
+    conn.execute("UPDATE emails SET status = ?2 WHERE id = ?1", params![id, status])?;
+    Ok(true)
+}

@@ -1,0 +1,77 @@
+//! Building the MIME message: multipart/alternative (the HTML and a text part made from it),
+//! attachments in multipart/mixed around it, and the headers of appliance.md section 5.
+
+use std::time::SystemTime;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use lettre::Message;
+use lettre::message::header::{ContentType, HeaderName, HeaderValue};
+use lettre::message::{Attachment as Part, Mailbox, MultiPart};
+
+use crate::core::send::Attachment;
+
+/// Everything a message is made of, rendered.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    pub message_id: String,
+    pub from: (String, Option<String>),
+    pub to: (String, Option<String>),
+    pub reply_to: Option<String>,
+    pub subject: String,
+    pub html: String,
+    pub headers: Vec<(String, String)>,
+    pub attachments: Vec<Attachment>,
+    /// The one-click unsubscribe URL (MARKETING mail).
+    pub unsubscribe: Option<String>,
+}
+
+fn mailbox(address: &str, name: Option<&str>) -> Result<Mailbox, String> {
+    let address = address.parse().map_err(|e| format!("bad address {address}: {e}"))?;
+    Ok(Mailbox::new(name.map(str::to_string), address))
+}
+
+/// The plain-text part made from the HTML.
+pub fn text_of(html: &str) -> String {
+    html2text::from_read(html.as_bytes(), 78).unwrap_or_default()
+}
+
+/// The message as bytes, ready to sign and send.
+pub fn build(o: &Outgoing) -> Result<Vec<u8>, String> {
+    let mut builder = Message::builder()
+        .message_id(Some(o.message_id.clone()))
+        .date(SystemTime::now())
+        .from(mailbox(&o.from.0, o.from.1.as_deref())?)
+        .to(mailbox(&o.to.0, o.to.1.as_deref())?)
+        .subject(o.subject.clone());
+    if let Some(reply) = &o.reply_to {
+        builder = builder.reply_to(mailbox(reply, None)?);
+    }
+    for (name, value) in &o.headers {
+        let name =
+            HeaderName::new_from_ascii(name.clone()).map_err(|e| format!("bad header name {name}: {e}"))?;
+        builder = builder.raw_header(HeaderValue::new(name, value.clone()));
+    }
+    if let Some(url) = &o.unsubscribe {
+        let list = HeaderName::new_from_ascii_str("List-Unsubscribe");
+        let post = HeaderName::new_from_ascii_str("List-Unsubscribe-Post");
+        builder = builder
+            .raw_header(HeaderValue::new(list, format!("<{url}>")))
+            .raw_header(HeaderValue::new(post, "List-Unsubscribe=One-Click".into()));
+    }
+    let alternative = MultiPart::alternative_plain_html(text_of(&o.html), o.html.clone());
+    let body = if o.attachments.is_empty() {
+        alternative
+    } else {
+        let mut mixed = MultiPart::mixed().multipart(alternative);
+        for a in &o.attachments {
+            let bytes = STANDARD.decode(&a.content).map_err(|e| format!("attachment {}: {e}", a.filename))?;
+            let content_type = ContentType::parse(&a.content_type)
+                .unwrap_or(ContentType::parse("application/octet-stream").expect("a valid type"));
+            mixed = mixed.singlepart(Part::new(a.filename.clone()).body(bytes, content_type));
+        }
+        mixed
+    };
+    let message = builder.multipart(body).map_err(|e| format!("building the message: {e}"))?;
+    Ok(message.formatted())
+}

@@ -1,0 +1,5 @@
+//! Outgoing mail: building the MIME message, DKIM signing, and the transports.
+
+pub mod dkim;
+pub mod message;
+pub mod transport;

@@ -1,0 +1,339 @@
+//! The delivery worker: takes queued emails, renders, builds and DKIM-signs each message, hands it
+//! to the transport, and records the outcome.
+//!
+//! - Emails are claimed with a lease (`locked_until`); one whose worker died is taken again when
+//!   the lease runs out, with the same Message-ID.
+//! - The outcome is committed right after the relay answers, so a message reaches the relay a
+//!   second time only when the process dies between the relay's acceptance and that commit.
+//! - Temporary refusals are retried with backoff, five tries in all; a permanent refusal (5xx)
+//!   fails the email at once and keeps the relay's reply.
+//! - `[smtp] max_messages_per_second` throttles each project.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
+
+use crate::api::ratelimit::{self, ProjectLimiter};
+use crate::clock;
+use crate::core::{domains as core_domains, events, links, render, send::Attachment};
+use crate::db::{
+    DbError, contacts, domains,
+    emails::{self, Email},
+};
+use crate::error::ApiError;
+use crate::mail::dkim::Signers;
+use crate::mail::message::{self, Outgoing};
+use crate::mail::transport::{Refusal, Transport};
+use crate::state::AppState;
+
+/// Tries of one email before it fails.
+pub const MAX_ATTEMPTS: u32 = 5;
+const BATCH: usize = 64;
+
+/// What happened to one email.
+enum Outcome {
+    Sent {
+        subject: String,
+        captured: Option<Vec<u8>>,
+    },
+    Retry(String),
+    Fail {
+        error: String,
+        counted: bool,
+    },
+    /// Throttled or shut down: try again at this time.
+    Later(i64),
+}
+
+struct Worker {
+    state: AppState,
+    transport: Transport,
+    signers: Signers,
+    throttle: Option<Arc<dyn ProjectLimiter>>,
+}
+
+/// Starts the delivery loop.
+pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let transport = match Transport::from_config(&state.config.smtp) {
+            Ok(transport) => transport,
+            Err(e) => {
+                tracing::error!("the SMTP transport cannot be set up ({e}); mail is not delivered");
+                return;
+            }
+        };
+        let per_second = state.config.smtp.max_messages_per_second;
+        let throttle = (per_second > 0).then(|| ratelimit::limiter_per_second(per_second));
+        let worker = Arc::new(Worker { state, transport, signers: Signers::default(), throttle });
+        worker.run(stopped).await;
+    })
+}
+
+impl Worker {
+    fn concurrency(&self) -> usize {
+        (self.state.config.smtp.pool_size as usize * 2).max(4)
+    }
+
+    fn lease_ms(&self) -> i64 {
+        (i64::from(self.state.config.smtp.timeout_secs) * 2 + 60) * 1000
+    }
+
+    async fn run(self: Arc<Self>, mut stopped: watch::Receiver<bool>) {
+        let mut running: JoinSet<()> = JoinSet::new();
+        let mut ids: HashMap<tokio::task::Id, String> = HashMap::new();
+        let max_idle = Duration::from_secs(self.state.config.scheduler.max_idle_secs.into());
+        while !*stopped.borrow() {
+            let free = self.concurrency().saturating_sub(running.len());
+            let mut wake_at = Instant::now() + max_idle;
+            if free > 0 {
+                let lease = self.lease_ms();
+                let limit = free.min(BATCH);
+                let claimed = self
+                    .state
+                    .db
+                    .write(move |tx| Ok::<_, DbError>(emails::claim(tx, clock::now_ms(), limit, lease)?))
+                    .await;
+                match claimed {
+                    Ok(batch) => {
+                        let full = batch.len() == limit;
+                        for email in batch {
+                            let worker = self.clone();
+                            let id = email.id.clone();
+                            let handle = running.spawn(async move { worker.deliver(email).await });
+                            ids.insert(handle.id(), id);
+                        }
+                        if full {
+                            wake_at = Instant::now();
+                        } else if let Ok(Some(due)) =
+                            self.state.db.run(|conn| Ok::<_, DbError>(emails::next_due(conn)?)).await
+                        {
+                            wake_at = wake_at.min(instant_at(due));
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!("could not claim emails: {e}");
+                        wake_at = Instant::now() + Duration::from_secs(1);
+                    }
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(wake_at), if free > 0 => {}
+                _ = self.state.jobs.deliveries.notified() => {}
+                Some(done) = running.join_next_with_id(), if !running.is_empty() => {
+                    let id = match done { Ok((id, ())) => id, Err(e) => e.id() };
+                    ids.remove(&id);
+                }
+                _ = stopped.changed() => {}
+            }
+        }
+        // Shutdown: in-flight sends get the grace period, then the rest are handed back.
+        let grace = Duration::from_secs(self.state.config.server.shutdown_grace_secs.into());
+        let deadline = Instant::now() + grace;
+        while !running.is_empty() {
+            tokio::select! {
+                Some(done) = running.join_next_with_id() => {
+                    let id = match done { Ok((id, ())) => id, Err(e) => e.id() };
+                    ids.remove(&id);
+                }
+                _ = tokio::time::sleep_until(deadline) => break,
+            }
+        }
+        running.abort_all();
+        while let Some(done) = running.join_next_with_id().await {
+            if let Ok((id, ())) = done {
+                ids.remove(&id);
+            }
+        }
+        let unfinished: Vec<String> = ids.into_values().collect();
+        if !unfinished.is_empty() {
+            let now = clock::now_ms();
+            let released = self
+                .state
+                .db
+                .write(move |tx| {
+                    for id in &unfinished {
+                        emails::release(tx, id, now)?;
+                    }
+                    Ok::<_, DbError>(())
+                })
+                .await;
+            if let Err(e) = released {
+                tracing::error!("could not hand back emails at shutdown; their leases will expire: {e}");
+            }
+        }
+    }
+
+    async fn deliver(&self, email: Email) {
+        let outcome = match self.prepare(&email).await {
+            Err(outcome) => outcome,
+            Ok(prepared) => self.hand_over(&email, prepared).await,
+        };
+        if let Err(e) = self.record(&email, outcome).await {
+            tracing::error!(email = email.id, "could not record a delivery; the email will be retried: {e}");
+        }
+    }
+
+    /// Renders, builds and signs the message.
+    async fn prepare(&self, email: &Email) -> Result<(Vec<u8>, String), Outcome> {
+        let (project, contact_id) = (email.project_id.clone(), email.contact_id.clone());
+        let from_domain = email.from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
+        let (contact, domain) = self
+            .state
+            .db
+            .run(move |conn| {
+                let contact = match &contact_id {
+                    Some(id) => contacts::by_id(conn, &project, id)?,
+                    None => None,
+                };
+                let domain = domains::for_signing(conn, &project, &core_domains::candidates(&from_domain))?;
+                Ok::<_, DbError>((contact, domain))
+            })
+            .await
+            .map_err(|e| Outcome::Retry(e.to_string()))?;
+        if email.kind == "MARKETING" && contact.as_ref().is_some_and(|c| !c.subscribed) {
+            return Err(Outcome::Fail {
+                error: "not sent: the contact unsubscribed from marketing email".into(),
+                counted: false,
+            });
+        }
+        let Some(domain) = domain else {
+            return Err(Outcome::Fail {
+                error: format!(
+                    "the sender domain of {} is no longer a domain of the project",
+                    email.from_email
+                ),
+                counted: false,
+            });
+        };
+        if let Some(throttle) = &self.throttle
+            && let Err(wait) = throttle.check(&email.project_id)
+        {
+            return Err(Outcome::Later(clock::now_ms() + wait.as_millis() as i64 + 1));
+        }
+        let config = self.state.config.clone();
+        let secret = self.state.secrets.link.clone();
+        let signers = self.signers.clone();
+        let email = email.clone();
+        tokio::task::spawn_blocking(move || {
+            let public_url = config.public_url();
+            let data = contact.as_ref().map(|c| c.data.clone()).unwrap_or_default();
+            let transient: Map<String, Value> = serde_json::from_str(&email.variables).unwrap_or_default();
+            let mut vars = crate::core::data::variables(&data, &transient);
+            vars.retain(|k, _| !crate::core::data::is_reserved(k));
+            let contact_id = contact.as_ref().map(|c| c.id.clone()).unwrap_or_default();
+            let contact_links = links::contact_links(&public_url, &secret, &contact_id);
+            let scope = render::scope(&vars, &email.to_email, &contact_id, &contact_links);
+            let fail = |what: &str, e: render::TemplateError| Outcome::Fail {
+                error: format!("{what} could not be rendered: {e}"),
+                counted: false,
+            };
+            let subject = render::render(&email.subject, &scope).map_err(|e| fail("the subject", e))?;
+            let subject = subject.replace(['\r', '\n'], " ");
+            let mut html = render::render(&email.body, &scope).map_err(|e| fail("the body", e))?;
+            if email.kind != "HEADLESS" {
+                if config.tracking.clicks {
+                    html = links::track_clicks(&html, &public_url, &secret, &email.id);
+                }
+                if config.tracking.opens {
+                    html = links::add_open_pixel(&html, &public_url, &secret, &email.id);
+                }
+            }
+            let headers: Map<String, Value> = serde_json::from_str(&email.headers).unwrap_or_default();
+            let attachments: Vec<Attachment> =
+                email.attachments.as_deref().and_then(|a| serde_json::from_str(a).ok()).unwrap_or_default();
+            let unsubscribe = (email.kind == "MARKETING" && contact.is_some())
+                .then(|| contact_links.first().map(|(_, url)| url.clone()))
+                .flatten();
+            let outgoing = Outgoing {
+                message_id: email.message_id.clone(),
+                from: (email.from_email.clone(), email.from_name.clone()),
+                to: (email.to_email.clone(), email.to_name.clone()),
+                reply_to: email.reply_to.clone(),
+                subject: subject.clone(),
+                html,
+                headers: headers
+                    .into_iter()
+                    .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
+                    .collect(),
+                attachments,
+                unsubscribe,
+            };
+            let raw = message::build(&outgoing).map_err(|e| Outcome::Fail { error: e, counted: false })?;
+            let signed = signers
+                .sign(&domain.domain, &domain.dkim_selector, &domain.dkim_private_key, &raw)
+                .map_err(|e| Outcome::Fail { error: e, counted: false })?;
+            Ok((signed, subject))
+        })
+        .await
+        .map_err(|e| Outcome::Retry(format!("preparing the message: {e}")))?
+    }
+
+    async fn hand_over(&self, email: &Email, (raw, subject): (Vec<u8>, String)) -> Outcome {
+        match &self.transport {
+            Transport::Capture => Outcome::Sent { subject, captured: Some(raw) },
+            transport => match transport.send(&email.from_email, &email.to_email, &raw).await {
+                Ok(()) => Outcome::Sent { subject, captured: None },
+                Err(Refusal::Temporary(e)) => Outcome::Retry(e),
+                Err(Refusal::Permanent(e)) => Outcome::Fail { error: e, counted: true },
+            },
+        }
+    }
+
+    async fn record(&self, email: &Email, outcome: Outcome) -> Result<(), ApiError> {
+        let email = email.clone();
+        let base = u64::from(self.state.config.scheduler.retry_base_secs);
+        self.state
+            .db
+            .write(move |tx| {
+                let now = clock::now_ms();
+                match outcome {
+                    Outcome::Sent { subject, captured } => {
+                        if emails::mark_sent(tx, &email.id, &subject, now)? {
+                            if let Some(raw) = captured {
+                                tx.execute(
+                                    "INSERT INTO outbox (project_id, email_id, message_id, envelope_from, envelope_to, subject, raw, created_at)
+                                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                    rusqlite::params![email.project_id, email.id, email.message_id, email.from_email, email.to_email, subject, raw, now],
+                                )?;
+                            }
+                            events::emit(tx, &email.project_id, email.contact_id.as_deref(), "email.sent", &events::email_data(&email, &subject), now)?;
+                        }
+                    }
+                    Outcome::Retry(error) if email.attempts + 1 < MAX_ATTEMPTS => {
+                        let delay = base.saturating_mul(1 << email.attempts.min(16)) * 1000;
+                        emails::retry_later(tx, &email.id, &error, now + delay as i64, now)?;
+                    }
+                    Outcome::Retry(error) => fail(tx, &email, &format!("gave up after {MAX_ATTEMPTS} tries: {error}"), true, now)?,
+                    Outcome::Fail { error, counted } => fail(tx, &email, &error, counted, now)?,
+                    Outcome::Later(at) => emails::release(tx, &email.id, at)?,
+                }
+                Ok::<_, ApiError>(())
+            })
+            .await
+    }
+}
+
+fn fail(
+    tx: &rusqlite::Connection,
+    email: &Email,
+    error: &str,
+    counted: bool,
+    now: i64,
+) -> rusqlite::Result<()> {
+    if emails::mark_failed(tx, &email.id, error, counted, now)? {
+        let mut data = events::email_data(email, &email.subject);
+        data["error"] = json!(error);
+        events::emit(tx, &email.project_id, email.contact_id.as_deref(), "email.failed", &data, now)?;
+    }
+    Ok(())
+}
+
+fn instant_at(at_ms: i64) -> Instant {
+    let delta = at_ms - clock::now_ms();
+    if delta <= 0 { Instant::now() } else { Instant::now() + Duration::from_millis(delta as u64) }
+}
