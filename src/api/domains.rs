@@ -9,6 +9,8 @@ use serde_json::Value;
 use super::guards::ProjectAccess;
 use super::json::JsonBody;
 use crate::core::domains as core_domains;
+use rusqlite::OptionalExtension;
+
 use crate::db::domains;
 use crate::error::{ApiError, conflict_on_unique};
 use crate::state::AppState;
@@ -96,8 +98,27 @@ async fn verify(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
 #[delete("/domains/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let domain = find(state, access.project.id, id).await?;
-    // Templates and active campaigns that send from the domain will refuse its removal (409)
-    // once they exist.
-    state.db.write(move |tx| Ok::<_, ApiError>(domains::delete(tx, &domain.id)?)).await?;
+    state
+        .db
+        .write(move |tx| {
+            // Templates sending from the domain (or a subdomain of it) keep it.
+            let used: Option<String> = tx
+                .query_row(
+                    "SELECT name FROM templates WHERE project_id = ?1
+                       AND (from_email LIKE '%@' || ?2 OR from_email LIKE '%.' || ?2) LIMIT 1",
+                    [&domain.project_id, &domain.domain],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(template) = used {
+                return Err(ApiError::conflict(format!(
+                    "The template {template:?} sends from {}; change its sender before removing the domain",
+                    domain.domain
+                )));
+            }
+            domains::delete(tx, &domain.id)?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
     Ok(Status::NoContent)
 }

@@ -463,3 +463,17 @@ async fn the_capture_transport_keeps_messages_in_the_outbox() {
     assert!(room.dkim_passes(raw.as_bytes()).await);
     assert!(room.sink.messages().is_empty());
 }
+
+#[rocket::async_test]
+async fn sending_is_throttled_per_project() {
+    let room = Mailroom::with(|c| c.smtp.max_messages_per_second = 2).await;
+    let to: Vec<String> = (0..6).map(|n| format!("user{n}@example.test")).collect();
+    let ids = room
+        .send_ok(json!({ "to": to, "from": "h@example.test", "subject": "Slow", "body": "<p>s</p>" }))
+        .await;
+    room.deliver(6).await;
+    let sent: Vec<i64> = ids.iter().map(|id| room.email(id).sent_at.unwrap()).collect();
+    let spread = sent.iter().max().unwrap() - sent.iter().min().unwrap();
+    // Two at once, then one every half second.
+    assert!(spread >= 1500, "six messages at two a second took {spread} ms");
+}

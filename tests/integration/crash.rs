@@ -1,0 +1,124 @@
+//! The built binary killed with SIGKILL while it sends: after a restart every accepted message
+//! reaches the relay, each with its own Message-ID, none twice except the one narrow case of
+//! appliance.md section 5 (which then repeats the Message-ID).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use crate::common::binary::{Server, agent, run, stdout};
+use crate::common::dns_server::DnsServer;
+use crate::common::smtp_sink::SmtpSink;
+
+fn post(server: &Server, path: &str, key: &str, body: Value) -> (u16, Value) {
+    let mut res = agent()
+        .post(&server.url(path))
+        .header("Authorization", &format!("Bearer {key}"))
+        .header("content-type", "application/json")
+        .send(body.to_string())
+        .unwrap();
+    (res.status().as_u16(), res.body_mut().read_json().unwrap_or(Value::Null))
+}
+
+fn get(server: &Server, path: &str, key: &str) -> Value {
+    agent()
+        .get(&server.url(path))
+        .header("Authorization", &format!("Bearer {key}"))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_json()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_while_sending_then_restart_delivers_every_message() {
+    let dir = TempDir::new().unwrap();
+    let dns = DnsServer::start(&["test"]).await;
+    let sink = SmtpSink::start();
+    let nameservers = format!("[\"{}\"]", dns.nameserver());
+    let port = sink.port.to_string();
+    let env = [
+        ("TIDINGS_DNS__NAMESERVERS", nameservers.as_str()),
+        ("TIDINGS_SMTP__HOST", "127.0.0.1"),
+        ("TIDINGS_SMTP__PORT", port.as_str()),
+        ("TIDINGS_SMTP__SECURITY", "none"),
+        ("TIDINGS_SCHEDULER__RETRY_BASE_SECS", "1"),
+    ];
+    let path = dir.path().to_path_buf();
+    let created = tokio::task::spawn_blocking(move || {
+        run(&path, &["user", "create", "--email", "owner@example.com", "--password", "password123"], &[]);
+        stdout(&run(&path, &["project", "create", "--name", "Crash", "--owner", "owner@example.com"], &[]))
+    })
+    .await
+    .unwrap();
+    let project: Value = serde_json::from_str(&created).unwrap();
+    let key = project["secretKey"].as_str().unwrap().to_string();
+
+    let mut server = Server::start(dir.path(), &env);
+    let server_ref = &mut server;
+    tokio::task::block_in_place(|| server_ref.wait_healthy(Duration::from_secs(30)));
+    let domain = tokio::task::block_in_place(|| {
+        post(&server, "/domains", &key, json!({ "domain": "example.test" })).1
+    });
+    for record in domain["records"].as_array().unwrap() {
+        dns.txt(record["name"].as_str().unwrap(), record["value"].as_str().unwrap()).await;
+    }
+    let verified = tokio::task::block_in_place(|| {
+        get(&server, &format!("/domains/{}/verify", domain["id"].as_str().unwrap()), &key)
+    });
+    assert_eq!(verified["status"], json!("verified"), "{verified}");
+
+    // Accept 60 messages, and kill the process without warning while it is sending them.
+    let mut accepted = Vec::new();
+    for n in 0..60 {
+        let (status, body) = tokio::task::block_in_place(|| {
+            post(
+                &server,
+                "/v1/send",
+                &key,
+                json!({ "to": format!("user{n}@example.test"), "from": "h@example.test", "subject": format!("Message {n}"), "body": "<p>hi</p>" }),
+            )
+        });
+        assert_eq!(status, 200, "{body}");
+        accepted.push(body["data"]["emails"][0]["email"].as_str().unwrap().to_string());
+        if n == 40 {
+            std::process::Command::new("kill").args(["-KILL", &server.pid().to_string()]).status().unwrap();
+            break;
+        }
+    }
+    let status = tokio::task::block_in_place(|| server.wait(Duration::from_secs(10)));
+    assert!(!status.success(), "killed");
+    let before_restart = sink.messages().len();
+
+    // Restart: everything accepted before the kill reaches the relay.
+    let mut restarted = Server::start(dir.path(), &env);
+    let restarted_ref = &mut restarted;
+    tokio::task::block_in_place(|| restarted_ref.wait_healthy(Duration::from_secs(30)));
+    let delivered = tokio::task::block_in_place(|| sink.wait_for(accepted.len(), Duration::from_secs(60)));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let delivered = sink.messages().len().max(delivered.len());
+    restarted.terminate(Duration::from_secs(15));
+
+    let mut by_subject: HashMap<String, Vec<String>> = HashMap::new();
+    for message in sink.messages() {
+        let parsed = mail_parser::MessageParser::default().parse(&message.data).unwrap();
+        by_subject
+            .entry(parsed.subject().unwrap().to_string())
+            .or_default()
+            .push(parsed.message_id().unwrap().to_string());
+    }
+    for n in 0..accepted.len() {
+        let ids = by_subject.get(&format!("Message {n}")).unwrap_or_else(|| {
+            panic!(
+                "message {n} was never delivered ({delivered} in all, {before_restart} before the restart)"
+            )
+        });
+        assert!(ids.iter().all(|id| id == &ids[0]), "a repeat carries the same Message-ID");
+        assert!(ids.len() <= 2, "message {n} delivered {} times", ids.len());
+    }
+    let repeats: usize = by_subject.values().map(|ids| ids.len() - 1).sum();
+    assert!(repeats <= 8, "at most the messages in flight at the kill were handed over twice ({repeats})");
+}
