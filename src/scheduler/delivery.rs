@@ -79,8 +79,10 @@ impl Worker {
         (self.state.config.smtp.pool_size as usize * 2).max(4)
     }
 
+    /// How long a claimed email stays with this worker: a connection and a send, each bounded by
+    /// `[smtp] timeout_secs`, and some slack. After a crash, mail that was in flight waits this long.
     fn lease_ms(&self) -> i64 {
-        (i64::from(self.state.config.smtp.timeout_secs) * 2 + 60) * 1000
+        (i64::from(self.state.config.smtp.timeout_secs) * 2 + 10) * 1000
     }
 
     async fn run(self: Arc<Self>, mut stopped: watch::Receiver<bool>) {

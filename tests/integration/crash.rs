@@ -46,6 +46,8 @@ async fn kill_9_while_sending_then_restart_delivers_every_message() {
         ("TIDINGS_SMTP__PORT", port.as_str()),
         ("TIDINGS_SMTP__SECURITY", "none"),
         ("TIDINGS_SCHEDULER__RETRY_BASE_SECS", "1"),
+        // Mail in flight at the kill is taken again when its lease (2 x timeout + 10 s) runs out.
+        ("TIDINGS_SMTP__TIMEOUT_SECS", "2"),
     ];
     let path = dir.path().to_path_buf();
     let created = tokio::task::spawn_blocking(move || {

@@ -81,9 +81,22 @@ impl DnsServer {
         }
         let queries = Arc::new(AtomicUsize::new(0));
         let mut server = Server::new(Counting { catalog, queries: queries.clone() });
-        let udp = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let addr = udp.local_addr().unwrap();
-        let tcp = tokio::net::TcpListener::bind(addr).await.unwrap();
+        // UDP and TCP on one port: take a free UDP port, and try again if its TCP twin is taken.
+        let (udp, tcp, addr) = {
+            let mut attempt = 0;
+            loop {
+                let udp = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                let addr = udp.local_addr().unwrap();
+                match tokio::net::TcpListener::bind(addr).await {
+                    Ok(tcp) => break (udp, tcp, addr),
+                    Err(e) if attempt < 20 => {
+                        attempt += 1;
+                        let _ = e;
+                    }
+                    Err(e) => panic!("no port free for both UDP and TCP: {e}"),
+                }
+            }
+        };
         server.register_socket(udp);
         server.register_listener(tcp, Duration::from_secs(5), 64);
         DnsServer { addr, zones: handlers, queries, server }

@@ -100,6 +100,7 @@ fn address(argument: &str) -> String {
 
 fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    stream.set_nodelay(true)?;
     let mut out = stream.try_clone()?;
     let mut reader = BufReader::new(stream);
     out.write_all(b"220 sink.test ESMTP ready\r\n")?;
