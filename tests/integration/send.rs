@@ -477,3 +477,20 @@ async fn sending_is_throttled_per_project() {
     // Two at once, then one every half second.
     assert!(spread >= 1500, "six messages at two a second took {spread} ms");
 }
+
+#[rocket::async_test]
+async fn five_temporary_refusals_fail_the_email() {
+    let room = Mailroom::with(|c| c.scheduler.retry_base_secs = 0).await;
+    room.sink.script(&[Reply::Temporary; 5]);
+    let ids = room.send_ok(json!({ "to": "ada@example.test", "from": "h@example.test", "subject": "Doomed", "body": "<p>d</p>" })).await;
+    let db = room.app.state.db.clone();
+    let id = ids[0].clone();
+    room.app
+        .run_jobs_until("five tries", async || emails::get(&db.conn().unwrap(), &id).unwrap().unwrap().status == "FAILED")
+        .await;
+    let email = room.email(&ids[0]);
+    assert_eq!(email.attempts, 5);
+    assert!(email.last_error.unwrap().starts_with("gave up after 5 tries"), "the relay's reply is kept");
+    assert_eq!(room.sink.refused(), 5);
+    assert!(room.sink.messages().is_empty());
+}
