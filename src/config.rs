@@ -181,7 +181,7 @@ impl Default for LimitsConfig {
     }
 }
 
-/// `[tracking]`: open pixels and click redirects in marketing mail.
+/// `[tracking]`: open pixels and click redirects (not in HEADLESS mail).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrackingConfig {
