@@ -688,23 +688,36 @@ fn check_range(tag: &str, line: usize) -> Result<(), TemplateError> {
 // ---------------------------------------------------------------------------------------------
 // Parsing (cached) and rendering.
 
-/// Parsed templates by source text, bounded.
-static CACHE: LazyLock<Mutex<HashMap<String, Arc<liquid::Template>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+/// Parsed templates keyed by the SHA-256 of their source, with the total source size they
+/// stand for. Bounded both by count and by bytes: sources are up to 256 KiB each, so a count
+/// alone could hold far more memory than a small VPS should spend on a cache.
+struct Cache {
+    entries: HashMap<[u8; 32], Arc<liquid::Template>>,
+    bytes: usize,
+}
+
+static CACHE: LazyLock<Mutex<Cache>> =
+    LazyLock::new(|| Mutex::new(Cache { entries: HashMap::new(), bytes: 0 }));
 const CACHE_ENTRIES: usize = 512;
+const CACHE_BYTES: usize = 32 * 1024 * 1024;
 
 /// Parses a template (or takes it from the cache).
 pub fn parse(source: &str) -> Result<Arc<liquid::Template>, TemplateError> {
-    if let Some(template) = CACHE.lock().ok().and_then(|c| c.get(source).cloned()) {
+    use sha2::Digest;
+    let key: [u8; 32] = sha2::Sha256::digest(source.as_bytes()).into();
+    if let Some(template) = CACHE.lock().ok().and_then(|c| c.entries.get(&key).cloned()) {
         return Ok(template);
     }
     let text = preprocess(source)?;
     let template = Arc::new(PARSER.parse(&text).map_err(|e| parse_error(source, &e))?);
     if let Ok(mut cache) = CACHE.lock() {
-        if cache.len() >= CACHE_ENTRIES {
-            cache.clear();
+        if cache.entries.len() >= CACHE_ENTRIES || cache.bytes + source.len() > CACHE_BYTES {
+            cache.entries.clear();
+            cache.bytes = 0;
         }
-        cache.insert(source.to_string(), template.clone());
+        if cache.entries.insert(key, template.clone()).is_none() {
+            cache.bytes += source.len();
+        }
     }
     Ok(template)
 }

@@ -486,7 +486,9 @@ async fn five_temporary_refusals_fail_the_email() {
     let db = room.app.state.db.clone();
     let id = ids[0].clone();
     room.app
-        .run_jobs_until("five tries", async || emails::get(&db.conn().unwrap(), &id).unwrap().unwrap().status == "FAILED")
+        .run_jobs_until("five tries", async || {
+            emails::get(&db.conn().unwrap(), &id).unwrap().unwrap().status == "FAILED"
+        })
         .await;
     let email = room.email(&ids[0]);
     assert_eq!(email.attempts, 5);
