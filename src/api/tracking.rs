@@ -215,24 +215,7 @@ async fn unsubscribe(state: &State<AppState>, token: &str) -> Page {
     let Some((Link::Unsubscribe { .. }, contact, project)) = contact_of(state, token).await else {
         return not_found();
     };
-    let email = contact.email.clone();
-    if let Err(e) = set(state, contact, false).await {
-        tracing::error!("could not unsubscribe: {e}");
-        return page(
-            Status::InternalServerError,
-            "Something went wrong",
-            "<p>Please try again in a moment.</p>",
-        );
-    }
-    page(
-        Status::Ok,
-        "Unsubscribed",
-        &format!(
-            "<p><strong>{}</strong> will get no more email from <strong>{}</strong>.</p>",
-            escape(&email),
-            escape(&project)
-        ),
-    )
+    flip(state, contact, &project, false).await
 }
 
 #[get("/subscribe/<token>")]
@@ -255,23 +238,29 @@ async fn subscribe(state: &State<AppState>, token: &str) -> Page {
     let Some((Link::Subscribe { .. }, contact, project)) = contact_of(state, token).await else {
         return not_found();
     };
+    flip(state, contact, &project, true).await
+}
+
+/// Subscribes or unsubscribes from a page's button and says what happened.
+async fn flip(state: &AppState, contact: contacts::Contact, project: &str, subscribed: bool) -> Page {
     let email = contact.email.clone();
-    if let Err(e) = set(state, contact, true).await {
-        tracing::error!("could not subscribe: {e}");
+    if let Err(e) = set(state, contact, subscribed).await {
+        tracing::error!("could not change a subscription from a page: {e}");
         return page(
             Status::InternalServerError,
             "Something went wrong",
             "<p>Please try again in a moment.</p>",
         );
     }
+    let (title, what) = if subscribed {
+        ("Subscribed", "is subscribed to")
+    } else {
+        ("Unsubscribed", "will get no more email from")
+    };
     page(
         Status::Ok,
-        "Subscribed",
-        &format!(
-            "<p><strong>{}</strong> is subscribed to <strong>{}</strong>.</p>",
-            escape(&email),
-            escape(&project)
-        ),
+        title,
+        &format!("<p><strong>{}</strong> {what} <strong>{}</strong>.</p>", escape(&email), escape(project)),
     )
 }
 

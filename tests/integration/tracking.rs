@@ -120,6 +120,7 @@ async fn marketing_mail_offers_one_click_unsubscribe() {
         .dispatch()
         .await;
     assert_eq!(res.status(), Status::Ok);
+    assert!(res.into_string().await.unwrap().contains("will get no more email from"));
     let (_, after) = room.app.get(&format!("/contacts/{contact}"), &room.keys.secret_key).await;
     assert_eq!(after["subscribed"], json!(false));
     assert!(names(&room, &contact).contains(&"contact.unsubscribed".to_string()));
@@ -135,7 +136,9 @@ async fn marketing_mail_offers_one_click_unsubscribe() {
     let subscribe =
         format!("/subscribe/{}", links::token(secret, &Link::Subscribe { contact: contact.clone() }));
     assert_eq!(room.app.client.get(subscribe.clone()).dispatch().await.status(), Status::Ok);
-    assert_eq!(room.app.client.post(subscribe).dispatch().await.status(), Status::Ok);
+    let res = room.app.client.post(subscribe).dispatch().await;
+    assert_eq!(res.status(), Status::Ok);
+    assert!(res.into_string().await.unwrap().contains("is subscribed to"));
     let (_, resubscribed) = room.app.get(&format!("/contacts/{contact}"), &room.keys.secret_key).await;
     assert_eq!(resubscribed["subscribed"], json!(true));
     let manage = format!("/manage/{}", links::token(secret, &Link::Manage { contact: contact.clone() }));
