@@ -11,7 +11,7 @@ use rocket::{FromForm, Route, State, get, post, routes};
 use serde_json::json;
 
 use crate::clock;
-use crate::core::links::{self, Link};
+use crate::core::links::{self, Link, escape_html};
 use crate::core::{contacts as core_contacts, events};
 use crate::db::{DbError, contacts, emails, projects};
 use crate::error::ApiError;
@@ -50,14 +50,6 @@ impl<'r> Responder<'r, 'static> for Page {
     }
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
-
 fn page(status: Status, title: &str, body: &str) -> Page {
     Page::Html(
         status,
@@ -67,7 +59,7 @@ fn page(status: Status, title: &str, body: &str) -> Page {
              button{{font:inherit;padding:.5rem 1rem;border-radius:6px;border:1px solid #2f5d8a;background:#2f5d8a;color:#fff;cursor:pointer}}\
              button.secondary{{background:#fff;color:#2f5d8a}}form{{display:inline-block;margin:.25rem .5rem .25rem 0}}</style></head>\
              <body><main><h1>{title}</h1>{body}</main></body></html>",
-            title = escape(title)
+            title = escape_html(title)
         ),
     )
 }
@@ -174,8 +166,8 @@ async fn set(state: &AppState, contact: contacts::Contact, subscribed: bool) -> 
 fn button_form(action: &str, label: &str, class: &str, value: &str) -> String {
     format!(
         "<form method=\"post\" action=\"{}\"><input type=\"hidden\" name=\"action\" value=\"{value}\"><button class=\"{class}\" type=\"submit\">{}</button></form>",
-        escape(action),
-        escape(label)
+        escape_html(action),
+        escape_html(label)
     )
 }
 
@@ -188,15 +180,15 @@ async fn unsubscribe_page(state: &State<AppState>, token: &str) -> Page {
     let body = if contact.subscribed {
         format!(
             "<p>Stop email from <strong>{}</strong> to <strong>{}</strong>?</p>{}",
-            escape(&project),
-            escape(&contact.email),
+            escape_html(&project),
+            escape_html(&contact.email),
             button_form(&action, "Unsubscribe", "", "unsubscribe")
         )
     } else {
         format!(
             "<p><strong>{}</strong> is not subscribed to <strong>{}</strong>.</p>",
-            escape(&contact.email),
-            escape(&project)
+            escape_html(&contact.email),
+            escape_html(&project)
         )
     };
     page(Status::Ok, "Unsubscribe", &body)
@@ -226,8 +218,8 @@ async fn subscribe_page(state: &State<AppState>, token: &str) -> Page {
     let action = format!("/subscribe/{token}");
     let body = format!(
         "<p>Get email from <strong>{}</strong> at <strong>{}</strong>?</p>{}",
-        escape(&project),
-        escape(&contact.email),
+        escape_html(&project),
+        escape_html(&contact.email),
         button_form(&action, "Subscribe", "", "subscribe")
     );
     page(Status::Ok, "Subscribe", &body)
@@ -260,7 +252,11 @@ async fn flip(state: &AppState, contact: contacts::Contact, project: &str, subsc
     page(
         Status::Ok,
         title,
-        &format!("<p><strong>{}</strong> {what} <strong>{}</strong>.</p>", escape(&email), escape(project)),
+        &format!(
+            "<p><strong>{}</strong> {what} <strong>{}</strong>.</p>",
+            escape_html(&email),
+            escape_html(project)
+        ),
     )
 }
 
@@ -277,12 +273,12 @@ fn manage_view(token: &str, contact: &contacts::Contact, project: &str, done: Op
     let state = if contact.subscribed { "subscribed" } else { "not subscribed" };
     let mut body = String::new();
     if let Some(done) = done {
-        body.push_str(&format!("<p role=\"status\">{}</p>", escape(done)));
+        body.push_str(&format!("<p role=\"status\">{}</p>", escape_html(done)));
     }
     body.push_str(&format!(
         "<p><strong>{}</strong> is {state} to email from <strong>{}</strong>.</p>",
-        escape(&contact.email),
-        escape(project)
+        escape_html(&contact.email),
+        escape_html(project)
     ));
     body.push_str(&if contact.subscribed {
         button_form(&action, "Unsubscribe", "secondary", "unsubscribe")

@@ -100,8 +100,13 @@ fn decode_entities(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
-fn encode_attribute(text: &str) -> String {
-    text.replace('&', "&amp;").replace('"', "&quot;")
+/// Escapes text for HTML content and attribute values.
+pub fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
 
 /// Rewrites the `href` of every `<a>` whose target is an http(s) URL outside `public_url` to go
@@ -130,7 +135,7 @@ pub fn track_clicks(html: &str, public_url: &str, secret: &str, email: &str) -> 
         }
         let tracked = url(public_url, secret, &Link::Click { email: email.into(), url: target });
         out.push_str(&html[copied..value_start]);
-        out.push_str(&encode_attribute(&tracked));
+        out.push_str(&escape_html(&tracked));
         copied = value_end;
         search = tag_end;
     }
@@ -169,7 +174,7 @@ fn href_value(tag: &str) -> Option<(usize, usize)> {
 pub fn add_open_pixel(html: &str, public_url: &str, secret: &str, email: &str) -> String {
     let pixel = format!(
         "<img src=\"{}\" width=\"1\" height=\"1\" alt=\"\" style=\"display:none;border:0\">",
-        encode_attribute(&url(public_url, secret, &Link::Open { email: email.into() }))
+        escape_html(&url(public_url, secret, &Link::Open { email: email.into() }))
     );
     match html.to_ascii_lowercase().rfind("</body>") {
         Some(at) => format!("{}{pixel}{}", &html[..at], &html[at..]),
