@@ -28,9 +28,68 @@ pub fn now_iso() -> String {
     iso(now_ms())
 }
 
+/// A date as api.md's type table has it: `YYYY-MM-DD` (midnight UTC) or the full
+/// `YYYY-MM-DDTHH:MM:SS[.sss]Z`, as milliseconds since the epoch, with whether it was the full
+/// form (the only one `within` and `olderThan` take). `None` for anything else, including
+/// calendar dates that do not exist.
+pub fn parse_date(s: &str) -> Option<(i64, bool)> {
+    let b = s.as_bytes();
+    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = b.get(range)?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        Some(part.iter().fold(0, |n, d| n * 10 + i64::from(d - b'0')))
+    };
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    let month = time::Month::try_from(u8::try_from(month).ok()?).ok()?;
+    let date = time::Date::from_calendar_date(year as i32, month, u8::try_from(day).ok()?).ok()?;
+    let days = i64::from(date.to_julian_day()) - 2_440_588; // the Julian day of 1970-01-01
+    let midnight = days * 86_400_000;
+    let full = match b.len() {
+        10 => return Some((midnight, false)),
+        20 if b[19] == b'Z' => 0,
+        24 if b[19] == b'.' && b[23] == b'Z' => digits(20..23)?,
+        _ => return None,
+    };
+    if b[10] != b'T' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
+    if hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    Some((midnight + ((hour * 60 + minute) * 60 + second) * 1000 + full, true))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_in_both_forms() {
+        assert_eq!(parse_date("1970-01-01"), Some((0, false)));
+        assert_eq!(parse_date("2026-11-18T11:06:40.123Z"), Some((1_795_000_000_123, true)));
+        assert_eq!(parse_date("2026-11-18T11:06:40Z"), Some((1_795_000_000_000, true)));
+        assert_eq!(parse_date("1969-12-31T23:59:59Z"), Some((-1000, true)));
+        for bad in [
+            "2026-02-30",
+            "2026-13-01",
+            "2026-1-01",
+            "2026-11-18T24:00:00Z",
+            "2026-11-18T11:06:40",
+            "2026-11-18 11:06:40Z",
+            "2026-11-18T11:06:40.12Z",
+            "2026-11-18T11:06:40+01:00",
+            "",
+            "soon",
+        ] {
+            assert_eq!(parse_date(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn iso_has_fixed_millisecond_precision() {

@@ -30,39 +30,7 @@ pub fn infer_type(value: &Value) -> Option<&'static str> {
 
 /// `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SS[.sss]Z`.
 pub fn is_date(s: &str) -> bool {
-    let b = s.as_bytes();
-    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
-    let date = b.len() >= 10 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10);
-    if !date || !valid_date(s) {
-        return false;
-    }
-    match b.len() {
-        10 => true,
-        20 => b[10] == b'T' && time_part(&b[11..19]) && b[19] == b'Z',
-        24 => {
-            b[10] == b'T'
-                && time_part(&b[11..19])
-                && b[19] == b'.'
-                && b[20..23].iter().all(u8::is_ascii_digit)
-                && b[23] == b'Z'
-        }
-        _ => false,
-    }
-}
-
-fn time_part(b: &[u8]) -> bool {
-    let num = |i: usize, max: u8| {
-        b[i].is_ascii_digit() && b[i + 1].is_ascii_digit() && (b[i] - b'0') * 10 + (b[i + 1] - b'0') <= max
-    };
-    num(0, 23) && b[2] == b':' && num(3, 59) && b[5] == b':' && num(6, 60)
-}
-
-fn valid_date(s: &str) -> bool {
-    let (Ok(y), Ok(m), Ok(d)) = (s[0..4].parse::<i32>(), s[5..7].parse::<u8>(), s[8..10].parse::<u8>())
-    else {
-        return false;
-    };
-    time::Month::try_from(m).ok().and_then(|m| time::Date::from_calendar_date(y, m, d).ok()).is_some()
+    clock::parse_date(s).is_some()
 }
 
 /// Every field (dotted path) set in `data`, with its value.

@@ -3,6 +3,7 @@
 pub mod accounts;
 pub mod bulk;
 pub mod compose;
+pub mod conditions;
 pub mod contacts;
 pub mod data;
 pub mod domains;

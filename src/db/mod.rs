@@ -13,11 +13,13 @@ pub mod contacts;
 pub mod domains;
 pub mod emails;
 pub mod events;
+pub mod functions;
 pub mod idempotency;
 pub mod jobs;
 pub mod keys;
 pub mod migrate;
 pub mod projects;
+pub mod segments;
 pub mod settings;
 pub mod templates;
 pub mod users;
@@ -72,6 +74,7 @@ impl Db {
         }
         let manager = SqliteConnectionManager::file(path).with_init(move |c| {
             c.busy_timeout(Duration::from_millis(busy_timeout_ms.into()))?;
+            functions::register(c)?;
             c.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;")
         });
         let pool = r2d2::Pool::builder()

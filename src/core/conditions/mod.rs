@@ -1,0 +1,691 @@
+//! Condition trees (api.md "Condition tree", appliance.md section 11): the one evaluator behind
+//! segments, campaign audiences and workflow conditions.
+//!
+//! A tree is parsed and checked once ([`Condition::parse`]), which turns every filter value into
+//! the exact test both paths run: [`sql`] compiles a tree to a `WHERE` expression over the
+//! `contacts` table (alias `c`) for sets and counts, and [`eval`] decides one contact in memory.
+//! Both follow the same rules, and a property test holds them to it:
+//!
+//! - `logic` is `AND` or `OR` over the groups (`AND` when absent); the filters of a group are
+//!   ANDed, and its nested `conditions` is ANDed with them. An empty group or tree matches.
+//! - Fields: `email`, `subscribed`, `createdAt`, `updatedAt`, and `data.<dotted path>`. A custom
+//!   field that is absent or `null` is missing, and a filter on a missing field matches only
+//!   `notEquals`, `notContains` and `notExists`.
+//! - `equals` compares by the stored value's type: a stored number equals a number (or a string
+//!   that reads as that number), a stored string equals the same string, a stored boolean equals
+//!   `true`/`false` (or the strings `"true"`/`"false"`). `email` compares without letter case.
+//! - `contains` finds the value as text inside a stored string, ignoring ASCII letter case, or
+//!   as an element (by `equals`) of a stored array.
+//! - `greaterThan`/`gt`, `lessThan`/`lt`, `greaterThanOrEqual`, `lessThanOrEqual` take a number
+//!   (compared with stored numbers) or a date (compared with stored dates in either form of the
+//!   type table, and with `createdAt`/`updatedAt`).
+//! - `within` / `olderThan` take an amount and a `unit` (`minutes`, `hours`, `days`; `days` when
+//!   absent) and match full ISO 8601 dates (and `createdAt`/`updatedAt`) in the last amount of
+//!   time up to now, or before it.
+//! - Event filters name the event in `field`: `triggered`, `notTriggered`, `triggeredWithin`
+//!   (an occurrence in the last amount of time), `notTriggeredWithin`, `triggeredOlderThan` (an
+//!   occurrence before it).
+//! - `memberOfSegment` / `notMemberOfSegment` take a segment id: a static segment's stored
+//!   members, or a dynamic segment's condition evaluated live.
+
+pub mod eval;
+pub mod resolve;
+pub mod sql;
+#[cfg(test)]
+mod tests;
+
+use serde_json::{Map, Value};
+
+use crate::clock;
+use crate::error::{ApiError, FieldError};
+
+/// Most filters in one tree, counting nested conditions and the conditions of segments it
+/// refers to.
+pub const MAX_FILTERS: usize = 100;
+/// Deepest nesting of `conditions`.
+pub const MAX_NESTING: usize = 5;
+/// Longest event name.
+pub const MAX_EVENT_NAME: usize = 200;
+
+/// How a condition combines its groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Logic {
+    And,
+    Or,
+}
+
+/// A checked condition tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    pub logic: Logic,
+    pub groups: Vec<Group>,
+}
+
+/// Filters ANDed together, and an optional nested condition ANDed with them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub filters: Vec<Filter>,
+    pub conditions: Option<Box<Condition>>,
+}
+
+/// One checked filter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    /// A test on a contact field.
+    Field { field: Field, test: Test },
+    /// A test on this contact's events of one name.
+    Event { name: String, test: EventTest },
+    /// Membership of another segment.
+    Segment { id: String, member: bool, target: Target },
+}
+
+/// A contact field a filter reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Field {
+    Email,
+    Subscribed,
+    CreatedAt,
+    UpdatedAt,
+    /// A custom field: the dotted path under `data`, split.
+    Data(Vec<String>),
+}
+
+/// What a field filter tests, with its value already read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Test {
+    /// `equals` (or, negated, `notEquals`).
+    Equals { value: Scalar, negated: bool },
+    /// `equals` on `createdAt`/`updatedAt`: the instant, or the whole UTC day of a date.
+    EqualsTime { from: i64, to: i64, negated: bool },
+    /// `contains` / `notContains`: ASCII-lowercased text to find, and the element to look for in
+    /// arrays.
+    Contains { needle: String, element: Scalar, negated: bool },
+    /// The ordering operators.
+    Compare { op: Comparison, bound: Bound },
+    /// `exists` / `notExists`.
+    Exists { negated: bool },
+    /// `within` (`older: false`) or `olderThan` (`older: true`) a span of milliseconds.
+    Age { span: i64, older: bool },
+}
+
+/// A filter value as what it can equal: a string, a number, a boolean, or several of these
+/// (the string `"42"` also equals the number 42).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Scalar {
+    pub text: Option<String>,
+    pub number: Option<f64>,
+    pub boolean: Option<bool>,
+}
+
+/// The ordering operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Comparison {
+    Greater,
+    Less,
+    GreaterOrEqual,
+    LessOrEqual,
+}
+
+impl Comparison {
+    pub fn holds(self, ordering: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::*;
+        match self {
+            Comparison::Greater => ordering == Greater,
+            Comparison::Less => ordering == Less,
+            Comparison::GreaterOrEqual => ordering != Less,
+            Comparison::LessOrEqual => ordering != Greater,
+        }
+    }
+
+    pub fn sql(self) -> &'static str {
+        match self {
+            Comparison::Greater => ">",
+            Comparison::Less => "<",
+            Comparison::GreaterOrEqual => ">=",
+            Comparison::LessOrEqual => "<=",
+        }
+    }
+}
+
+/// What an ordering operator compares with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    Number(f64),
+    /// Milliseconds since the epoch.
+    Date(i64),
+}
+
+/// What an event filter tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventTest {
+    Triggered,
+    NotTriggered,
+    /// An occurrence at or after now minus the span.
+    Within(i64),
+    NotWithin(i64),
+    /// An occurrence before now minus the span.
+    OlderThan(i64),
+}
+
+/// What a segment filter refers to, once [`resolve`]d.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// Not looked up yet: matches no contact.
+    Unresolved,
+    /// A static segment: its stored members.
+    Static,
+    /// A dynamic segment: its condition.
+    Dynamic(Box<Condition>),
+}
+
+const FIELD_OPERATORS: &[&str] = &[
+    "equals",
+    "notEquals",
+    "contains",
+    "notContains",
+    "greaterThan",
+    "lessThan",
+    "greaterThanOrEqual",
+    "lessThanOrEqual",
+    "gt",
+    "lt",
+    "exists",
+    "notExists",
+    "within",
+    "olderThan",
+];
+const EVENT_OPERATORS: &[&str] =
+    &["triggered", "triggeredWithin", "triggeredOlderThan", "notTriggered", "notTriggeredWithin"];
+const SEGMENT_OPERATORS: &[&str] = &["memberOfSegment", "notMemberOfSegment"];
+
+fn err(path: &str, code: &str, message: impl Into<String>) -> ApiError {
+    ApiError::validation(vec![FieldError::new(path, code, message)])
+}
+
+fn err_received(path: &str, code: &str, message: impl Into<String>, received: &Value) -> ApiError {
+    let mut shown = received.clone();
+    if let Value::String(s) = &mut shown {
+        *s = s.chars().take(200).collect();
+    }
+    ApiError::validation(vec![FieldError::new(path, code, message).received(shown)])
+}
+
+/// Rejects keys other than `allowed` in a node.
+fn known_keys(node: &Map<String, Value>, allowed: &[&str], path: &str) -> Result<(), ApiError> {
+    match node.keys().find(|k| !allowed.contains(&k.as_str())) {
+        None => Ok(()),
+        Some(key) => Err(err(
+            &format!("{path}.{key}"),
+            "unrecognized_key",
+            format!("unknown key {key:?}; this node takes {}", allowed.join(", ")),
+        )),
+    }
+}
+
+impl Condition {
+    /// Reads and checks a condition tree; errors are 422 naming the node (`path` is where the
+    /// tree sits in the request, e.g. `condition`).
+    pub fn parse(value: &Value, path: &str) -> Result<Condition, ApiError> {
+        let mut filters = 0;
+        let condition = parse_condition(value, path, 0, &mut filters)?;
+        Ok(condition)
+    }
+
+    /// Every filter of the tree, nested conditions included (not the conditions of segments it
+    /// refers to).
+    pub fn filters(&self) -> Vec<&Filter> {
+        let mut out = Vec::new();
+        self.walk(&mut |f| out.push(f));
+        out
+    }
+
+    fn walk<'a>(&'a self, visit: &mut dyn FnMut(&'a Filter)) {
+        for group in &self.groups {
+            group.filters.iter().for_each(&mut *visit);
+            if let Some(nested) = &group.conditions {
+                nested.walk(visit);
+            }
+        }
+    }
+
+    /// What the tree names, for the usage lists: contact fields (`data.plan`, `email`, ...),
+    /// event names and segment ids.
+    pub fn references(&self) -> References {
+        let mut refs = References::default();
+        for filter in self.filters() {
+            match filter {
+                Filter::Field { field, .. } => refs.fields.push(field.name()),
+                Filter::Event { name, .. } => refs.events.push(name.clone()),
+                Filter::Segment { id, .. } => refs.segments.push(id.clone()),
+            }
+        }
+        for list in [&mut refs.fields, &mut refs.events, &mut refs.segments] {
+            list.sort();
+            list.dedup();
+        }
+        refs
+    }
+}
+
+/// The names a condition refers to.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct References {
+    pub fields: Vec<String>,
+    pub events: Vec<String>,
+    pub segments: Vec<String>,
+}
+
+impl Field {
+    /// The field as filters name it.
+    pub fn name(&self) -> String {
+        match self {
+            Field::Email => "email".into(),
+            Field::Subscribed => "subscribed".into(),
+            Field::CreatedAt => "createdAt".into(),
+            Field::UpdatedAt => "updatedAt".into(),
+            Field::Data(path) => format!("data.{}", path.join(".")),
+        }
+    }
+}
+
+fn parse_condition(
+    value: &Value,
+    path: &str,
+    depth: usize,
+    filters: &mut usize,
+) -> Result<Condition, ApiError> {
+    let Value::Object(node) = value else {
+        return Err(err_received(
+            path,
+            "invalid_type",
+            "a condition is an object {logic, groups}",
+            &Value::String(json_type(value).into()),
+        ));
+    };
+    if depth > MAX_NESTING {
+        return Err(err(path, "too_deep", format!("conditions nest at most {MAX_NESTING} deep")));
+    }
+    known_keys(node, &["logic", "groups"], path)?;
+    let logic = match node.get("logic") {
+        None | Some(Value::Null) => Logic::And,
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("and") => Logic::And,
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("or") => Logic::Or,
+        Some(other) => {
+            return Err(err_received(
+                &format!("{path}.logic"),
+                "invalid_enum_value",
+                "logic is AND or OR",
+                other,
+            ));
+        }
+    };
+    let groups_path = format!("{path}.groups");
+    let groups = match node.get("groups") {
+        Some(Value::Array(items)) => items,
+        None => return Err(err(&groups_path, "required", "groups is required (an array of groups)")),
+        Some(other) => {
+            return Err(err_received(
+                &groups_path,
+                "invalid_type",
+                "groups is an array of {filters, conditions}",
+                &Value::String(json_type(other).into()),
+            ));
+        }
+    };
+    let mut out = Vec::with_capacity(groups.len());
+    for (i, group) in groups.iter().enumerate() {
+        out.push(parse_group(group, &format!("{groups_path}[{i}]"), depth, filters)?);
+    }
+    Ok(Condition { logic, groups: out })
+}
+
+fn parse_group(value: &Value, path: &str, depth: usize, count: &mut usize) -> Result<Group, ApiError> {
+    let Value::Object(node) = value else {
+        return Err(err_received(
+            path,
+            "invalid_type",
+            "a group is an object {filters, conditions}",
+            &Value::String(json_type(value).into()),
+        ));
+    };
+    known_keys(node, &["filters", "conditions"], path)?;
+    let filters_path = format!("{path}.filters");
+    let items: &[Value] = match node.get("filters") {
+        None | Some(Value::Null) => &[],
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(err_received(
+                &filters_path,
+                "invalid_type",
+                "filters is an array of {field, operator, value, unit}",
+                &Value::String(json_type(other).into()),
+            ));
+        }
+    };
+    let mut filters = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        *count += 1;
+        if *count > MAX_FILTERS {
+            return Err(err(
+                &filters_path,
+                "too_big",
+                format!("a condition holds at most {MAX_FILTERS} filters"),
+            ));
+        }
+        filters.push(parse_filter(item, &format!("{filters_path}[{i}]"))?);
+    }
+    let conditions = match node.get("conditions") {
+        None | Some(Value::Null) => None,
+        Some(nested) => {
+            Some(Box::new(parse_condition(nested, &format!("{path}.conditions"), depth + 1, count)?))
+        }
+    };
+    Ok(Group { filters, conditions })
+}
+
+fn parse_filter(value: &Value, path: &str) -> Result<Filter, ApiError> {
+    let Value::Object(node) = value else {
+        return Err(err_received(
+            path,
+            "invalid_type",
+            "a filter is an object {field, operator, value, unit}",
+            &Value::String(json_type(value).into()),
+        ));
+    };
+    known_keys(node, &["field", "operator", "value", "unit"], path)?;
+    let operator = match node.get("operator") {
+        Some(Value::String(op)) => op.as_str(),
+        None | Some(Value::Null) => {
+            return Err(err(&format!("{path}.operator"), "required", "operator is required"));
+        }
+        Some(other) => {
+            return Err(err_received(
+                &format!("{path}.operator"),
+                "invalid_type",
+                "operator is a string",
+                other,
+            ));
+        }
+    };
+    let field_path = format!("{path}.field");
+    let field = match node.get("field") {
+        Some(Value::String(f)) => f.as_str(),
+        None | Some(Value::Null) if SEGMENT_OPERATORS.contains(&operator) => "",
+        None | Some(Value::Null) => return Err(err(&field_path, "required", "field is required")),
+        Some(other) => return Err(err_received(&field_path, "invalid_type", "field is a string", other)),
+    };
+    let value = node.get("value").unwrap_or(&Value::Null);
+    let unit = node.get("unit").unwrap_or(&Value::Null);
+    let value_path = format!("{path}.value");
+    if FIELD_OPERATORS.contains(&operator) {
+        let field = parse_field(field, &field_path)?;
+        let test = parse_test(&field, operator, value, unit, path)?;
+        Ok(Filter::Field { field, test })
+    } else if EVENT_OPERATORS.contains(&operator) {
+        let name = field.trim();
+        if name.is_empty() || name.len() > MAX_EVENT_NAME {
+            return Err(err_received(
+                &field_path,
+                "invalid_string",
+                format!("name the event in field (1 to {MAX_EVENT_NAME} characters)"),
+                &Value::String(field.into()),
+            ));
+        }
+        let span = || span(value, unit, path);
+        let test = match operator {
+            "triggered" => EventTest::Triggered,
+            "notTriggered" => EventTest::NotTriggered,
+            "triggeredWithin" => EventTest::Within(span()?),
+            "notTriggeredWithin" => EventTest::NotWithin(span()?),
+            _ => EventTest::OlderThan(span()?),
+        };
+        Ok(Filter::Event { name: name.to_string(), test })
+    } else if SEGMENT_OPERATORS.contains(&operator) {
+        let Some(id) = value.as_str().map(str::trim).filter(|s| !s.is_empty()) else {
+            return Err(err_received(&value_path, "required", "value is the id of a segment", value));
+        };
+        Ok(Filter::Segment {
+            id: id.to_string(),
+            member: operator == "memberOfSegment",
+            target: Target::Unresolved,
+        })
+    } else {
+        Err(err_received(
+            &format!("{path}.operator"),
+            "unknown_operator",
+            format!(
+                "unknown operator {operator:?}; operators are {}, {} and {}",
+                FIELD_OPERATORS.join(", "),
+                EVENT_OPERATORS.join(", "),
+                SEGMENT_OPERATORS.join(", ")
+            ),
+            &Value::String(operator.into()),
+        ))
+    }
+}
+
+fn parse_field(field: &str, path: &str) -> Result<Field, ApiError> {
+    let unknown =
+        |message: String| err_received(path, "unknown_field", message, &Value::String(field.into()));
+    match field {
+        "email" => return Ok(Field::Email),
+        "subscribed" => return Ok(Field::Subscribed),
+        "createdAt" => return Ok(Field::CreatedAt),
+        "updatedAt" => return Ok(Field::UpdatedAt),
+        _ => {}
+    }
+    let Some(rest) = field.strip_prefix("data.") else {
+        return Err(unknown(format!(
+            "unknown field {field:?}: use email, subscribed, createdAt, updatedAt, or a custom field as data.<name>"
+        )));
+    };
+    let parts: Vec<String> = rest.split('.').map(str::to_string).collect();
+    if parts.len() > crate::core::fields::MAX_DEPTH
+        || parts.iter().any(|p| p.is_empty() || p.len() > 256 || p.contains('"'))
+    {
+        return Err(unknown(format!(
+            "{field:?} is not a custom field path: names separated by dots, at most {} deep, without quotes",
+            crate::core::fields::MAX_DEPTH
+        )));
+    }
+    Ok(Field::Data(parts))
+}
+
+fn parse_test(
+    field: &Field,
+    operator: &str,
+    value: &Value,
+    unit: &Value,
+    path: &str,
+) -> Result<Test, ApiError> {
+    let value_path = format!("{path}.value");
+    let is_time = matches!(field, Field::CreatedAt | Field::UpdatedAt);
+    let not_for = || {
+        err_received(
+            &format!("{path}.operator"),
+            "invalid_operator",
+            format!("{operator} does not apply to {}", field.name()),
+            &Value::String(operator.into()),
+        )
+    };
+    let required =
+        |what: &str| err_received(&value_path, "required", format!("{operator} needs {what}"), value);
+    if !matches!(operator, "within" | "olderThan") && !unit.is_null() {
+        return Err(err(
+            &format!("{path}.unit"),
+            "unrecognized_key",
+            "unit goes with within and olderThan only",
+        ));
+    }
+    match operator {
+        "equals" | "notEquals" => {
+            let negated = operator == "notEquals";
+            if is_time {
+                let Some((ms, full)) = value.as_str().and_then(clock::parse_date) else {
+                    return Err(required("a date (YYYY-MM-DD or an ISO 8601 time)"));
+                };
+                let to = if full { ms + 1 } else { ms + 86_400_000 };
+                return Ok(Test::EqualsTime { from: ms, to, negated });
+            }
+            let Some(mut scalar) = Scalar::of(value) else {
+                return Err(required("a string, a number or a boolean"));
+            };
+            match field {
+                Field::Email => {
+                    scalar =
+                        Scalar { text: scalar.text.map(|t| t.to_lowercase()), number: None, boolean: None }
+                }
+                Field::Subscribed if scalar.boolean.is_none() => return Err(required("true or false")),
+                _ => {}
+            }
+            Ok(Test::Equals { value: scalar, negated })
+        }
+        "contains" | "notContains" => {
+            if matches!(field, Field::Subscribed) || is_time {
+                return Err(not_for());
+            }
+            let Some(element) = Scalar::of(value) else {
+                return Err(required("a string, a number or a boolean"));
+            };
+            let needle = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            if needle.is_empty() {
+                return Err(required("some text to look for"));
+            }
+            Ok(Test::Contains {
+                needle: needle.to_ascii_lowercase(),
+                element,
+                negated: operator == "notContains",
+            })
+        }
+        "greaterThan" | "gt" | "lessThan" | "lt" | "greaterThanOrEqual" | "lessThanOrEqual" => {
+            if matches!(field, Field::Email | Field::Subscribed) {
+                return Err(not_for());
+            }
+            let op = match operator {
+                "greaterThan" | "gt" => Comparison::Greater,
+                "lessThan" | "lt" => Comparison::Less,
+                "greaterThanOrEqual" => Comparison::GreaterOrEqual,
+                _ => Comparison::LessOrEqual,
+            };
+            let bound = match value {
+                Value::Number(n) => n.as_f64().map(Bound::Number),
+                Value::String(s) => match (number(s), clock::parse_date(s)) {
+                    (Some(n), _) => Some(Bound::Number(n)),
+                    (None, Some((ms, _))) => Some(Bound::Date(ms)),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match bound {
+                Some(Bound::Number(_)) if is_time => Err(required("a date (YYYY-MM-DD or an ISO 8601 time)")),
+                Some(bound) => Ok(Test::Compare { op, bound }),
+                None => Err(required("a number or a date (YYYY-MM-DD or an ISO 8601 time)")),
+            }
+        }
+        "exists" | "notExists" => Ok(Test::Exists { negated: operator == "notExists" }),
+        _ => {
+            // within / olderThan
+            if matches!(field, Field::Email | Field::Subscribed) {
+                return Err(not_for());
+            }
+            Ok(Test::Age { span: span(value, unit, path)?, older: operator == "olderThan" })
+        }
+    }
+}
+
+/// An amount of time from `value` and `unit`, in milliseconds.
+fn span(value: &Value, unit: &Value, path: &str) -> Result<i64, ApiError> {
+    let unit_ms: f64 = match unit {
+        Value::Null => 86_400_000.0,
+        Value::String(u) => match u.as_str() {
+            "minutes" => 60_000.0,
+            "hours" => 3_600_000.0,
+            "days" => 86_400_000.0,
+            _ => {
+                return Err(err_received(
+                    &format!("{path}.unit"),
+                    "invalid_enum_value",
+                    "unit is minutes, hours or days",
+                    unit,
+                ));
+            }
+        },
+        other => {
+            return Err(err_received(
+                &format!("{path}.unit"),
+                "invalid_enum_value",
+                "unit is minutes, hours or days",
+                other,
+            ));
+        }
+    };
+    let amount = match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => number(s),
+        _ => None,
+    };
+    match amount {
+        Some(a) if a > 0.0 && a * unit_ms <= 200.0 * 365.0 * 86_400_000.0 => Ok((a * unit_ms).round() as i64),
+        _ => Err(err_received(
+            &format!("{path}.value"),
+            "invalid_value",
+            "value is a positive amount of the unit (at most 200 years)",
+            value,
+        )),
+    }
+}
+
+/// A string that reads as a finite number (`"42"`, `"-1.5"`).
+fn number(s: &str) -> Option<f64> {
+    let looks_numeric = !s.is_empty()
+        && s.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'))
+        && s.bytes().any(|b| b.is_ascii_digit());
+    s.parse::<f64>().ok().filter(|n| looks_numeric && n.is_finite())
+}
+
+impl Scalar {
+    /// What a filter value can equal; `None` for null, arrays and objects.
+    pub fn of(value: &Value) -> Option<Scalar> {
+        match value {
+            Value::String(s) => Some(Scalar {
+                text: Some(s.clone()),
+                number: number(s),
+                boolean: match s.as_str() {
+                    "true" => Some(true),
+                    "false" => Some(false),
+                    _ => None,
+                },
+            }),
+            Value::Number(n) => Some(Scalar { number: n.as_f64(), ..Scalar::default() }),
+            Value::Bool(b) => Some(Scalar { boolean: Some(*b), ..Scalar::default() }),
+            _ => None,
+        }
+    }
+
+    /// Whether a stored JSON value equals this one (see the module's rules).
+    pub fn equals(&self, stored: &Value) -> bool {
+        match stored {
+            Value::String(s) => self.text.as_deref() == Some(s.as_str()),
+            Value::Number(n) => match (self.number, n.as_f64()) {
+                (Some(a), Some(b)) => a == b,
+                _ => false,
+            },
+            Value::Bool(b) => self.boolean == Some(*b),
+            _ => false,
+        }
+    }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}

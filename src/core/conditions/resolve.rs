@@ -1,0 +1,87 @@
+//! Looking up the segments a condition refers to (`memberOfSegment`), so both evaluators know
+//! whether to read stored members (static) or to evaluate the other segment's condition
+//! (dynamic). Refuses unknown segments, cycles and chains that grow too deep or too large.
+
+use rusqlite::Connection;
+
+use super::{Condition, Filter, MAX_FILTERS, MAX_NESTING, Target};
+use crate::db::segments;
+use crate::error::{ApiError, FieldError};
+
+/// Most filters once referred segments are included.
+const MAX_RESOLVED_FILTERS: usize = 5 * MAX_FILTERS;
+
+/// Resolves every segment filter of `condition` (recursively) in `project`. `within` is the
+/// segment the condition belongs to, if any, so a segment cannot refer to itself through others.
+pub fn resolve(
+    conn: &Connection,
+    project: &str,
+    condition: &mut Condition,
+    within: Option<&str>,
+    path: &str,
+) -> Result<(), ApiError> {
+    let mut chain: Vec<String> = within.map(str::to_string).into_iter().collect();
+    let mut total = 0;
+    resolve_in(conn, project, condition, &mut chain, &mut total, path)
+}
+
+fn resolve_in(
+    conn: &Connection,
+    project: &str,
+    condition: &mut Condition,
+    chain: &mut Vec<String>,
+    total: &mut usize,
+    path: &str,
+) -> Result<(), ApiError> {
+    let fail = |code: &str, message: String, id: &str| {
+        ApiError::validation(vec![FieldError::new(path, code, message).received(serde_json::json!(id))])
+    };
+    for group in &mut condition.groups {
+        for filter in &mut group.filters {
+            *total += 1;
+            if *total > MAX_RESOLVED_FILTERS {
+                return Err(ApiError::invalid_field(
+                    path,
+                    "too_big",
+                    format!(
+                        "with the segments it refers to, a condition holds at most {MAX_RESOLVED_FILTERS} filters"
+                    ),
+                ));
+            }
+            let Filter::Segment { id, target, .. } = filter else { continue };
+            if chain.iter().any(|c| c == id) {
+                return Err(fail(
+                    "cycle",
+                    format!("segment {id} refers back to itself through memberOfSegment"),
+                    id,
+                ));
+            }
+            if chain.len() > MAX_NESTING {
+                return Err(fail(
+                    "too_deep",
+                    format!("segments refer to segments at most {MAX_NESTING} deep"),
+                    id,
+                ));
+            }
+            let Some(segment) = segments::get(conn, project, id)? else {
+                return Err(fail("not_found", format!("no segment {id} in this project"), id));
+            };
+            *target = if segment.is_static() {
+                Target::Static
+            } else {
+                let stored = segment.condition.clone().unwrap_or(serde_json::Value::Null);
+                let mut inner = Condition::parse(&stored, path).map_err(|_| {
+                    fail("invalid_value", format!("segment {id} has a condition that no longer reads"), id)
+                })?;
+                chain.push(id.clone());
+                resolve_in(conn, project, &mut inner, chain, total, path)?;
+                chain.pop();
+                Target::Dynamic(Box::new(inner))
+            };
+        }
+        if let Some(nested) = &mut group.conditions {
+            resolve_in(conn, project, nested, chain, total, path)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,333 @@
+//! Compiling a condition to an SQL expression over `contacts c`, with its parameters.
+//!
+//! Custom fields are read with SQLite's JSON functions: `json_type` says what is stored (absent
+//! and `null` both count as missing) and `json_extract` gives the value; dates go through the
+//! `tidings_date` function (db::functions), which shares its parser with the in-memory path.
+//! Every filter is wrapped in `coalesce(…, 0)`, so a missing value is false before negation and
+//! `notEquals`/`notContains`/`notExists` match missing fields, as in [`super::eval`].
+
+use rusqlite::types::Value as SqlValue;
+
+use super::{Bound, Condition, EventTest, Field, Filter, Logic, Scalar, Target, Test};
+use crate::core::fields::json_path;
+
+/// A compiled expression and its positional (`?`) parameters, in order.
+#[derive(Debug, Clone, Default)]
+pub struct Compiled {
+    pub sql: String,
+    pub params: Vec<SqlValue>,
+}
+
+/// Compiles `condition` for the contacts of `project` at `now` (ms).
+pub fn compile(condition: &Condition, project: &str, now: i64) -> Compiled {
+    let mut out = Builder { compiled: Compiled::default(), project, now };
+    out.condition(condition);
+    out.compiled
+}
+
+struct Builder<'a> {
+    compiled: Compiled,
+    project: &'a str,
+    now: i64,
+}
+
+/// Where a value comes from: a custom field, or an element of a stored array (`json_each` as `j`).
+#[derive(Clone, Copy)]
+enum Operand<'p> {
+    Data(&'p str),
+    Element,
+}
+
+impl Builder<'_> {
+    fn text(&mut self, sql: &str) {
+        self.compiled.sql.push_str(sql);
+    }
+
+    fn bind(&mut self, value: SqlValue) {
+        self.compiled.sql.push('?');
+        self.compiled.params.push(value);
+    }
+
+    fn number(&mut self, n: f64) {
+        if n.fract() == 0.0 && n.abs() < 9.0e15 {
+            self.bind(SqlValue::Integer(n as i64));
+        } else {
+            self.bind(SqlValue::Real(n));
+        }
+    }
+
+    fn condition(&mut self, condition: &Condition) {
+        if condition.groups.is_empty() {
+            return self.text("1");
+        }
+        let joiner = if condition.logic == Logic::And { " AND " } else { " OR " };
+        self.text("(");
+        for (i, group) in condition.groups.iter().enumerate() {
+            if i > 0 {
+                self.text(joiner);
+            }
+            self.text("(");
+            let mut first = true;
+            for filter in &group.filters {
+                if !first {
+                    self.text(" AND ");
+                }
+                first = false;
+                self.filter(filter);
+            }
+            if let Some(nested) = &group.conditions {
+                if !first {
+                    self.text(" AND ");
+                }
+                first = false;
+                self.condition(nested);
+            }
+            if first {
+                self.text("1");
+            }
+            self.text(")");
+        }
+        self.text(")");
+    }
+
+    fn filter(&mut self, filter: &Filter) {
+        let negated = match filter {
+            Filter::Field { test, .. } => match test {
+                Test::Equals { negated, .. }
+                | Test::EqualsTime { negated, .. }
+                | Test::Contains { negated, .. }
+                | Test::Exists { negated } => *negated,
+                Test::Compare { .. } | Test::Age { .. } => false,
+            },
+            Filter::Event { test, .. } => matches!(test, EventTest::NotTriggered | EventTest::NotWithin(_)),
+            Filter::Segment { member, .. } => !member,
+        };
+        self.text(if negated { "NOT coalesce(" } else { "coalesce(" });
+        match filter {
+            Filter::Field { field, test } => self.field(field, test),
+            Filter::Event { name, test } => self.event(name, *test),
+            Filter::Segment { id, target, .. } => match target {
+                Target::Unresolved => self.text("0"),
+                Target::Static => {
+                    self.text("c.seq IN (SELECT contact_seq FROM segment_members WHERE segment_id = ");
+                    self.bind(SqlValue::Text(id.clone()));
+                    self.text(")");
+                }
+                Target::Dynamic(condition) => self.condition(condition),
+            },
+        }
+        self.text(", 0)");
+    }
+
+    fn event(&mut self, name: &str, test: EventTest) {
+        self.text("c.id IN (SELECT contact_id FROM events WHERE project_id = ");
+        self.bind(SqlValue::Text(self.project.to_string()));
+        self.text(" AND name = ");
+        self.bind(SqlValue::Text(name.to_string()));
+        self.text(" AND contact_id IS NOT NULL");
+        match test {
+            EventTest::Triggered | EventTest::NotTriggered => {}
+            EventTest::Within(span) | EventTest::NotWithin(span) => {
+                self.text(" AND created_at >= ");
+                self.bind(SqlValue::Integer(self.now - span));
+            }
+            EventTest::OlderThan(span) => {
+                self.text(" AND created_at < ");
+                self.bind(SqlValue::Integer(self.now - span));
+            }
+        }
+        self.text(")");
+    }
+
+    fn field(&mut self, field: &Field, test: &Test) {
+        let column = match field {
+            Field::CreatedAt => Some("c.created_at"),
+            Field::UpdatedAt => Some("c.updated_at"),
+            _ => None,
+        };
+        if let Some(column) = column {
+            return self.time(column, test);
+        }
+        match (field, test) {
+            (Field::Data(path), _) => {
+                let path = json_path(&path.join("."));
+                self.data(&path, test);
+            }
+            (Field::Email, Test::Equals { value, .. }) => match &value.text {
+                Some(text) => {
+                    self.text("c.email = ");
+                    self.bind(SqlValue::Text(text.clone()));
+                }
+                None => self.text("0"),
+            },
+            (Field::Email, Test::Contains { needle, .. }) => {
+                self.text("instr(lower(c.email), ");
+                self.bind(SqlValue::Text(needle.clone()));
+                self.text(") > 0");
+            }
+            (Field::Subscribed, Test::Equals { value, .. }) => match value.boolean {
+                Some(b) => self.text(if b { "c.subscribed = 1" } else { "c.subscribed = 0" }),
+                None => self.text("0"),
+            },
+            (Field::Email | Field::Subscribed, Test::Exists { .. }) => self.text("1"),
+            _ => self.text("0"),
+        }
+    }
+
+    fn time(&mut self, column: &str, test: &Test) {
+        match test {
+            Test::EqualsTime { from, to, .. } => {
+                self.text(&format!("({column} >= "));
+                self.bind(SqlValue::Integer(*from));
+                self.text(&format!(" AND {column} < "));
+                self.bind(SqlValue::Integer(*to));
+                self.text(")");
+            }
+            Test::Compare { op, bound: Bound::Date(ms) } => {
+                self.text(&format!("{column} {} ", op.sql()));
+                self.bind(SqlValue::Integer(*ms));
+            }
+            Test::Exists { .. } => self.text("1"),
+            Test::Age { span, older } => {
+                if *older {
+                    self.text(&format!("{column} < "));
+                    self.bind(SqlValue::Integer(self.now - span));
+                } else {
+                    self.text(&format!("{column} BETWEEN "));
+                    self.bind(SqlValue::Integer(self.now - span));
+                    self.text(" AND ");
+                    self.bind(SqlValue::Integer(self.now));
+                }
+            }
+            _ => self.text("0"),
+        }
+    }
+
+    /// `json_type(...)` of the operand.
+    fn kind(&mut self, operand: Operand<'_>) {
+        match operand {
+            Operand::Data(path) => {
+                self.text("json_type(c.data, ");
+                self.bind(SqlValue::Text(path.to_string()));
+                self.text(")");
+            }
+            Operand::Element => self.text("j.type"),
+        }
+    }
+
+    /// The SQL value of the operand.
+    fn value(&mut self, operand: Operand<'_>) {
+        match operand {
+            Operand::Data(path) => {
+                self.text("json_extract(c.data, ");
+                self.bind(SqlValue::Text(path.to_string()));
+                self.text(")");
+            }
+            Operand::Element => self.text("j.value"),
+        }
+    }
+
+    /// Whether the operand equals `scalar` (see [`Scalar::equals`]).
+    fn equals(&mut self, operand: Operand<'_>, scalar: &Scalar) {
+        let mut parts = 0;
+        self.text("(");
+        if let Some(text) = &scalar.text {
+            self.text("(");
+            self.kind(operand);
+            self.text(" = 'text' AND ");
+            self.value(operand);
+            self.text(" = ");
+            self.bind(SqlValue::Text(text.clone()));
+            self.text(")");
+            parts += 1;
+        }
+        if let Some(n) = scalar.number {
+            if parts > 0 {
+                self.text(" OR ");
+            }
+            self.text("(");
+            self.kind(operand);
+            self.text(" IN ('integer', 'real') AND ");
+            self.value(operand);
+            self.text(" = ");
+            self.number(n);
+            self.text(")");
+            parts += 1;
+        }
+        if let Some(b) = scalar.boolean {
+            if parts > 0 {
+                self.text(" OR ");
+            }
+            self.kind(operand);
+            self.text(if b { " = 'true'" } else { " = 'false'" });
+            parts += 1;
+        }
+        if parts == 0 {
+            self.text("0");
+        }
+        self.text(")");
+    }
+
+    fn data(&mut self, path: &str, test: &Test) {
+        let operand = Operand::Data(path);
+        match test {
+            Test::Equals { value, .. } => self.equals(operand, value),
+            Test::Contains { needle, element, .. } => {
+                self.text("((");
+                self.kind(operand);
+                self.text(" = 'text' AND instr(lower(");
+                self.value(operand);
+                self.text("), ");
+                self.bind(SqlValue::Text(needle.clone()));
+                self.text(") > 0) OR (");
+                self.kind(operand);
+                self.text(" = 'array' AND EXISTS (SELECT 1 FROM json_each(c.data, ");
+                self.bind(SqlValue::Text(path.to_string()));
+                self.text(") AS j WHERE ");
+                self.equals(Operand::Element, element);
+                self.text(")))");
+            }
+            Test::Compare { op, bound } => {
+                self.text("(");
+                self.kind(operand);
+                match bound {
+                    Bound::Number(n) => {
+                        self.text(" IN ('integer', 'real') AND ");
+                        self.value(operand);
+                        self.text(&format!(" {} ", op.sql()));
+                        self.number(*n);
+                    }
+                    Bound::Date(ms) => {
+                        self.text(" = 'text' AND tidings_date(");
+                        self.value(operand);
+                        self.text(&format!(", 0) {} ", op.sql()));
+                        self.bind(SqlValue::Integer(*ms));
+                    }
+                }
+                self.text(")");
+            }
+            Test::Exists { .. } => {
+                self.text("coalesce(");
+                self.kind(operand);
+                self.text(", 'null') <> 'null'");
+            }
+            Test::Age { span, older } => {
+                self.text("(");
+                self.kind(operand);
+                self.text(" = 'text' AND tidings_date(");
+                self.value(operand);
+                if *older {
+                    self.text(", 1) < ");
+                    self.bind(SqlValue::Integer(self.now - span));
+                } else {
+                    self.text(", 1) BETWEEN ");
+                    self.bind(SqlValue::Integer(self.now - span));
+                    self.text(" AND ");
+                    self.bind(SqlValue::Integer(self.now));
+                }
+                self.text(")");
+            }
+            Test::EqualsTime { .. } => self.text("0"),
+        }
+    }
+}

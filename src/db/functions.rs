@@ -1,0 +1,45 @@
+//! SQL functions the condition compiler relies on, registered on every connection.
+//!
+//! - `tidings_date(text, full_only)`: the milliseconds of a date string in the forms of api.md's
+//!   type table (`YYYY-MM-DD`, or the full `YYYY-MM-DDTHH:MM:SS[.sss]Z`, the only form taken when
+//!   `full_only` is 1), else NULL. The same parser serves the in-memory evaluator, so both paths
+//!   read a date the same way (SQLite's own date functions accept more forms and roll invalid
+//!   days over).
+
+use rusqlite::functions::FunctionFlags;
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, Result};
+
+use crate::clock;
+
+pub fn register(conn: &Connection) -> Result<()> {
+    let flags =
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC | FunctionFlags::SQLITE_INNOCUOUS;
+    conn.create_scalar_function("tidings_date", 2, flags, |ctx| {
+        let ValueRef::Text(text) = ctx.get_raw(0) else { return Ok(None) };
+        let full_only = ctx.get::<i64>(1)? != 0;
+        Ok(std::str::from_utf8(text)
+            .ok()
+            .and_then(clock::parse_date)
+            .filter(|(_, full)| *full || !full_only)
+            .map(|(ms, _)| ms))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_from_sql() {
+        let conn = Connection::open_in_memory().unwrap();
+        register(&conn).unwrap();
+        let q = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, Option<i64>>(0)).unwrap();
+        assert_eq!(q("SELECT tidings_date('1970-01-02', 0)"), Some(86_400_000));
+        assert_eq!(q("SELECT tidings_date('1970-01-02', 1)"), None);
+        assert_eq!(q("SELECT tidings_date('1970-01-01T00:00:01.500Z', 1)"), Some(1500));
+        assert_eq!(q("SELECT tidings_date('2026-02-30', 0)"), None);
+        assert_eq!(q("SELECT tidings_date(42, 0)"), None);
+        assert_eq!(q("SELECT tidings_date(NULL, 0)"), None);
+    }
+}
