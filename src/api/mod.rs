@@ -7,6 +7,7 @@ pub mod contact_jobs;
 pub mod contacts;
 pub mod dashboard;
 pub mod domains;
+pub mod events;
 pub mod features;
 pub mod fields;
 pub mod guards;
@@ -20,6 +21,7 @@ pub mod projects;
 pub mod ratelimit;
 pub mod send;
 pub mod templates;
+pub mod track;
 pub mod tracking;
 pub mod verify;
 
@@ -44,6 +46,8 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         verify::routes(),
         templates::routes(),
         send::routes(),
+        track::routes(),
+        events::routes(),
         outbox::routes(),
         tracking::routes(),
         dashboard::routes(),

@@ -89,6 +89,15 @@ impl DataPatch {
         DataPatch::parse(Some(&Value::Object(object)), "data").unwrap_or_default()
     }
 
+    /// What an event records of the payload: every value sent, stored or not (keys deleted with
+    /// `null` are left out).
+    pub fn event_data(&self) -> Map<String, Value> {
+        let mut out: Map<String, Value> =
+            self.changes.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k.clone(), v.clone()))).collect();
+        out.extend(self.transient.iter().map(|(k, v)| (k.clone(), v.clone())));
+        out
+    }
+
     /// Whether the patch changes nothing that is stored.
     pub fn is_empty(&self) -> bool {
         self.changes.is_empty()
@@ -201,6 +210,10 @@ mod tests {
         assert_eq!(Value::Object(data.clone()), json!({ "tier": "gold", "plain": { "value": 1 } }));
         assert_eq!(Value::Object(p.transient.clone()), json!({ "code": "123456" }));
         assert_eq!(Value::Object(variables(&data, &p.transient))["code"], json!("123456"));
+        assert_eq!(
+            Value::Object(p.event_data()),
+            json!({ "code": "123456", "tier": "gold", "plain": { "value": 1 } })
+        );
     }
 
     #[test]

@@ -18,4 +18,5 @@ pub mod projects;
 pub mod render;
 pub mod send;
 pub mod session;
+pub mod track;
 pub mod verify;

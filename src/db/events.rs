@@ -26,3 +26,137 @@ pub fn names_for_contact(conn: &Connection, contact: &str) -> rusqlite::Result<V
         conn.prepare_cached("SELECT name FROM events WHERE contact_id = ?1 ORDER BY created_at, rowid")?;
     stmt.query_map([contact], |r| r.get(0))?.collect()
 }
+
+/// An event as listed, with its contact's email when it has a contact.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub id: String,
+    pub name: String,
+    pub contact_id: Option<String>,
+    pub email: Option<String>,
+    pub data: Value,
+    pub created_at: i64,
+}
+
+/// Which events a list shows, newest first, after a position.
+pub struct ListQuery<'a> {
+    pub project: &'a str,
+    pub name: Option<&'a str>,
+    pub contact: Option<&'a str>,
+    /// The (created_at, rowid) of the last event of the previous page.
+    pub after: Option<(i64, i64)>,
+    pub limit: usize,
+}
+
+/// One page of events, newest first, with each row's position for the next page. The order is
+/// (created_at, rowid), which the indexes on project, name and contact all carry, so a page
+/// reads only its own rows.
+pub fn list(conn: &Connection, q: &ListQuery<'_>) -> rusqlite::Result<Vec<(Listed, (i64, i64))>> {
+    let mut sql = String::from(
+        "SELECT e.id, e.name, e.contact_id, c.email, e.data, e.created_at, e.rowid
+         FROM events e LEFT JOIN contacts c ON c.id = e.contact_id WHERE e.project_id = ?1",
+    );
+    let mut args: Vec<rusqlite::types::Value> = vec![q.project.to_string().into()];
+    if let Some(name) = q.name {
+        args.push(name.to_string().into());
+        sql.push_str(&format!(" AND e.name = ?{}", args.len()));
+    }
+    if let Some(contact) = q.contact {
+        args.push(contact.to_string().into());
+        sql.push_str(&format!(" AND e.contact_id = ?{}", args.len()));
+    }
+    if let Some((at, rowid)) = q.after {
+        args.push(at.into());
+        args.push(rowid.into());
+        sql.push_str(&format!(" AND (e.created_at, e.rowid) < (?{}, ?{})", args.len() - 1, args.len()));
+    }
+    args.push((q.limit as i64).into());
+    sql.push_str(&format!(" ORDER BY e.created_at DESC, e.rowid DESC LIMIT ?{}", args.len()));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    stmt.query_map(rusqlite::params_from_iter(args), |r| {
+        let data: String = r.get(4)?;
+        let created_at = r.get(5)?;
+        Ok((
+            Listed {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                contact_id: r.get(2)?,
+                email: r.get(3)?,
+                data: serde_json::from_str(&data).unwrap_or(Value::Null),
+                created_at,
+            },
+            (created_at, r.get(6)?),
+        ))
+    })?
+    .collect()
+}
+
+/// How many events a list shows in all.
+pub fn count(
+    conn: &Connection,
+    project: &str,
+    name: Option<&str>,
+    contact: Option<&str>,
+) -> rusqlite::Result<i64> {
+    match (name, contact) {
+        // The catalogue keeps these counts, so the common lists never count rows.
+        (None, None) => conn
+            .prepare_cached("SELECT coalesce(sum(events), 0) FROM event_names WHERE project_id = ?1")?
+            .query_row([project], |r| r.get(0)),
+        (Some(name), None) => conn
+            .prepare_cached("SELECT coalesce(sum(events), 0) FROM event_names WHERE project_id = ?1 AND name = ?2")?
+            .query_row([project, name], |r| r.get(0)),
+        (name, Some(contact)) => conn
+            .prepare_cached(
+                "SELECT count(*) FROM events WHERE contact_id = ?1 AND project_id = ?2 AND (?3 IS NULL OR name = ?3)",
+            )?
+            .query_row(params![contact, project, name], |r| r.get(0)),
+    }
+}
+
+/// A project's event names with how many events carry each and the last time one did.
+pub fn names(conn: &Connection, project: &str) -> rusqlite::Result<Vec<(String, i64, i64)>> {
+    conn.prepare_cached("SELECT name, events, last_at FROM event_names WHERE project_id = ?1 ORDER BY name")?
+        .query_map([project], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect()
+}
+
+/// Counts per name between `from` (inclusive) and `to` (exclusive): (name, events, contacts).
+pub fn stats(
+    conn: &Connection,
+    project: &str,
+    from: i64,
+    to: i64,
+) -> rusqlite::Result<Vec<(String, i64, i64)>> {
+    conn.prepare_cached(
+        "SELECT name, count(*), count(DISTINCT contact_id) FROM events
+         WHERE project_id = ?1 AND created_at >= ?2 AND created_at < ?3
+         GROUP BY name ORDER BY count(*) DESC, name",
+    )?
+    .query_map(params![project, from, to], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+    .collect()
+}
+
+/// Events per UTC day between `from` and `to`: (day start in ms, events).
+pub fn per_day(conn: &Connection, project: &str, from: i64, to: i64) -> rusqlite::Result<Vec<(i64, i64)>> {
+    conn.prepare_cached(
+        "SELECT (created_at / 86400000) * 86400000 AS day, count(*) FROM events
+         WHERE project_id = ?1 AND created_at >= ?2 AND created_at < ?3 GROUP BY day ORDER BY day",
+    )?
+    .query_map(params![project, from, to], |r| Ok((r.get(0)?, r.get(1)?)))?
+    .collect()
+}
+
+/// How many events of `name` the project has.
+pub fn count_named(conn: &Connection, project: &str, name: &str) -> rusqlite::Result<i64> {
+    count(conn, project, Some(name), None)
+}
+
+/// Deletes up to `limit` events of `name`; returns how many went.
+pub fn delete_named(conn: &Connection, project: &str, name: &str, limit: usize) -> rusqlite::Result<usize> {
+    conn.prepare_cached(
+        "DELETE FROM events WHERE rowid IN
+             (SELECT rowid FROM events WHERE project_id = ?1 AND name = ?2 LIMIT ?3)",
+    )?
+    .execute(params![project, name, limit as i64])
+}

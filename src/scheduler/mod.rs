@@ -14,6 +14,7 @@
 pub mod contact_jobs;
 pub mod delivery;
 pub mod domains;
+pub mod events;
 mod sweeps;
 
 use std::collections::HashMap;
@@ -129,6 +130,7 @@ pub fn registry(config: &Config) -> Registry {
     sweeps::register(&mut registry, config);
     contact_jobs::register(&mut registry);
     domains::register(&mut registry, config);
+    events::register(&mut registry);
     registry
 }
 

@@ -11,6 +11,7 @@ mod crash;
 mod dns;
 mod domains;
 mod envelope;
+mod events;
 mod idempotency;
 mod imports;
 mod jobs;

@@ -1,0 +1,86 @@
+//! `POST /v1/track` (public key) and its dashboard alias `POST /events/track` (secret key or
+//! session): record an event for a contact, upserting the contact, in one transaction that
+//! commits before the reply.
+
+use rocket::serde::json::Json;
+use rocket::{Route, State, post, routes};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::guards::{ProjectAccess, PublicKey};
+use super::idempotency::IdempotencyKey;
+use super::json::JsonBody;
+use crate::clock;
+use crate::core::contacts::parse_email;
+use crate::core::data::DataPatch;
+use crate::core::track::{self, Track};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![track_public, track_dashboard]
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrackBody {
+    email: Option<String>,
+    event: Option<String>,
+    subscribed: Option<bool>,
+    data: Option<Value>,
+}
+
+/// Checks the body; everything that needs no database.
+fn check(body: TrackBody) -> Result<Track, ApiError> {
+    let email =
+        body.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
+    let event =
+        body.event.ok_or_else(|| ApiError::invalid_field("event", "required", "event is required"))?;
+    Ok(Track {
+        email: parse_email(&email, "email")?,
+        event: track::check_name(&event, "event")?,
+        subscribed: body.subscribed,
+        data: DataPatch::parse(body.data.as_ref(), "data")?,
+    })
+}
+
+async fn record(
+    state: &AppState,
+    project: String,
+    idempotency: IdempotencyKey,
+    body: TrackBody,
+) -> Result<Json<Value>, ApiError> {
+    let request = check(body)?;
+    let ttl = state.config.limits.idempotency_ttl_hours;
+    let tracked = state
+        .db
+        .write(move |tx| {
+            idempotency.claim(tx, &project, 200, ttl)?;
+            track::track(tx, &project, &request, clock::now_ms())
+        })
+        .await?;
+    Ok(Json(json!({
+        "success": true,
+        "data": { "contact": tracked.contact_id, "event": tracked.event_id, "timestamp": clock::iso(tracked.at) },
+    })))
+}
+
+#[post("/v1/track", data = "<body>")]
+async fn track_public(
+    state: &State<AppState>,
+    key: PublicKey,
+    idempotency: IdempotencyKey,
+    body: JsonBody<TrackBody>,
+) -> Result<Json<Value>, ApiError> {
+    record(state, key.project.id, idempotency, body.0).await
+}
+
+#[post("/events/track", data = "<body>")]
+async fn track_dashboard(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    idempotency: IdempotencyKey,
+    body: JsonBody<TrackBody>,
+) -> Result<Json<Value>, ApiError> {
+    record(state, access.project.id, idempotency, body.0).await
+}
