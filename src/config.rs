@@ -236,6 +236,8 @@ pub struct SchedulerConfig {
     pub idempotency_sweep_secs: u32,
     /// Finished and failed jobs are deleted after this long.
     pub job_retention_hours: u32,
+    /// How often segment counts are refreshed and tracked segments recomputed.
+    pub segment_refresh_secs: u32,
 }
 
 impl Default for SchedulerConfig {
@@ -247,6 +249,7 @@ impl Default for SchedulerConfig {
             max_idle_secs: 60,
             idempotency_sweep_secs: 3600,
             job_retention_hours: 168,
+            segment_refresh_secs: 300,
         }
     }
 }
@@ -334,6 +337,7 @@ impl Config {
         at_least("scheduler.max_idle_secs", self.scheduler.max_idle_secs.into(), 1);
         at_least("scheduler.idempotency_sweep_secs", self.scheduler.idempotency_sweep_secs.into(), 1);
         at_least("scheduler.job_retention_hours", self.scheduler.job_retention_hours.into(), 1);
+        at_least("scheduler.segment_refresh_secs", self.scheduler.segment_refresh_secs.into(), 1);
         if !(4..=31).contains(&self.auth.bcrypt_cost) {
             problems.push(format!(
                 "`auth.bcrypt_cost` must be between 4 and 31 (found {})",

@@ -141,9 +141,18 @@ async fn usage(state: &State<AppState>, access: ProjectAccess, field: &str) -> R
     if !STANDARD.iter().any(|(name, _)| *name == field) {
         custom_field(state, &access.project.id, field).await?;
     }
-    // Segments, campaigns and workflows reference fields in their conditions; they report here
-    // as they are added.
-    Ok(Json(json!({ "field": field, "segments": [], "campaigns": [], "workflows": [] })))
+    let (project, name) = (access.project.id, field.to_string());
+    let segments = state
+        .db
+        .run(move |conn| Ok::<_, DbError>(crate::db::segments::referring(conn, &project, "field", &name)?))
+        .await?;
+    // Campaigns and workflows join the list as they arrive.
+    Ok(Json(json!({
+        "field": field,
+        "segments": segments.iter().map(|(id, name)| json!({ "id": id, "name": name })).collect::<Vec<_>>(),
+        "campaigns": [],
+        "workflows": [],
+    })))
 }
 
 #[delete("/contacts/fields/<field>")]

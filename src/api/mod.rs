@@ -19,6 +19,7 @@ pub mod outbox;
 pub mod pagination;
 pub mod projects;
 pub mod ratelimit;
+pub mod segments;
 pub mod send;
 pub mod templates;
 pub mod track;
@@ -48,6 +49,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         send::routes(),
         track::routes(),
         events::routes(),
+        segments::routes(),
         outbox::routes(),
         tracking::routes(),
         dashboard::routes(),

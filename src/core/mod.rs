@@ -16,6 +16,7 @@ pub mod links;
 pub mod lists;
 pub mod projects;
 pub mod render;
+pub mod segments;
 pub mod send;
 pub mod session;
 pub mod track;

@@ -15,6 +15,7 @@ pub mod contact_jobs;
 pub mod delivery;
 pub mod domains;
 pub mod events;
+pub mod segments;
 mod sweeps;
 
 use std::collections::HashMap;
@@ -131,6 +132,7 @@ pub fn registry(config: &Config) -> Registry {
     contact_jobs::register(&mut registry);
     domains::register(&mut registry, config);
     events::register(&mut registry);
+    segments::register(&mut registry, config);
     registry
 }
 

@@ -17,6 +17,7 @@ mod imports;
 mod jobs;
 mod keys;
 mod ratelimit;
+mod segments;
 mod send;
 mod templates;
 mod tracking;

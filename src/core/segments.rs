@@ -1,0 +1,539 @@
+//! Segments: dynamic ones (a condition over contacts, evaluated live) and static ones (a stored
+//! list of members), their counts, and the stored membership of tracked segments, whose changes
+//! are emitted as `segment.<slug>.entry` / `segment.<slug>.exit` events.
+//!
+//! A membership computation walks the project's contacts in batches by `seq`; each batch writes
+//! its membership changes, their events and the run's cursor in one transaction, so a run that
+//! stops halfway resumes where it was and never emits an event twice.
+
+use rusqlite::{Connection, params_from_iter};
+use serde_json::{Map, Value, json};
+
+use super::conditions::resolve::resolve;
+use super::conditions::sql::{Compiled, compile};
+use super::conditions::{Condition, References};
+use super::contacts::{self as core_contacts, Upsert};
+use super::data::DataPatch;
+use super::events;
+use super::fields::FieldChanges;
+use crate::clock;
+use crate::db::contacts::{self, Contact, Indexing};
+use crate::db::segments::{self, Segment};
+use crate::error::{ApiError, FieldError};
+use crate::state::AppState;
+
+pub const MAX_NAME: usize = 100;
+pub const MAX_DESCRIPTION: usize = 500;
+/// Most emails in one members request.
+pub const MAX_MEMBER_EMAILS: usize = 1000;
+/// Contacts visited per transaction of a membership computation.
+pub const COMPUTE_BATCH: usize = 5000;
+
+/// The slug a name gives: lowercase ASCII letters and digits joined by single hyphens.
+pub fn slugify(name: &str) -> String {
+    let mut slug = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c.to_ascii_lowercase());
+        } else if !slug.is_empty() && !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    let slug: String = slug.chars().take(60).collect();
+    if slug.is_empty() { "segment".into() } else { slug.trim_end_matches('-').to_string() }
+}
+
+/// A slug for `name` not yet used in the project (`vip`, then `vip-2`, `vip-3`, ...).
+fn unique_slug(conn: &Connection, project: &str, name: &str) -> rusqlite::Result<String> {
+    let base = slugify(name);
+    let mut slug = base.clone();
+    let mut n = 2;
+    while segments::slug_taken(conn, project, &slug)? {
+        slug = format!("{base}-{n}");
+        n += 1;
+    }
+    Ok(slug)
+}
+
+/// The name rule: 1 to 100 characters after trimming.
+pub fn check_name(name: &str) -> Result<String, ApiError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > MAX_NAME {
+        return Err(ApiError::validation(vec![
+            FieldError::new("name", "invalid_string", format!("name is 1 to {MAX_NAME} characters"))
+                .received(json!(name.chars().take(300).collect::<String>())),
+        ]));
+    }
+    Ok(name.to_string())
+}
+
+/// The description rule: at most 500 characters; empty is none.
+pub fn check_description(description: &str) -> Result<Option<String>, ApiError> {
+    if description.chars().count() > MAX_DESCRIPTION {
+        return Err(ApiError::invalid_field(
+            "description",
+            "too_big",
+            format!("description is at most {MAX_DESCRIPTION} characters"),
+        ));
+    }
+    Ok(Some(description.trim().to_string()).filter(|d| !d.is_empty()))
+}
+
+/// Checks a condition for a segment of `project` (`within`: the segment's own id, when it
+/// exists), and returns it resolved.
+pub fn check_condition(
+    conn: &Connection,
+    project: &str,
+    value: &Value,
+    within: Option<&str>,
+) -> Result<Condition, ApiError> {
+    let mut condition = Condition::parse(value, "condition")?;
+    resolve(conn, project, &mut condition, within, "condition")?;
+    Ok(condition)
+}
+
+fn save_refs(conn: &Connection, segment: &Segment, refs: &References) -> rusqlite::Result<()> {
+    let mut list: Vec<(&str, &str)> = Vec::new();
+    list.extend(refs.fields.iter().map(|f| ("field", f.as_str())));
+    list.extend(refs.events.iter().map(|e| ("event", e.as_str())));
+    list.extend(refs.segments.iter().map(|s| ("segment", s.as_str())));
+    segments::set_refs(conn, &segment.id, &segment.project_id, &list)
+}
+
+/// A new segment, checked.
+pub struct NewSegment {
+    pub name: String,
+    pub description: Option<String>,
+    pub is_static: bool,
+    pub condition: Option<Value>,
+    pub track_membership: bool,
+}
+
+/// Creates a segment (its count is taken after the write, see [`live_count`]).
+pub fn create(conn: &Connection, project: &str, new: NewSegment, now: i64) -> Result<Segment, ApiError> {
+    let condition = match (&new.condition, new.is_static) {
+        (Some(value), false) => Some(check_condition(conn, project, value, None)?),
+        _ => None,
+    };
+    let segment = Segment {
+        id: crate::db::new_id(),
+        project_id: project.to_string(),
+        slug: unique_slug(conn, project, &new.name)?,
+        name: new.name,
+        description: new.description,
+        kind: if new.is_static { "STATIC".into() } else { "DYNAMIC".into() },
+        condition: if new.is_static { None } else { new.condition },
+        track_membership: new.track_membership,
+        member_count: 0,
+        counted_at: None,
+        compute_cursor: None,
+        compute_entered: 0,
+        compute_exited: 0,
+        computed_at: None,
+        created_at: now,
+        updated_at: now,
+    };
+    segments::insert(conn, &segment)?;
+    save_refs(conn, &segment, &condition.map(|c| c.references()).unwrap_or_default())?;
+    Ok(segment)
+}
+
+/// Changes to a segment, checked.
+#[derive(Default)]
+pub struct SegmentChanges {
+    pub name: Option<String>,
+    pub description: Option<Option<String>>,
+    pub condition: Option<Value>,
+    pub track_membership: Option<bool>,
+}
+
+/// Applies changes. A new condition abandons a computation in progress (the stored membership
+/// stays the reference, so the next computation emits exactly the differences); turning tracking
+/// off drops the stored membership of a dynamic segment.
+pub fn update(
+    conn: &Connection,
+    mut segment: Segment,
+    changes: SegmentChanges,
+    now: i64,
+) -> Result<Segment, ApiError> {
+    if let Some(name) = changes.name {
+        segment.name = name;
+    }
+    if let Some(description) = changes.description {
+        segment.description = description;
+    }
+    if let Some(value) = changes.condition {
+        if segment.is_static() {
+            return Err(ApiError::bad_request(
+                "A static segment has no condition; its members are added and removed through /segments/:id/members",
+            ));
+        }
+        let condition = check_condition(conn, &segment.project_id, &value, Some(&segment.id))?;
+        save_refs(conn, &segment, &condition.references())?;
+        segment.condition = Some(value);
+        segment.compute_cursor = None;
+    }
+    if let Some(track) = changes.track_membership {
+        if !track && segment.track_membership && !segment.is_static() {
+            segments::clear_members(conn, &segment.id)?;
+            segment.compute_cursor = None;
+            segment.computed_at = None;
+        }
+        segment.track_membership = track;
+    }
+    segment.updated_at = now;
+    segments::update(conn, &segment)?;
+    Ok(segment)
+}
+
+/// Deletes a segment; 409 while another segment's condition refers to it.
+pub fn delete(conn: &Connection, segment: &Segment) -> Result<(), ApiError> {
+    let users = segments::referring(conn, &segment.project_id, "segment", &segment.id)?;
+    if let Some((_, name)) = users.first() {
+        return Err(ApiError::conflict(format!(
+            "The segment {name:?} refers to this segment (memberOfSegment); change its condition first"
+        ))
+        .with_details(json!({ "segments": users.iter().map(|(id, name)| json!({ "id": id, "name": name })).collect::<Vec<_>>() })));
+    }
+    segments::delete(conn, &segment.id)?;
+    Ok(())
+}
+
+/// The resolved condition of a dynamic segment.
+pub fn condition_of(conn: &Connection, segment: &Segment) -> Result<Condition, ApiError> {
+    let value = segment.condition.clone().unwrap_or(Value::Null);
+    check_condition(conn, &segment.project_id, &value, Some(&segment.id))
+}
+
+fn count_matching(
+    conn: &Connection,
+    project: &str,
+    condition: &Condition,
+    now: i64,
+) -> Result<i64, ApiError> {
+    let Compiled { sql, mut params } = compile(condition, project, now);
+    params.push(project.to_string().into());
+    let query = format!("SELECT count(*) FROM contacts c WHERE ({sql}) AND c.project_id = ?");
+    Ok(conn.prepare_cached(&query)?.query_row(params_from_iter(params), |r| r.get(0))?)
+}
+
+/// How many contacts are in the segment now: the condition's live count, or the stored members.
+pub fn live_count(conn: &Connection, segment: &Segment, now: i64) -> Result<i64, ApiError> {
+    if segment.is_static() {
+        return Ok(segments::stored_count(conn, &segment.id)?);
+    }
+    count_matching(conn, &segment.project_id, &condition_of(conn, segment)?, now)
+}
+
+/// Stores a count taken by [`live_count`] (no membership writes, no events). Counting reads
+/// every contact of a large project, so callers count outside the write transaction and store
+/// the number in a short one; the segment as it is now is returned.
+pub fn store_count(conn: &Connection, id: &str, count: i64, now: i64) -> Result<Option<Segment>, ApiError> {
+    let Some(mut segment) = segments::by_id(conn, id)? else { return Ok(None) };
+    segment.member_count = count;
+    segment.counted_at = Some(now);
+    segments::update(conn, &segment)?;
+    Ok(Some(segment))
+}
+
+/// One page of the segment's contacts, newest first, and the total.
+pub fn contacts_page(
+    conn: &Connection,
+    segment: &Segment,
+    page: i64,
+    page_size: i64,
+    now: i64,
+) -> Result<(Vec<Contact>, i64), ApiError> {
+    let offset = (page - 1) * page_size;
+    let (query, mut params) = if segment.is_static() {
+        (
+            format!(
+                "SELECT {} FROM segment_members m JOIN contacts c ON c.seq = m.contact_seq
+                 WHERE m.segment_id = ? ORDER BY m.contact_seq DESC LIMIT ? OFFSET ?",
+                contacts::COLUMNS
+            ),
+            vec![segment.id.clone().into()],
+        )
+    } else {
+        let Compiled { sql, mut params } = compile(&condition_of(conn, segment)?, &segment.project_id, now);
+        params.push(segment.project_id.clone().into());
+        (
+            format!(
+                "SELECT {} FROM contacts c WHERE ({sql}) AND c.project_id = ? ORDER BY c.seq DESC LIMIT ? OFFSET ?",
+                contacts::COLUMNS
+            ),
+            params,
+        )
+    };
+    params.push(page_size.into());
+    params.push(offset.into());
+    let rows = conn
+        .prepare_cached(&query)?
+        .query_map(params_from_iter(params), contacts::from_row)?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((rows, live_count(conn, segment, now)?))
+}
+
+fn membership_event(
+    conn: &Connection,
+    segment: &Segment,
+    contact: &str,
+    entry: bool,
+    now: i64,
+) -> rusqlite::Result<()> {
+    let name = format!("segment.{}.{}", segment.slug, if entry { "entry" } else { "exit" });
+    let data = json!({ "segmentId": segment.id, "segmentName": segment.name });
+    events::emit(conn, &segment.project_id, Some(contact), &name, &data, now).map(|_| ())
+}
+
+/// What a members request did.
+#[derive(Debug, Default)]
+pub struct MembersOutcome {
+    pub added: usize,
+    pub removed: usize,
+    pub already: usize,
+    pub created: usize,
+    pub not_found: Vec<String>,
+}
+
+/// Checks the `emails` of a members request: 1 to 1000 addresses, each normalised.
+pub fn check_emails(value: Option<&Value>) -> Result<Vec<String>, ApiError> {
+    let Some(Value::Array(items)) = value else {
+        return Err(ApiError::invalid_field(
+            "emails",
+            "required",
+            "emails is required: an array of addresses",
+        ));
+    };
+    if items.is_empty() || items.len() > MAX_MEMBER_EMAILS {
+        return Err(ApiError::invalid_field(
+            "emails",
+            "too_big",
+            format!("emails holds 1 to {MAX_MEMBER_EMAILS} addresses"),
+        ));
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("emails[{i}]");
+        let Some(address) = item.as_str() else {
+            return Err(ApiError::invalid_field(&field, "invalid_type", "each email is a string"));
+        };
+        out.push(core_contacts::parse_email(address, &field)?);
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn require_static(segment: &Segment) -> Result<(), ApiError> {
+    if segment.is_static() {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(
+        "This is a dynamic segment: its members are the contacts its condition matches. Members are added to static segments",
+    ))
+}
+
+/// Adds contacts to a static segment by email; with `create_missing`, unknown addresses become
+/// contacts (subscribed unless `subscribed` is false). A tracked segment emits entry events.
+pub fn add_members(
+    conn: &Connection,
+    mut segment: Segment,
+    emails: &[String],
+    create_missing: bool,
+    subscribed: Option<bool>,
+    now: i64,
+) -> Result<(Segment, MembersOutcome), ApiError> {
+    require_static(&segment)?;
+    let mut outcome = MembersOutcome::default();
+    let mut fields = FieldChanges::default();
+    let empty = DataPatch::default();
+    for email in emails {
+        let contact = match contacts::by_email(conn, &segment.project_id, email)? {
+            Some(contact) => contact,
+            None if create_missing => {
+                let upsert = Upsert {
+                    email,
+                    subscribed,
+                    default_subscribed: true,
+                    data: &empty,
+                    source: "segment",
+                    indexing: Indexing::Now,
+                };
+                outcome.created += 1;
+                core_contacts::upsert(conn, &segment.project_id, &upsert, &mut fields, now)?.contact
+            }
+            None => {
+                outcome.not_found.push(email.clone());
+                continue;
+            }
+        };
+        if segments::add_member(conn, &segment.id, contact.seq, now)? {
+            outcome.added += 1;
+            if segment.track_membership {
+                membership_event(conn, &segment, &contact.id, true, now)?;
+            }
+        } else {
+            outcome.already += 1;
+        }
+    }
+    fields.save(conn, &segment.project_id)?;
+    segment.member_count = segments::stored_count(conn, &segment.id)?;
+    segment.counted_at = Some(now);
+    segments::update(conn, &segment)?;
+    Ok((segment, outcome))
+}
+
+/// Removes contacts from a static segment by email; a tracked segment emits exit events.
+pub fn remove_members(
+    conn: &Connection,
+    mut segment: Segment,
+    emails: &[String],
+    now: i64,
+) -> Result<(Segment, MembersOutcome), ApiError> {
+    require_static(&segment)?;
+    let mut outcome = MembersOutcome::default();
+    for email in emails {
+        let contact = contacts::by_email(conn, &segment.project_id, email)?;
+        match contact {
+            Some(contact) if segments::remove_member(conn, &segment.id, contact.seq)? => {
+                outcome.removed += 1;
+                if segment.track_membership {
+                    membership_event(conn, &segment, &contact.id, false, now)?;
+                }
+            }
+            _ => outcome.not_found.push(email.clone()),
+        }
+    }
+    segment.member_count = segments::stored_count(conn, &segment.id)?;
+    segment.counted_at = Some(now);
+    segments::update(conn, &segment)?;
+    Ok((segment, outcome))
+}
+
+/// Where a membership computation stands after a step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// More contacts to visit.
+    Running,
+    /// The run is complete; the segment carries its results.
+    Done(Box<Segment>),
+    /// The segment is gone, or no longer a tracked dynamic segment.
+    Gone,
+}
+
+/// Whether a segment has a stored membership to compute.
+pub fn is_tracked_dynamic(segment: &Segment) -> bool {
+    !segment.is_static() && segment.track_membership
+}
+
+/// One batch of a membership computation of segment `id`, in the caller's transaction: visits up
+/// to `batch` contacts after the run's cursor, stores who entered and left, emits their events,
+/// and moves the cursor. A run starts when none is in progress and ends when the contacts run out.
+pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Result<Step, ApiError> {
+    let Some(mut segment) = segments::by_id(conn, id)? else { return Ok(Step::Gone) };
+    if !is_tracked_dynamic(&segment) {
+        return Ok(Step::Gone);
+    }
+    let cursor = match segment.compute_cursor {
+        Some(cursor) => cursor,
+        None => {
+            segment.compute_entered = 0;
+            segment.compute_exited = 0;
+            0
+        }
+    };
+    let condition = condition_of(conn, &segment)?;
+    let Compiled { sql, mut params } = compile(&condition, &segment.project_id, now);
+    params.extend([
+        segment.id.clone().into(),
+        segment.project_id.clone().into(),
+        cursor.into(),
+        (batch as i64).into(),
+    ]);
+    let query = format!(
+        "SELECT c.seq, c.id, coalesce(({sql}), 0),
+                EXISTS (SELECT 1 FROM segment_members m WHERE m.segment_id = ? AND m.contact_seq = c.seq)
+         FROM contacts c WHERE c.project_id = ? AND c.seq > ? ORDER BY c.seq LIMIT ?"
+    );
+    let rows: Vec<(i64, String, bool, bool)> = conn
+        .prepare_cached(&query)?
+        .query_map(params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<Result<_, _>>()?;
+    for (seq, contact, member, was) in &rows {
+        if *member && !*was {
+            segments::add_member(conn, &segment.id, *seq, now)?;
+            membership_event(conn, &segment, contact, true, now)?;
+            segment.compute_entered += 1;
+        } else if !*member && *was {
+            segments::remove_member(conn, &segment.id, *seq)?;
+            membership_event(conn, &segment, contact, false, now)?;
+            segment.compute_exited += 1;
+        }
+    }
+    let done = rows.len() < batch;
+    if done {
+        segment.compute_cursor = None;
+        segment.computed_at = Some(now);
+        segment.member_count = segments::stored_count(conn, &segment.id)?;
+        segment.counted_at = Some(now);
+    } else {
+        segment.compute_cursor = rows.last().map(|(seq, ..)| *seq);
+    }
+    segments::update(conn, &segment)?;
+    Ok(if done { Step::Done(Box::new(segment)) } else { Step::Running })
+}
+
+/// Counts the segment's members outside any write, then stores the count; the segment as it is
+/// then (or as given, when it was deleted meanwhile).
+pub async fn recount(state: &AppState, segment: Segment) -> Result<Segment, ApiError> {
+    let counted = segment.clone();
+    let count = state.db.run(move |conn| live_count(conn, &counted, clock::now_ms())).await?;
+    let id = segment.id.clone();
+    let stored = state.db.write(move |tx| store_count(tx, &id, count, clock::now_ms())).await?;
+    Ok(stored.unwrap_or(segment))
+}
+
+/// The segment as the API shows it.
+pub fn view(segment: &Segment) -> Value {
+    let mut out = Map::new();
+    out.insert("id".into(), json!(segment.id));
+    out.insert("name".into(), json!(segment.name));
+    out.insert("slug".into(), json!(segment.slug));
+    out.insert("description".into(), json!(segment.description));
+    out.insert("type".into(), json!(segment.kind));
+    out.insert("condition".into(), segment.condition.clone().unwrap_or(Value::Null));
+    out.insert("trackMembership".into(), json!(segment.track_membership));
+    out.insert("memberCount".into(), json!(segment.member_count));
+    out.insert("countedAt".into(), json!(segment.counted_at.map(clock::iso)));
+    if is_tracked_dynamic(segment) {
+        out.insert(
+            "computation".into(),
+            json!({
+                "running": segment.compute_cursor.is_some(),
+                "computedAt": segment.computed_at.map(clock::iso),
+                "entered": segment.compute_entered,
+                "exited": segment.compute_exited,
+            }),
+        );
+    }
+    out.insert("projectId".into(), json!(segment.project_id));
+    out.insert("createdAt".into(), json!(clock::iso(segment.created_at)));
+    out.insert("updatedAt".into(), json!(clock::iso(segment.updated_at)));
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slugify;
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slugify("Power Users"), "power-users");
+        assert_eq!(slugify("  VIP!! (2024) "), "vip-2024");
+        assert_eq!(slugify("Café crème"), "caf-cr-me");
+        assert_eq!(slugify("!!!"), "segment");
+        assert_eq!(slugify(&"a".repeat(100)).len(), 60);
+    }
+}

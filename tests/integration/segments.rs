@@ -1,0 +1,579 @@
+//! Segments: dynamic and static, counts, live contact pages, static members, tracked
+//! membership computation with entry and exit events, refresh, references and isolation.
+
+use rocket::http::{Method, Status};
+use serde_json::{Value, json};
+
+use crate::common::{Keys, TestApp};
+
+async fn app_with_project() -> (TestApp, Keys) {
+    let app = TestApp::new().await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    (app, keys)
+}
+
+fn plan_is(plan: &str) -> Value {
+    json!({ "logic": "AND", "groups": [{ "filters": [{ "field": "data.plan", "operator": "equals", "value": plan }] }] })
+}
+
+async fn contact(app: &TestApp, keys: &Keys, email: &str, data: Value) -> String {
+    let (status, body) =
+        app.post("/contacts", &keys.secret_key, json!({ "email": email, "data": data })).await;
+    assert_eq!(status, Status::Ok, "{body}");
+    body["id"].as_str().unwrap().to_string()
+}
+
+async fn set_plan(app: &TestApp, keys: &Keys, id: &str, plan: &str) {
+    let (status, _) = app
+        .call(
+            Method::Patch,
+            &format!("/contacts/{id}"),
+            &keys.secret_key,
+            Some(json!({ "data": { "plan": plan } })),
+        )
+        .await;
+    assert_eq!(status, Status::Ok);
+}
+
+async fn create(app: &TestApp, keys: &Keys, body: Value) -> Value {
+    let (status, segment) = app.post("/segments", &keys.secret_key, body.clone()).await;
+    assert_eq!(status, Status::Ok, "{body}: {segment}");
+    segment
+}
+
+fn count(app: &TestApp, sql: &str) -> i64 {
+    app.state.db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// The membership events stored so far, as (event name, contact id), in order.
+fn membership_events(app: &TestApp) -> Vec<(String, String)> {
+    let conn = app.state.db.conn().unwrap();
+    let mut stmt = conn
+        .prepare("SELECT name, contact_id FROM events WHERE name LIKE 'segment.%' ORDER BY created_at, rowid")
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+#[rocket::async_test]
+async fn create_read_and_list() {
+    let (app, keys) = app_with_project().await;
+    for (i, plan) in ["pro", "pro", "free"].iter().enumerate() {
+        contact(&app, &keys, &format!("u{i}@example.com"), json!({ "plan": plan })).await;
+    }
+    let pro = create(
+        &app,
+        &keys,
+        json!({ "name": "Pro users", "description": "Paying", "condition": plan_is("pro") }),
+    )
+    .await;
+    assert_eq!(pro["type"], json!("DYNAMIC"), "dynamic by default");
+    assert_eq!((pro["memberCount"].clone(), pro["slug"].clone()), (json!(2), json!("pro-users")));
+    assert_eq!(pro["trackMembership"], json!(false));
+    assert_eq!(pro["condition"], plan_is("pro"));
+    assert_eq!(pro["projectId"], json!(keys.id));
+    for key in ["id", "name", "description", "createdAt", "updatedAt"] {
+        assert!(pro.get(key).is_some(), "{key}");
+    }
+    let list =
+        create(&app, &keys, json!({ "name": "Pro users", "type": "STATIC", "condition": plan_is("x") }))
+            .await;
+    assert_eq!(
+        (list["slug"].clone(), list["condition"].clone()),
+        (json!("pro-users-2"), Value::Null),
+        "condition ignored"
+    );
+    assert_eq!(list["memberCount"], json!(0));
+
+    let (_, all) = app.get("/segments", &keys.secret_key).await;
+    let ids: Vec<&Value> = all.as_array().unwrap().iter().map(|s| &s["id"]).collect();
+    assert_eq!(ids, [&list["id"], &pro["id"]], "a bare array, newest first");
+    let (_, one) = app.get(&format!("/segments/{}", pro["id"].as_str().unwrap()), &keys.secret_key).await;
+    assert_eq!(one["memberCount"], json!(2));
+    let (status, _) = app.get("/segments/nope", &keys.secret_key).await;
+    assert_eq!(status, Status::NotFound);
+}
+
+#[rocket::async_test]
+async fn bad_segments_are_refused_and_nothing_is_stored() {
+    let (app, keys) = app_with_project().await;
+    for body in [
+        json!({ "name": "No condition" }),
+        json!({ "name": "Null", "condition": null }),
+        json!({ "name": "Str", "condition": "plan = pro" }),
+    ] {
+        let (status, res) = app.post("/segments", &keys.secret_key, body.clone()).await;
+        assert_eq!(status, Status::BadRequest, "{body}");
+        assert!(
+            res["error"].is_string() && res.as_object().unwrap().len() == 1,
+            "the simple {{error}} form: {res}"
+        );
+    }
+    let long = "x".repeat(101);
+    let cases = [
+        (json!({ "condition": plan_is("pro") }), "name", "required"),
+        (json!({ "name": long, "condition": plan_is("pro") }), "name", "invalid_string"),
+        (json!({ "name": "  ", "condition": plan_is("pro") }), "name", "invalid_string"),
+        (
+            json!({ "name": "A", "description": "d".repeat(501), "condition": plan_is("pro") }),
+            "description",
+            "too_big",
+        ),
+        (json!({ "name": "A", "type": "SMART", "condition": plan_is("pro") }), "type", "invalid_enum_value"),
+        (
+            json!({ "name": "A", "trackMembership": "yes", "condition": plan_is("pro") }),
+            "trackMembership",
+            "invalid_type",
+        ),
+        (json!({ "name": "A", "condition": plan_is("pro"), "color": "red" }), "color", "unrecognized_key"),
+        (
+            json!({ "name": "A", "condition": { "groups": [{ "filters": [{ "field": "data.plan", "operator": "is", "value": 1 }] }] } }),
+            "condition.groups[0].filters[0].operator",
+            "unknown_operator",
+        ),
+        (
+            json!({ "name": "A", "condition": { "groups": [{ "filters": [{ "field": "plan", "operator": "equals", "value": 1 }] }] } }),
+            "condition.groups[0].filters[0].field",
+            "unknown_field",
+        ),
+        (
+            json!({ "name": "A", "condition": { "groups": [{ "filters": [{ "field": "data.seen", "operator": "within", "value": 2, "unit": "weeks" }] }] } }),
+            "condition.groups[0].filters[0].unit",
+            "invalid_enum_value",
+        ),
+        (
+            json!({ "name": "A", "condition": { "groups": [{ "filters": [{ "field": "data.plan", "operator": "equals" }] }] } }),
+            "condition.groups[0].filters[0].value",
+            "required",
+        ),
+        (
+            json!({ "name": "A", "condition": { "groups": [{ "filters": [{ "operator": "memberOfSegment", "value": "no-such" }] }] } }),
+            "condition",
+            "not_found",
+        ),
+    ];
+    for (body, field, code) in cases {
+        let (status, res) = app.post("/segments", &keys.secret_key, body.clone()).await;
+        assert_eq!(status, Status::UnprocessableEntity, "{body}: {res}");
+        assert_eq!(res["error"]["code"], json!("VALIDATION_ERROR"));
+        assert_eq!(res["error"]["errors"][0]["field"], json!(field), "{body}: {res}");
+        assert_eq!(res["error"]["errors"][0]["code"], json!(code), "{body}: {res}");
+    }
+    assert_eq!(count(&app, "SELECT count(*) FROM segments"), 0);
+    let (status, _) =
+        app.post("/segments", &keys.public_key, json!({ "name": "A", "condition": plan_is("pro") })).await;
+    assert_eq!(status, Status::Unauthorized);
+}
+
+#[rocket::async_test]
+async fn changes_keep_the_slug_and_recount() {
+    let (app, keys) = app_with_project().await;
+    contact(&app, &keys, "a@example.com", json!({ "plan": "pro" })).await;
+    contact(&app, &keys, "b@example.com", json!({ "plan": "free" })).await;
+    let segment = create(&app, &keys, json!({ "name": "Pro", "condition": plan_is("pro") })).await;
+    let path = format!("/segments/{}", segment["id"].as_str().unwrap());
+    let (status, changed) = app
+        .call(
+            Method::Patch,
+            &path,
+            &keys.secret_key,
+            Some(json!({ "name": "Free now", "description": "changed", "condition": plan_is("free") })),
+        )
+        .await;
+    assert_eq!(status, Status::Ok, "{changed}");
+    assert_eq!(
+        (changed["name"].clone(), changed["slug"].clone()),
+        (json!("Free now"), json!("pro")),
+        "the slug is stable"
+    );
+    assert_eq!(changed["memberCount"], json!(1));
+    assert_eq!(changed["condition"], plan_is("free"));
+    let (_, cleared) =
+        app.call(Method::Patch, &path, &keys.secret_key, Some(json!({ "description": null }))).await;
+    assert_eq!((cleared["description"].clone(), cleared["name"].clone()), (Value::Null, json!("Free now")));
+
+    let (status, res) =
+        app.call(Method::Patch, &path, &keys.secret_key, Some(json!({ "type": "STATIC" }))).await;
+    assert_eq!(
+        (status, res["error"]["errors"][0]["field"].clone()),
+        (Status::UnprocessableEntity, json!("type"))
+    );
+    let (status, _) =
+        app.call(Method::Patch, &path, &keys.secret_key, Some(json!({ "condition": [] }))).await;
+    assert_eq!(status, Status::BadRequest);
+    let bad = json!({ "groups": [{ "filters": [{ "field": "data.plan", "operator": "nope" }] }] });
+    let (status, _) =
+        app.call(Method::Patch, &path, &keys.secret_key, Some(json!({ "condition": bad }))).await;
+    assert_eq!(status, Status::UnprocessableEntity);
+    let (_, unchanged) = app.get(&path, &keys.secret_key).await;
+    assert_eq!(unchanged["condition"], plan_is("free"), "a refused change stores nothing");
+
+    let list = create(&app, &keys, json!({ "name": "List", "type": "STATIC" })).await;
+    let list_path = format!("/segments/{}", list["id"].as_str().unwrap());
+    let (status, _) = app
+        .call(Method::Patch, &list_path, &keys.secret_key, Some(json!({ "condition": plan_is("pro") })))
+        .await;
+    assert_eq!(status, Status::BadRequest, "a static segment has no condition");
+
+    let (status, _) = app.call(Method::Delete, &list_path, &keys.secret_key, None).await;
+    assert_eq!(status, Status::NoContent);
+    let (status, _) = app.get(&list_path, &keys.secret_key).await;
+    assert_eq!(status, Status::NotFound);
+}
+
+#[rocket::async_test]
+async fn contact_pages_are_live_for_dynamic_segments() {
+    let (app, keys) = app_with_project().await;
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        ids.push(contact(&app, &keys, &format!("u{i}@example.com"), json!({ "plan": "pro", "n": i })).await);
+    }
+    let segment = create(&app, &keys, json!({ "name": "Pro", "condition": plan_is("pro") })).await;
+    let path = format!("/segments/{}/contacts", segment["id"].as_str().unwrap());
+    let (_, page) = app.get(&format!("{path}?page=1&pageSize=2"), &keys.secret_key).await;
+    assert_eq!(
+        (page["total"].clone(), page["page"].clone(), page["pageSize"].clone()),
+        (json!(5), json!(1), json!(2))
+    );
+    assert_eq!(page["totalPages"], json!(3));
+    assert_eq!(page["data"][0]["id"], json!(ids[4]), "newest first");
+    let (_, last) = app.get(&format!("{path}?page=3&pageSize=2"), &keys.secret_key).await;
+    assert_eq!(last["data"].as_array().unwrap().len(), 1);
+
+    set_plan(&app, &keys, &ids[0], "free").await;
+    let (_, live) = app.get(&path, &keys.secret_key).await;
+    assert_eq!(live["total"], json!(4), "no refresh needed");
+    let (_, big) = app.get(&format!("{path}?pageSize=500"), &keys.secret_key).await;
+    assert_eq!(big["pageSize"], json!(100), "pageSize is at most 100");
+    for bad in ["page=0", "pageSize=0", "page=x"] {
+        let (status, _) = app.get(&format!("{path}?{bad}"), &keys.secret_key).await;
+        assert_eq!(status, Status::BadRequest, "{bad}");
+    }
+}
+
+#[rocket::async_test]
+async fn static_members() {
+    let (app, keys) = app_with_project().await;
+    let ada = contact(&app, &keys, "ada@example.com", json!({})).await;
+    let list =
+        create(&app, &keys, json!({ "name": "Beta testers", "type": "STATIC", "trackMembership": true }))
+            .await;
+    let members = format!("/segments/{}/members", list["id"].as_str().unwrap());
+
+    let (status, res) = app
+        .post(
+            &members,
+            &keys.secret_key,
+            json!({ "emails": ["ADA@example.com", "new@example.com", "ada@example.com"] }),
+        )
+        .await;
+    assert_eq!(status, Status::Ok, "{res}");
+    assert_eq!((res["added"].clone(), res["created"].clone()), (json!(1), json!(0)));
+    assert_eq!(
+        res["notFound"],
+        json!(["new@example.com"]),
+        "without createMissing unknown addresses are listed"
+    );
+    assert_eq!(count(&app, "SELECT count(*) FROM contacts"), 1);
+
+    let (_, res) = app
+        .post(&members, &keys.secret_key, json!({ "emails": ["ada@example.com", "new@example.com"], "createMissing": true, "subscribed": false }))
+        .await;
+    assert_eq!(
+        (res["added"].clone(), res["alreadyMembers"].clone(), res["created"].clone()),
+        (json!(1), json!(1), json!(1))
+    );
+    assert_eq!(res["memberCount"], json!(2));
+    let (_, found) =
+        app.post("/contacts/lookup", &keys.secret_key, json!({ "emails": ["new@example.com"] })).await;
+    let new_contact = &found["data"][0];
+    assert_eq!(new_contact["subscribed"], json!(false), "{found}");
+
+    let (_, page) =
+        app.get(&format!("/segments/{}/contacts", list["id"].as_str().unwrap()), &keys.secret_key).await;
+    assert_eq!(page["total"], json!(2));
+
+    let (status, res) = app
+        .call(
+            Method::Delete,
+            &members,
+            &keys.secret_key,
+            Some(json!({ "emails": ["ada@example.com", "ghost@example.com"] })),
+        )
+        .await;
+    assert_eq!(status, Status::Ok, "{res}");
+    assert_eq!((res["removed"].clone(), res["notMembers"].clone()), (json!(1), json!(["ghost@example.com"])));
+    assert_eq!(res["memberCount"], json!(1));
+    let events = membership_events(&app);
+    assert_eq!(
+        events.iter().filter(|(_, c)| *c == ada).map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        ["segment.beta-testers.entry", "segment.beta-testers.exit"],
+        "a tracked static segment emits entry and exit"
+    );
+
+    for bad in [
+        json!({}),
+        json!({ "emails": [] }),
+        json!({ "emails": ["nope"] }),
+        json!({ "emails": [1] }),
+        json!({ "emails": ["a@b.co"], "x": 1 }),
+    ] {
+        let (status, res) = app.post(&members, &keys.secret_key, bad.clone()).await;
+        assert_eq!(status, Status::UnprocessableEntity, "{bad}: {res}");
+    }
+    let dynamic = create(&app, &keys, json!({ "name": "Dyn", "condition": plan_is("pro") })).await;
+    let (status, _) = app
+        .post(
+            &format!("/segments/{}/members", dynamic["id"].as_str().unwrap()),
+            &keys.secret_key,
+            json!({ "emails": ["ada@example.com"] }),
+        )
+        .await;
+    assert_eq!(status, Status::BadRequest, "members are for static segments");
+}
+
+#[rocket::async_test]
+async fn compute_emits_entry_and_exit_exactly_once() {
+    let (app, keys) = app_with_project().await;
+    let a = contact(&app, &keys, "a@example.com", json!({ "plan": "pro" })).await;
+    let b = contact(&app, &keys, "b@example.com", json!({ "plan": "pro" })).await;
+    let c = contact(&app, &keys, "c@example.com", json!({ "plan": "free" })).await;
+    let segment = create(
+        &app,
+        &keys,
+        json!({ "name": "Pro users", "condition": plan_is("pro"), "trackMembership": true }),
+    )
+    .await;
+    let id = segment["id"].as_str().unwrap();
+    let compute = format!("/segments/{id}/compute");
+
+    let (status, done) = app.post(&compute, &keys.secret_key, json!({})).await;
+    assert_eq!(status, Status::Ok, "{done}");
+    assert_eq!(done["memberCount"], json!(2));
+    assert_eq!(
+        (done["computation"]["entered"].clone(), done["computation"]["exited"].clone()),
+        (json!(2), json!(0))
+    );
+    assert_eq!(done["computation"]["running"], json!(false));
+    assert_eq!(
+        membership_events(&app),
+        [
+            ("segment.pro-users.entry".to_string(), a.clone()),
+            ("segment.pro-users.entry".to_string(), b.clone())
+        ]
+    );
+    let (_, again) = app.post(&compute, &keys.secret_key, json!({})).await;
+    assert_eq!(
+        (again["computation"]["entered"].clone(), again["computation"]["exited"].clone()),
+        (json!(0), json!(0))
+    );
+    assert_eq!(membership_events(&app).len(), 2, "a second compute emits nothing");
+
+    set_plan(&app, &keys, &a, "free").await;
+    set_plan(&app, &keys, &c, "pro").await;
+    // Refresh counts but writes no membership and emits nothing.
+    let (_, refreshed) = app.post(&format!("/segments/{id}/refresh"), &keys.secret_key, json!({})).await;
+    assert_eq!(refreshed["memberCount"], json!(2));
+    assert_eq!(membership_events(&app).len(), 2);
+    assert_eq!(
+        count(
+            &app,
+            &format!(
+                "SELECT count(*) FROM segment_members m JOIN contacts c ON c.seq = m.contact_seq WHERE m.segment_id = '{id}' AND c.id = '{a}'"
+            )
+        ),
+        1
+    );
+
+    let (_, third) = app.post(&compute, &keys.secret_key, json!({})).await;
+    assert_eq!(
+        (third["computation"]["entered"].clone(), third["computation"]["exited"].clone()),
+        (json!(1), json!(1))
+    );
+    assert_eq!(
+        membership_events(&app)[2..],
+        [
+            ("segment.pro-users.exit".to_string(), a.clone()),
+            ("segment.pro-users.entry".to_string(), c.clone())
+        ]
+    );
+    let (_, history) =
+        app.get(&format!("/events/contact/{a}?name=segment.pro-users.exit"), &keys.secret_key).await;
+    assert_eq!(history["data"][0]["data"], json!({ "segmentId": id, "segmentName": "Pro users" }));
+
+    // Tracked events can be tracked by nobody else, and other segments can filter on them.
+    let (status, _) = app
+        .post(
+            "/v1/track",
+            &keys.public_key,
+            json!({ "email": "b@example.com", "event": "segment.pro-users.entry" }),
+        )
+        .await;
+    assert_eq!(status, Status::UnprocessableEntity);
+
+    let untracked = create(&app, &keys, json!({ "name": "Untracked", "condition": plan_is("pro") })).await;
+    let (status, _) = app
+        .post(
+            &format!("/segments/{}/compute", untracked["id"].as_str().unwrap()),
+            &keys.secret_key,
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, Status::BadRequest);
+    let _ = b;
+}
+
+#[rocket::async_test]
+async fn an_interrupted_compute_resumes_without_repeating_events() {
+    let (app, keys) = app_with_project().await;
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        ids.push(contact(&app, &keys, &format!("u{i}@example.com"), json!({ "plan": "pro" })).await);
+    }
+    let segment = create(
+        &app,
+        &keys,
+        json!({ "name": "All pro", "condition": plan_is("pro"), "trackMembership": true }),
+    )
+    .await;
+    let id = segment["id"].as_str().unwrap().to_string();
+    let now = tidings::clock::now_ms();
+    {
+        let mut conn = app.state.db.conn().unwrap();
+        // Two batches of two commit; a third is rolled back, as if the process died mid-batch.
+        for _ in 0..2 {
+            let step =
+                tidings::db::write_tx(&mut conn, |tx| tidings::core::segments::compute_step(tx, &id, 2, now))
+                    .unwrap();
+            assert_eq!(step, tidings::core::segments::Step::Running);
+        }
+        let tx = conn.transaction().unwrap();
+        tidings::core::segments::compute_step(&tx, &id, 2, now).unwrap();
+        tx.rollback().unwrap();
+    }
+    assert_eq!(membership_events(&app).len(), 4);
+    // The queued compute job (from creation) carries on from the stored cursor.
+    app.run_jobs_until("the computation", async || {
+        count(&app, &format!("SELECT count(*) FROM segments WHERE id = '{id}' AND computed_at IS NOT NULL"))
+            == 1
+    })
+    .await;
+    let events = membership_events(&app);
+    assert_eq!(events.len(), 7, "{events:?}");
+    let mut contacts: Vec<&String> = events.iter().map(|(_, c)| c).collect();
+    contacts.sort();
+    contacts.dedup();
+    assert_eq!(contacts.len(), 7, "one entry per contact");
+    let (_, done) = app.get(&format!("/segments/{id}"), &keys.secret_key).await;
+    assert_eq!(done["memberCount"], json!(7));
+    // (The periodic refresh may have started another run since; it finds nothing new.)
+    assert_eq!(done["computation"]["exited"], json!(0));
+}
+
+#[rocket::async_test]
+async fn the_scheduler_refreshes_counts_and_computes_tracked_segments() {
+    let app = TestApp::with(|c| c.scheduler.segment_refresh_secs = 1).await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    let counted = create(&app, &keys, json!({ "name": "Counted", "condition": plan_is("pro") })).await;
+    let tracked = create(
+        &app,
+        &keys,
+        json!({ "name": "Tracked", "condition": plan_is("pro"), "trackMembership": true }),
+    )
+    .await;
+    assert_eq!(counted["memberCount"], json!(0));
+    let x = contact(&app, &keys, "x@example.com", json!({ "plan": "pro" })).await;
+    let counted_path = format!("/segments/{}", counted["id"].as_str().unwrap());
+    let tracked_path = format!("/segments/{}", tracked["id"].as_str().unwrap());
+    app.run_jobs_until("a refresh and a computation", async || {
+        let (_, c) = app.get(&counted_path, &keys.secret_key).await;
+        let (_, t) = app.get(&tracked_path, &keys.secret_key).await;
+        c["memberCount"] == json!(1) && t["memberCount"] == json!(1)
+    })
+    .await;
+    assert_eq!(
+        membership_events(&app),
+        [("segment.tracked.entry".to_string(), x)],
+        "only the tracked segment emits"
+    );
+}
+
+#[rocket::async_test]
+async fn references_between_segments_fields_and_events() {
+    let (app, keys) = app_with_project().await;
+    contact(&app, &keys, "a@example.com", json!({ "plan": "pro" })).await;
+    let base = create(&app, &keys, json!({ "name": "Base", "condition": plan_is("pro") })).await;
+    let base_id = base["id"].as_str().unwrap();
+    let on_base = json!({ "groups": [{ "filters": [
+        { "operator": "memberOfSegment", "value": base_id },
+        { "field": "checkout", "operator": "notTriggered" },
+    ] }] });
+    let derived = create(&app, &keys, json!({ "name": "Derived", "condition": on_base })).await;
+    assert_eq!(derived["memberCount"], json!(1));
+    let derived_id = derived["id"].as_str().unwrap();
+
+    let (status, res) =
+        app.call(Method::Delete, &format!("/segments/{base_id}"), &keys.secret_key, None).await;
+    assert_eq!(status, Status::Conflict, "{res}");
+    assert_eq!(res["error"]["details"]["segments"][0]["id"], json!(derived_id));
+    let cycle =
+        json!({ "groups": [{ "filters": [{ "operator": "memberOfSegment", "value": derived_id }] }] });
+    let (status, res) = app
+        .call(
+            Method::Patch,
+            &format!("/segments/{base_id}"),
+            &keys.secret_key,
+            Some(json!({ "condition": cycle })),
+        )
+        .await;
+    assert_eq!(
+        (status, res["error"]["errors"][0]["code"].clone()),
+        (Status::UnprocessableEntity, json!("cycle"))
+    );
+
+    let (_, usage) = app.get("/events/checkout/usage", &keys.secret_key).await;
+    assert_eq!(usage["segments"], json!([{ "id": derived_id, "name": "Derived" }]));
+    let (_, usage) = app.get("/contacts/fields/data.plan/usage", &keys.secret_key).await;
+    assert_eq!(usage["segments"], json!([{ "id": base_id, "name": "Base" }]));
+
+    app.post("/v1/track", &keys.public_key, json!({ "email": "a@example.com", "event": "checkout" })).await;
+    let (_, refreshed) =
+        app.post(&format!("/segments/{derived_id}/refresh"), &keys.secret_key, json!({})).await;
+    assert_eq!(refreshed["memberCount"], json!(0));
+
+    let (status, _) =
+        app.call(Method::Delete, &format!("/segments/{derived_id}"), &keys.secret_key, None).await;
+    assert_eq!(status, Status::NoContent);
+    let (status, _) = app.call(Method::Delete, &format!("/segments/{base_id}"), &keys.secret_key, None).await;
+    assert_eq!(status, Status::NoContent);
+    let (_, usage) = app.get("/events/checkout/usage", &keys.secret_key).await;
+    assert_eq!(usage["segments"], json!([]));
+}
+
+#[rocket::async_test]
+async fn projects_are_isolated() {
+    let app = TestApp::new().await;
+    let (_, a) = app.user_with_project("a@example.com").await;
+    let (_, b) = app.user_with_project("b@example.com").await;
+    contact(&app, &a, "x@example.com", json!({ "plan": "pro" })).await;
+    contact(&app, &b, "y@example.com", json!({ "plan": "pro" })).await;
+    let segment = create(&app, &a, json!({ "name": "Pro", "condition": plan_is("pro") })).await;
+    assert_eq!(segment["memberCount"], json!(1), "only the project's own contacts");
+    let id = segment["id"].as_str().unwrap();
+    for (method, path) in [
+        (Method::Get, format!("/segments/{id}")),
+        (Method::Get, format!("/segments/{id}/contacts")),
+        (Method::Post, format!("/segments/{id}/refresh")),
+        (Method::Delete, format!("/segments/{id}")),
+    ] {
+        let (status, _) = app.call(method, &path, &b.secret_key, None).await;
+        assert_eq!(status, Status::NotFound, "{path}");
+    }
+    let (_, list) = app.get("/segments", &b.secret_key).await;
+    assert_eq!(list, json!([]));
+    let foreign = json!({ "name": "Foreign", "condition": { "groups": [{ "filters": [{ "operator": "memberOfSegment", "value": id }] }] } });
+    let (status, res) = app.post("/segments", &b.secret_key, foreign).await;
+    assert_eq!(
+        (status, res["error"]["errors"][0]["code"].clone()),
+        (Status::UnprocessableEntity, json!("not_found"))
+    );
+}
