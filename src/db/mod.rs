@@ -2,8 +2,11 @@
 //!
 //! Async code never touches rusqlite directly: [`Db::run`] and [`Db::write`] take a permit from a
 //! semaphore sized like the pool, then run the closure on a blocking thread, so executor threads
-//! never wait on the pool or on SQLite. Writes use IMMEDIATE transactions, which take the write
-//! lock up front and wait out `busy_timeout` instead of failing halfway.
+//! never wait on the pool or on SQLite. [`Db::write`] hands its closure to the writer thread
+//! ([`writer`]), which groups the writes waiting at the time into one IMMEDIATE transaction, each
+//! in its own savepoint, and answers each once that transaction has committed. SQLite lets one
+//! writer in at a time anyway, and its busy handler waits by sleeping, so a queue in front of the
+//! lock with one commit per group is much faster under load than many threads taking turns.
 //!
 //! The submodules hold plain synchronous query functions on `&Connection`, so several of them can
 //! share one transaction.
@@ -23,6 +26,7 @@ pub mod segments;
 pub mod settings;
 pub mod templates;
 pub mod users;
+pub mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,6 +50,8 @@ pub enum DbError {
     Io(#[from] std::io::Error),
     #[error("blocking task: {0}")]
     Join(String),
+    #[error("the transaction did not commit: {0}")]
+    Commit(String),
 }
 
 /// The shared database handle: cheap to clone.
@@ -53,6 +59,7 @@ pub enum DbError {
 pub struct Db {
     pool: r2d2::Pool<SqliteConnectionManager>,
     permits: Arc<Semaphore>,
+    writer: writer::Writer,
     path: PathBuf,
 }
 
@@ -72,16 +79,21 @@ impl Db {
                 tracing::warn!(mode, "SQLite refused WAL mode; concurrent readers will block on writes");
             }
         }
-        let manager = SqliteConnectionManager::file(path).with_init(move |c| {
-            c.busy_timeout(Duration::from_millis(busy_timeout_ms.into()))?;
-            functions::register(c)?;
-            c.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;")
-        });
+        let manager = SqliteConnectionManager::file(path).with_init(move |c| prepare(c, busy_timeout_ms));
         let pool = r2d2::Pool::builder()
             .max_size(pool_size)
             .connection_timeout(Duration::from_secs(30))
             .build(manager)?;
-        Ok(Db { pool, permits: Arc::new(Semaphore::new(pool_size as usize)), path: path.to_path_buf() })
+        Ok(Db {
+            pool,
+            permits: Arc::new(Semaphore::new(pool_size as usize)),
+            writer: writer::Writer::start({
+                let conn = Connection::open(path)?;
+                prepare(&conn, busy_timeout_ms)?;
+                conn
+            })?,
+            path: path.to_path_buf(),
+        })
     }
 
     /// The database file.
@@ -112,18 +124,27 @@ impl Db {
         .map_err(|e| DbError::Join(e.to_string()))?
     }
 
-    /// Runs `f` in an IMMEDIATE transaction, committed when `f` returns `Ok`.
+    /// Runs `f` in a write transaction (see [`writer`]): its changes are kept when it returns
+    /// `Ok` and undone when it returns `Err`, and the answer comes once they are committed.
     pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
     where
-        F: FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
         E: From<DbError> + From<rusqlite::Error> + Send + 'static,
     {
-        self.run(move |conn| write_tx(conn, f)).await
+        self.writer.write(f).await
     }
 }
 
-/// The synchronous form of [`Db::write`], for code already on a blocking thread.
+/// What every connection is set up with.
+fn prepare(c: &Connection, busy_timeout_ms: u32) -> rusqlite::Result<()> {
+    c.busy_timeout(Duration::from_millis(busy_timeout_ms.into()))?;
+    functions::register(c)?;
+    c.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;")
+}
+
+/// A write transaction for code already on a blocking thread (the CLI, benchmarks, tests); it
+/// takes SQLite's write lock like the writer thread does, waiting out `busy_timeout`.
 pub fn write_tx<T, E, F>(conn: &mut Connection, f: F) -> Result<T, E>
 where
     F: FnOnce(&Transaction<'_>) -> Result<T, E>,

@@ -1,0 +1,121 @@
+//! Contacts at scale: list, search, field catalogue, CSV import.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rocket::http::Header;
+use rocket::local::blocking::Client;
+use serde_json::json;
+use tidings::config::Config;
+use tidings::db::{self, contact_jobs};
+use tidings::{AppState, build_rocket, clock};
+
+use crate::{Lcg, person, report, seed, setup_project, tempfile_dir};
+
+pub fn contacts_bench(contacts: usize, csv_rows: usize, repeat: usize, dir: Option<PathBuf>) {
+    let remove_after = dir.is_none();
+    let temp = tempfile_dir(dir);
+    let mut config = Config::defaults();
+    config.server.data_dir = temp.clone();
+    let state = AppState::open(config).expect("open the database");
+    let (project, secret_key) = setup_project(&state);
+
+    let started = Instant::now();
+    seed(&state, &project, contacts);
+    let seeded = started.elapsed();
+    println!(
+        "seeded {contacts} contacts in {:.1} s ({:.0} rows/s)",
+        seeded.as_secs_f64(),
+        contacts as f64 / seeded.as_secs_f64()
+    );
+    let size = std::fs::metadata(state.db.path()).map(|m| m.len()).unwrap_or(0);
+    println!("database file: {:.0} MiB", size as f64 / 1048576.0);
+
+    let client = Client::untracked(build_rocket(state.clone())).expect("rocket");
+    let auth = Header::new("Authorization", format!("Bearer {secret_key}"));
+    let time = |label: &str, path: &str| {
+        let mut samples = Vec::with_capacity(repeat);
+        for _ in 0..repeat {
+            let t = Instant::now();
+            let res = client.get(path.to_string()).header(auth.clone()).dispatch();
+            assert_eq!(res.status().code, 200, "{path}");
+            let body = res.into_string().unwrap_or_default();
+            samples.push(t.elapsed());
+            assert!(body.len() > 10);
+        }
+        report(label, &mut samples);
+    };
+    time("GET /contacts (first page, with total)", "/contacts");
+    time("GET /contacts?subscribed=false", "/contacts?subscribed=false");
+    time("GET /contacts?sort=email&dir=asc", "/contacts?sort=email&dir=asc");
+    time("GET /contacts?search=hopper4242 (one match)", "/contacts?search=hopper4242");
+    time("GET /contacts?search=torvalds99 (~1,100 matches)", "/contacts?search=torvalds99");
+    time("GET /contacts?search=gmail (~1/6 of all)", "/contacts?search=gmail");
+    time("GET /contacts/fields", "/contacts/fields");
+
+    import_bench(&state, &project, csv_rows);
+    drop(client);
+    if remove_after {
+        let _ = std::fs::remove_dir_all(&temp);
+    }
+}
+
+fn import_bench(state: &AppState, project: &str, rows: usize) {
+    let mut rng = Lcg(7);
+    let mut csv = String::from("email,firstName,lastName,plan,city,age,score,signupDate,vip,company\n");
+    for i in 0..rows {
+        let (email, d) = person(&mut rng, i, "csv.");
+        csv.push_str(&format!(
+            "{email},{},{},{},{},{},{},{},{},{}\n",
+            d["firstName"].as_str().unwrap(),
+            d["lastName"].as_str().unwrap(),
+            d["plan"].as_str().unwrap(),
+            d["city"].as_str().unwrap(),
+            d["age"],
+            d["score"],
+            d["signupDate"].as_str().unwrap(),
+            if d["vip"] == json!(true) { "yes" } else { "no" },
+            d["company"].as_str().unwrap_or(""),
+        ));
+    }
+    let bytes = csv.into_bytes();
+    println!("CSV file: {rows} rows x 10 columns, {:.2} MiB", bytes.len() as f64 / 1048576.0);
+    for round in ["new contacts", "same file again (updates)"] {
+        let t = Instant::now();
+        let counted = tidings::core::import::inspect(&bytes).expect("valid csv");
+        let inspected = t.elapsed();
+        let mut conn = state.db.conn().unwrap();
+        let job = db::write_tx(&mut conn, |tx| {
+            contact_jobs::insert(tx, project, "import", &bytes, counted as i64, clock::now_ms())
+        })
+        .unwrap();
+        let t = Instant::now();
+        loop {
+            let done = db::write_tx(&mut conn, |tx| {
+                let job = contact_jobs::by_id(tx, &job.id)?.unwrap();
+                tidings::core::import::run_batch(
+                    tx,
+                    &job,
+                    &bytes,
+                    tidings::scheduler::contact_jobs::IMPORT_BATCH,
+                    clock::now_ms(),
+                )
+            })
+            .expect("batch");
+            if done {
+                break;
+            }
+        }
+        let took = t.elapsed();
+        let job = contact_jobs::by_id(&conn, &job.id).unwrap().unwrap();
+        println!(
+            "CSV import, {round}: {:.0} ms job time ({:.0} rows/s; upload check {:.0} ms); imported {} updated {} skipped {}",
+            took.as_secs_f64() * 1000.0,
+            rows as f64 / took.as_secs_f64(),
+            inspected.as_secs_f64() * 1000.0,
+            job.imported,
+            job.updated,
+            job.skipped
+        );
+    }
+}
