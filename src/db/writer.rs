@@ -6,7 +6,7 @@
 //! requests instead of once per request, and no thread waits on SQLite's lock by sleeping.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
@@ -145,10 +145,7 @@ fn run(conn: Connection, queue: Receiver<Box<dyn Work>>) {
             pending.extend(work.run(&conn));
             taken += 1;
             next = if taken < MAX_BATCH && started.elapsed() < MAX_BATCH_TIME {
-                match queue.try_recv() {
-                    Ok(work) => Some(work),
-                    Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
-                }
+                queue.try_recv().ok()
             } else {
                 None
             };
