@@ -183,7 +183,8 @@ async fn members(
 ) -> Result<Json<Value>, ApiError> {
     let (page, size) = pagination::page_params(page, pageSize, 100)?;
     let segment = find(state, access.project.id, id).await?;
-    let (rows, total) = state
+    let total = core_segments::count(state, &segment).await?;
+    let rows = state
         .db
         .run(move |conn| core_segments::contacts_page(conn, &segment, page, size, clock::now_ms()))
         .await?;

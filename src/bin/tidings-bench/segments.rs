@@ -23,7 +23,6 @@ pub fn segments_bench(contacts: usize, repeat: usize, churn: f64, dir: Option<Pa
     let started = Instant::now();
     seed(&state, &project, contacts);
     println!("seeded {contacts} contacts in {:.1} s", started.elapsed().as_secs_f64());
-
     let client = Client::untracked(build_rocket(state.clone())).expect("rocket");
     let auth = Header::new("Authorization", format!("Bearer {secret_key}"));
     let post = |path: &str, body: Value| -> Value {

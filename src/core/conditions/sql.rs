@@ -2,9 +2,12 @@
 //!
 //! Custom fields are read with SQLite's JSON functions: `json_type` says what is stored (absent
 //! and `null` both count as missing) and `json_extract` gives the value; dates go through the
-//! `tidings_date` function (db::functions), which shares its parser with the in-memory path.
-//! Every filter is wrapped in `coalesce(…, 0)`, so a missing value is false before negation and
-//! `notEquals`/`notContains`/`notExists` match missing fields, as in [`super::eval`].
+//! `tidings_date` function (db::functions), which shares its parser with the in-memory path, and
+//! equality tests first look for the value in the raw text with `tidings_has`.
+//! A negated filter is `NOT coalesce(…, 0)`, so a missing value (NULL) is false before the
+//! negation and `notEquals`/`notContains`/`notExists` match missing fields, as in [`super::eval`].
+//! Elsewhere NULL may stay: AND and OR of tests where NULL means false give the same rows as
+//! with every NULL read as false.
 
 use rusqlite::types::Value as SqlValue;
 
@@ -102,7 +105,9 @@ impl Builder<'_> {
             Filter::Event { test, .. } => matches!(test, EventTest::NotTriggered | EventTest::NotWithin(_)),
             Filter::Segment { member, .. } => !member,
         };
-        self.text(if negated { "NOT coalesce(" } else { "coalesce(" });
+        // A test on a missing value is NULL. Under AND and OR a NULL acts as false, which is
+        // what a missing value means, so only negated tests need it turned into 0 first.
+        self.text(if negated { "NOT coalesce(" } else { "(" });
         match filter {
             Filter::Field { field, test } => self.field(field, test),
             Filter::Event { name, test } => self.event(name, *test),
@@ -116,7 +121,7 @@ impl Builder<'_> {
                 Target::Dynamic(condition) => self.condition(condition),
             },
         }
-        self.text(", 0)");
+        self.text(if negated { ", 0)" } else { ")" });
     }
 
     fn event(&mut self, name: &str, test: EventTest) {
@@ -228,16 +233,25 @@ impl Builder<'_> {
     }
 
     /// Whether the operand equals `scalar` (see [`Scalar::equals`]).
+    ///
+    /// `json_extract` gives a JSON string as SQL text, a number as a number, `true`/`false` as
+    /// 1/0, and an array or object as its JSON text, and SQL compares a number with text as never
+    /// equal. So the type check (a second JSON call) is needed only where a value could pass for
+    /// another type: text that looks like an array or object, the numbers 0 and 1 (booleans),
+    /// and booleans themselves. It comes after the cheaper test, which usually decides alone.
     fn equals(&mut self, operand: Operand<'_>, scalar: &Scalar) {
         let mut parts = 0;
         self.text("(");
         if let Some(text) = &scalar.text {
             self.text("(");
-            self.kind(operand);
-            self.text(" = 'text' AND ");
             self.value(operand);
             self.text(" = ");
             self.bind(SqlValue::Text(text.clone()));
+            if text.starts_with(['[', '{']) {
+                self.text(" AND ");
+                self.kind(operand);
+                self.text(" = 'text'");
+            }
             self.text(")");
             parts += 1;
         }
@@ -246,11 +260,14 @@ impl Builder<'_> {
                 self.text(" OR ");
             }
             self.text("(");
-            self.kind(operand);
-            self.text(" IN ('integer', 'real') AND ");
             self.value(operand);
             self.text(" = ");
             self.number(n);
+            if n == 0.0 || n == 1.0 {
+                self.text(" AND ");
+                self.kind(operand);
+                self.text(" IN ('integer', 'real')");
+            }
             self.text(")");
             parts += 1;
         }
@@ -268,18 +285,56 @@ impl Builder<'_> {
         self.text(")");
     }
 
+    /// A cheap test that every row matching `scalar` at a custom field passes: the raw JSON
+    /// text holds the value as JSON writes it. Rows that fail it skip parsing `data` at all.
+    /// Only for values JSON writes without escapes (stored data is written by serde_json and
+    /// SQLite, which escape nothing else); numbers have several spellings and get none.
+    fn prefilter(&mut self, scalar: &Scalar) {
+        let safe = |t: &str| !t.chars().any(|c| c == '"' || c == '\\' || c.is_control());
+        if scalar.number.is_some() || scalar.text.as_deref().is_some_and(|t| !safe(t)) {
+            return;
+        }
+        let mut needles = Vec::new();
+        if let Some(text) = &scalar.text {
+            needles.push(format!("\"{text}\""));
+        }
+        if let Some(b) = scalar.boolean {
+            needles.push(b.to_string());
+        }
+        if needles.is_empty() {
+            return;
+        }
+        self.text("(");
+        for (i, needle) in needles.into_iter().enumerate() {
+            if i > 0 {
+                self.text(" OR ");
+            }
+            self.text("tidings_has(c.data, ");
+            self.bind(SqlValue::Text(needle));
+            self.text(")");
+        }
+        self.text(") AND ");
+    }
+
     fn data(&mut self, path: &str, test: &Test) {
         let operand = Operand::Data(path);
         match test {
-            Test::Equals { value, .. } => self.equals(operand, value),
+            Test::Equals { value, .. } => {
+                self.text("(");
+                self.prefilter(value);
+                self.equals(operand, value);
+                self.text(")");
+            }
             Test::Contains { needle, element, .. } => {
-                self.text("((");
-                self.kind(operand);
-                self.text(" = 'text' AND instr(lower(");
+                // lower() of a number or of an array's JSON text could hold the needle too,
+                // hence the type check after it.
+                self.text("((instr(lower(");
                 self.value(operand);
                 self.text("), ");
                 self.bind(SqlValue::Text(needle.clone()));
-                self.text(") > 0) OR (");
+                self.text(") > 0 AND ");
+                self.kind(operand);
+                self.text(" = 'text') OR (");
                 self.kind(operand);
                 self.text(" = 'array' AND EXISTS (SELECT 1 FROM json_each(c.data, ");
                 self.bind(SqlValue::Text(path.to_string()));
@@ -289,16 +344,20 @@ impl Builder<'_> {
             }
             Test::Compare { op, bound } => {
                 self.text("(");
-                self.kind(operand);
                 match bound {
                     Bound::Number(n) => {
-                        self.text(" IN ('integer', 'real') AND ");
+                        // Text sorts after every number in SQL, so the type check stays; it
+                        // runs only for values that pass the comparison.
                         self.value(operand);
                         self.text(&format!(" {} ", op.sql()));
                         self.number(*n);
+                        self.text(" AND ");
+                        self.kind(operand);
+                        self.text(" IN ('integer', 'real')");
                     }
                     Bound::Date(ms) => {
-                        self.text(" = 'text' AND tidings_date(");
+                        // tidings_date is NULL for anything but a date string.
+                        self.text("tidings_date(");
                         self.value(operand);
                         self.text(&format!(", 0) {} ", op.sql()));
                         self.bind(SqlValue::Integer(*ms));
@@ -312,9 +371,7 @@ impl Builder<'_> {
                 self.text(", 'null') <> 'null'");
             }
             Test::Age { span, older } => {
-                self.text("(");
-                self.kind(operand);
-                self.text(" = 'text' AND tidings_date(");
+                self.text("(tidings_date(");
                 self.value(operand);
                 if *older {
                     self.text(", 1) < ");
