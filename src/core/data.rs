@@ -147,7 +147,8 @@ pub fn variables(stored: &Map<String, Value>, transient: &Map<String, Value>) ->
     merged
 }
 
-fn type_name(value: &Value) -> &'static str {
+/// The JSON type of a value, as error messages name it.
+pub fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

@@ -352,7 +352,8 @@ async fn deleting_events_by_name() {
     assert_eq!(status, Status::NotFound);
     // Names are percent-decoded from the path.
     track_ok(&app, &keys, json!({ "email": "u0@example.com", "event": "order placed/paid" })).await;
-    let (status, res) = app.call(Method::Delete, "/events/order%20placed%2Fpaid", &keys.secret_key, None).await;
+    let (status, res) =
+        app.call(Method::Delete, "/events/order%20placed%2Fpaid", &keys.secret_key, None).await;
     assert_eq!((status, res["deleted"].clone()), (Status::Ok, json!(1)), "{res}");
     let (status, res) = app.call(Method::Delete, "/events/email.sent", &keys.secret_key, None).await;
     assert_eq!(

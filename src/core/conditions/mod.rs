@@ -37,6 +37,7 @@ mod tests;
 use serde_json::{Map, Value};
 
 use crate::clock;
+use crate::core::data::type_name;
 use crate::error::{ApiError, FieldError};
 
 /// Most filters in one tree, counting nested conditions and the conditions of segments it
@@ -299,7 +300,7 @@ fn parse_condition(
             path,
             "invalid_type",
             "a condition is an object {logic, groups}",
-            &Value::String(json_type(value).into()),
+            &Value::String(type_name(value).into()),
         ));
     };
     if depth > MAX_NESTING {
@@ -328,7 +329,7 @@ fn parse_condition(
                 &groups_path,
                 "invalid_type",
                 "groups is an array of {filters, conditions}",
-                &Value::String(json_type(other).into()),
+                &Value::String(type_name(other).into()),
             ));
         }
     };
@@ -345,7 +346,7 @@ fn parse_group(value: &Value, path: &str, depth: usize, count: &mut usize) -> Re
             path,
             "invalid_type",
             "a group is an object {filters, conditions}",
-            &Value::String(json_type(value).into()),
+            &Value::String(type_name(value).into()),
         ));
     };
     known_keys(node, &["filters", "conditions"], path)?;
@@ -358,7 +359,7 @@ fn parse_group(value: &Value, path: &str, depth: usize, count: &mut usize) -> Re
                 &filters_path,
                 "invalid_type",
                 "filters is an array of {field, operator, value, unit}",
-                &Value::String(json_type(other).into()),
+                &Value::String(type_name(other).into()),
             ));
         }
     };
@@ -389,7 +390,7 @@ fn parse_filter(value: &Value, path: &str) -> Result<Filter, ApiError> {
             path,
             "invalid_type",
             "a filter is an object {field, operator, value, unit}",
-            &Value::String(json_type(value).into()),
+            &Value::String(type_name(value).into()),
         ));
     };
     known_keys(node, &["field", "operator", "value", "unit"], path)?;
@@ -676,16 +677,5 @@ impl Scalar {
             Value::Bool(b) => self.boolean == Some(*b),
             _ => false,
         }
-    }
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
