@@ -51,6 +51,13 @@ fn boolean(body: &Map<String, Value>, key: &str) -> Result<Option<bool>, ApiErro
     }
 }
 
+/// The segment as it is inside a write transaction (the copy read before it may be stale: a
+/// computation moves its cursor meanwhile), or 404.
+fn current(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Segment, ApiError> {
+    segments::get(conn, project, id)?
+        .ok_or_else(|| ApiError::not_found(format!("No segment {id} in this project")))
+}
+
 /// A segment of the project, or 404.
 async fn find(state: &AppState, project: String, id: &str) -> Result<Segment, ApiError> {
     let lookup = id.to_string();
@@ -147,10 +154,11 @@ async fn change(
         changes.condition = Some(condition.clone());
     }
     let condition_changed = changes.condition.is_some();
-    let segment = find(state, access.project.id, id).await?;
+    let (project, id) = (access.project.id, id.to_string());
     let segment = state
         .db
         .write(move |tx| {
+            let segment = current(tx, &project, &id)?;
             let was_tracked = core_segments::is_tracked_dynamic(&segment);
             let segment = core_segments::update(tx, segment, changes, clock::now_ms())?;
             if core_segments::is_tracked_dynamic(&segment) && !was_tracked {
@@ -166,8 +174,8 @@ async fn change(
 
 #[delete("/segments/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
-    let segment = find(state, access.project.id, id).await?;
-    state.db.write(move |tx| core_segments::delete(tx, &segment)).await?;
+    let (project, id) = (access.project.id, id.to_string());
+    state.db.write(move |tx| core_segments::delete(tx, &current(tx, &project, &id)?)).await?;
     Ok(Status::NoContent)
 }
 
@@ -218,10 +226,11 @@ async fn add_members(
     let emails = core_segments::check_emails(body.get("emails"))?;
     let create_missing = boolean(&body, "createMissing")?.unwrap_or(false);
     let subscribed = boolean(&body, "subscribed")?;
-    let segment = find(state, access.project.id, id).await?;
+    let (project, id) = (access.project.id, id.to_string());
     let (segment, outcome) = state
         .db
         .write(move |tx| {
+            let segment = current(tx, &project, &id)?;
             core_segments::add_members(tx, segment, &emails, create_missing, subscribed, clock::now_ms())
         })
         .await?;
@@ -239,10 +248,12 @@ async fn remove_members(
     let body = body.0;
     only_keys(&body, &["emails"])?;
     let emails = core_segments::check_emails(body.get("emails"))?;
-    let segment = find(state, access.project.id, id).await?;
+    let (project, id) = (access.project.id, id.to_string());
     let (segment, outcome) = state
         .db
-        .write(move |tx| core_segments::remove_members(tx, segment, &emails, clock::now_ms()))
+        .write(move |tx| {
+            core_segments::remove_members(tx, current(tx, &project, &id)?, &emails, clock::now_ms())
+        })
         .await?;
     Ok(Json(members_reply(&segment, &outcome, false)))
 }
