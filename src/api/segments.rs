@@ -4,7 +4,8 @@
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{Route, State, delete, get, patch, post, routes};
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
 use super::json::JsonBody;
@@ -22,33 +23,53 @@ pub fn routes() -> Vec<Route> {
     routes![list, create, read, change, remove, members, add_members, remove_members, compute, refresh]
 }
 
-type Body = JsonBody<Map<String, Value>>;
-
-fn only_keys(body: &Map<String, Value>, allowed: &[&str]) -> Result<(), ApiError> {
-    match body.keys().find(|k| !allowed.contains(&k.as_str())) {
-        None => Ok(()),
-        Some(key) => Err(ApiError::validation(vec![FieldError::new(
-            key.as_str(),
-            "unrecognized_key",
-            format!("unknown field {key:?}; this request takes {}", allowed.join(", ")),
-        )])),
-    }
+/// `POST /segments`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CreateBody {
+    name: Option<String>,
+    description: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    condition: Option<Value>,
+    track_membership: Option<bool>,
 }
 
-fn string<'a>(body: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, ApiError> {
-    match body.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ApiError::invalid_field(key, "invalid_type", format!("{key} must be a string"))),
-    }
+/// `PATCH /segments/:id`: a field left out stays; `description: null` clears it, and a
+/// `condition` or `type` that is present is checked even when null.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ChangeBody {
+    name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    description: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    condition: Option<Value>,
+    #[serde(default, rename = "type", deserialize_with = "present")]
+    kind: Option<Value>,
+    track_membership: Option<bool>,
 }
 
-fn boolean(body: &Map<String, Value>, key: &str) -> Result<Option<bool>, ApiError> {
-    match body.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(ApiError::invalid_field(key, "invalid_type", format!("{key} must be true or false"))),
-    }
+/// `POST /segments/:id/members`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct MembersBody {
+    emails: Option<Value>,
+    #[serde(default)]
+    create_missing: bool,
+    subscribed: Option<bool>,
+}
+
+/// `DELETE /segments/:id/members`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RemoveBody {
+    emails: Option<Value>,
+}
+
+/// Tells a field sent as `null` from one left out (which `default` makes `None`).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 /// The segment as it is inside a write transaction (the copy read before it may be stale: a
@@ -77,10 +98,13 @@ async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Val
 }
 
 #[post("/segments", data = "<body>")]
-async fn create(state: &State<AppState>, access: ProjectAccess, body: Body) -> Result<Json<Value>, ApiError> {
+async fn create(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<CreateBody>,
+) -> Result<Json<Value>, ApiError> {
     let body = body.0;
-    only_keys(&body, &["name", "description", "type", "condition", "trackMembership"])?;
-    let is_static = match string(&body, "type")? {
+    let is_static = match body.kind.as_deref() {
         None => false,
         Some(t) if t.eq_ignore_ascii_case("DYNAMIC") => false,
         Some(t) if t.eq_ignore_ascii_case("STATIC") => true,
@@ -90,16 +114,17 @@ async fn create(state: &State<AppState>, access: ProjectAccess, body: Body) -> R
             ]));
         }
     };
-    let condition = body.get("condition").filter(|c| !c.is_null()).cloned();
+    let condition = body.condition.filter(|c| !c.is_null());
     if !is_static && !condition.as_ref().is_some_and(Value::is_object) {
         return Err(ApiError::simple_bad_request("A DYNAMIC segment needs a condition object"));
     }
-    let name = string(&body, "name")?
+    let name = body
+        .name
         .ok_or_else(|| ApiError::invalid_field("name", "required", "name is required"))
-        .and_then(core_segments::check_name)?;
+        .and_then(|n| core_segments::check_name(&n))?;
     let description =
-        string(&body, "description")?.map(core_segments::check_description).transpose()?.flatten();
-    let track_membership = boolean(&body, "trackMembership")?.unwrap_or(false);
+        body.description.as_deref().map(core_segments::check_description).transpose()?.flatten();
+    let track_membership = body.track_membership.unwrap_or(false);
     let new = NewSegment { name, description, is_static, condition, track_membership };
     let project = access.project.id;
     let segment = state
@@ -127,32 +152,28 @@ async fn change(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: Body,
+    body: JsonBody<ChangeBody>,
 ) -> Result<Json<Value>, ApiError> {
     let body = body.0;
-    if body.contains_key("type") {
+    if body.kind.is_some() {
         return Err(ApiError::invalid_field(
             "type",
             "invalid_value",
             "a segment's type cannot change; make a new segment instead",
         ));
     }
-    only_keys(&body, &["name", "description", "condition", "trackMembership"])?;
-    let mut changes = SegmentChanges {
-        name: string(&body, "name")?.map(core_segments::check_name).transpose()?,
-        track_membership: boolean(&body, "trackMembership")?,
-        ..SegmentChanges::default()
+    if body.condition.as_ref().is_some_and(|c| !c.is_object()) {
+        return Err(ApiError::simple_bad_request("condition must be a condition object"));
+    }
+    let changes = SegmentChanges {
+        name: body.name.as_deref().map(core_segments::check_name).transpose()?,
+        description: body
+            .description
+            .map(|d| d.as_deref().map(core_segments::check_description).transpose().map(Option::flatten))
+            .transpose()?,
+        condition: body.condition,
+        track_membership: body.track_membership,
     };
-    if body.contains_key("description") {
-        changes.description =
-            Some(string(&body, "description")?.map(core_segments::check_description).transpose()?.flatten());
-    }
-    if let Some(condition) = body.get("condition") {
-        if !condition.is_object() {
-            return Err(ApiError::simple_bad_request("condition must be a condition object"));
-        }
-        changes.condition = Some(condition.clone());
-    }
     let condition_changed = changes.condition.is_some();
     let (project, id) = (access.project.id, id.to_string());
     let segment = state
@@ -219,13 +240,10 @@ async fn add_members(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: Body,
+    body: JsonBody<MembersBody>,
 ) -> Result<Json<Value>, ApiError> {
-    let body = body.0;
-    only_keys(&body, &["emails", "createMissing", "subscribed"])?;
-    let emails = core_segments::check_emails(body.get("emails"))?;
-    let create_missing = boolean(&body, "createMissing")?.unwrap_or(false);
-    let subscribed = boolean(&body, "subscribed")?;
+    let MembersBody { emails, create_missing, subscribed } = body.0;
+    let emails = core_segments::check_emails(emails.as_ref())?;
     let (project, id) = (access.project.id, id.to_string());
     let (segment, outcome) = state
         .db
@@ -243,11 +261,9 @@ async fn remove_members(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: Body,
+    body: JsonBody<RemoveBody>,
 ) -> Result<Json<Value>, ApiError> {
-    let body = body.0;
-    only_keys(&body, &["emails"])?;
-    let emails = core_segments::check_emails(body.get("emails"))?;
+    let emails = core_segments::check_emails(body.0.emails.as_ref())?;
     let (project, id) = (access.project.id, id.to_string());
     let (segment, outcome) = state
         .db
