@@ -51,7 +51,7 @@ pub fn check_subject(subject: &str, field: &str) -> Result<(), ApiError> {
             format!("{field} must be a single line (no CR or LF)"),
         ));
     }
-    render::check(subject, field)
+    render::check(subject, render::Mode::Text, field)
 }
 
 /// A body: at least one character and valid template syntax.
@@ -59,7 +59,7 @@ pub fn check_body(body: &str, field: &str) -> Result<(), ApiError> {
     if body.is_empty() {
         return Err(ApiError::invalid_field(field, "too_small", format!("{field} must not be empty")));
     }
-    render::check(body, field)
+    render::check(body, render::Mode::Html, field)
 }
 
 /// A message type, or the default.

@@ -234,9 +234,11 @@ impl Worker {
                 error: format!("{what} could not be rendered: {e}"),
                 counted: false,
             };
-            let subject = render::render(&email.subject, &scope).map_err(|e| fail("the subject", e))?;
+            let subject = render::render(&email.subject, render::Mode::Text, &scope)
+                .map_err(|e| fail("the subject", e))?;
             let subject = subject.replace(['\r', '\n'], " ");
-            let mut html = render::render(&email.body, &scope).map_err(|e| fail("the body", e))?;
+            let mut html =
+                render::render(&email.body, render::Mode::Html, &scope).map_err(|e| fail("the body", e))?;
             if email.kind != "HEADLESS" {
                 if config.tracking.clicks {
                     html = links::track_clicks(&html, &public_url, &secret, &email.id);

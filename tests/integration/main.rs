@@ -12,6 +12,7 @@ mod dns;
 mod domains;
 mod envelope;
 mod events;
+mod hostile;
 mod idempotency;
 mod imports;
 mod jobs;

@@ -59,7 +59,7 @@ pub fn render_bench(seconds: u64) {
         ("manageUrl", "https://mail.example.com/manage/token".to_string()),
     ];
     let scope = render::scope(&data, "ada@example.com", "contact-id", &links);
-    let out = render::render(&body, &scope).expect("renders");
+    let out = render::render(&body, render::Mode::Html, &scope).expect("renders");
     println!("template: {} bytes, 10 variables; output {} bytes", body.len(), out.len());
     for (label, with_scope) in [("render", false), ("build the variables + render", true)] {
         let deadline = Instant::now() + Duration::from_secs(seconds);
@@ -68,9 +68,13 @@ pub fn render_bench(seconds: u64) {
         while Instant::now() < deadline {
             for _ in 0..100 {
                 let rendered = if with_scope {
-                    render::render(&body, &render::scope(&data, "ada@example.com", "contact-id", &links))
+                    render::render(
+                        &body,
+                        render::Mode::Html,
+                        &render::scope(&data, "ada@example.com", "contact-id", &links),
+                    )
                 } else {
-                    render::render(&body, &scope)
+                    render::render(&body, render::Mode::Html, &scope)
                 };
                 assert!(rendered.is_ok());
             }
