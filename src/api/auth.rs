@@ -6,7 +6,8 @@ use rocket::{Route, State, get, post, routes};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::json::JsonBody;
+use super::blocking;
+use super::json::{JsonBody, Small};
 use crate::core::{accounts, session};
 use crate::db::DbError;
 use crate::db::users::{self, User};
@@ -47,15 +48,11 @@ fn set_session(cookies: &CookieJar<'_>, state: &AppState, user: &User) {
     cookies.add(cookie);
 }
 
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| ApiError::internal(format!("blocking task: {e}")))
-}
-
 #[post("/auth/signup", data = "<body>")]
 async fn signup(
     state: &State<AppState>,
     cookies: &CookieJar<'_>,
-    body: JsonBody<Credentials>,
+    body: JsonBody<Credentials, Small>,
 ) -> Result<Json<Value>, ApiError> {
     if state.config.auth.disable_signups {
         return Err(ApiError::forbidden(
@@ -75,7 +72,7 @@ async fn signup(
 async fn login(
     state: &State<AppState>,
     cookies: &CookieJar<'_>,
-    body: JsonBody<Credentials>,
+    body: JsonBody<Credentials, Small>,
 ) -> Result<Json<Value>, ApiError> {
     let (email, password) =
         accounts::credentials(body.0.email.as_deref(), body.0.password.as_deref(), false)?;

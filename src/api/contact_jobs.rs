@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
-use super::json::JsonBody;
+use super::json::{JsonBody, Medium};
 use crate::clock;
 use crate::core::{bulk, import};
 use crate::db::contact_jobs::{self, ContactJob};
@@ -176,7 +176,7 @@ async fn bulk(
 async fn bulk_subscribe(
     state: &State<AppState>,
     access: ProjectAccess,
-    body: JsonBody<BulkRequest>,
+    body: JsonBody<BulkRequest, Medium>,
 ) -> Result<(Status, Json<Value>), ApiError> {
     bulk(state, access, body.0, "subscribe").await
 }
@@ -185,7 +185,7 @@ async fn bulk_subscribe(
 async fn bulk_unsubscribe(
     state: &State<AppState>,
     access: ProjectAccess,
-    body: JsonBody<BulkRequest>,
+    body: JsonBody<BulkRequest, Medium>,
 ) -> Result<(Status, Json<Value>), ApiError> {
     bulk(state, access, body.0, "unsubscribe").await
 }
@@ -194,7 +194,7 @@ async fn bulk_unsubscribe(
 async fn bulk_delete(
     state: &State<AppState>,
     access: ProjectAccess,
-    body: JsonBody<BulkRequest>,
+    body: JsonBody<BulkRequest, Medium>,
 ) -> Result<(Status, Json<Value>), ApiError> {
     bulk(state, access, body.0, "delete").await
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
-use super::json::JsonBody;
+use super::json::{JsonBody, Medium};
 use super::pagination;
 use crate::clock;
 use crate::core::contacts::{self as core_contacts, Changes, Upsert};
@@ -124,7 +124,7 @@ struct NewContact {
 async fn create(
     state: &State<AppState>,
     access: ProjectAccess,
-    body: JsonBody<NewContact>,
+    body: JsonBody<NewContact, Medium>,
 ) -> Result<Json<Value>, ApiError> {
     let body = body.0;
     let Some(email) = body.email else { return Err(ApiError::simple_bad_request("email is required")) };
@@ -181,7 +181,7 @@ async fn change(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: JsonBody<ContactChanges>,
+    body: JsonBody<ContactChanges, Medium>,
 ) -> Result<Json<Value>, ApiError> {
     let body = body.0;
     let email = body.email.as_deref().map(|e| core_contacts::parse_email(e, "email")).transpose()?;
@@ -231,7 +231,7 @@ struct Lookup {
 async fn lookup(
     state: &State<AppState>,
     access: ProjectAccess,
-    body: JsonBody<Lookup>,
+    body: JsonBody<Lookup, Medium>,
 ) -> Result<Json<Value>, ApiError> {
     let emails =
         body.0.emails.ok_or_else(|| ApiError::invalid_field("emails", "required", "emails is required"))?;

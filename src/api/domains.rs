@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::guards::ProjectAccess;
-use super::json::JsonBody;
+use super::json::{JsonBody, Small};
 use crate::core::domains as core_domains;
 use rusqlite::OptionalExtension;
 
@@ -28,7 +28,7 @@ struct NewDomain {
 async fn create(
     state: &State<AppState>,
     access: ProjectAccess,
-    body: JsonBody<NewDomain>,
+    body: JsonBody<NewDomain, Small>,
 ) -> Result<Json<Value>, ApiError> {
     let name =
         body.0.domain.ok_or_else(|| ApiError::invalid_field("domain", "required", "domain is required"))?;

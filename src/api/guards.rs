@@ -106,7 +106,12 @@ async fn project_for(req: &Request<'_>, wanted: KeyKind) -> Result<Project, ApiE
     };
     let rate = req.local_cache(|| {
         let limiter = &app(req).limiter;
-        RateState(Some(RateCheck { limit: limiter.per_minute(), outcome: limiter.check(&project.id) }))
+        RateState(Some(match wanted {
+            KeyKind::Secret => RateCheck { limit: limiter.per_minute(), outcome: limiter.check(&project.id) },
+            KeyKind::Public => {
+                RateCheck { limit: limiter.public_per_minute(), outcome: limiter.check_public(&project.id) }
+            }
+        }))
     });
     if let Some(RateCheck { limit, outcome: Err(wait) }) = &rate.0 {
         let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);

@@ -1,4 +1,5 @@
-//! The `Idempotency-Key` header of `/v1/send` and `/v1/track`.
+//! The `Idempotency-Key` header of `/v1/send` and `/v1/track`, scoped to the project and the
+//! endpoint (a key used on `/v1/track` does not block the same key on `/v1/send`).
 //!
 //! The guard validates the header (1 to 255 printable ASCII characters, else 422). The handler
 //! then calls [`IdempotencyKey::claim`] inside the transaction that performs the request, so the

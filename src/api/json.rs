@@ -1,30 +1,69 @@
-//! `JsonBody<T>`: a JSON request body whose failures answer in the error envelope.
+//! `JsonBody<T, Cap>`: a JSON request body whose failures answer in the error envelope.
+//!
+//! Each route names its size cap (appliance.md §13) in its signature, and the cap is enforced
+//! while the body is read, before anything is parsed: [`Small`] (16 KiB) for sign-in, projects,
+//! members, domains and settings; [`Medium`] (256 KiB) for `/v1/track`, contacts, segments and
+//! bulk jobs; [`Message`] (`[limits] message_bytes`) for `/v1/send` and templates.
 //!
 //! Too large gives 413, malformed JSON (or not UTF-8, or empty) gives 400, and JSON of the wrong
 //! shape gives 422 with an item naming the field (`serde_path_to_error` supplies the path).
+
+use std::marker::PhantomData;
 
 use rocket::data::{self, Data, FromData, ToByteUnit};
 use rocket::request::Request;
 use serde::de::DeserializeOwned;
 
 use crate::error::{ApiError, FieldError, stash};
+use crate::state::AppState;
 
-/// A parsed JSON request body.
-pub struct JsonBody<T>(pub T);
+/// A route's body cap: how many bytes it reads before answering 413.
+pub trait Cap: Send + Sync + 'static {
+    fn bytes(state: &AppState) -> u64;
+}
+
+/// 16 KiB: sign-up and sign-in, projects, members, domains, settings.
+pub struct Small;
+/// 256 KiB: `/v1/track`, contacts, segments, bulk jobs (and workflows, campaign metadata).
+pub struct Medium;
+/// The message limit (`[limits] message_bytes`): `/v1/send`, templates (and campaign bodies).
+pub struct Message;
+
+impl Cap for Small {
+    fn bytes(_: &AppState) -> u64 {
+        16 * 1024
+    }
+}
+
+impl Cap for Medium {
+    fn bytes(_: &AppState) -> u64 {
+        256 * 1024
+    }
+}
+
+impl Cap for Message {
+    fn bytes(state: &AppState) -> u64 {
+        state.config.limits.message_bytes
+    }
+}
+
+/// A parsed JSON request body of at most `C` ([`Small`], [`Medium`] or [`Message`]) bytes.
+pub struct JsonBody<T, C: Cap>(pub T, PhantomData<C>);
 
 #[rocket::async_trait]
-impl<'r, T: DeserializeOwned> FromData<'r> for JsonBody<T> {
+impl<'r, T: DeserializeOwned, C: Cap> FromData<'r> for JsonBody<T, C> {
     type Error = ApiError;
 
     async fn from_data(req: &'r Request<'_>, data: Data<'r>) -> data::Outcome<'r, Self> {
-        let limit = req.limits().get("json").unwrap_or_else(|| 1.mebibytes());
+        let state = req.rocket().state::<AppState>().expect("AppState is always managed");
+        let limit = C::bytes(state).bytes();
         let result = match data.open(limit).into_bytes().await {
             Ok(bytes) if !bytes.is_complete() => Err(ApiError::payload_too_large(limit.as_u64())),
             Ok(bytes) => parse(&bytes.into_inner()),
             Err(e) => Err(ApiError::bad_request(format!("Could not read the request body: {e}"))),
         };
         match result {
-            Ok(value) => data::Outcome::Success(JsonBody(value)),
+            Ok(value) => data::Outcome::Success(JsonBody(value, PhantomData)),
             Err(e) => data::Outcome::Error(stash(req, e)),
         }
     }

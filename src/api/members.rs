@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::guards::Session;
-use super::json::JsonBody;
+use super::json::{JsonBody, Small};
 use super::projects::{managed, membership};
 use crate::clock;
 use crate::core::email;
@@ -73,7 +73,7 @@ async fn add(
     state: &State<AppState>,
     session: Session,
     id: &str,
-    body: JsonBody<NewMember>,
+    body: JsonBody<NewMember, Small>,
 ) -> Result<Json<Value>, ApiError> {
     let (project, actor) = managed(state, &session.user.id, id).await?;
     let address =
@@ -108,7 +108,7 @@ async fn change_role(
     session: Session,
     id: &str,
     user_id: &str,
-    body: JsonBody<RoleChange>,
+    body: JsonBody<RoleChange, Small>,
 ) -> Result<Json<Value>, ApiError> {
     let (project, actor) = managed(state, &session.user.id, id).await?;
     let role = parse_role(body.0.role.as_deref(), None)?;

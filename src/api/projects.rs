@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::auth::user_view;
 use super::guards::Session;
-use super::json::JsonBody;
+use super::json::{JsonBody, Small};
 use crate::clock;
 use crate::core::{keys, projects as core_projects};
 use crate::db::projects::{self, Project, Role};
@@ -103,7 +103,7 @@ fn check_name(name: Option<&str>) -> Result<String, ApiError> {
 async fn create(
     state: &State<AppState>,
     session: Session,
-    body: JsonBody<NewProject>,
+    body: JsonBody<NewProject, Small>,
 ) -> Result<Json<Value>, ApiError> {
     let name = check_name(body.0.name.as_deref())?;
     let owner = session.user.id.clone();
@@ -129,7 +129,7 @@ async fn update(
     state: &State<AppState>,
     session: Session,
     id: &str,
-    body: JsonBody<ProjectChanges>,
+    body: JsonBody<ProjectChanges, Small>,
 ) -> Result<Json<Value>, ApiError> {
     let (project, role) = managed(state, &session.user.id, id).await?;
     let name = body.0.name.as_deref().map(|n| check_name(Some(n))).transpose()?;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
-use super::json::JsonBody;
+use super::json::{JsonBody, Medium};
 use super::pagination;
 use crate::clock;
 use crate::core::contacts as core_contacts;
@@ -101,7 +101,7 @@ async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Val
 async fn create(
     state: &State<AppState>,
     access: ProjectAccess,
-    body: JsonBody<CreateBody>,
+    body: JsonBody<CreateBody, Medium>,
 ) -> Result<Json<Value>, ApiError> {
     let body = body.0;
     let is_static = match body.kind.as_deref() {
@@ -152,7 +152,7 @@ async fn change(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: JsonBody<ChangeBody>,
+    body: JsonBody<ChangeBody, Medium>,
 ) -> Result<Json<Value>, ApiError> {
     let body = body.0;
     if body.kind.is_some() {
@@ -240,7 +240,7 @@ async fn add_members(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: JsonBody<MembersBody>,
+    body: JsonBody<MembersBody, Medium>,
 ) -> Result<Json<Value>, ApiError> {
     let MembersBody { emails, create_missing, subscribed } = body.0;
     let emails = core_segments::check_emails(emails.as_ref())?;
@@ -261,7 +261,7 @@ async fn remove_members(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: JsonBody<RemoveBody>,
+    body: JsonBody<RemoveBody, Medium>,
 ) -> Result<Json<Value>, ApiError> {
     let emails = core_segments::check_emails(body.0.emails.as_ref())?;
     let (project, id) = (access.project.id, id.to_string());

@@ -7,8 +7,9 @@ use serde_json::Value;
 
 use super::guards::SecretKey;
 use super::idempotency::IdempotencyKey;
-use super::json::JsonBody;
+use super::json::{JsonBody, Message};
 use crate::clock;
+use crate::config::LimitsConfig;
 use crate::core::compose;
 use crate::core::data::DataPatch;
 use crate::core::send::{self, Send};
@@ -36,7 +37,7 @@ struct SendBody {
 }
 
 /// Checks the body; everything that needs no database.
-fn check(body: SendBody, state: &AppState) -> Result<Send, ApiError> {
+fn check(body: SendBody, limits: &LimitsConfig) -> Result<Send, ApiError> {
     let to = body.to.ok_or_else(|| ApiError::invalid_field("to", "required", "to is required"))?;
     let recipients = send::recipients(&to)?;
     if body.template.is_none() && (body.subject.is_none() || body.body.is_none()) {
@@ -59,7 +60,6 @@ fn check(body: SendBody, state: &AppState) -> Result<Send, ApiError> {
     let headers =
         body.headers.as_ref().map(|h| compose::check_headers(h, "headers")).transpose()?.unwrap_or_default();
     let reply = body.reply.as_deref().map(|r| crate::core::contacts::parse_email(r, "reply")).transpose()?;
-    let limits = &state.config.limits;
     let attachments =
         send::check_attachments(body.attachments.as_deref().unwrap_or(&[]), limits.attachment_bytes)?;
     let size = body.body.as_ref().map_or(0, String::len)
@@ -87,9 +87,10 @@ async fn send_email(
     state: &State<AppState>,
     key: SecretKey,
     idempotency: IdempotencyKey,
-    body: JsonBody<SendBody>,
+    body: JsonBody<SendBody, Message>,
 ) -> Result<Json<Value>, ApiError> {
-    let request = check(body.0, state)?;
+    let config = state.config.clone();
+    let request = super::blocking(move || check(body.0, &config.limits)).await??;
     let project = key.project.id;
     let ttl = state.config.limits.idempotency_ttl_hours;
     let queued = state

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
-use super::json::JsonBody;
+use super::json::{JsonBody, Message};
 use super::pagination;
 use crate::clock;
 use crate::core::compose;
@@ -143,7 +143,7 @@ fn apply(t: &mut Template, f: TemplateFields) -> Result<(), ApiError> {
 async fn create(
     state: &State<AppState>,
     access: ProjectAccess,
-    body: JsonBody<TemplateFields>,
+    body: JsonBody<TemplateFields, Message>,
 ) -> Result<Json<Value>, ApiError> {
     let fields = body.0;
     if fields.from.as_deref().is_none_or(|f| f.trim().is_empty()) {
@@ -173,7 +173,7 @@ async fn create(
         created_at: now,
         updated_at: now,
     };
-    apply(&mut template, fields)?;
+    let template = super::blocking(move || apply(&mut template, fields).map(|()| template)).await??;
     let saved = template.clone();
     state
         .db
@@ -204,11 +204,12 @@ async fn change(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: JsonBody<TemplateFields>,
+    body: JsonBody<TemplateFields, Message>,
 ) -> Result<Json<Value>, ApiError> {
     let mut template = find(state, access.project.id, id).await?;
     let from_changed = body.0.from.is_some();
-    apply(&mut template, body.0)?;
+    let fields = body.0;
+    let mut template = super::blocking(move || apply(&mut template, fields).map(|()| template)).await??;
     template.updated_at = clock::now_ms();
     let saved = template.clone();
     state

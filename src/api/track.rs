@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::guards::{ProjectAccess, PublicKey};
 use super::idempotency::IdempotencyKey;
-use super::json::JsonBody;
+use super::json::{JsonBody, Medium};
 use crate::clock;
 use crate::core::contacts::parse_email;
 use crate::core::data::DataPatch;
@@ -70,7 +70,7 @@ async fn track_public(
     state: &State<AppState>,
     key: PublicKey,
     idempotency: IdempotencyKey,
-    body: JsonBody<TrackBody>,
+    body: JsonBody<TrackBody, Medium>,
 ) -> Result<Json<Value>, ApiError> {
     record(state, key.project.id, idempotency, body.0).await
 }
@@ -80,7 +80,7 @@ async fn track_dashboard(
     state: &State<AppState>,
     access: ProjectAccess,
     idempotency: IdempotencyKey,
-    body: JsonBody<TrackBody>,
+    body: JsonBody<TrackBody, Medium>,
 ) -> Result<Json<Value>, ApiError> {
     record(state, access.project.id, idempotency, body.0).await
 }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::guards::SecretKey;
-use super::json::JsonBody;
+use super::json::{JsonBody, Small};
 use crate::core::{contacts, verify as core_verify};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -24,7 +24,7 @@ struct VerifyRequest {
 async fn verify(
     state: &State<AppState>,
     _key: SecretKey,
-    body: JsonBody<VerifyRequest>,
+    body: JsonBody<VerifyRequest, Small>,
 ) -> Result<Json<Value>, ApiError> {
     let email =
         body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;

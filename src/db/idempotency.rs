@@ -1,4 +1,4 @@
-//! Idempotency records: one per (project, key), kept until it expires.
+//! Idempotency records: one per (project, endpoint, key), kept until it expires.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -26,8 +26,8 @@ pub fn claim(
     let existing = conn
         .query_row(
             "SELECT key, request, status_code, created_at, expires_at FROM idempotency_keys
-             WHERE project_id = ?1 AND key = ?2",
-            [project, key],
+             WHERE project_id = ?1 AND request = ?2 AND key = ?3",
+            [project, request, key],
             |r| {
                 Ok((
                     Record {
@@ -45,7 +45,10 @@ pub fn claim(
         if expires_at > now {
             return Ok(Err(record));
         }
-        conn.execute("DELETE FROM idempotency_keys WHERE project_id = ?1 AND key = ?2", [project, key])?;
+        conn.execute(
+            "DELETE FROM idempotency_keys WHERE project_id = ?1 AND request = ?2 AND key = ?3",
+            [project, request, key],
+        )?;
     }
     conn.execute(
         "INSERT INTO idempotency_keys (project_id, key, request, status_code, created_at, expires_at)

@@ -43,13 +43,73 @@ async fn payload_too_large_413_past_the_body_limit() {
         c.limits.attachment_bytes = 1024;
     })
     .await;
-    let big = json!({ "email": "a@example.com", "password": "x".repeat(4096) }).to_string();
-    let res = app.client.post("/auth/signup").header(ContentType::JSON).body(big).dispatch().await;
+    let big = json!({ "to": "a@example.com", "subject": "s", "body": "x".repeat(4096) }).to_string();
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    let res = app
+        .keyed(app.client.post("/v1/send"), &keys.secret_key)
+        .header(ContentType::JSON)
+        .body(big)
+        .dispatch()
+        .await;
     let error = assert_envelope(res, 413, "PAYLOAD_TOO_LARGE").await;
     assert_eq!(error["details"]["limitBytes"], json!(2048));
     let count: i64 =
-        app.state.db.conn().unwrap().query_row("SELECT count(*) FROM users", [], |r| r.get(0)).unwrap();
+        app.state.db.conn().unwrap().query_row("SELECT count(*) FROM emails", [], |r| r.get(0)).unwrap();
     assert_eq!(count, 0, "nothing stored");
+}
+
+/// Each route reads at most its own cap (appliance.md §13), whatever the message limit is.
+#[rocket::async_test]
+async fn every_route_has_its_own_body_cap() {
+    let app = TestApp::new().await;
+    let (session, keys) = app.user_with_project("owner@example.com").await;
+    let padded =
+        |bytes: usize| json!({ "email": "a@example.com", "password": "x".repeat(bytes) }).to_string();
+    // Unauthenticated sign-in and sign-up: 16 KiB.
+    for path in ["/auth/login", "/auth/signup"] {
+        let res = app.client.post(path).header(ContentType::JSON).body(padded(17 * 1024)).dispatch().await;
+        let error = assert_envelope(res, 413, "PAYLOAD_TOO_LARGE").await;
+        assert_eq!(error["details"]["limitBytes"], json!(16384), "{path}");
+    }
+    // Projects (session): 16 KiB.
+    let res = app
+        .client
+        .post("/users/@me/projects")
+        .cookie(session.clone())
+        .header(ContentType::JSON)
+        .body(json!({ "name": "x".repeat(17 * 1024) }).to_string())
+        .dispatch()
+        .await;
+    assert_envelope(res, 413, "PAYLOAD_TOO_LARGE").await;
+    // /v1/track with the public key, and contacts: 256 KiB.
+    let huge_data =
+        json!({ "event": "e", "email": "a@example.com", "data": { "list": vec!["x".repeat(100); 3000] } });
+    let res = app
+        .keyed(app.client.post("/v1/track"), &keys.public_key)
+        .header(ContentType::JSON)
+        .body(huge_data.to_string())
+        .dispatch()
+        .await;
+    let error = assert_envelope(res, 413, "PAYLOAD_TOO_LARGE").await;
+    assert_eq!(error["details"]["limitBytes"], json!(262144));
+    let contact = json!({ "email": "a@example.com", "data": { "bio": "x".repeat(300 * 1024) } });
+    let (status, _) = app.post("/contacts", &keys.secret_key, contact).await;
+    assert_eq!(status.code, 413);
+    // Under the cap the same routes work, and /v1/send still takes large messages.
+    let emails: Vec<String> =
+        (0..500).map(|i| format!("someone-with-a-long-address-{i:04}@example.com")).collect();
+    let (status, _) = app.post("/contacts/lookup", &keys.secret_key, json!({ "emails": emails })).await;
+    assert_eq!(status.code, 200, "500 addresses (about 25 KB) fit the 256 KiB cap");
+    let (status, body) = app.post("/v1/send", &keys.secret_key, json!({ "to": "b@example.com", "from": "s@example.org", "subject": "s", "body": "x".repeat(1024 * 1024) })).await;
+    assert_ne!(status.code, 413, "{body}");
+    let users: i64 = app
+        .state
+        .db
+        .conn()
+        .unwrap()
+        .query_row("SELECT count(*) FROM events WHERE name = 'e'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(users, 0, "nothing stored by the refused track");
 }
 
 #[rocket::async_test]

@@ -157,3 +157,40 @@ async fn expired_keys_may_be_used_again_and_are_swept() {
     handle.shutdown().await;
     assert_eq!(count("old"), 1, "a live record is kept");
 }
+
+#[rocket::async_test]
+async fn keys_are_scoped_to_the_endpoint() {
+    // A key claimed on /v1/track (public key, from a browser) must not block /v1/send.
+    let app = TestApp::with(|c| c.smtp.host = None).await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    let track = app
+        .keyed(app.client.post("/v1/track"), &keys.public_key)
+        .header(ContentType::JSON)
+        .header(Header::new("Idempotency-Key", "signup-7"))
+        .body(json!({ "event": "signup", "email": "ada@example.com" }).to_string())
+        .dispatch()
+        .await;
+    assert_eq!(track.status(), Status::Ok);
+    // No verified domain: /v1/send answers 403, which claims no key; what matters is that it
+    // is not 409.
+    let send = app
+        .keyed(app.client.post("/v1/send"), &keys.secret_key)
+        .header(ContentType::JSON)
+        .header(Header::new("Idempotency-Key", "signup-7"))
+        .body(
+            json!({ "to": "ada@example.com", "from": "a@example.org", "subject": "s", "body": "b" })
+                .to_string(),
+        )
+        .dispatch()
+        .await;
+    assert_ne!(send.status(), Status::Conflict);
+    // The same endpoint still refuses the reuse.
+    let again = app
+        .keyed(app.client.post("/v1/track"), &keys.public_key)
+        .header(ContentType::JSON)
+        .header(Header::new("Idempotency-Key", "signup-7"))
+        .body(json!({ "event": "signup", "email": "ada@example.com" }).to_string())
+        .dispatch()
+        .await;
+    assert_envelope(again, 409, "IDEMPOTENCY_KEY_REUSED").await;
+}

@@ -59,3 +59,27 @@ async fn keyed_responses_carry_the_headers_and_others_do_not() {
     let res = app.client.get("/health").dispatch().await;
     assert_eq!(res.headers().get_one("X-RateLimit-Limit"), None);
 }
+
+#[rocket::async_test]
+async fn public_key_traffic_cannot_starve_the_secret_key() {
+    let clock = FakeRelativeClock::default();
+    let app = TestApp::with_limiter(limiter_with_clock(10, clock.clone())).await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    // A browser flood takes the public share (80 %) ...
+    for n in 1..=8u32 {
+        let res = app.keyed(app.client.post("/test-probe/public"), &keys.public_key).dispatch().await;
+        assert_eq!(res.status(), Status::Ok, "public request {n}");
+        assert_eq!(res.headers().get_one("X-RateLimit-Limit"), Some("8"));
+    }
+    let res = app.keyed(app.client.post("/test-probe/public"), &keys.public_key).dispatch().await;
+    assert!(res.headers().get_one("Retry-After").is_some());
+    assert_envelope(res, 429, "RATE_LIMIT_EXCEEDED").await;
+    // ... and the server-side calls still have the rest of the one project limit.
+    for _ in 0..2 {
+        let res = app.keyed(app.client.get("/test-probe/secret"), &keys.secret_key).dispatch().await;
+        assert_eq!(res.status(), Status::Ok);
+        assert_eq!(res.headers().get_one("X-RateLimit-Limit"), Some("10"));
+    }
+    let res = app.keyed(app.client.get("/test-probe/secret"), &keys.secret_key).dispatch().await;
+    assert_envelope(res, 429, "RATE_LIMIT_EXCEEDED").await;
+}

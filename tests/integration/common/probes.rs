@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tidings::AppState;
 use tidings::api::guards::{PublicKey, SecretKey};
 use tidings::api::idempotency::IdempotencyKey;
-use tidings::api::json::JsonBody;
+use tidings::api::json::{JsonBody, Medium};
 use tidings::db::jobs::{self, NewJob};
 use tidings::error::ApiError;
 
@@ -34,7 +34,7 @@ async fn idempotent(
     state: &State<AppState>,
     key: SecretKey,
     idempotency: IdempotencyKey,
-    body: JsonBody<Value>,
+    body: JsonBody<Value, Medium>,
 ) -> Result<Json<Value>, ApiError> {
     let ttl = state.config.limits.idempotency_ttl_hours;
     let project = key.project.id;
