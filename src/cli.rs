@@ -1,5 +1,6 @@
-//! The command line: `serve`, `migrate`, `user create`, `project create|list`, `config check`,
-//! `backup --to`. Every command takes `--config FILE`; failures are one sentence on stderr.
+//! The command line: `serve`, `migrate`, `user create|password`, `project create|list`,
+//! `config check`, `backup --to`. Every command takes `--config FILE`; failures are one sentence
+//! on stderr.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -57,6 +58,17 @@ pub enum UserCommand {
         #[arg(long)]
         email: String,
         /// The password (visible to other local users in the process list; see --password-stdin).
+        #[arg(long, required_unless_present = "password_stdin", conflicts_with = "password_stdin")]
+        password: Option<String>,
+        /// Read the password from the first line of standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Set a user's password; every dashboard session of the user ends.
+    Password {
+        #[arg(long)]
+        email: String,
+        /// The new password (visible to other local users in the process list; see --password-stdin).
         #[arg(long, required_unless_present = "password_stdin", conflicts_with = "password_stdin")]
         password: Option<String>,
         /// Read the password from the first line of standard input.
@@ -142,12 +154,22 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             println!("applied {applied} migration(s); {} is up to date", config.database_path().display());
             Ok(())
         }
+        Command::User(UserCommand::Password { email, password, password_stdin }) => {
+            let password = password_from(password, password_stdin)?;
+            let state = AppState::open(config)?;
+            let (email, password) = crate::core::accounts::credentials(Some(&email), Some(&password), true)?;
+            let hash = crate::core::accounts::hash_password(&password, state.config.auth.bcrypt_cost)
+                .map_err(CliError)?;
+            let ended = db::write_tx(&mut *state.db.conn()?, |tx| {
+                let user = users::by_email(tx, &email)?
+                    .ok_or_else(|| CliError(format!("no user has the email {email}")))?;
+                Ok::<_, CliError>(crate::core::accounts::change_password(tx, &user.id, &hash)?)
+            })?;
+            println!("{}", json!({ "email": email, "sessionsEnded": ended }));
+            Ok(())
+        }
         Command::User(UserCommand::Create { email, password, password_stdin }) => {
-            let password = match password {
-                Some(p) => p,
-                None if password_stdin => read_password()?,
-                None => return Err(CliError("give --password or --password-stdin".into())),
-            };
+            let password = password_from(password, password_stdin)?;
             let state = AppState::open(config)?;
             let (email, password) = crate::core::accounts::credentials(Some(&email), Some(&password), true)?;
             let hash = crate::core::accounts::hash_password(&password, state.config.auth.bcrypt_cost)
@@ -195,6 +217,14 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Backup { to } => backup(&config.database_path(), &to, config.database.busy_timeout_ms),
+    }
+}
+
+fn password_from(password: Option<String>, stdin: bool) -> Result<String, CliError> {
+    match password {
+        Some(p) => Ok(p),
+        None if stdin => read_password(),
+        None => Err(CliError("give --password or --password-stdin".into())),
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use rand::Rng;
 use rand::distributions::Alphanumeric;
 
+use crate::api::attempts::Attempts;
 use crate::api::ratelimit::{self, ProjectLimiter};
 use crate::config::Config;
 use crate::db::{self, Db, DbError, settings};
@@ -34,6 +35,8 @@ pub struct AppState {
     pub secrets: Arc<Secrets>,
     pub jobs: JobQueue,
     pub limiter: Arc<dyn ProjectLimiter>,
+    /// Failed sign-ins and sign-ups, per account and per address.
+    pub attempts: Arc<Attempts>,
     pub scheduler: Arc<SchedulerStatus>,
     pub dns: Dns,
 }
@@ -63,6 +66,7 @@ impl AppState {
             secrets: Arc::new(secrets),
             jobs: JobQueue::default(),
             limiter,
+            attempts: Arc::new(Attempts::default()),
             scheduler: Arc::new(SchedulerStatus::default()),
             dns,
         })

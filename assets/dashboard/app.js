@@ -4,13 +4,15 @@
 const app = document.getElementById("app");
 const nav = document.getElementById("nav");
 
-/** Calls the API; resolves to the JSON body, or throws an Error with the server's message. */
+/**
+ * Calls the API; resolves to the JSON body, or throws an Error with the server's message.
+ * Every request that changes something is sent as JSON: the server refuses other content types
+ * on cookie-authenticated requests (its CSRF rule).
+ */
 async function api(method, path, body) {
   const init = { method, credentials: "same-origin", headers: {} };
-  if (body !== undefined) {
-    init.headers["content-type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
+  if (method !== "GET") init.headers["content-type"] = "application/json";
+  if (body !== undefined) init.body = JSON.stringify(body);
   const res = await fetch(path, init);
   if (res.status === 204) return null;
   const data = await res.json().catch(() => null);

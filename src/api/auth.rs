@@ -7,10 +7,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::blocking;
+use super::guards::{ClientIp, SameOrigin};
 use super::json::{JsonBody, Small};
 use crate::core::{accounts, session};
-use crate::db::DbError;
 use crate::db::users::{self, User};
+use crate::db::{DbError, sessions};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -36,9 +37,9 @@ pub fn user_view(user: &User) -> Value {
     })
 }
 
-fn set_session(cookies: &CookieJar<'_>, state: &AppState, user: &User) {
+/// Sets the cookie for a session started with [`session::start`].
+fn set_cookie(cookies: &CookieJar<'_>, state: &AppState, token: String) {
     let hours = state.config.auth.session_hours;
-    let token = session::issue(&user.id, &state.secrets.jwt, hours);
     let cookie = Cookie::build((session::COOKIE, token))
         .path("/")
         .http_only(true)
@@ -52,47 +53,91 @@ fn set_session(cookies: &CookieJar<'_>, state: &AppState, user: &User) {
 async fn signup(
     state: &State<AppState>,
     cookies: &CookieJar<'_>,
+    _origin: SameOrigin,
+    client: ClientIp,
     body: JsonBody<Credentials, Small>,
 ) -> Result<Json<Value>, ApiError> {
+    let account = body.0.email.clone();
+    state.attempts.check(account.as_deref(), client.0)?;
+    let result = create_account(state, body.0).await;
+    match result {
+        Ok((user, token)) => {
+            set_cookie(cookies, state, token);
+            Ok(Json(user_view(&user)))
+        }
+        Err(e) => {
+            state.attempts.failed(account.as_deref(), client.0);
+            Err(e)
+        }
+    }
+}
+
+async fn create_account(state: &AppState, body: Credentials) -> Result<(User, String), ApiError> {
     if state.config.auth.disable_signups {
         return Err(ApiError::forbidden(
             "Sign-ups are disabled on this server; ask an administrator for an account",
         ));
     }
-    let (email, password) = accounts::credentials(body.0.email.as_deref(), body.0.password.as_deref(), true)?;
+    let (email, password) = accounts::credentials(body.email.as_deref(), body.password.as_deref(), true)?;
     let cost = state.config.auth.bcrypt_cost;
     let hash =
         blocking(move || accounts::hash_password(&password, cost)).await?.map_err(ApiError::internal)?;
-    let user = state.db.write(move |tx| accounts::insert_user(tx, &email, &hash)).await?;
-    set_session(cookies, state, &user);
-    Ok(Json(user_view(&user)))
+    let (secret, hours) = (state.secrets.jwt.clone(), state.config.auth.session_hours);
+    state
+        .db
+        .write(move |tx| {
+            let user = accounts::insert_user(tx, &email, &hash)?;
+            let token = session::start(tx, &user.id, &secret, hours)?;
+            Ok((user, token))
+        })
+        .await
 }
 
 #[post("/auth/login", data = "<body>")]
 async fn login(
     state: &State<AppState>,
     cookies: &CookieJar<'_>,
+    _origin: SameOrigin,
+    client: ClientIp,
     body: JsonBody<Credentials, Small>,
 ) -> Result<Json<Value>, ApiError> {
+    let account = body.0.email.clone();
+    state.attempts.check(account.as_deref(), client.0)?;
     let (email, password) =
-        accounts::credentials(body.0.email.as_deref(), body.0.password.as_deref(), false)?;
+        match accounts::credentials(body.0.email.as_deref(), body.0.password.as_deref(), false) {
+            Ok(credentials) => credentials,
+            Err(e) => {
+                state.attempts.failed(account.as_deref(), client.0);
+                return Err(e);
+            }
+        };
     let user = state.db.run(move |conn| Ok::<_, DbError>(users::by_email(conn, &email)?)).await?;
     let hash = user.as_ref().map(|u| u.password_hash.clone());
     let cost = state.config.auth.bcrypt_cost;
     let matches = blocking(move || accounts::verify_password(&password, hash.as_deref(), cost)).await?;
-    match user {
-        Some(user) if matches => {
-            set_session(cookies, state, &user);
-            Ok(Json(user_view(&user)))
+    let user = match user {
+        Some(user) if matches => user,
+        _ => {
+            state.attempts.failed(account.as_deref(), client.0);
+            return Err(ApiError::new(401, "INVALID_CREDENTIALS", "The email or password is incorrect"));
         }
-        _ => Err(ApiError::new(401, "INVALID_CREDENTIALS", "The email or password is incorrect")),
-    }
+    };
+    let (secret, hours, id) = (state.secrets.jwt.clone(), state.config.auth.session_hours, user.id.clone());
+    let token = state.db.write(move |tx| Ok::<_, ApiError>(session::start(tx, &id, &secret, hours)?)).await?;
+    set_cookie(cookies, state, token);
+    Ok(Json(user_view(&user)))
 }
 
+/// Ends the session on the server (a copy of the cookie stops working too) and clears the cookie.
 #[get("/auth/logout")]
-fn logout(cookies: &CookieJar<'_>) -> Json<Value> {
+async fn logout(state: &State<AppState>, cookies: &CookieJar<'_>) -> Result<Json<Value>, ApiError> {
+    if let Some(named) =
+        cookies.get(session::COOKIE).and_then(|c| session::verify(c.value(), &state.secrets.jwt))
+    {
+        state.db.write(move |tx| Ok::<_, ApiError>(sessions::delete(tx, &named.session)?)).await?;
+    }
     cookies.remove(Cookie::build(session::COOKIE).path("/"));
-    Json(json!({ "success": true }))
+    Ok(Json(json!({ "success": true })))
 }
 
 /// Configured OAuth providers: this build signs in with email and password only.

@@ -3,19 +3,22 @@
 //! - [`SecretKey`] and [`PublicKey`]: `Authorization: Bearer <key>` resolved to a project; the
 //!   wrong kind of key is refused, a disabled project is refused, and the project's rate limit is
 //!   taken here, so every keyed endpoint is limited.
-//! - [`Session`]: the dashboard's `tidings_session` cookie resolved to a user.
+//! - [`Session`]: the dashboard's `tidings_session` cookie resolved to a live session and its
+//!   user; unsafe requests must be JSON from this server's origin (CSRF), and each user has the
+//!   per-minute request limit.
 //!
 //! Resolutions are cached in the request, so stacked guards query the database once.
 
 use std::net::IpAddr;
 use std::time::Duration;
 
+use rocket::http::Method;
 use rocket::request::{FromRequest, Outcome, Request};
 
 use crate::core::{keys, session};
 use crate::db::keys::KeyKind;
 use crate::db::projects::Project;
-use crate::db::users::{self, User};
+use crate::db::users::User;
 use crate::db::{self, DbError};
 use crate::error::{ApiError, stash};
 use crate::state::AppState;
@@ -114,8 +117,7 @@ async fn project_for(req: &Request<'_>, wanted: KeyKind) -> Result<Project, ApiE
         }))
     });
     if let Some(RateCheck { limit, outcome: Err(wait) }) = &rate.0 {
-        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-        return Err(ApiError::too_many_requests(*limit, seconds.max(1)));
+        return Err(too_many(*limit, *wait));
     }
     if project.disabled {
         return Err(ApiError::new(
@@ -171,10 +173,10 @@ impl<'r> FromRequest<'r> for Session {
                 let expired =
                     || ApiError::missing_auth("Your session has expired or is invalid; sign in again");
                 let state = app(req);
-                let Some(user_id) = session::verify(cookie.value(), &state.secrets.jwt) else {
+                let Some(named) = session::verify(cookie.value(), &state.secrets.jwt) else {
                     return CachedSession(Err(expired()));
                 };
-                let user = state.db.run(move |conn| Ok::<_, DbError>(users::by_id(conn, &user_id)?)).await;
+                let user = state.db.run(move |conn| Ok::<_, DbError>(session::user(conn, &named)?)).await;
                 CachedSession(match user {
                     Ok(Some(user)) => Ok(user),
                     Ok(None) => Err(expired()),
@@ -182,7 +184,91 @@ impl<'r> FromRequest<'r> for Session {
                 })
             })
             .await;
-        outcome(req, cached.0.clone().map(|user| Session { user }))
+        let result = cached.0.clone().and_then(|user| {
+            cookie_request_rules(req)?;
+            let rate = req.local_cache(|| {
+                let limiter = &app(req).limiter;
+                let key = format!("user:{}", user.id);
+                RateState(Some(RateCheck { limit: limiter.per_minute(), outcome: limiter.check(&key) }))
+            });
+            if let Some(RateCheck { limit, outcome: Err(wait) }) = &rate.0 {
+                return Err(too_many(*limit, *wait));
+            }
+            Ok(Session { user })
+        });
+        outcome(req, result)
+    }
+}
+
+fn too_many(limit: u32, wait: Duration) -> ApiError {
+    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    ApiError::too_many_requests(limit, seconds.max(1))
+}
+
+/// CSRF rules for requests a browser authenticates with the session cookie: an unsafe method
+/// must send `application/json` (a cross-site form cannot, and a cross-site `fetch` that does
+/// needs a CORS preflight this server never grants), or `multipart/form-data` (uploads) with an
+/// `Origin` header; and an `Origin` header, when present, must be this server's.
+fn cookie_request_rules(req: &Request<'_>) -> Result<(), ApiError> {
+    if !matches!(req.method(), Method::Post | Method::Put | Method::Patch | Method::Delete) {
+        return Ok(());
+    }
+    check_origin(req)?;
+    let content_type = req.content_type();
+    if content_type.is_some_and(|t| t.is_json()) {
+        return Ok(());
+    }
+    if content_type.is_some_and(|t| t.is_form_data()) && req.headers().contains("Origin") {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        415,
+        "UNSUPPORTED_MEDIA_TYPE",
+        "Requests signed in with the session cookie must send Content-Type: application/json",
+    ))
+}
+
+/// An `Origin` header, when a request carries one, must name this server: the origin of
+/// `[server] public_url`, or the host the request was sent to (so the dashboard works by
+/// whichever name the operator reaches it). 403 otherwise.
+fn check_origin(req: &Request<'_>) -> Result<(), ApiError> {
+    let Some(origin) = req.headers().get_one("Origin") else { return Ok(()) };
+    let public_url = app(req).config.public_url();
+    let authority = |url: &str| -> Option<String> {
+        let (scheme, rest) = url.split_once("://")?;
+        let host = rest.split('/').next()?.to_ascii_lowercase();
+        let default_port = if scheme.eq_ignore_ascii_case("https") { ":443" } else { ":80" };
+        Some(host.strip_suffix(default_port).unwrap_or(&host).to_string())
+    };
+    let Some(from) = authority(origin) else {
+        return Err(ApiError::forbidden("The request's Origin header is not this server"));
+    };
+    let host = req.headers().get_one("Host").map(str::to_ascii_lowercase);
+    let matches_host = host.is_some_and(|h| {
+        let scheme = origin.split("://").next().unwrap_or("http");
+        authority(&format!("{scheme}://{h}")).is_some_and(|h| h == from)
+    });
+    let matches_public = origin.split("://").next() == public_url.split("://").next()
+        && authority(&public_url).is_some_and(|p| p == from);
+    if matches_host || matches_public {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(format!(
+            "Requests from {origin} are not accepted; use this server's own pages"
+        )))
+    }
+}
+
+/// A request from this server's own pages (or no browser at all): sign-in and sign-up, which
+/// carry no cookie yet but must not be forged from another site either (login CSRF).
+pub struct SameOrigin;
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for SameOrigin {
+    type Error = ApiError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, ApiError> {
+        outcome(req, check_origin(req).map(|()| SameOrigin))
     }
 }
 

@@ -2,6 +2,7 @@
 //!
 //! Handlers are thin: parse, authorize, call `core`/`db` through the funnel, shape the reply.
 
+pub mod attempts;
 pub mod auth;
 pub mod contact_jobs;
 pub mod contacts;

@@ -85,6 +85,14 @@ pub fn insert_user(conn: &Connection, email: &str, password_hash: &str) -> Resul
         .map_err(|e| conflict_on_unique(e, "An account with this email already exists"))
 }
 
+/// Sets a user's password and ends every session they have, in the caller's transaction (a
+/// stolen cookie must not outlive the password it was signed in with). Returns how many
+/// sessions ended.
+pub fn change_password(conn: &Connection, user: &str, password_hash: &str) -> rusqlite::Result<usize> {
+    users::set_password(conn, user, password_hash)?;
+    crate::core::session::end_all(conn, user)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

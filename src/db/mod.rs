@@ -23,6 +23,7 @@ pub mod keys;
 pub mod migrate;
 pub mod projects;
 pub mod segments;
+pub mod sessions;
 pub mod settings;
 pub mod templates;
 pub mod users;

@@ -53,3 +53,11 @@ pub fn by_email(conn: &Connection, email: &str) -> rusqlite::Result<Option<User>
 pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<User>> {
     conn.query_row(&format!("SELECT {COLUMNS} FROM users WHERE id = ?1"), [id], from_row).optional()
 }
+
+/// Sets a new password hash.
+pub fn set_password(conn: &Connection, id: &str, password_hash: &str) -> rusqlite::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE users SET password_hash = ?2, updated_at = ?3 WHERE id = ?1",
+        params![id, password_hash, clock::now_ms()],
+    )? > 0)
+}

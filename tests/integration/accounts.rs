@@ -140,6 +140,7 @@ async fn projects_are_listed_with_public_keys_only() {
         .client
         .patch(format!("/users/@me/projects/{}", first.id))
         .cookie(session.clone())
+        .header(ContentType::JSON)
         .body(json!({ "name": "Renamed" }).to_string())
         .dispatch()
         .await;
@@ -148,6 +149,7 @@ async fn projects_are_listed_with_public_keys_only() {
         .client
         .patch(format!("/users/@me/projects/{}", first.id))
         .cookie(session.clone())
+        .header(ContentType::JSON)
         .body(json!({ "colour": "red" }).to_string())
         .dispatch()
         .await;
@@ -157,6 +159,7 @@ async fn projects_are_listed_with_public_keys_only() {
         .client
         .delete(format!("/users/@me/projects/{}", first.id))
         .cookie(session.clone())
+        .header(ContentType::JSON)
         .dispatch()
         .await;
     assert_eq!(res.status(), Status::NoContent);
@@ -177,6 +180,7 @@ async fn add_member(
         .client
         .post(format!("/projects/{project}/members"))
         .cookie(session.clone())
+        .header(ContentType::JSON)
         .body(json!({ "email": email, "role": role }).to_string())
         .dispatch()
         .await;
@@ -188,6 +192,7 @@ async fn set_role(app: &TestApp, session: &Cookie<'static>, project: &str, user:
     app.client
         .patch(format!("/projects/{project}/members/{user}"))
         .cookie(session.clone())
+        .header(ContentType::JSON)
         .body(json!({ "role": role }).to_string())
         .dispatch()
         .await
@@ -198,6 +203,7 @@ async fn remove(app: &TestApp, session: &Cookie<'static>, project: &str, user: &
     app.client
         .delete(format!("/projects/{project}/members/{user}"))
         .cookie(session.clone())
+        .header(ContentType::JSON)
         .dispatch()
         .await
         .status()
@@ -255,10 +261,17 @@ async fn member_roles_are_enforced() {
         .client
         .post(format!("/users/@me/projects/{p}/regenerate-keys"))
         .cookie(member.clone())
+        .header(ContentType::JSON)
         .dispatch()
         .await;
     assert_envelope(res, 403, "FORBIDDEN").await;
-    let res = app.client.delete(format!("/users/@me/projects/{p}")).cookie(admin.clone()).dispatch().await;
+    let res = app
+        .client
+        .delete(format!("/users/@me/projects/{p}"))
+        .cookie(admin.clone())
+        .header(ContentType::JSON)
+        .dispatch()
+        .await;
     assert_envelope(res, 403, "FORBIDDEN").await;
 
     // A second owner lets the first step down; anyone may leave.

@@ -1,6 +1,6 @@
 //! API keys: which key reaches which endpoint, and which project.
 
-use rocket::http::{Header, Status};
+use rocket::http::{ContentType, Header, Status};
 use serde_json::json;
 
 use crate::common::{TestApp, assert_envelope, body};
@@ -83,6 +83,7 @@ async fn keys_reach_only_their_own_project() {
         .client
         .post(format!("/users/@me/projects/{}/regenerate-keys", b.id))
         .cookie(session_a.clone())
+        .header(ContentType::JSON)
         .dispatch()
         .await;
     assert_envelope(res, 404, "NOT_FOUND").await;
@@ -90,12 +91,18 @@ async fn keys_reach_only_their_own_project() {
         .client
         .patch(format!("/users/@me/projects/{}", b.id))
         .cookie(session_a.clone())
+        .header(ContentType::JSON)
         .body(r#"{"name":"stolen"}"#)
         .dispatch()
         .await;
     assert_envelope(res, 404, "NOT_FOUND").await;
-    let res =
-        app.client.delete(format!("/users/@me/projects/{}", b.id)).cookie(session_a.clone()).dispatch().await;
+    let res = app
+        .client
+        .delete(format!("/users/@me/projects/{}", b.id))
+        .cookie(session_a.clone())
+        .header(ContentType::JSON)
+        .dispatch()
+        .await;
     assert_envelope(res, 404, "NOT_FOUND").await;
 
     // B's project and keys are untouched.
@@ -116,6 +123,7 @@ async fn regenerated_keys_replace_the_old_ones() {
         .client
         .post(format!("/users/@me/projects/{}/regenerate-keys", keys.id))
         .cookie(session.clone())
+        .header(ContentType::JSON)
         .dispatch()
         .await;
     assert_eq!(res.status(), Status::Ok);
@@ -165,6 +173,7 @@ async fn a_disabled_project_is_refused_with_403() {
         .client
         .patch(format!("/users/@me/projects/{}", keys.id))
         .cookie(session.clone())
+        .header(ContentType::JSON)
         .body(r#"{"disabled": true}"#)
         .dispatch()
         .await;
@@ -180,6 +189,7 @@ async fn a_disabled_project_is_refused_with_403() {
         .client
         .patch(format!("/users/@me/projects/{}", keys.id))
         .cookie(session)
+        .header(ContentType::JSON)
         .body(r#"{"disabled": false}"#)
         .dispatch()
         .await;

@@ -20,6 +20,7 @@ mod keys;
 mod ratelimit;
 mod segments;
 mod send;
+mod sessions;
 mod templates;
 mod tracking;
 mod verify;

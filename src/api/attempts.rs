@@ -1,0 +1,150 @@
+//! Failed sign-ins and sign-ups, limited per account and per client address (appliance.md §13):
+//! 10 failures in 15 minutes for one account, 100 for one address (an IPv6 client counts by its
+//! /64), then 429 with `Retry-After` until governor's GCRA gives one back. Successful requests do
+//! not count, so a user who signs in correctly is never slowed down.
+//!
+//! Governor cannot tell whether a key has room without taking it, so a key that used its last
+//! failure is noted as locked until the time governor says; the check before the (slow, bcrypt)
+//! password comparison reads that note.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter};
+
+use crate::error::ApiError;
+
+/// Failures one account may have in [`WINDOW`].
+pub const PER_ACCOUNT: u32 = 10;
+/// Failures one client address may have in [`WINDOW`].
+pub const PER_ADDRESS: u32 = 100;
+pub const WINDOW: Duration = Duration::from_secs(15 * 60);
+
+type Keyed = RateLimiter<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
+
+/// The failure counters of one server.
+pub struct Attempts {
+    accounts: Keyed,
+    addresses: Keyed,
+    locked: Mutex<HashMap<String, Instant>>,
+}
+
+impl Default for Attempts {
+    fn default() -> Self {
+        let quota = |n: u32| {
+            let n = NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN);
+            Quota::with_period(WINDOW / n.get()).unwrap_or_else(|| Quota::per_minute(n)).allow_burst(n)
+        };
+        Attempts {
+            accounts: RateLimiter::keyed(quota(PER_ACCOUNT)).with_middleware(),
+            addresses: RateLimiter::keyed(quota(PER_ADDRESS)).with_middleware(),
+            locked: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+fn keys(account: Option<&str>, address: Option<IpAddr>) -> impl Iterator<Item = (bool, String)> {
+    let account = account.map(|a| (true, format!("account:{}", a.trim().to_lowercase())));
+    let address = address.map(|ip| {
+        let ip = match ip {
+            IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(|v4| v4.to_string()).unwrap_or_default(),
+            IpAddr::V4(v4) => v4.to_string(),
+        };
+        (false, format!("address:{ip}"))
+    });
+    account.into_iter().chain(address)
+}
+
+impl Attempts {
+    /// Before comparing a password: 429 while the account or the address is locked.
+    pub fn check(&self, account: Option<&str>, address: Option<IpAddr>) -> Result<(), ApiError> {
+        let now = Instant::now();
+        let Ok(locked) = self.locked.lock() else { return Ok(()) };
+        let wait = keys(account, address)
+            .filter_map(|(_, key)| locked.get(&key).and_then(|until| until.checked_duration_since(now)))
+            .max();
+        match wait {
+            Some(wait) => Err(refused(wait)),
+            None => Ok(()),
+        }
+    }
+
+    /// Counts a failure; a key that has used its allowance is locked until one comes back.
+    pub fn failed(&self, account: Option<&str>, address: Option<IpAddr>) {
+        for (is_account, key) in keys(account, address) {
+            let limiter = if is_account { &self.accounts } else { &self.addresses };
+            let wait = match limiter.check_key(&key) {
+                Ok(state) if state.remaining_burst_capacity() > 0 => None,
+                // That was the last one: ask when the next comes back (a refusal takes nothing).
+                Ok(_) => limiter.check_key(&key).err().map(|n| n.wait_time_from(limiter.clock().now())),
+                Err(not_until) => Some(not_until.wait_time_from(limiter.clock().now())),
+            };
+            if let Some(wait) = wait
+                && let Ok(mut locked) = self.locked.lock()
+            {
+                locked.insert(key, Instant::now() + wait);
+            }
+        }
+    }
+
+    /// Drops counters back at a full allowance and locks that ran out.
+    pub fn forget_idle(&self) {
+        self.accounts.retain_recent();
+        self.addresses.retain_recent();
+        if let Ok(mut locked) = self.locked.lock() {
+            let now = Instant::now();
+            locked.retain(|_, until| *until > now);
+        }
+    }
+}
+
+fn refused(wait: Duration) -> ApiError {
+    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    ApiError::new(429, "RATE_LIMIT_EXCEEDED", format!("Too many failed attempts; try again in {seconds} s"))
+        .with_header("Retry-After", seconds.max(1).to_string())
+        .with_details(serde_json::json!({ "retryAfter": seconds.max(1) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ten_failures_lock_the_account_and_successes_do_not_count() {
+        let attempts = Attempts::default();
+        let ip: IpAddr = "203.0.113.7".parse().unwrap();
+        for _ in 0..PER_ACCOUNT {
+            assert!(attempts.check(Some("a@example.com"), Some(ip)).is_ok());
+            attempts.failed(Some("A@example.com "), Some(ip));
+        }
+        let e = attempts.check(Some("a@example.com"), Some(ip)).unwrap_err();
+        assert_eq!(e.status, 429);
+        let retry: u64 = e.headers.iter().find(|(n, _)| *n == "Retry-After").unwrap().1.parse().unwrap();
+        assert!((1..=90).contains(&retry), "one failure comes back every 90 s: {retry}");
+        // Another account from another address is not affected.
+        assert!(attempts.check(Some("b@example.com"), Some("203.0.113.8".parse().unwrap())).is_ok());
+    }
+
+    #[test]
+    fn an_address_is_locked_after_a_hundred_failures_across_accounts() {
+        let attempts = Attempts::default();
+        let ip: IpAddr = "2001:db8:1:2:3:4:5:6".parse().unwrap();
+        for n in 0..PER_ADDRESS {
+            attempts.failed(Some(&format!("user{n}@example.com")), Some(ip));
+        }
+        // The same /64 is the same client.
+        let neighbour: IpAddr = "2001:db8:1:2:ffff::1".parse().unwrap();
+        assert!(attempts.check(Some("new@example.com"), Some(neighbour)).is_err());
+        assert!(attempts.check(Some("new@example.com"), Some("2001:db8:1:3::1".parse().unwrap())).is_ok());
+    }
+}
