@@ -237,7 +237,7 @@ fn read_password() -> Result<String, CliError> {
 }
 
 /// Copies the live database to `to` with `VACUUM INTO`: one read transaction, so the copy is
-/// consistent even while `serve` writes, and the copy is compact.
+/// consistent even while `serve` writes, and the copy is compact. The copy is mode 0600.
 pub fn backup(database: &Path, to: &Path, busy_timeout_ms: u32) -> Result<(), CliError> {
     if !database.is_file() {
         return Err(CliError(format!("there is no database at {}", database.display())));
@@ -246,12 +246,23 @@ pub fn backup(database: &Path, to: &Path, busy_timeout_ms: u32) -> Result<(), Cl
         return Err(CliError(format!("{} already exists; choose a new file name", to.display())));
     }
     if let Some(dir) = to.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
+        db::files::create_private_dir(dir)
             .map_err(|e| CliError(format!("could not create {}: {e}", dir.display())))?;
     }
-    let conn = rusqlite::Connection::open_with_flags(database, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)?;
-    conn.busy_timeout(std::time::Duration::from_millis(busy_timeout_ms.into()))?;
-    conn.execute("VACUUM INTO ?1", [to.to_string_lossy()])?;
+    // The copy holds every secret the database does: made 0600 before SQLite writes into it
+    // (VACUUM INTO accepts an empty file).
+    db::files::create_private_file(to)
+        .map_err(|e| CliError(format!("could not create {}: {e}", to.display())))?;
+    let copied = (|| {
+        let conn =
+            rusqlite::Connection::open_with_flags(database, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+        conn.busy_timeout(std::time::Duration::from_millis(busy_timeout_ms.into()))?;
+        conn.execute("VACUUM INTO ?1", [to.to_string_lossy()])
+    })();
+    if let Err(e) = copied {
+        let _ = std::fs::remove_file(to);
+        return Err(e.into());
+    }
     let size = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
     println!("backed up {} to {} ({size} bytes)", database.display(), to.display());
     Ok(())

@@ -16,6 +16,7 @@ pub mod contacts;
 pub mod domains;
 pub mod emails;
 pub mod events;
+pub mod files;
 pub mod functions;
 pub mod idempotency;
 pub mod jobs;
@@ -65,12 +66,13 @@ pub struct Db {
 }
 
 impl Db {
-    /// Opens (creating if needed) the database file and its directory, switches it to WAL, and
-    /// builds a pool whose connections all carry the pragmas.
+    /// Opens (creating if needed) the database file and its directory, private to this user
+    /// ([`files`]), switches it to WAL, and builds a pool whose connections all carry the pragmas.
     pub fn open(path: &Path, pool_size: u32, busy_timeout_ms: u32) -> Result<Db, DbError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
+            files::create_private_dir(dir)?;
         }
+        files::secure_database(path)?;
         {
             // journal_mode is a property of the file: set it once, before the pool exists.
             let conn = Connection::open(path)?;

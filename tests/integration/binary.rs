@@ -1,5 +1,6 @@
 //! The built binary: zero-config start, graceful shutdown, the CLI, configuration, backups.
 
+use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -249,6 +250,16 @@ fn backup_copies_the_database_while_the_server_runs() {
         .query_row("SELECT count(*) FROM users WHERE email = 'owner@example.com'", [], |r| r.get(0))
         .unwrap();
     assert_eq!(owner, 1);
+
+    // Secrets stay private whatever the umask: the data directory 0700, the database, its WAL
+    // and SHM files and the backup 0600.
+    let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let data = dir.path().join("data");
+    assert_eq!(mode(&data), 0o700);
+    for file in ["tidings.db", "tidings.db-wal", "tidings.db-shm"] {
+        assert_eq!(mode(&data.join(file)), 0o600, "{file}");
+    }
+    assert_eq!(mode(&target), 0o600, "the backup");
 
     let out = run(dir.path(), &["backup", "--to", target.to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(1));
