@@ -289,7 +289,15 @@ fn serve(config: Config) -> Result<(), CliError> {
         .thread_name("tidings")
         .build()
         .map_err(|e| CliError(format!("could not start the async runtime: {e}")))?;
+    let database = config.database_path();
+    if let Some(dir) = database.parent().filter(|d| !d.as_os_str().is_empty()) {
+        db::files::create_private_dir(dir)
+            .map_err(|e| CliError(format!("could not create {}: {e}", dir.display())))?;
+    }
+    // Held until serve returns: one server per database.
+    let _lock = crate::lock::acquire(&database).map_err(CliError)?;
     let state = AppState::open(config)?;
+    scheduler::take_over(&state)?;
     let config = state.config.clone();
     tracing::info!(database = %state.db.path().display(), "database ready");
     if config.smtp_enabled() {

@@ -11,6 +11,7 @@ pub mod core;
 pub mod db;
 pub mod dns;
 pub mod error;
+pub mod lock;
 pub mod mail;
 pub mod scheduler;
 pub mod state;

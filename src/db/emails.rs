@@ -179,6 +179,11 @@ pub fn release(conn: &Connection, id: &str, next_at: i64) -> rusqlite::Result<()
     Ok(())
 }
 
+/// Ends every email lease at once (their process is known to be gone: see [`crate::lock`]).
+pub fn take_back_leases(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
+    conn.execute("UPDATE emails SET locked_until = NULL WHERE status = 'QUEUED' AND locked_until > ?1", [now])
+}
+
 /// When the next queued email is due (for the worker's sleep).
 pub fn next_due(conn: &Connection) -> rusqlite::Result<Option<i64>> {
     conn.query_row(

@@ -227,6 +227,16 @@ pub fn release(conn: &Connection, id: i64, lease: &str, now: i64) -> rusqlite::R
     )? > 0)
 }
 
+/// Ends every lease at once (the process that held them is known to be gone: see
+/// [`crate::lock`]), so the jobs are claimed again now instead of when the leases run out. The
+/// interrupted run counts as an attempt, as it would have after the lease ran out.
+pub fn take_back_leases(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
+    conn.execute(
+        "UPDATE jobs SET locked_until = ?1, updated_at = ?1 WHERE status = 'running' AND locked_until > ?1",
+        [now],
+    )
+}
+
 /// Extends the leases of jobs this worker is still running.
 pub fn renew(conn: &Connection, leases: &[String], locked_until: i64) -> rusqlite::Result<()> {
     let mut stmt =

@@ -125,6 +125,20 @@ impl Registry {
     }
 }
 
+/// Takes back at once the jobs and emails a previous process leased and did not finish. Only
+/// for a process that holds the database's lock ([`crate::lock`]): with it, any live lease was
+/// left by a process that is gone.
+pub fn take_over(state: &AppState) -> Result<(), DbError> {
+    let now = clock::now_ms();
+    let (jobs, emails) = crate::db::write_tx(&mut *state.db.conn()?, |tx| {
+        Ok::<_, DbError>((jobs::take_back_leases(tx, now)?, crate::db::emails::take_back_leases(tx, now)?))
+    })?;
+    if jobs + emails > 0 {
+        tracing::info!(jobs, emails, "took back the work an earlier process left leased; it resumes now");
+    }
+    Ok(())
+}
+
 /// The product's job kinds.
 pub fn registry(config: &Config) -> Registry {
     let mut registry = Registry::new();

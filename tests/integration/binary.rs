@@ -266,3 +266,21 @@ fn backup_copies_the_database_while_the_server_runs() {
     assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
     server.terminate(Duration::from_secs(15));
 }
+
+#[test]
+fn a_second_server_on_the_same_data_refuses_to_start_and_names_the_first() {
+    let dir = TempDir::new().unwrap();
+    let mut first = Server::start(dir.path(), &[]);
+    first.wait_healthy(Duration::from_secs(30));
+    let mut second = Server::start(dir.path(), &[]);
+    let status = second.wait(Duration::from_secs(30));
+    assert_eq!(status.code(), Some(1));
+    let log = second.log();
+    assert!(log.contains(&format!("process {}", first.pid())) && log.contains("already using"), "{log}");
+    // The first one is unharmed, and once it stops the data is free again.
+    assert_eq!(first.get_json("/health").0, 200);
+    first.terminate(Duration::from_secs(15));
+    let mut third = Server::start(dir.path(), &[]);
+    third.wait_healthy(Duration::from_secs(30));
+    third.terminate(Duration::from_secs(15));
+}

@@ -124,3 +124,87 @@ async fn kill_9_while_sending_then_restart_delivers_every_message() {
     let repeats: usize = by_subject.values().map(|ids| ids.len() - 1).sum();
     assert!(repeats <= 8, "at most the messages in flight at the kill were handed over twice ({repeats})");
 }
+
+/// Uploads `csv` to the server's import endpoint; returns the job id.
+fn upload(server: &Server, key: &str, csv: &[u8]) -> String {
+    let boundary = "tidings-crash-boundary-5kQ2";
+    let mut body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.csv\"\r\nContent-Type: text/csv\r\n\r\n"
+    )
+    .into_bytes();
+    body.extend_from_slice(csv);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let mut res = agent()
+        .post(&server.url("/contacts/import"))
+        .header("Authorization", &format!("Bearer {key}"))
+        .header("content-type", &format!("multipart/form-data; boundary={boundary}"))
+        .send(&body[..])
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 202);
+    let job: Value = res.body_mut().read_json().unwrap();
+    job["jobId"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn an_import_killed_mid_run_resumes_at_once_after_restart() {
+    let dir = TempDir::new().unwrap();
+    run(dir.path(), &["user", "create", "--email", "owner@example.com", "--password", "password123"], &[]);
+    let created = stdout(&run(
+        dir.path(),
+        &["project", "create", "--name", "Crash", "--owner", "owner@example.com"],
+        &[],
+    ));
+    let key = serde_json::from_str::<Value>(&created).unwrap()["secretKey"].as_str().unwrap().to_string();
+    let mut csv = String::from("email,firstName,plan,score\n");
+    for n in 0..10_000 {
+        csv.push_str(&format!("user{n}@example.com,Name {n},pro,{n}\n"));
+    }
+
+    // Kill the server while the import is between its first and last committed batch (try again
+    // with a fresh import if one finishes before the kill lands).
+    let mut interrupted = None;
+    for _ in 0..5 {
+        let mut server = Server::start(dir.path(), &[]);
+        server.wait_healthy(Duration::from_secs(30));
+        let job = upload(&server, &key, csv.as_bytes());
+        let started = std::time::Instant::now();
+        let state = loop {
+            let state = get(&server, &format!("/contacts/import/{job}"), &key);
+            let processed = state["processed"].as_u64().unwrap_or(0);
+            if state["status"] == json!("completed") || (processed > 0 && processed < 10_000) {
+                break state;
+            }
+            assert!(started.elapsed() < Duration::from_secs(60), "the import never started: {state}");
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        std::process::Command::new("kill").args(["-KILL", &server.pid().to_string()]).status().unwrap();
+        server.wait(Duration::from_secs(10));
+        if state["status"] != json!("completed") {
+            interrupted = Some(job);
+            break;
+        }
+    }
+    let job = interrupted.expect("one import was killed mid-run");
+
+    // The dead process's lease would hold the job for minutes; the restarted server takes it back
+    // at once and finishes it, without a duplicate.
+    let mut server = Server::start(dir.path(), &[]);
+    let restarted = std::time::Instant::now();
+    server.wait_healthy(Duration::from_secs(30));
+    let state = loop {
+        let state = get(&server, &format!("/contacts/import/{job}"), &key);
+        if state["status"] == json!("completed") {
+            break state;
+        }
+        assert!(
+            restarted.elapsed() < Duration::from_secs(15),
+            "not finished 15 s after the restart: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(state["processed"], json!(10_000), "{state}");
+    assert!(server.log().contains("took back the work"), "{}", server.log());
+    let contacts = get(&server, "/contacts?limit=1", &key);
+    assert_eq!(contacts["total"], json!(10_000), "no contact twice, none missing");
+    server.terminate(Duration::from_secs(15));
+}
