@@ -8,6 +8,7 @@ mod binary;
 mod browser;
 mod contacts;
 mod crash;
+mod dkim;
 mod dns;
 mod domains;
 mod envelope;
