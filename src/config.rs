@@ -158,14 +158,17 @@ impl Default for AuthConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitsConfig {
-    /// Per project, over every endpoint reached with an API key.
+    /// Per project, over every endpoint reached with an API key (public keys may use 80 %);
+    /// also per dashboard user.
     pub requests_per_minute: u32,
     pub idempotency_ttl_hours: u32,
     pub attachment_bytes: u64,
-    /// Also the cap on any JSON request body.
+    /// Also the cap on the JSON bodies of `/v1/send` and templates.
     pub message_bytes: u64,
     pub csv_bytes: u64,
     pub upload_bytes: u64,
+    /// Sender domains one project may have (each costs an RSA key generation).
+    pub domains_per_project: u32,
 }
 
 impl Default for LimitsConfig {
@@ -177,6 +180,7 @@ impl Default for LimitsConfig {
             message_bytes: 40 * MIB,
             csv_bytes: 5 * MIB,
             upload_bytes: 5 * MIB,
+            domains_per_project: 50,
         }
     }
 }

@@ -24,6 +24,15 @@ struct NewDomain {
     domain: Option<String>,
 }
 
+fn too_many_domains(cap: u32) -> ApiError {
+    ApiError::new(
+        403,
+        "FORBIDDEN",
+        format!("This project has {cap} sender domains, the most one project may have"),
+    )
+    .with_suggestion("Remove a domain you no longer send from, or raise [limits] domains_per_project")
+}
+
 #[post("/domains", data = "<body>")]
 async fn create(
     state: &State<AppState>,
@@ -34,18 +43,18 @@ async fn create(
         body.0.domain.ok_or_else(|| ApiError::invalid_field("domain", "required", "domain is required"))?;
     let name = core_domains::normalize(&name)?;
     let (project, lookup) = (access.project.id.clone(), name.clone());
-    let exists = state
+    let (exists, count) = state
         .db
         .run(move |conn| {
-            Ok::<_, ApiError>(conn.query_row(
-                "SELECT count(*) FROM domains WHERE project_id = ?1 AND domain = ?2",
-                [&project, &lookup],
-                |r| r.get::<_, i64>(0),
-            )?)
+            Ok::<_, ApiError>((domains::exists(conn, &project, &lookup)?, domains::count(conn, &project)?))
         })
         .await?;
-    if exists > 0 {
+    if exists {
         return Err(ApiError::conflict(format!("{name} is already a domain of this project")));
+    }
+    let cap = state.config.limits.domains_per_project;
+    if count >= u64::from(cap) {
+        return Err(too_many_domains(cap));
     }
     let key = tokio::task::spawn_blocking(core_domains::generate_dkim_key)
         .await
@@ -57,6 +66,11 @@ async fn create(
     state
         .db
         .write(move |tx| {
+            // Checked again where it is written: requests made at the same time all passed the
+            // first check.
+            if domains::count(tx, &stored.project_id)? >= u64::from(cap) {
+                return Err(too_many_domains(cap));
+            }
             domains::insert(tx, &stored).map_err(|e| {
                 conflict_on_unique(e, &format!("{} is already a domain of this project", stored.domain))
             })
@@ -105,7 +119,7 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
             let used: Option<String> = tx
                 .query_row(
                     "SELECT name FROM templates WHERE project_id = ?1
-                       AND (from_email LIKE '%@' || ?2 OR from_email LIKE '%.' || ?2) LIMIT 1",
+                       AND substr(from_email, -length(?2) - 1) IN ('@' || ?2, '.' || ?2) LIMIT 1",
                     [&domain.project_id, &domain.domain],
                     |r| r.get(0),
                 )

@@ -171,7 +171,9 @@ async fn remove(
         .write(move |tx| {
             let now = clock::now_ms();
             tx.execute(
-                "DELETE FROM contact_fields WHERE project_id = ?1 AND (path = ?2 OR path LIKE ?2 || '.%')",
+                // A plain prefix test: as a LIKE pattern, `a_b` would also match `axb.c`.
+                "DELETE FROM contact_fields WHERE project_id = ?1
+                   AND (path = ?2 OR substr(path, 1, length(?2) + 1) = ?2 || '.')",
                 params![project, path],
             )?;
             let (total, _) = contacts::counts(tx, &project)?;

@@ -117,7 +117,13 @@ pub fn records(domain: &Domain) -> Vec<RecordSpec> {
 
 /// A new DKIM key pair: the private key as PKCS#8 PEM and the public key as base64 DER
 /// (SubjectPublicKeyInfo), the form DKIM's `p=` takes. Slow (hundreds of milliseconds): run it on
-/// a blocking thread.
+/// a blocking thread; a project may have at most `[limits] domains_per_project` of them.
+///
+/// The `rsa` crate is used for this and nothing else. Its advisory RUSTSEC-2023-0071 (Marvin)
+/// is a timing side channel in operations *with* a private key (decrypting, signing) that an
+/// attacker can time many times over; generating a key is done once, answers nothing an attacker
+/// sends, and its timing reveals nothing of a key in use. Every signature is made with ring
+/// (constant time) through mail-auth: see `mail::dkim`. ring cannot generate RSA keys, hence `rsa`.
 pub fn generate_dkim_key() -> Result<(String, String), String> {
     let mut rng = rand::thread_rng();
     let private = rsa::RsaPrivateKey::new(&mut rng, DKIM_BITS).map_err(|e| e.to_string())?;

@@ -153,3 +153,19 @@ pub fn for_signing(conn: &Connection, project: &str, names: &[String]) -> rusqli
     }
     Ok(fallback)
 }
+
+/// Whether `project` has the domain `name`.
+pub fn exists(conn: &Connection, project: &str, name: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM domains WHERE project_id = ?1 AND domain = ?2)",
+        [project, name],
+        |r| r.get(0),
+    )
+}
+
+/// How many domains `project` has.
+pub fn count(conn: &Connection, project: &str) -> rusqlite::Result<u64> {
+    let n: i64 =
+        conn.query_row("SELECT count(*) FROM domains WHERE project_id = ?1", [project], |r| r.get(0))?;
+    Ok(n.max(0) as u64)
+}

@@ -368,3 +368,30 @@ async fn projects_never_see_each_others_contacts() {
         .await;
     assert_eq!(res.status(), Status::NotFound, "not a member of b");
 }
+
+#[rocket::async_test]
+async fn deleting_a_field_touches_that_field_only() {
+    // `_` and `%` in a field name are characters, not patterns.
+    let app = TestApp::new().await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    let data = json!({ "a_b": 1, "axb": { "c": 2 }, "a%": 3, "a_b2": 4 });
+    let (status, _) =
+        app.post("/contacts", &keys.secret_key, json!({ "email": "a@example.com", "data": data })).await;
+    assert_eq!(status, Status::Ok);
+    let (status, job) =
+        app.call(rocket::http::Method::Delete, "/contacts/fields/data.a_b", &keys.secret_key, None).await;
+    assert_eq!(status, Status::Accepted, "{job}");
+    app.finish_job(&format!("/contacts/bulk/{}", job["jobId"].as_str().unwrap()), &keys.secret_key).await;
+    let (_, fields) = app.get("/contacts/fields", &keys.secret_key).await;
+    let mut names: Vec<&str> = fields["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .filter(|f| f.starts_with("data."))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["data.a%", "data.a_b2", "data.axb.c"]);
+    let (_, contact) = app.get("/contacts?search=a%40example", &keys.secret_key).await;
+    assert_eq!(contact["data"][0]["data"], json!({ "axb": { "c": 2 }, "a%": 3, "a_b2": 4 }));
+}

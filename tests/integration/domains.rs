@@ -246,3 +246,21 @@ async fn the_sender_rule() {
         assert!(e.suggestion.as_deref().unwrap_or("").contains("/domains"));
     }
 }
+
+#[rocket::async_test]
+async fn a_project_has_at_most_its_domain_allowance() {
+    // Each domain costs an RSA key generation: the cap keeps one key holder from spending the
+    // server's CPU on thousands of them.
+    let app = TestApp::with(|c| c.limits.domains_per_project = 2).await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    add_domain(&app, &keys, "one.example").await;
+    add_domain(&app, &keys, "two.example").await;
+    let (status, error) = app.post("/domains", &keys.secret_key, json!({ "domain": "three.example" })).await;
+    assert_eq!(status, Status::Forbidden, "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("2 sender domains"), "{error}");
+    let (_, list) = app.get(&format!("/domains/project/{}", keys.id), &keys.secret_key).await;
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    // Another project has its own allowance.
+    let (_, other) = app.user_with_project("other@example.com").await;
+    add_domain(&app, &other, "three.example").await;
+}
