@@ -269,17 +269,28 @@ pub fn backup(database: &Path, to: &Path, busy_timeout_ms: u32) -> Result<(), Cl
 }
 
 /// Logs to stderr at `[server] log_level`, or as `RUST_LOG` says when it is set. Rocket's and
-/// refinery's own chatter is kept to warnings and errors unless `RUST_LOG` asks for more.
+/// refinery's own chatter is kept to warnings and errors unless `RUST_LOG` asks for more, and
+/// Rocket's notes on failed request guards (a Debug dump of the error at WARN for every refused
+/// request, with targets ending in `::_`) are dropped: every refused request is logged once, in
+/// one line with its request id, at DEBUG (`error::ApiError`'s responder). WARN and ERROR are
+/// kept for what an operator must act on.
 pub fn init_tracing(config: &Config) {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let quiet = "rocket=error,refinery_core=warn,hyper=warn";
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .or_else(|_| tracing_subscriber::EnvFilter::try_new(format!("{},{quiet}", config.server.log_level)))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("info,{quiet}")));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let guard_notes = tracing_subscriber::filter::filter_fn(|meta| {
+        !(meta.target().ends_with("::_") && *meta.level() > tracing::Level::ERROR)
+    });
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
+        .with_filter(filter)
+        .with_filter(guard_notes);
+    let _ = tracing_subscriber::registry().with(layer).try_init();
 }
 
 fn serve(config: Config) -> Result<(), CliError> {

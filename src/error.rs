@@ -42,8 +42,15 @@ impl FieldError {
 
 /// An error answer: status, machine-readable code, message and optional extras. Boxed, so the
 /// `Result`s that carry it stay small; its fields are reached through `Deref`.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ApiError(Box<ErrorBody>);
+
+/// One readable line (Rocket prints guard errors with `{:?}`).
+impl std::fmt::Debug for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.status, self.code, self.message)
+    }
+}
 
 /// The fields of an [`ApiError`].
 #[derive(Debug, Clone)]
@@ -246,6 +253,10 @@ impl<'r> Responder<'r, 'static> for ApiError {
         if self.status >= 500 {
             tracing::error!(request_id, method = %req.method(), path = %req.uri().path(),
                 cause = self.cause.as_deref().unwrap_or("-"), "{}", self.message);
+        } else {
+            // The client's mistake, not the operator's: one line, found by the request id.
+            tracing::debug!(request_id, method = %req.method(), path = %req.uri().path(),
+                status = self.status, code = self.code, "refused: {}", self.message);
         }
         let body = self.body(request_id).to_string();
         let mut response = Response::build();

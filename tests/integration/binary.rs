@@ -284,3 +284,34 @@ fn a_second_server_on_the_same_data_refuses_to_start_and_names_the_first() {
     third.wait_healthy(Duration::from_secs(30));
     third.terminate(Duration::from_secs(15));
 }
+
+#[test]
+fn refused_requests_are_not_warnings() {
+    // At the default level a refused request logs nothing; at debug, one line with its id.
+    let dir = TempDir::new().unwrap();
+    for (level, expect_lines) in [("info", false), ("debug", true)] {
+        let mut server = Server::start(dir.path(), &[("TIDINGS_SERVER__LOG_LEVEL", level)]);
+        server.wait_healthy(Duration::from_secs(30));
+        let agent = agent();
+        let res =
+            agent.get(&server.url("/contacts")).header("Authorization", "Bearer sk_nope").call().unwrap();
+        let request_id = res.headers().get("X-Request-Id").unwrap().to_str().unwrap().to_string();
+        agent.post(&server.url("/auth/login")).send("not json").unwrap();
+        agent.get(&server.url("/no/such/page")).call().unwrap();
+        server.terminate(Duration::from_secs(15));
+        let log = server.log();
+        let warnings: Vec<&str> =
+            log.lines().filter(|l| l.contains(" WARN ") && !l.contains("capture outbox")).collect();
+        assert!(warnings.is_empty(), "{warnings:#?}");
+        assert!(!log.contains("ErrorBody") && !log.contains("guard"), "{log}");
+        let refused = log.lines().filter(|l| l.contains("refused:")).collect::<Vec<_>>();
+        if expect_lines {
+            assert!(
+                refused.iter().any(|l| l.contains(&request_id) && l.contains("INVALID_API_KEY")),
+                "{log}"
+            );
+        } else {
+            assert!(refused.is_empty(), "{log}");
+        }
+    }
+}
