@@ -265,9 +265,13 @@ mod tests {
     #[test]
     fn a_new_key_for_the_same_domain_signs_with_the_new_key() {
         let signers = Signers::default();
+        // Two keys of the same PEM length (most are; the encoding varies by a byte now and then),
+        // the case the cache got wrong when it was keyed by the length.
         let (old, _) = crate::core::domains::generate_dkim_key().unwrap();
-        let (new, _) = crate::core::domains::generate_dkim_key().unwrap();
-        assert_eq!(old.len(), new.len(), "same length, which the cache used to key on");
+        let new = (0..20)
+            .map(|_| crate::core::domains::generate_dkim_key().unwrap().0)
+            .find(|new| new.len() == old.len())
+            .expect("a key of the same length");
         let a = signers.signer("example.test", "tidings", &old).unwrap();
         let b = signers.signer("example.test", "tidings", &new).unwrap();
         assert!(!Arc::ptr_eq(&a, &b));
