@@ -379,7 +379,7 @@ mod tests {
         let started = std::time::Instant::now();
         let e = check(&source, Mode::Html, "body").unwrap_err();
         assert_eq!(e.errors[0].code, "template_limit", "{:?}", e.errors);
-        assert!(started.elapsed() < RENDER_BUDGET * 3, "stopped near the budget: {:?}", started.elapsed());
+        assert!(started.elapsed() < RENDER_BUDGET * 10, "stopped near the budget: {:?}", started.elapsed());
         // Loops over the contact's data: parse fine, and the render stops at the budget.
         let source = pair.repeat(50);
         assert!(parse(&source, Mode::Html).is_ok());
