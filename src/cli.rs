@@ -54,27 +54,34 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
     /// Create a dashboard user.
-    Create {
-        #[arg(long)]
-        email: String,
-        /// The password (visible to other local users in the process list; see --password-stdin).
-        #[arg(long, required_unless_present = "password_stdin", conflicts_with = "password_stdin")]
-        password: Option<String>,
-        /// Read the password from the first line of standard input.
-        #[arg(long)]
-        password_stdin: bool,
-    },
+    Create(UserCredentials),
     /// Set a user's password; every dashboard session of the user ends.
-    Password {
-        #[arg(long)]
-        email: String,
-        /// The new password (visible to other local users in the process list; see --password-stdin).
-        #[arg(long, required_unless_present = "password_stdin", conflicts_with = "password_stdin")]
-        password: Option<String>,
-        /// Read the password from the first line of standard input.
-        #[arg(long)]
-        password_stdin: bool,
-    },
+    Password(UserCredentials),
+}
+
+/// A user's email and a password, given on the command line or on standard input.
+#[derive(Debug, clap::Args)]
+pub struct UserCredentials {
+    #[arg(long)]
+    email: String,
+    /// The password (visible to other local users in the process list; see --password-stdin).
+    #[arg(long, required_unless_present = "password_stdin", conflicts_with = "password_stdin")]
+    password: Option<String>,
+    /// Read the password from the first line of standard input.
+    #[arg(long)]
+    password_stdin: bool,
+}
+
+impl UserCredentials {
+    /// The normalised email and a password that meets the rules.
+    fn checked(self) -> Result<(String, String), CliError> {
+        let password = match self.password {
+            Some(p) => p,
+            None if self.password_stdin => read_password()?,
+            None => return Err(CliError("give --password or --password-stdin".into())),
+        };
+        Ok(crate::core::accounts::credentials(Some(&self.email), Some(&password), true)?)
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -154,10 +161,9 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             println!("applied {applied} migration(s); {} is up to date", config.database_path().display());
             Ok(())
         }
-        Command::User(UserCommand::Password { email, password, password_stdin }) => {
-            let password = password_from(password, password_stdin)?;
+        Command::User(UserCommand::Password(credentials)) => {
+            let (email, password) = credentials.checked()?;
             let state = AppState::open(config)?;
-            let (email, password) = crate::core::accounts::credentials(Some(&email), Some(&password), true)?;
             let hash = crate::core::accounts::hash_password(&password, state.config.auth.bcrypt_cost)
                 .map_err(CliError)?;
             let ended = db::write_tx(&mut *state.db.conn()?, |tx| {
@@ -168,10 +174,9 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             println!("{}", json!({ "email": email, "sessionsEnded": ended }));
             Ok(())
         }
-        Command::User(UserCommand::Create { email, password, password_stdin }) => {
-            let password = password_from(password, password_stdin)?;
+        Command::User(UserCommand::Create(credentials)) => {
+            let (email, password) = credentials.checked()?;
             let state = AppState::open(config)?;
-            let (email, password) = crate::core::accounts::credentials(Some(&email), Some(&password), true)?;
             let hash = crate::core::accounts::hash_password(&password, state.config.auth.bcrypt_cost)
                 .map_err(CliError)?;
             let user = db::write_tx(&mut *state.db.conn()?, |tx| {
@@ -217,14 +222,6 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Backup { to } => backup(&config.database_path(), &to, config.database.busy_timeout_ms),
-    }
-}
-
-fn password_from(password: Option<String>, stdin: bool) -> Result<String, CliError> {
-    match password {
-        Some(p) => Ok(p),
-        None if stdin => read_password(),
-        None => Err(CliError("give --password or --password-stdin".into())),
     }
 }
 
