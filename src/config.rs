@@ -41,7 +41,9 @@ pub struct ServerConfig {
     pub port: u16,
     /// Base of every link put in mail; `http://<address>:<port>` when absent.
     pub public_url: Option<String>,
-    /// Peers whose `X-Forwarded-For` is believed.
+    /// Peers whose `X-Forwarded-For` is believed. Loopback by default: a reverse proxy on the
+    /// same machine is the recommended setup, and without this every client would look like
+    /// 127.0.0.1 (one guesser would lock sign-in for everyone).
     pub trusted_proxies: Vec<IpAddr>,
     /// Directory holding the database (unless `[database] path` is set) and uploads.
     pub data_dir: PathBuf,
@@ -57,7 +59,7 @@ impl Default for ServerConfig {
             address: IpAddr::from([127, 0, 0, 1]),
             port: 8080,
             public_url: None,
-            trusted_proxies: Vec::new(),
+            trusted_proxies: vec![IpAddr::from([127, 0, 0, 1]), IpAddr::from(std::net::Ipv6Addr::LOCALHOST)],
             data_dir: PathBuf::from("./data"),
             shutdown_grace_secs: 5,
             log_level: "info".into(),

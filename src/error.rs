@@ -155,6 +155,14 @@ impl ApiError {
         .with_details(json!({ "limitBytes": limit }))
     }
 
+    /// 429 for `wait`, rounded up to whole seconds (at least one) in `Retry-After`.
+    pub fn retry_after(message: impl Into<String>, wait: std::time::Duration) -> Self {
+        let seconds = (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1);
+        Self::new(429, "RATE_LIMIT_EXCEEDED", message)
+            .with_header("Retry-After", seconds.to_string())
+            .with_details(json!({ "retryAfter": seconds }))
+    }
+
     pub fn too_many_requests(limit: u32, retry_after_secs: u64) -> Self {
         Self::new(
             429,

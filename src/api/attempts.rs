@@ -109,10 +109,7 @@ impl Attempts {
 }
 
 fn refused(wait: Duration) -> ApiError {
-    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-    ApiError::new(429, "RATE_LIMIT_EXCEEDED", format!("Too many failed attempts; try again in {seconds} s"))
-        .with_header("Retry-After", seconds.max(1).to_string())
-        .with_details(serde_json::json!({ "retryAfter": seconds.max(1) }))
+    ApiError::retry_after("Too many failed attempts; try again later", wait)
 }
 
 #[cfg(test)]

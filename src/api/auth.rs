@@ -49,6 +49,24 @@ fn set_cookie(cookies: &CookieJar<'_>, state: &AppState, token: String) {
     cookies.add(cookie);
 }
 
+/// Runs a sign-in or sign-up under the attempt limits: refused at once while the account or the
+/// address is locked, and counted when it fails for the client's reasons (not for ours: a 5xx).
+async fn limited<T>(
+    state: &AppState,
+    account: Option<String>,
+    client: &ClientIp,
+    attempt: impl Future<Output = Result<T, ApiError>>,
+) -> Result<T, ApiError> {
+    state.attempts.check(account.as_deref(), client.0)?;
+    let result = attempt.await;
+    if let Err(e) = &result
+        && e.status < 500
+    {
+        state.attempts.failed(account.as_deref(), client.0);
+    }
+    result
+}
+
 #[post("/auth/signup", data = "<body>")]
 async fn signup(
     state: &State<AppState>,
@@ -58,18 +76,9 @@ async fn signup(
     body: JsonBody<Credentials, Small>,
 ) -> Result<Json<Value>, ApiError> {
     let account = body.0.email.clone();
-    state.attempts.check(account.as_deref(), client.0)?;
-    let result = create_account(state, body.0).await;
-    match result {
-        Ok((user, token)) => {
-            set_cookie(cookies, state, token);
-            Ok(Json(user_view(&user)))
-        }
-        Err(e) => {
-            state.attempts.failed(account.as_deref(), client.0);
-            Err(e)
-        }
-    }
+    let (user, token) = limited(state, account, &client, create_account(state, body.0)).await?;
+    set_cookie(cookies, state, token);
+    Ok(Json(user_view(&user)))
 }
 
 async fn create_account(state: &AppState, body: Credentials) -> Result<(User, String), ApiError> {
@@ -102,30 +111,24 @@ async fn login(
     body: JsonBody<Credentials, Small>,
 ) -> Result<Json<Value>, ApiError> {
     let account = body.0.email.clone();
-    state.attempts.check(account.as_deref(), client.0)?;
-    let (email, password) =
-        match accounts::credentials(body.0.email.as_deref(), body.0.password.as_deref(), false) {
-            Ok(credentials) => credentials,
-            Err(e) => {
-                state.attempts.failed(account.as_deref(), client.0);
-                return Err(e);
-            }
-        };
+    let (user, token) = limited(state, account, &client, sign_in(state, body.0)).await?;
+    set_cookie(cookies, state, token);
+    Ok(Json(user_view(&user)))
+}
+
+async fn sign_in(state: &AppState, body: Credentials) -> Result<(User, String), ApiError> {
+    let (email, password) = accounts::credentials(body.email.as_deref(), body.password.as_deref(), false)?;
     let user = state.db.run(move |conn| Ok::<_, DbError>(users::by_email(conn, &email)?)).await?;
     let hash = user.as_ref().map(|u| u.password_hash.clone());
     let cost = state.config.auth.bcrypt_cost;
     let matches = blocking(move || accounts::verify_password(&password, hash.as_deref(), cost)).await?;
     let user = match user {
         Some(user) if matches => user,
-        _ => {
-            state.attempts.failed(account.as_deref(), client.0);
-            return Err(ApiError::new(401, "INVALID_CREDENTIALS", "The email or password is incorrect"));
-        }
+        _ => return Err(ApiError::new(401, "INVALID_CREDENTIALS", "The email or password is incorrect")),
     };
     let (secret, hours, id) = (state.secrets.jwt.clone(), state.config.auth.session_hours, user.id.clone());
     let token = state.db.write(move |tx| Ok::<_, ApiError>(session::start(tx, &id, &secret, hours)?)).await?;
-    set_cookie(cookies, state, token);
-    Ok(Json(user_view(&user)))
+    Ok((user, token))
 }
 
 /// Ends the session on the server (a copy of the cookie stops working too) and clears the cookie.

@@ -201,8 +201,8 @@ impl<'r> FromRequest<'r> for Session {
 }
 
 fn too_many(limit: u32, wait: Duration) -> ApiError {
-    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-    ApiError::too_many_requests(limit, seconds.max(1))
+    let seconds = (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1);
+    ApiError::too_many_requests(limit, seconds)
 }
 
 /// CSRF rules for requests a browser authenticates with the session cookie: an unsafe method

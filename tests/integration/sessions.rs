@@ -175,6 +175,27 @@ async fn password_guessing_is_throttled_per_account_and_per_address() {
     let other = login_from(&app, from(2), "bob@example.com", "password123").await;
     assert_eq!(other, Status::Ok, "another address is not affected");
 
+    // Behind a reverse proxy on the same machine (trusted by default), clients are told apart
+    // by X-Forwarded-For: one guesser there does not lock out everyone else.
+    let proxy = std::net::SocketAddr::from(([127, 0, 0, 1], 40000));
+    let through_proxy = |client: &'static str, email: String, password: &'static str| {
+        app.client
+            .post("/auth/login")
+            .remote(proxy)
+            .header(ContentType::JSON)
+            .header(Header::new("X-Forwarded-For", client))
+            .body(json!({ "email": email, "password": password }).to_string())
+            .dispatch()
+    };
+    for n in 0..100 {
+        let res = through_proxy("198.51.100.77", format!("guess{n}@example.com"), "guess").await;
+        assert_eq!(res.status(), Status::Unauthorized);
+    }
+    let res = through_proxy("198.51.100.77", "bob@example.com".into(), "password123").await;
+    assert_eq!(res.status(), Status::TooManyRequests);
+    let res = through_proxy("198.51.100.78", "bob@example.com".into(), "password123").await;
+    assert_eq!(res.status(), Status::Ok, "another client behind the same proxy signs in");
+
     // Failed sign-ups count too (probing which emails have accounts).
     for _ in 0..10 {
         let res = app
