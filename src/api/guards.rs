@@ -330,7 +330,7 @@ impl<'r> FromRequest<'r> for ProjectAccess {
             let e = ApiError::bad_request(format!("Name the project in the {PROJECT_HEADER} header"));
             return Outcome::Error(stash(req, e));
         };
-        let result = crate::api::projects::membership(app(req), &session.user.id, project_id)
+        let result = crate::api::roles::membership(&app(req).db, &session.user.id, project_id)
             .await
             .map(|(project, _)| ProjectAccess { project });
         outcome(req, result)

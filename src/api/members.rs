@@ -10,9 +10,8 @@ use rocket::{Route, State, delete, get, patch, post, routes};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::guards::Session;
 use super::json::{JsonBody, Small};
-use super::projects::{managed, membership};
+use super::roles::{ProjectAdmin, ProjectMember};
 use crate::clock;
 use crate::core::email;
 use crate::db::projects::{self, Member, Role};
@@ -55,9 +54,9 @@ fn may_touch(actor: Role, target: Role) -> Result<(), ApiError> {
     Ok(())
 }
 
-#[get("/projects/<id>/members")]
-async fn list(state: &State<AppState>, session: Session, id: &str) -> Result<Json<Value>, ApiError> {
-    let (project, _) = membership(state, &session.user.id, id).await?;
+#[get("/projects/<_>/members")]
+async fn list(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+    let project = member.project;
     let members = state.db.run(move |conn| Ok::<_, DbError>(projects::members(conn, &project.id)?)).await?;
     Ok(Json(Value::Array(members.iter().map(member_view).collect())))
 }
@@ -68,14 +67,13 @@ struct NewMember {
     role: Option<String>,
 }
 
-#[post("/projects/<id>/members", data = "<body>")]
+#[post("/projects/<_>/members", data = "<body>")]
 async fn add(
     state: &State<AppState>,
-    session: Session,
-    id: &str,
+    admin: ProjectAdmin,
     body: JsonBody<NewMember, Small>,
 ) -> Result<Json<Value>, ApiError> {
-    let (project, actor) = managed(state, &session.user.id, id).await?;
+    let ProjectMember { project, role: actor, .. } = admin.0;
     let address =
         body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
     let address = email::normalize(&address).map_err(|why| {
@@ -102,15 +100,14 @@ struct RoleChange {
     role: Option<String>,
 }
 
-#[patch("/projects/<id>/members/<user_id>", data = "<body>")]
+#[patch("/projects/<_>/members/<user_id>", data = "<body>")]
 async fn change_role(
     state: &State<AppState>,
-    session: Session,
-    id: &str,
+    admin: ProjectAdmin,
     user_id: &str,
     body: JsonBody<RoleChange, Small>,
 ) -> Result<Json<Value>, ApiError> {
-    let (project, actor) = managed(state, &session.user.id, id).await?;
+    let ProjectMember { project, role: actor, .. } = admin.0;
     let role = parse_role(body.0.role.as_deref(), None)?;
     may_touch(actor, role)?;
     let user_id = user_id.to_string();
@@ -135,19 +132,11 @@ async fn change_role(
     Ok(Json(member_view(&member)))
 }
 
-#[delete("/projects/<id>/members/<user_id>")]
-async fn remove(
-    state: &State<AppState>,
-    session: Session,
-    id: &str,
-    user_id: &str,
-) -> Result<Status, ApiError> {
-    let leaving = user_id == session.user.id;
-    let (project, actor) = if leaving {
-        membership(state, &session.user.id, id).await?
-    } else {
-        managed(state, &session.user.id, id).await?
-    };
+#[delete("/projects/<_>/members/<user_id>")]
+async fn remove(state: &State<AppState>, member: ProjectMember, user_id: &str) -> Result<Status, ApiError> {
+    let leaving = user_id == member.user.id;
+    let member = if leaving { member } else { member.at_least(Role::Admin)? };
+    let ProjectMember { project, role: actor, .. } = member;
     let user_id = user_id.to_string();
     state
         .db

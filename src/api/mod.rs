@@ -8,6 +8,7 @@ pub mod contact_jobs;
 pub mod contacts;
 pub mod dashboard;
 pub mod domains;
+pub mod emails;
 pub mod events;
 pub mod features;
 pub mod fields;
@@ -18,8 +19,10 @@ pub mod json;
 pub mod members;
 pub mod outbox;
 pub mod pagination;
+pub mod preview;
 pub mod projects;
 pub mod ratelimit;
+pub mod roles;
 pub mod segments;
 pub mod send;
 pub mod templates;
@@ -48,11 +51,13 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         projects::routes(),
         members::routes(),
         contacts::routes(),
+        emails::routes(),
         fields::routes(),
         contact_jobs::routes(),
         domains::routes(),
         verify::routes(),
         templates::routes(),
+        preview::routes(),
         send::routes(),
         track::routes(),
         events::routes(),

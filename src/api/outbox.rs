@@ -69,7 +69,26 @@ async fn list(
     Ok(Json(pagination::page(rows.into_iter().map(|(_, v)| v).collect(), next, total)))
 }
 
-/// One captured message, with its full source in `raw`.
+/// A captured message read back: its headers in order (unfolded), and its HTML and text parts.
+fn parts(raw: &[u8]) -> Value {
+    let Some(message) = mail_parser::MessageParser::default().parse(raw) else {
+        return json!({ "headers": [], "html": null, "text": null });
+    };
+    let headers: Vec<Value> = message
+        .headers_raw()
+        .map(|(name, value)| {
+            let value = value.replace("\r\n", "").replace('\n', "");
+            json!({ "name": name, "value": value.trim() })
+        })
+        .collect();
+    json!({
+        "headers": headers,
+        "html": message.body_html(0),
+        "text": message.body_text(0),
+    })
+}
+
+/// One captured message: its full source in `raw`, and `headers`, `html` and `text` read from it.
 #[get("/outbox/<id>")]
 async fn read(state: &State<AppState>, access: ProjectAccess, id: i64) -> Result<Json<Value>, ApiError> {
     let project = access.project.id;
@@ -82,16 +101,21 @@ async fn read(state: &State<AppState>, access: ProjectAccess, id: i64) -> Result
                      WHERE id = ?1 AND project_id = ?2",
                     params![id, project],
                     |r| {
-                        Ok(json!({
+                        let raw = r.get::<_, Vec<u8>>(5)?;
+                        let mut view = json!({
                             "id": id,
                             "emailId": r.get::<_, Option<String>>(0)?,
                             "messageId": r.get::<_, String>(1)?,
                             "from": r.get::<_, String>(2)?,
                             "to": r.get::<_, String>(3)?,
                             "subject": r.get::<_, String>(4)?,
-                            "raw": String::from_utf8_lossy(&r.get::<_, Vec<u8>>(5)?),
+                            "raw": String::from_utf8_lossy(&raw),
                             "createdAt": clock::iso(r.get(6)?),
-                        }))
+                        });
+                        if let (Value::Object(view), Value::Object(parts)) = (&mut view, parts(&raw)) {
+                            view.extend(parts);
+                        }
+                        Ok(view)
                     },
                 )
                 .ok(),

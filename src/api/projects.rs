@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::auth::user_view;
 use super::guards::Session;
 use super::json::{JsonBody, Small};
+use super::roles::{ProjectAdmin, ProjectMember, ProjectOwner};
 use crate::clock;
 use crate::core::{keys, projects as core_projects};
 use crate::db::projects::{self, Project, Role};
@@ -17,7 +18,7 @@ use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
 
 pub fn routes() -> Vec<Route> {
-    routes![me, list, create, update, regenerate_keys, remove]
+    routes![me, list, read, create, update, regenerate_keys, remove]
 }
 
 /// A project as the API shows it; the secret key only right after it was made.
@@ -42,29 +43,6 @@ pub fn project_view(
     view
 }
 
-/// The project and the user's role in it; 404 when the user is not a member (whether or not the
-/// project exists, so ids of other tenants reveal nothing).
-pub async fn membership(state: &AppState, user: &str, project: &str) -> Result<(Project, Role), ApiError> {
-    let (user, project_id) = (user.to_string(), project.to_string());
-    let found = state
-        .db
-        .run(move |conn| {
-            let Some(role) = projects::role_of(conn, &project_id, &user)? else { return Ok(None) };
-            Ok::<_, DbError>(projects::get(conn, &project_id)?.map(|p| (p, role)))
-        })
-        .await?;
-    found.ok_or_else(|| ApiError::not_found("Project not found"))
-}
-
-/// As [`membership`], and the role must be OWNER or ADMIN.
-pub async fn managed(state: &AppState, user: &str, project: &str) -> Result<(Project, Role), ApiError> {
-    let (project, role) = membership(state, user, project).await?;
-    if !role.can_manage() {
-        return Err(ApiError::forbidden("Only owners and admins of the project can do this"));
-    }
-    Ok((project, role))
-}
-
 #[get("/users/@me")]
 fn me(session: Session) -> Json<Value> {
     Json(user_view(&session.user))
@@ -85,6 +63,15 @@ async fn list(state: &State<AppState>, session: Session) -> Result<Json<Value>, 
         })
         .await?;
     Ok(Json(Value::Array(rows)))
+}
+
+/// One of the user's projects, with their role in it (the dashboard shows what the role allows).
+#[get("/users/@me/projects/<_>")]
+async fn read(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+    let ProjectMember { project, role, .. } = member;
+    let id = project.id.clone();
+    let public_key = state.db.run(move |conn| Ok::<_, DbError>(db_keys::public_key(conn, &id)?)).await?;
+    Ok(Json(project_view(&project, public_key.as_deref(), role, None)))
 }
 
 #[derive(Deserialize)]
@@ -124,14 +111,13 @@ struct ProjectChanges {
     disabled: Option<bool>,
 }
 
-#[patch("/users/@me/projects/<id>", data = "<body>")]
+#[patch("/users/@me/projects/<_>", data = "<body>")]
 async fn update(
     state: &State<AppState>,
-    session: Session,
-    id: &str,
+    admin: ProjectAdmin,
     body: JsonBody<ProjectChanges, Small>,
 ) -> Result<Json<Value>, ApiError> {
-    let (project, role) = managed(state, &session.user.id, id).await?;
+    let ProjectMember { project, role, .. } = admin.0;
     let name = body.0.name.as_deref().map(|n| check_name(Some(n))).transpose()?;
     let disabled = body.0.disabled;
     let (updated, public_key) = state
@@ -146,24 +132,17 @@ async fn update(
     Ok(Json(project_view(&updated, public_key.as_deref(), role, None)))
 }
 
-#[post("/users/@me/projects/<id>/regenerate-keys")]
-async fn regenerate_keys(
-    state: &State<AppState>,
-    session: Session,
-    id: &str,
-) -> Result<Json<Value>, ApiError> {
-    let (project, role) = managed(state, &session.user.id, id).await?;
+#[post("/users/@me/projects/<_>/regenerate-keys")]
+async fn regenerate_keys(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<Value>, ApiError> {
+    let ProjectMember { project, role, .. } = admin.0;
     let project_id = project.id.clone();
     let issued = state.db.write(move |tx| Ok::<_, ApiError>(keys::issue(tx, &project_id)?)).await?;
     Ok(Json(project_view(&project, Some(&issued.public_key), role, Some(&issued.secret_key))))
 }
 
-#[delete("/users/@me/projects/<id>")]
-async fn remove(state: &State<AppState>, session: Session, id: &str) -> Result<Status, ApiError> {
-    let (project, role) = membership(state, &session.user.id, id).await?;
-    if role != Role::Owner {
-        return Err(ApiError::forbidden("Only an owner can delete the project"));
-    }
+#[delete("/users/@me/projects/<_>")]
+async fn remove(state: &State<AppState>, owner: ProjectOwner) -> Result<Status, ApiError> {
+    let project = owner.0.project;
     state.db.write(move |tx| Ok::<_, ApiError>(projects::delete(tx, &project.id)?)).await?;
     Ok(Status::NoContent)
 }

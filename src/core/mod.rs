@@ -14,6 +14,7 @@ pub mod import;
 pub mod keys;
 pub mod links;
 pub mod lists;
+pub mod outbound;
 pub mod projects;
 pub mod render;
 pub mod segments;

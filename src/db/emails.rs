@@ -68,6 +68,30 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Email> {
     })
 }
 
+/// One page of a contact's emails, newest first, after the (created_at, id) of the previous
+/// page's last email (the `emails_by_contact` index carries this order).
+pub fn for_contact(
+    conn: &Connection,
+    project: &str,
+    contact: &str,
+    after: Option<(i64, String)>,
+    limit: usize,
+) -> rusqlite::Result<Vec<Email>> {
+    let (at, id) = after.unzip();
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM emails WHERE contact_id = ?1 AND project_id = ?2
+           AND (?3 IS NULL OR (created_at, id) < (?3, ?4))
+         ORDER BY created_at DESC, id DESC LIMIT ?5"
+    ))?;
+    stmt.query_map(params![contact, project, at, id, limit as i64], from_row)?.collect()
+}
+
+/// How many emails a contact has.
+pub fn count_for_contact(conn: &Connection, project: &str, contact: &str) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT count(*) FROM emails WHERE contact_id = ?1 AND project_id = ?2")?
+        .query_row([contact, project], |r| r.get(0))
+}
+
 /// Queues an email (status QUEUED, due now) or records one that will not be sent (FAILED with
 /// `last_error`), in the caller's transaction.
 pub fn insert(conn: &Connection, e: &Email, now: i64) -> rusqlite::Result<()> {

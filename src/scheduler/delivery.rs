@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use crate::api::ratelimit::{self, ProjectLimiter};
 use crate::clock;
-use crate::core::{domains as core_domains, events, links, render, send::Attachment};
+use crate::core::{domains as core_domains, events, links, outbound, send::Attachment};
 use crate::db::{
     DbError, contacts, domains,
     emails::{self, Email},
@@ -223,22 +223,21 @@ impl Worker {
         let email = email.clone();
         tokio::task::spawn_blocking(move || {
             let public_url = config.public_url();
-            let data = contact.as_ref().map(|c| c.data.clone()).unwrap_or_default();
             let transient: Map<String, Value> = serde_json::from_str(&email.variables).unwrap_or_default();
-            let mut vars = crate::core::data::variables(&data, &transient);
-            vars.retain(|k, _| !crate::core::data::is_reserved(k));
-            let contact_id = contact.as_ref().map(|c| c.id.clone()).unwrap_or_default();
-            let contact_links = links::contact_links(&public_url, &secret, &contact_id);
-            let scope = render::scope(&vars, &email.to_email, &contact_id, &contact_links);
-            let fail = |what: &str, e: render::TemplateError| Outcome::Fail {
-                error: format!("{what} could not be rendered: {e}"),
+            let base = outbound::LinkBase { public_url: &public_url, secret: &secret };
+            let rendered = outbound::render(
+                &email.subject,
+                &email.body,
+                &email.to_email,
+                contact.as_ref(),
+                &transient,
+                &base,
+            )
+            .map_err(|(part, e)| Outcome::Fail {
+                error: format!("the {} could not be rendered: {e}", part.field()),
                 counted: false,
-            };
-            let subject = render::render(&email.subject, render::Mode::Text, &scope)
-                .map_err(|e| fail("the subject", e))?;
-            let subject = subject.replace(['\r', '\n'], " ");
-            let mut html =
-                render::render(&email.body, render::Mode::Html, &scope).map_err(|e| fail("the body", e))?;
+            })?;
+            let (subject, mut html) = (rendered.subject, rendered.html);
             if email.kind != "HEADLESS" {
                 if config.tracking.clicks {
                     html = links::track_clicks(&html, &public_url, &secret, &email.id);
@@ -250,9 +249,9 @@ impl Worker {
             let headers: Map<String, Value> = serde_json::from_str(&email.headers).unwrap_or_default();
             let attachments: Vec<Attachment> =
                 email.attachments.as_deref().and_then(|a| serde_json::from_str(a).ok()).unwrap_or_default();
-            let unsubscribe = (email.kind == "MARKETING" && contact.is_some())
-                .then(|| contact_links.first().map(|(_, url)| url.clone()))
-                .flatten();
+            let unsubscribe = contact.as_ref().filter(|_| email.kind == "MARKETING").map(|c| {
+                links::url(&public_url, &secret, &links::Link::Unsubscribe { contact: c.id.clone() })
+            });
             let outgoing = Outgoing {
                 message_id: email.message_id.clone(),
                 from: (email.from_email.clone(), email.from_name.clone()),

@@ -215,7 +215,7 @@ async fn member_roles_are_enforced() {
     let (owner, keys) = app.user_with_project("owner@example.com").await;
     let admin = app.signup("admin@example.com").await;
     let member = app.signup("member@example.com").await;
-    let _outsider = app.signup("outsider@example.com").await;
+    let outsider = app.signup("outsider@example.com").await;
     let p = keys.id.as_str();
 
     let (status, admin_row) = add_member(&app, &owner, p, "admin@example.com", "ADMIN").await;
@@ -249,6 +249,19 @@ async fn member_roles_are_enforced() {
         members.as_array().unwrap().iter().map(|m| m["email"].as_str().unwrap()).collect();
     assert_eq!(emails, ["owner@example.com", "admin@example.com", "member@example.com"]);
     let owner_id = members[0]["userId"].as_str().unwrap().to_string();
+
+    // Each user reads the project with their own role (the dashboard shows what it allows);
+    // someone who is not a member gets the 404 of a project that does not exist.
+    for (session, role) in [(&owner, "OWNER"), (&admin, "ADMIN"), (&member, "MEMBER")] {
+        let res = app.client.get(format!("/users/@me/projects/{p}")).cookie(session.clone()).dispatch().await;
+        let project = body(res).await;
+        assert_eq!((project["id"].as_str(), project["role"].as_str()), (Some(p), Some(role)));
+        assert!(project.get("secretKey").is_none());
+    }
+    let res = app.client.get(format!("/users/@me/projects/{p}")).cookie(outsider.clone()).dispatch().await;
+    assert_envelope(res, 404, "NOT_FOUND").await;
+    let res = app.client.get("/users/@me/projects/not-a-project").cookie(owner.clone()).dispatch().await;
+    assert_envelope(res, 404, "NOT_FOUND").await;
 
     // Admins cannot touch the owner; the last owner cannot step down or leave.
     assert_eq!(set_role(&app, &admin, p, &owner_id, "MEMBER").await, Status::Forbidden);

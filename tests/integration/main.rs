@@ -8,6 +8,7 @@ mod binary;
 mod browser;
 mod contacts;
 mod crash;
+mod dashboard_api;
 mod dkim;
 mod dns;
 mod domains;

@@ -461,6 +461,15 @@ async fn the_capture_transport_keeps_messages_in_the_outbox() {
     let raw = full["raw"].as_str().unwrap();
     assert!(raw.contains("Subject: Captured"));
     assert!(room.dkim_passes(raw.as_bytes()).await);
+    // The parts read back for the dashboard: headers in order, the HTML and the text.
+    assert!(full["html"].as_str().unwrap().contains("<p>c</p>"), "{full}");
+    assert_eq!(full["text"].as_str().unwrap().trim(), "c");
+    let headers = full["headers"].as_array().unwrap();
+    let subject = headers.iter().find(|h| h["name"] == "Subject").unwrap();
+    assert_eq!(subject["value"], json!("Captured"));
+    assert!(
+        headers.iter().any(|h| h["name"] == "DKIM-Signature" && !h["value"].as_str().unwrap().contains('\n'))
+    );
     assert!(room.sink.messages().is_empty());
 }
 

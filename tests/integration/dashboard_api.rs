@@ -1,0 +1,147 @@
+//! Endpoints the dashboard needs beyond the resources themselves: the template preview (the
+//! real renderer, for a chosen contact) and a contact's emails.
+
+use rocket::http::{ContentType, Status};
+use serde_json::json;
+
+use crate::common::{TestApp, assert_envelope};
+use crate::send::Mailroom;
+
+#[rocket::async_test]
+async fn the_preview_renders_what_delivery_sends_for_the_chosen_contact() {
+    let room = Mailroom::new().await;
+    let key = &room.keys.secret_key;
+    let (_, contact) = room
+        .app
+        .post(
+            "/contacts",
+            key,
+            json!({ "email": "ada@example.test", "data": { "name": "<Ada>", "plan": "pro" } }),
+        )
+        .await;
+    let id = contact["id"].as_str().unwrap();
+    let template = json!({
+        "subject": "Hi {{ name ?? \"there\" }}",
+        "body": "<p>{{ name }} on {{ plan }}{% if plan == \"pro\" %}!{% endif %}</p><a href=\"{{ unsubscribeUrl }}\">u</a>",
+    });
+    let mut request = template.clone();
+    request["contactId"] = json!(id);
+    let (status, shown) = room.app.post("/templates/preview", key, request).await;
+    assert_eq!(status, Status::Ok, "{shown}");
+    assert_eq!(shown["subject"], json!("Hi <Ada>"), "subjects are not escaped");
+    let html = shown["html"].as_str().unwrap();
+    assert!(html.starts_with("<p>&lt;Ada&gt; on pro!</p>"), "bodies escape variables: {html}");
+    assert!(html.contains("/unsubscribe/"), "the contact's signed links: {html}");
+    assert!(shown["text"].as_str().unwrap().contains("<Ada> on pro!"));
+    assert_eq!(shown["contact"], json!({ "id": id, "email": "ada@example.test" }));
+
+    // The same body sent to the same contact is delivered as previewed.
+    let mut send = template.clone();
+    send["to"] = json!("ada@example.test");
+    send["from"] = json!("news@example.test");
+    let emails = room.send_ok(send).await;
+    room.deliver(1).await;
+    let delivered = room.email(&emails[0]);
+    assert_eq!(delivered.subject, "Hi <Ada>");
+
+    // No contact: one-off data only; by address: the contact's fields.
+    let mut request = template.clone();
+    request["data"] = json!({ "name": "Grace" });
+    let (_, shown) = room.app.post("/templates/preview", key, request).await;
+    assert_eq!((shown["subject"].clone(), shown["contact"].clone()), (json!("Hi Grace"), json!(null)));
+    let mut request = template.clone();
+    request["email"] = json!("ADA@example.test");
+    let (_, shown) = room.app.post("/templates/preview", key, request).await;
+    assert_eq!(shown["contact"]["id"], json!(id));
+
+    // Errors name the field and the line.
+    let (status, error) = room
+        .app
+        .post("/templates/preview", key, json!({ "subject": "s", "body": "<p>\n{% if x %}\n</p>" }))
+        .await;
+    assert_eq!(status, Status::UnprocessableEntity);
+    let item = &error["error"]["errors"][0];
+    assert_eq!((item["field"].clone(), item["code"].clone()), (json!("body"), json!("invalid_template")));
+    assert!(item["received"]["line"].is_number(), "{error}");
+    let (status, error) = room
+        .app
+        .post("/templates/preview", key, json!({ "subject": "s", "body": "{{ 1 | divided_by: 0 }}" }))
+        .await;
+    assert_eq!(
+        (status, error["error"]["errors"][0]["code"].clone()),
+        (Status::UnprocessableEntity, json!("render_failed"))
+    );
+    let (status, _) = room
+        .app
+        .post("/templates/preview", key, json!({ "subject": "s", "body": "b", "contactId": "nope" }))
+        .await;
+    assert_eq!(status, Status::UnprocessableEntity);
+}
+
+#[rocket::async_test]
+async fn the_preview_never_reaches_another_projects_contact() {
+    let app = TestApp::new().await;
+    let (_, mine) = app.user_with_project("me@example.com").await;
+    let (_, theirs) = app.user_with_project("them@example.com").await;
+    let (_, contact) = app
+        .post(
+            "/contacts",
+            &theirs.secret_key,
+            json!({ "email": "x@example.com", "data": { "secret": "s3" } }),
+        )
+        .await;
+    let body = json!({ "subject": "s", "body": "{{ secret }}", "contactId": contact["id"] });
+    let (status, _) = app.post("/templates/preview", &mine.secret_key, body).await;
+    assert_eq!(status, Status::UnprocessableEntity);
+    let body = json!({ "subject": "s", "body": "[{{ secret }}]", "email": "x@example.com" });
+    let (status, shown) = app.post("/templates/preview", &mine.secret_key, body).await;
+    assert_eq!(
+        (status, shown["html"].clone(), shown["contact"].clone()),
+        (Status::Ok, json!("[]"), json!(null))
+    );
+}
+
+#[rocket::async_test]
+async fn a_contacts_emails_are_listed_newest_first_in_pages() {
+    let room = Mailroom::new().await;
+    let key = &room.keys.secret_key;
+    for n in 0..3 {
+        room.send_ok(json!({ "to": "ada@example.test", "from": "news@example.test", "subject": format!("Mail {n}"), "body": "<p>b</p>" }))
+            .await;
+    }
+    room.send_ok(json!({ "to": "bob@example.test", "from": "news@example.test", "subject": "Other", "body": "<p>b</p>" }))
+        .await;
+    room.deliver(4).await;
+    let (_, found) = room.app.post("/contacts/lookup", key, json!({ "emails": ["ada@example.test"] })).await;
+    let id = found["data"][0]["id"].as_str().unwrap().to_string();
+    let (status, page) = room.app.get(&format!("/contacts/{id}/emails?limit=2"), key).await;
+    assert_eq!(status, Status::Ok, "{page}");
+    assert_eq!((page["total"].clone(), page["hasMore"].clone()), (json!(3), json!(true)));
+    let subjects: Vec<_> = page["data"].as_array().unwrap().iter().map(|e| e["subject"].clone()).collect();
+    assert_eq!(subjects, [json!("Mail 2"), json!("Mail 1")]);
+    assert_eq!(page["data"][0]["status"], json!("SENT"));
+    assert!(page["data"][0].get("body").is_none(), "bodies are not listed");
+    let cursor = page["cursor"].as_str().unwrap();
+    let (_, rest) = room.app.get(&format!("/contacts/{id}/emails?limit=2&cursor={cursor}"), key).await;
+    assert_eq!(
+        (rest["data"][0]["subject"].clone(), rest["hasMore"].clone()),
+        (json!("Mail 0"), json!(false))
+    );
+
+    // Another project's key, or a session of someone outside, sees nothing.
+    let (outsider, other) = room.app.user_with_project("other@example.com").await;
+    let (status, _) = room.app.get(&format!("/contacts/{id}/emails"), &other.secret_key).await;
+    assert_eq!(status, Status::NotFound);
+    let res = room
+        .app
+        .client
+        .get(format!("/contacts/{id}/emails"))
+        .cookie(outsider)
+        .header(rocket::http::Header::new("X-Project-Id", room.keys.id.clone()))
+        .header(ContentType::JSON)
+        .dispatch()
+        .await;
+    assert_envelope(res, 404, "NOT_FOUND").await;
+    let (status, bad) = room.app.get(&format!("/contacts/{id}/emails?cursor=garbage"), key).await;
+    assert_eq!(status, Status::BadRequest, "{bad}");
+}
