@@ -20,7 +20,7 @@ use crate::scheduler::contact_jobs as worker;
 use crate::state::AppState;
 
 pub fn routes() -> Vec<Route> {
-    routes![upload, import_status, bulk_subscribe, bulk_unsubscribe, bulk_delete, bulk_status]
+    routes![upload, preview, import_status, bulk_subscribe, bulk_unsubscribe, bulk_delete, bulk_status]
 }
 
 /// A job as the API shows it (appliance.md section 11).
@@ -71,12 +71,11 @@ struct Upload<'r> {
     file: Option<TempFile<'r>>,
 }
 
-#[post("/contacts/import", data = "<form>")]
-async fn upload(
-    state: &State<AppState>,
-    access: ProjectAccess,
+/// The uploaded file's bytes, within `[limits] csv_bytes`.
+async fn read_upload(
+    state: &AppState,
     form: Result<Form<Upload<'_>>, Errors<'_>>,
-) -> Result<(Status, Json<Value>), ApiError> {
+) -> Result<Vec<u8>, ApiError> {
     let limit = state.config.limits.csv_bytes;
     let form = form.map_err(|errors| form_error(&errors, limit))?;
     let Some(file) = form.into_inner().file else {
@@ -96,12 +95,33 @@ async fn upload(
         .read_to_end(&mut content)
         .await
         .map_err(|e| ApiError::internal(format!("reading the upload: {e}")))?;
+    Ok(content)
+}
+
+#[post("/contacts/import", data = "<form>")]
+async fn upload(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    form: Result<Form<Upload<'_>>, Errors<'_>>,
+) -> Result<(Status, Json<Value>), ApiError> {
+    let content = read_upload(state, form).await?;
     let (content, rows) =
-        tokio::task::spawn_blocking(move || import::inspect(&content).map(|rows| (content, rows)))
-            .await
-            .map_err(|e| ApiError::internal(format!("checking the upload: {e}")))??;
+        super::blocking(move || import::inspect(&content).map(|rows| (content, rows))).await??;
     let job = queue(state, access.project.id, "import", content, rows as i64).await?;
     Ok((Status::Accepted, Json(json!({ "jobId": job.id, "status": job.status }))))
+}
+
+/// What importing the file would do, without importing it: `{totalRows, columns: [{name,
+/// becomes}], rows}` with the first rows typed as the import types them (the dashboard shows it
+/// before the upload).
+#[post("/contacts/import/preview", data = "<form>")]
+async fn preview(
+    state: &State<AppState>,
+    _access: ProjectAccess,
+    form: Result<Form<Upload<'_>>, Errors<'_>>,
+) -> Result<Json<Value>, ApiError> {
+    let content = read_upload(state, form).await?;
+    Ok(Json(super::blocking(move || import::preview(&content)).await??))
 }
 
 fn form_error(errors: &Errors<'_>, limit: u64) -> ApiError {

@@ -20,7 +20,7 @@ use crate::scheduler::segments::compute_job;
 use crate::state::AppState;
 
 pub fn routes() -> Vec<Route> {
-    routes![list, create, read, change, remove, members, add_members, remove_members, compute, refresh]
+    routes![list, create, count, read, change, remove, members, add_members, remove_members, compute, refresh]
 }
 
 /// `POST /segments`.
@@ -140,6 +140,29 @@ async fn create(
     state.jobs.wake();
     let segment = if segment.is_static() { segment } else { core_segments::recount(state, segment).await? };
     Ok(Json(core_segments::view(&segment)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CountBody {
+    condition: Value,
+}
+
+/// How many contacts a condition matches now, without saving anything: the dashboard's condition
+/// builder shows it as the condition changes. A bad condition is 422 naming the node.
+#[post("/segments/count", data = "<body>")]
+async fn count(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<CountBody, Medium>,
+) -> Result<Json<Value>, ApiError> {
+    let (project, condition) = (access.project.id, body.0.condition);
+    let checked = {
+        let project = project.clone();
+        state.db.run(move |conn| core_segments::check_condition(conn, &project, &condition, None)).await?
+    };
+    let count = core_segments::count_condition(state, &project, checked).await?;
+    Ok(Json(json!({ "count": count })))
 }
 
 #[get("/segments/<id>")]

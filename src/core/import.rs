@@ -86,6 +86,48 @@ pub fn inspect(content: &[u8]) -> Result<u64, ApiError> {
     Ok(count)
 }
 
+/// How many rows [`preview`] shows.
+pub const PREVIEW_ROWS: usize = 5;
+
+/// What an import of `content` would do, without doing it: the number of rows, each column and
+/// what it becomes (`email`, `data.<name>`, or null when it is dropped), and the first rows'
+/// cells typed as the import types them. The file is checked as [`inspect`] checks it.
+pub fn preview(content: &[u8]) -> Result<Value, ApiError> {
+    let total = inspect(content)?;
+    let mut rows = reader(body(content), true);
+    let header = rows.headers().map_err(|e| ApiError::bad_request(e.to_string()))?.clone();
+    let kinds = columns(&header);
+    let columns: Vec<Value> = header
+        .iter()
+        .zip(&kinds)
+        .map(|(name, kind)| {
+            let becomes = match kind {
+                Column::Email => json!("email"),
+                Column::Data(name) => json!(format!("data.{name}")),
+                Column::Dropped => Value::Null,
+            };
+            json!({ "name": name, "becomes": becomes })
+        })
+        .collect();
+    let first: Vec<Value> = rows
+        .records()
+        .take(PREVIEW_ROWS)
+        .filter_map(Result::ok)
+        .map(|record| {
+            let cells = kinds.iter().enumerate().map(|(i, kind)| {
+                let raw = record.get(i).unwrap_or("");
+                match kind {
+                    Column::Email => json!(raw.trim()),
+                    Column::Data(_) => type_cell(raw).unwrap_or(Value::Null),
+                    Column::Dropped => Value::Null,
+                }
+            });
+            Value::Array(cells.collect())
+        })
+        .collect();
+    Ok(json!({ "totalRows": total, "columns": columns, "rows": first }))
+}
+
 /// The JSON value of one cell (api.md CSV rule 4); `None` for an empty cell.
 pub fn type_cell(raw: &str) -> Option<Value> {
     let cell = raw.trim();
@@ -232,6 +274,22 @@ pub fn run_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_preview_shows_columns_and_typed_first_rows() {
+        let csv = "\u{feff}Email,age,id,Name,email\nada@x.io,36,7,Ada,b@x.io\n,,,\nc@x.io,0042\n";
+        let shown = preview(csv.as_bytes()).unwrap();
+        assert_eq!(shown["totalRows"], json!(3));
+        let becomes: Vec<_> =
+            shown["columns"].as_array().unwrap().iter().map(|c| c["becomes"].clone()).collect();
+        assert_eq!(
+            becomes,
+            [json!("email"), json!("data.age"), json!(null), json!("data.Name"), json!(null)]
+        );
+        assert_eq!(shown["rows"][0], json!(["ada@x.io", 36, null, "Ada", null]));
+        assert_eq!(shown["rows"][2], json!(["c@x.io", "0042", null, null, null]));
+        assert!(preview(b"name\nada\n").is_err(), "checked like an import");
+    }
 
     #[test]
     fn cells_are_typed_by_the_csv_rules() {

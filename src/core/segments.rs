@@ -236,11 +236,18 @@ pub async fn count(state: &AppState, segment: &Segment) -> Result<i64, ApiError>
         return state.db.run(move |conn| Ok::<_, ApiError>(segments::stored_count(conn, &id)?)).await;
     }
     let resolved = segment.clone();
-    let (condition, last) = state
+    let condition = state.db.run(move |conn| condition_of(conn, &resolved)).await?;
+    count_condition(state, &segment.project_id, condition).await
+}
+
+/// How many of `project`'s contacts match a checked condition now (see [`count`]).
+pub async fn count_condition(state: &AppState, project: &str, condition: Condition) -> Result<i64, ApiError> {
+    let last = state
         .db
-        .run(move |conn| {
-            let last: i64 = conn.query_row("SELECT coalesce(max(seq), 0) FROM contacts", [], |r| r.get(0))?;
-            Ok::<_, ApiError>((condition_of(conn, &resolved)?, last))
+        .run(|conn| {
+            Ok::<i64, ApiError>(
+                conn.query_row("SELECT coalesce(max(seq), 0) FROM contacts", [], |r| r.get(0))?,
+            )
         })
         .await?;
     let parts = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4) as i64;
@@ -249,7 +256,7 @@ pub async fn count(state: &AppState, segment: &Segment) -> Result<i64, ApiError>
     let step = last / parts + 1;
     let mut counts = tokio::task::JoinSet::new();
     for i in 0..parts {
-        let (condition, project, db) = (condition.clone(), segment.project_id.clone(), state.db.clone());
+        let (condition, project, db) = (condition.clone(), project.to_string(), state.db.clone());
         let range = (i * step, if i + 1 == parts { i64::MAX } else { (i + 1) * step });
         counts.spawn(async move {
             db.run(move |conn| count_matching(conn, &project, &condition, range, now)).await

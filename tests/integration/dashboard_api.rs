@@ -1,5 +1,6 @@
 //! Endpoints the dashboard needs beyond the resources themselves: the template preview (the
-//! real renderer, for a chosen contact) and a contact's emails.
+//! real renderer, for a chosen contact), a contact's emails, the import preview and the live
+//! count of a condition.
 
 use rocket::http::{ContentType, Status};
 use serde_json::json;
@@ -144,4 +145,49 @@ async fn a_contacts_emails_are_listed_newest_first_in_pages() {
     assert_envelope(res, 404, "NOT_FOUND").await;
     let (status, bad) = room.app.get(&format!("/contacts/{id}/emails?cursor=garbage"), key).await;
     assert_eq!(status, Status::BadRequest, "{bad}");
+}
+
+#[rocket::async_test]
+async fn an_import_preview_shows_the_columns_and_imports_nothing() {
+    let app = TestApp::new().await;
+    let (_, keys) = app.user_with_project("me@example.com").await;
+    let csv = b"email,plan,age,subscribed\nada@example.com,pro,36,no\nbob@example.com,free,,\n";
+    let (status, shown) = app.upload_csv_to("/contacts/import/preview", &keys.secret_key, csv).await;
+    assert_eq!(status, Status::Ok, "{shown}");
+    assert_eq!(shown["totalRows"], json!(2));
+    assert_eq!(shown["columns"][1], json!({ "name": "plan", "becomes": "data.plan" }));
+    assert_eq!(shown["columns"][3], json!({ "name": "subscribed", "becomes": null }));
+    assert_eq!(shown["rows"][0], json!(["ada@example.com", "pro", 36, null]));
+    let (_, list) = app.get("/contacts", &keys.secret_key).await;
+    assert_eq!(list["total"], json!(0), "nothing imported");
+    let (status, error) =
+        app.upload_csv_to("/contacts/import/preview", &keys.secret_key, b"name\nada\n").await;
+    assert_eq!(
+        (status, error["error"]["errors"][0]["field"].clone()),
+        (Status::UnprocessableEntity, json!("file"))
+    );
+}
+
+#[rocket::async_test]
+async fn a_condition_is_counted_without_saving_a_segment() {
+    let app = TestApp::new().await;
+    let (_, keys) = app.user_with_project("me@example.com").await;
+    let (_, other) = app.user_with_project("other@example.com").await;
+    for (email, plan) in [("a@x.io", "pro"), ("b@x.io", "pro"), ("c@x.io", "free")] {
+        app.post("/contacts", &keys.secret_key, json!({ "email": email, "data": { "plan": plan } })).await;
+    }
+    app.post("/contacts", &other.secret_key, json!({ "email": "d@x.io", "data": { "plan": "pro" } })).await;
+    let condition = json!({ "logic": "OR", "groups": [
+        { "filters": [{ "field": "data.plan", "operator": "equals", "value": "pro" }] },
+        { "filters": [{ "field": "email", "operator": "contains", "value": "c@" }] },
+    ] });
+    let (status, counted) =
+        app.post("/segments/count", &keys.secret_key, json!({ "condition": condition })).await;
+    assert_eq!((status, counted), (Status::Ok, json!({ "count": 3 })));
+    let (_, segments) = app.get("/segments", &keys.secret_key).await;
+    assert_eq!(segments, json!([]), "nothing saved");
+    let bad = json!({ "condition": { "groups": [{ "filters": [{ "field": "data.plan", "operator": "resembles", "value": 1 }] }] } });
+    let (status, error) = app.post("/segments/count", &keys.secret_key, bad).await;
+    assert_eq!(status, Status::UnprocessableEntity);
+    assert_eq!(error["error"]["errors"][0]["field"], json!("condition.groups[0].filters[0].operator"));
 }

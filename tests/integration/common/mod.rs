@@ -143,6 +143,11 @@ impl TestApp {
 
     /// Uploads `csv` as the multipart part `file` to `POST /contacts/import`.
     pub async fn upload_csv(&self, key: &str, csv: &[u8]) -> (Status, Value) {
+        self.upload_csv_to("/contacts/import", key, csv).await
+    }
+
+    /// Uploads `csv` as the multipart part `file` to `path`.
+    pub async fn upload_csv_to(&self, path: &str, key: &str, csv: &[u8]) -> (Status, Value) {
         let boundary = "tidings-test-boundary-7MA4YWxkTrZu0gW";
         let mut body = format!(
             "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"contacts.csv\"\r\nContent-Type: text/csv\r\n\r\n"
@@ -152,7 +157,7 @@ impl TestApp {
         body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
         let content_type = ContentType::new("multipart", "form-data").with_params(("boundary", boundary));
         let res = self
-            .keyed(self.client.post("/contacts/import"), key)
+            .keyed(self.client.post(path.to_string()), key)
             .header(content_type)
             .body(body)
             .dispatch()
