@@ -1,208 +1,239 @@
-// The Tidings dashboard. Plain ES module, no build step: it talks to the same JSON API as API
-// users, with the session cookie. Text from the server is only ever set as textContent.
+// The Tidings dashboard: plain ES modules and a vendored Preact + htm, no build step. It talks
+// to the same JSON API as API users, with the session cookie. Text from the server is only
+// ever rendered as text (Preact escapes it); captured mail is shown in a sandboxed iframe.
 
-const app = document.getElementById("app");
-const nav = document.getElementById("nav");
+import { html, render, useEffect, useState } from "./vendor/preact-htm.js";
+import { api, get, setProject } from "./js/api.js";
+import { match, navigate, useLocation } from "./js/router.js";
+import { ErrorBox, Loading, Toasts } from "./js/ui.js";
+import { Auth } from "./js/pages/auth.js";
+import { Projects } from "./js/pages/projects.js";
+import { Contacts } from "./js/pages/contacts.js";
+import { Contact } from "./js/pages/contact.js";
+import { Import } from "./js/pages/import.js";
+import { Fields } from "./js/pages/fields.js";
+import { Templates, TemplateEditor } from "./js/pages/templates.js";
+import { Segments, SegmentPage } from "./js/pages/segments.js";
+import { Events } from "./js/pages/events.js";
+import { Domains } from "./js/pages/domains.js";
+import { Outbox, OutboxMessage } from "./js/pages/outbox.js";
+import { Settings } from "./js/pages/settings.js";
 
-/**
- * Calls the API; resolves to the JSON body, or throws an Error with the server's message.
- * Every request that changes something is sent as JSON: the server refuses other content types
- * on cookie-authenticated requests (its CSRF rule).
- */
-async function api(method, path, body) {
-  const init = { method, credentials: "same-origin", headers: {} };
-  if (method !== "GET") init.headers["content-type"] = "application/json";
-  if (body !== undefined) init.body = JSON.stringify(body);
-  const res = await fetch(path, init);
-  if (res.status === 204) return null;
-  const data = await res.json().catch(() => null);
-  if (!res.ok) {
-    const error = new Error(describe(data, res.status));
-    error.status = res.status;
-    throw error;
-  }
-  return data;
+/** Pages of a project, in the order the navigation lists them. */
+const SECTIONS = [
+  ["contacts", "Contacts"],
+  ["fields", "Fields"],
+  ["segments", "Segments"],
+  ["templates", "Templates"],
+  ["events", "Events"],
+  ["domains", "Domains"],
+  ["outbox", "Outbox"],
+  ["settings", "Settings"],
+];
+
+/** Routes under /app/p/:pid, first match wins. */
+const PROJECT_ROUTES = [
+  ["contacts", Contacts],
+  ["contacts/import", Import],
+  ["contacts/:id", Contact],
+  ["fields", Fields],
+  ["templates", Templates],
+  ["templates/:id", TemplateEditor],
+  ["segments", Segments],
+  ["segments/:id", SegmentPage],
+  ["events", Events],
+  ["domains", Domains],
+  ["outbox", Outbox],
+  ["outbox/:id", OutboxMessage],
+  ["settings", Settings],
+];
+
+const LAST_PROJECT = "tidings.project";
+
+// ---------------------------------------------------------------------------------------------
+// Theme: light or dark, following the system until the user picks one.
+
+function currentTheme() {
+  return document.documentElement.dataset.theme
+    || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
 }
 
-function describe(data, status) {
-  const error = data && data.error;
-  if (error && Array.isArray(error.errors) && error.errors.length) {
-    return error.errors.map((item) => item.message).join("; ");
-  }
-  if (error && typeof error.message === "string") return error.message;
-  if (typeof error === "string") return error;
-  return `The request failed (HTTP ${status})`;
+function ThemeToggle() {
+  const [theme, setTheme] = useState(currentTheme());
+  const flip = () => {
+    const next = theme === "dark" ? "light" : "dark";
+    document.documentElement.dataset.theme = next;
+    localStorage.setItem("tidings.theme", next);
+    setTheme(next);
+  };
+  return html`<button type="button" class="ghost" onClick=${flip} aria-pressed=${theme === "dark"}>${theme === "dark" ? "Light theme" : "Dark theme"}</button>`;
 }
 
-/** Creates an element: h("p", {class: "meta"}, "text", child, ...). */
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
-    else if (value === true) el.setAttribute(name, "");
-    else if (value !== false && value != null) el.setAttribute(name, value);
-  }
-  for (const child of children.flat()) {
-    if (child == null || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return el;
-}
+// ---------------------------------------------------------------------------------------------
+// The frame around signed-in pages.
 
-function show(...nodes) {
-  app.replaceChildren(...nodes.filter((node) => node != null && node !== false));
-}
-
-/** Wires a form: disables it while `action` runs and shows its error. */
-function form(attrs, fields, action) {
-  const error = h("p", { class: "error", role: "alert", hidden: true });
-  const el = h("form", attrs, fields, error);
-  el.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const button = el.querySelector("button[type=submit]");
-    button.disabled = true;
-    error.hidden = true;
-    try {
-      await action(new FormData(el));
-    } catch (e) {
-      error.textContent = e.message;
-      error.hidden = false;
-    } finally {
-      button.disabled = false;
+function ProjectSwitcher({ projects, current }) {
+  if (!projects.length) return null;
+  const onChange = (event) => {
+    const id = event.currentTarget.value;
+    if (id === "") navigate("/app/projects");
+    else {
+      const section = (location.pathname.match(/^\/app\/p\/[^/]+\/([^/]+)/) || [])[1] || "contacts";
+      navigate(`/app/p/${encodeURIComponent(id)}/${section === "settings" ? "settings" : section.split("/")[0]}`);
     }
-  });
-  return el;
+  };
+  return html`
+    <label class="switcher">
+      <span class="visually-hidden">Project</span>
+      <select onChange=${onChange} value=${current ? current.id : ""}>
+        <option value="">All projects</option>
+        ${projects.map((p) => html`<option value=${p.id} key=${p.id}>${p.name}</option>`)}
+      </select>
+    </label>`;
 }
 
-let features = { signups: true };
+function Shell({ user, projects, project, onSignOut, children }) {
+  const [open, setOpen] = useState(false);
+  const { path } = useLocation();
+  useEffect(() => setOpen(false), [path]);
+  const base = project ? `/app/p/${encodeURIComponent(project.id)}` : null;
+  return html`
+    <a class="skip" href="#main">Skip to content</a>
+    <header class="bar">
+      <a class="brand" href=${base ? `${base}/contacts` : "/app/projects"}>Tidings</a>
+      <${ProjectSwitcher} projects=${projects} current=${project} />
+      ${project && html`<button type="button" class="ghost menu" aria-expanded=${open} aria-controls="sections" onClick=${() => setOpen(!open)}>Menu</button>`}
+      <div class="bar-end">
+        <${ThemeToggle} />
+        <span class="who">${user.email}</span>
+        <button type="button" class="secondary" onClick=${onSignOut}>Sign out</button>
+      </div>
+    </header>
+    <div class=${project ? "frame with-nav" : "frame"}>
+      ${project && html`
+        <nav id="sections" class=${open ? "sections open" : "sections"} aria-label="Project">
+          <p class="project-name">${project.name} <span class="badge">${project.role.toLowerCase()}</span></p>
+          <ul>
+            ${SECTIONS.map(([slug, label]) => {
+              const href = `${base}/${slug}`;
+              const here = path === href || path.startsWith(`${href}/`);
+              return html`<li key=${slug}><a href=${href} aria-current=${here ? "page" : undefined}>${label}</a></li>`;
+            })}
+          </ul>
+        </nav>`}
+      <main id="main" tabindex="-1">${children}</main>
+    </div>
+    <${Toasts} />`;
+}
 
-function setNav(user) {
-  if (!user) {
-    nav.replaceChildren();
-    return;
+/** The page for a path under /app, with its project when it has one. */
+function routeOf(path) {
+  if (path === "/app" || path === "/app/" || path === "/app/projects") return { page: Projects, params: {} };
+  const inProject = path.match(/^\/app\/p\/([^/]+)\/?(.*)$/);
+  if (!inProject) return null;
+  const pid = decodeURIComponent(inProject[1]);
+  const rest = `/${inProject[2] || "contacts"}`;
+  for (const [pattern, page] of PROJECT_ROUTES) {
+    const params = match(`/${pattern}`, rest);
+    if (params) return { page, params, pid };
   }
-  nav.replaceChildren(
-    h("span", {}, user.email),
-    h("button", { class: "secondary", type: "button", onclick: signOut }, "Sign out"),
-  );
+  return { page: null, params: {}, pid };
 }
 
-async function signOut() {
-  await api("GET", "/auth/logout");
-  history.replaceState(null, "", "/login");
-  renderAuth("login");
-}
+function SignedIn({ user, onSignOut }) {
+  const { path } = useLocation();
+  const [projects, setProjects] = useState(null);
+  const [project, setCurrent] = useState(null);
+  const [error, setError] = useState(null);
+  const route = routeOf(path);
 
-function renderAuth(mode) {
-  setNav(null);
-  const signup = mode === "signup" && features.signups;
-  const title = signup ? "Create your account" : "Sign in";
-  const other = signup
-    ? h("p", { class: "meta" }, "Have an account? ", h("button", { class: "link", type: "button", onclick: () => renderAuth("login") }, "Sign in"))
-    : features.signups
-      ? h("p", { class: "meta" }, "New here? ", h("button", { class: "link", type: "button", onclick: () => renderAuth("signup") }, "Create an account"))
-      : h("p", { class: "meta" }, "Sign-ups are closed on this server; ask its administrator for an account.");
-  show(
-    h("section", { class: "card narrow" },
-      h("h1", {}, title),
-      form({ id: "auth-form" }, [
-        h("label", { for: "email" }, "Email"),
-        h("input", { id: "email", name: "email", type: "email", autocomplete: "email", required: true }),
-        h("label", { for: "password" }, "Password"),
-        h("input", {
-          id: "password", name: "password", type: "password", required: true,
-          minlength: signup ? "8" : false, autocomplete: signup ? "new-password" : "current-password",
-        }),
-        h("p", {}, h("button", { type: "submit" }, signup ? "Create account" : "Sign in")),
-      ], async (data) => {
-        const body = { email: data.get("email"), password: data.get("password") };
-        const user = await api("POST", signup ? "/auth/signup" : "/auth/login", body);
-        history.replaceState(null, "", "/app/projects");
-        await renderProjects(user);
-      }),
-      other,
-    ),
-  );
-}
+  const loadProjects = async () => {
+    try {
+      setProjects(await get("/users/@me/projects"));
+    } catch (e) {
+      setError(e);
+    }
+  };
+  useEffect(() => {
+    loadProjects();
+  }, []);
 
-function keyNotice(project) {
-  return h("div", { class: "notice", role: "status" },
-    h("strong", {}, `Secret key for ${project.name}`),
-    h("p", {}, h("code", { class: "key" }, project.secretKey)),
-    h("p", { class: "meta" }, "Copy it now: it is shown only once and Tidings keeps only a digest of it."),
-  );
-}
-
-function projectCard(project, onChange) {
-  const manage = project.role === "OWNER" || project.role === "ADMIN";
-  return h("article", { class: "card", "data-project": project.id },
-    h("h2", {}, project.name, " ", h("span", { class: "badge" }, project.role.toLowerCase()),
-      project.disabled ? h("span", { class: "badge" }, "disabled") : null),
-    h("dl", {},
-      h("dt", {}, "Project id"), h("dd", {}, h("code", { class: "key" }, project.id)),
-      h("dt", {}, "Public key"), h("dd", {}, h("code", { class: "key" }, project.publicKey || "")),
-      h("dt", {}, "Secret key"), h("dd", { class: "meta" }, "sk_… (shown once, when made)"),
-      h("dt", {}, "Created"), h("dd", {}, new Date(project.createdAt).toLocaleString()),
-    ),
-    manage
-      ? h("button", {
-        class: "secondary", type: "button",
-        onclick: async (event) => {
-          if (!confirm(`Replace both keys of ${project.name}? Apps using the old keys stop working at once.`)) return;
-          event.target.disabled = true;
-          try {
-            onChange(await api("POST", `/users/@me/projects/${encodeURIComponent(project.id)}/regenerate-keys`));
-          } catch (e) {
-            alert(e.message);
-            event.target.disabled = false;
-          }
-        },
-      }, "Regenerate keys")
-      : null,
-  );
-}
-
-async function renderProjects(user, fresh) {
-  setNav(user);
-  const projects = await api("GET", "/users/@me/projects");
-  const refresh = (changed) => renderProjects(user, changed);
-  show(
-    h("h1", {}, "Projects"),
-    fresh ? keyNotice(fresh) : null,
-    projects.length === 0
-      ? h("p", { class: "meta" }, "No projects yet. A project holds contacts, templates and campaigns, and has its own API keys.")
-      : null,
-    ...projects.map((project) => projectCard(project, refresh)),
-    h("section", { class: "card" },
-      h("h2", {}, "New project"),
-      form({ id: "project-form" }, h("div", { class: "row" },
-        h("label", {}, "Name", h("input", { name: "name", required: true, maxlength: "100" })),
-        h("button", { type: "submit" }, "Create project"),
-      ), async (data) => {
-        const created = await api("POST", "/users/@me/projects", { name: data.get("name") });
-        await renderProjects(user, created);
-      }),
-    ),
-  );
-}
-
-async function start() {
-  try {
-    features = (await api("GET", "/config")).features;
-  } catch {
-    // keep the defaults; the sign-in page still works
-  }
-  try {
-    const user = await api("GET", "/users/@me");
-    if (location.pathname === "/" || location.pathname === "/login") history.replaceState(null, "", "/app/projects");
-    await renderProjects(user);
-  } catch (e) {
-    if (e.status !== 401) {
-      show(h("p", { class: "error" }, e.message));
+  // The project of the route, with the caller's role in it.
+  const pid = route && route.pid;
+  useEffect(() => {
+    setProject(pid || null);
+    if (!pid) {
+      setCurrent(null);
       return;
     }
-    renderAuth(location.pathname === "/signup" ? "signup" : "login");
-  }
+    if (project && project.id === pid) return;
+    setCurrent(null);
+    api("GET", `/users/@me/projects/${encodeURIComponent(pid)}`)
+      .then((p) => {
+        localStorage.setItem(LAST_PROJECT, p.id);
+        setCurrent(p);
+      })
+      .catch(setError);
+  }, [pid]);
+
+  if (error) return html`<${Shell} user=${user} projects=${projects || []} onSignOut=${onSignOut}><${ErrorBox} error=${error} /></${Shell}>`;
+  if (!projects || (pid && !project)) return html`<${Shell} user=${user} projects=${projects || []} onSignOut=${onSignOut}><${Loading} /></${Shell}>`;
+  const Page = route ? route.page : null;
+  const refresh = async (changed) => {
+    await loadProjects();
+    if (changed && project && changed.id === project.id) {
+      const { secretKey: _shownOnce, ...rest } = changed;
+      setCurrent({ ...project, ...rest });
+    }
+  };
+  return html`
+    <${Shell} user=${user} projects=${projects} project=${pid ? project : null} onSignOut=${onSignOut}>
+      ${Page
+        ? html`<${Page} key=${path} user=${user} project=${project} projects=${projects} params=${route.params} onProjectsChanged=${refresh} />`
+        : html`<section class="page"><h1>Page not found</h1><p>No page lives at <code>${path}</code>. <a href="/app/projects">Go to your projects</a>.</p></section>`}
+    </${Shell}>`;
 }
 
-start();
+function App() {
+  const [session, setSession] = useState({ checked: false, user: null });
+  const [features, setFeatures] = useState({ signups: true });
+  const { path } = useLocation();
+
+  useEffect(() => {
+    get("/config").then((c) => setFeatures(c.features)).catch(() => {});
+    api("GET", "/users/@me")
+      .then((user) => setSession({ checked: true, user }))
+      .catch(() => setSession({ checked: true, user: null }));
+    const signedOut = () => setSession({ checked: true, user: null });
+    window.addEventListener("tidings:signed-out", signedOut);
+    return () => window.removeEventListener("tidings:signed-out", signedOut);
+  }, []);
+
+  const { user, checked } = session;
+  useEffect(() => {
+    if (!checked) return;
+    if (user && (path === "/" || path === "/login" || path === "/signup")) {
+      const last = localStorage.getItem(LAST_PROJECT);
+      navigate(last ? `/app/p/${encodeURIComponent(last)}/contacts` : "/app/projects", { replace: true });
+    } else if (!user && path !== "/login" && path !== "/signup") {
+      navigate("/login", { replace: true });
+    }
+  }, [checked, user, path]);
+
+  if (!checked) return html`<${Loading} />`;
+  if (!user) {
+    return html`<main id="main"><${Auth} mode=${path === "/signup" ? "signup" : "login"} signups=${features.signups}
+      onSignedIn=${(u) => { localStorage.removeItem(LAST_PROJECT); setSession({ checked: true, user: u }); navigate("/app/projects", { replace: true }); }} /></main><${Toasts} />`;
+  }
+  const signOut = async () => {
+    await api("GET", "/auth/logout").catch(() => {});
+    setProject(null);
+    setSession({ checked: true, user: null });
+    navigate("/login", { replace: true });
+  };
+  return html`<${SignedIn} user=${user} onSignOut=${signOut} />`;
+}
+
+const saved = localStorage.getItem("tidings.theme");
+if (saved === "dark" || saved === "light") document.documentElement.dataset.theme = saved;
+render(html`<${App} />`, document.getElementById("app"));

@@ -1,0 +1,46 @@
+// The user's projects: open one, or create one (its secret key is shown once).
+
+import { html, useState } from "../../vendor/preact-htm.js";
+import { post } from "../api.js";
+import { Badge, Copy, Empty, Field, Form, Page, date, useAction } from "../ui.js";
+
+/** The secret key of a project, just made: shown once, with a copy button. */
+export function SecretKeyNotice({ project }) {
+  return html`
+    <div class="notice" role="status">
+      <p><strong>Secret key for ${project.name}</strong></p>
+      <p class="record-value"><code class="key" data-secret-key>${project.secretKey}</code><${Copy} text=${project.secretKey} /></p>
+      <p class="meta">Copy it now: it is shown only once, and Tidings keeps only a digest of it.</p>
+    </div>`;
+}
+
+export function Projects({ projects, onProjectsChanged }) {
+  const [fresh, setFresh] = useState(null);
+  const create = useAction(async (data, form) => {
+    const created = await post("/users/@me/projects", { name: data.get("name") });
+    form.reset();
+    setFresh(created);
+    await onProjectsChanged();
+  }, "Project created");
+  return html`
+    <${Page} title="Projects">
+      ${fresh && html`<${SecretKeyNotice} project=${fresh} />`}
+      ${projects.length === 0 && html`<${Empty}>No projects yet. A project holds contacts, templates and segments, and has its own API keys.<//>`}
+      ${projects.map((p) => html`
+        <article class="card" data-project=${p.id} key=${p.id}>
+          <h2><a href=${`/app/p/${encodeURIComponent(p.id)}/contacts`}>${p.name}</a> <${Badge}>${p.role.toLowerCase()}<//>
+            ${p.disabled && html` <${Badge} kind="bad">disabled<//>`}</h2>
+          <dl class="props">
+            <dt>Project id</dt><dd><code>${p.id}</code></dd>
+            <dt>Public key</dt><dd><code class="key">${p.publicKey || ""}</code></dd>
+            <dt>Created</dt><dd>${date(p.createdAt)}</dd>
+          </dl>
+        </article>`)}
+      <section class="card">
+        <h2>New project</h2>
+        <${Form} id="project-form" class="inline" action=${create} submit="Create project">
+          <${Field} label="Name"><input name="name" required maxlength="100" /><//>
+        <//>
+      </section>
+    <//>`;
+}

@@ -1,0 +1,149 @@
+// Project settings: name, keys, members and roles, and the project's deletion. What a member
+// sees follows their role: only owners and admins manage keys, members and the project; only
+// owners delete it.
+
+import { html, useState } from "../../vendor/preact-htm.js";
+import { api, del, get, patch, post } from "../api.js";
+import { navigate } from "../router.js";
+import { SecretKeyNotice } from "./projects.js";
+import { ActionButton, Badge, Copy, ErrorBox, Field, Form, Loaded, Page, date, toast, useAction, useLoad } from "../ui.js";
+
+const ROLES = ["OWNER", "ADMIN", "MEMBER"];
+
+function General({ project, manage, onChanged }) {
+  const rename = useAction(async (data) => {
+    const saved = await patch(`/users/@me/projects/${encodeURIComponent(project.id)}`, { name: data.get("name") });
+    await onChanged(saved);
+    return saved;
+  }, "Project renamed");
+  const toggle = useAction(async () => {
+    const saved = await patch(`/users/@me/projects/${encodeURIComponent(project.id)}`, { disabled: !project.disabled });
+    await onChanged(saved);
+    return saved;
+  }, (p) => (p.disabled ? "Project disabled: its keys are refused" : "Project enabled"));
+  return html`
+    <section class="card" aria-labelledby="general-heading">
+      <h2 id="general-heading">Project</h2>
+      ${manage
+        ? html`<${Form} class="inline" id="rename-form" action=${rename} submit="Rename">
+            <${Field} label="Name"><input name="name" required maxlength="100" value=${project.name} /><//>
+          <//>`
+        : html`<p>${project.name}</p>`}
+      <dl class="props">
+        <dt>Project id</dt><dd><code>${project.id}</code> <${Copy} text=${project.id} /></dd>
+        <dt>Your role</dt><dd><${Badge}>${project.role.toLowerCase()}<//></dd>
+        <dt>State</dt><dd>${project.disabled ? html`<${Badge} kind="bad">disabled<//>` : html`<${Badge} kind="ok">enabled<//>`}
+          ${manage && html` <${ActionButton} action=${toggle} confirm=${project.disabled ? null : "Disable the project? Its API keys are refused until it is enabled again."}>${project.disabled ? "Enable" : "Disable"}<//>`}</dd>
+      </dl>
+      <${ErrorBox} error=${toggle.error} />
+    </section>`;
+}
+
+function Keys({ project, manage, onChanged }) {
+  const [fresh, setFresh] = useState(null);
+  const rotate = useAction(async () => {
+    const issued = await post(`/users/@me/projects/${encodeURIComponent(project.id)}/regenerate-keys`);
+    setFresh(issued);
+    await onChanged(issued);
+    return issued;
+  }, "New keys issued; the old ones stopped working");
+  return html`
+    <section class="card" aria-labelledby="keys-heading" id="keys">
+      <h2 id="keys-heading">API keys</h2>
+      <dl class="props">
+        <dt>Public key</dt>
+        <dd><div class="record-value"><code class="key" data-public-key>${project.publicKey}</code><${Copy} text=${project.publicKey || ""} /></div>
+          <span class="meta">For <code>POST /v1/track</code> only; safe in a browser.</span></dd>
+        <dt>Secret key</dt><dd class="meta">sk_… — shown once, when it is made; Tidings keeps only its digest.</dd>
+      </dl>
+      ${fresh && html`<${SecretKeyNotice} project=${fresh} />`}
+      ${manage && html`<${ActionButton} action=${rotate} confirm=${`Replace both keys of ${project.name}? Apps using the old keys stop working at once.`}>Regenerate keys<//>`}
+      <${ErrorBox} error=${rotate.error} />
+    </section>`;
+}
+
+function Members({ project, user, manage }) {
+  const pid = encodeURIComponent(project.id);
+  const members = useLoad(() => get(`/projects/${pid}/members`), [pid]);
+  const add = useAction(async (data, form) => {
+    const added = await post(`/projects/${pid}/members`, { email: data.get("email"), role: data.get("role") });
+    form.reset();
+    members.reload();
+    return added;
+  }, (m) => `${m.email} added as ${m.role.toLowerCase()}`);
+  const change = useAction(async (member, role) => {
+    const saved = await patch(`/projects/${pid}/members/${encodeURIComponent(member.userId)}`, { role });
+    members.reload();
+    return saved;
+  }, (m) => `${m.email} is now ${m.role.toLowerCase()}`);
+  const remove = useAction(async (member) => {
+    await del(`/projects/${pid}/members/${encodeURIComponent(member.userId)}`);
+    if (member.userId === user.id) {
+      toast("You left the project");
+      navigate("/app/projects");
+      return;
+    }
+    toast(`${member.email} removed`);
+    members.reload();
+  });
+  const owner = project.role === "OWNER";
+  return html`
+    <section class="card" aria-labelledby="members-heading" id="members">
+      <h2 id="members-heading">Members</h2>
+      <p class="meta">Owners and admins manage keys, members and settings; only owners make owners and delete the project. Members use everything else.</p>
+      <${ErrorBox} error=${change.error || remove.error} />
+      <${Loaded} result=${members}>${(list) => html`
+        <div class="table-wrap"><table class="table" id="members-table">
+          <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <tbody>${list.map((m) => {
+            const self = m.userId === user.id;
+            const editable = manage && !self && (owner || m.role !== "OWNER");
+            return html`<tr key=${m.userId} data-member=${m.email}>
+              <td>${m.email}${self && html` <span class="meta">(you)</span>`}</td>
+              <td>${editable
+                ? html`<select aria-label=${`Role of ${m.email}`} value=${m.role} onChange=${(e) => change.run(m, e.currentTarget.value)}>
+                    ${ROLES.filter((r) => owner || r !== "OWNER").map((r) => html`<option value=${r}>${r.toLowerCase()}</option>`)}
+                  </select>`
+                : m.role.toLowerCase()}</td>
+              <td>${date(m.createdAt)}</td>
+              <td>${(editable || self) && html`<button type="button" class="danger small" onClick=${() => window.confirm(self ? "Leave this project?" : `Remove ${m.email} from the project?`) && remove.run(m)}>${self ? "Leave" : "Remove"}</button>`}</td>
+            </tr>`;
+          })}</tbody>
+        </table></div>`}<//>
+      ${manage && html`
+        <h3>Add a member</h3>
+        <${Form} class="inline" id="member-form" action=${add} submit="Add member">
+          <${Field} label="Email" hint="They need an account on this server first."><input name="email" type="email" required /><//>
+          <${Field} label="Role">
+            <select name="role">${ROLES.filter((r) => owner || r !== "OWNER").map((r) => html`<option value=${r} selected=${r === "MEMBER"}>${r.toLowerCase()}</option>`)}</select>
+          <//>
+        <//>`}
+    </section>`;
+}
+
+function Danger({ project }) {
+  const remove = useAction(async () => {
+    await api("DELETE", `/users/@me/projects/${encodeURIComponent(project.id)}`);
+    toast(`${project.name} deleted`);
+    window.location.assign("/app/projects");
+  });
+  return html`
+    <section class="card" aria-labelledby="danger-heading">
+      <h2 id="danger-heading">Delete the project</h2>
+      <p>Deleting removes every contact, event, template, segment, domain and email of ${project.name}. It cannot be undone.</p>
+      <${ActionButton} class="danger" action=${remove} confirm=${`Delete ${project.name} and everything in it? This cannot be undone.`}>Delete project<//>
+      <${ErrorBox} error=${remove.error} />
+    </section>`;
+}
+
+export function Settings({ project, user, onProjectsChanged }) {
+  const manage = project.role === "OWNER" || project.role === "ADMIN";
+  return html`
+    <${Page} title="Settings">
+      <${General} project=${project} manage=${manage} onChanged=${onProjectsChanged} />
+      ${manage && html`<${Keys} project=${project} manage=${manage} onChanged=${onProjectsChanged} />`}
+      ${!manage && html`<section class="card"><h2>API keys</h2><p class="meta">Only owners and admins see and rotate this project's keys.</p></section>`}
+      <${Members} project=${project} user=${user} manage=${manage} />
+      ${project.role === "OWNER" && html`<${Danger} project=${project} />`}
+    <//>`;
+}
