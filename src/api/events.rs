@@ -135,7 +135,8 @@ async fn names(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Va
 const MAX_STATS_DAYS: i64 = 366;
 
 /// Counts per event name over a period (`from`, `to`: dates or ISO 8601 times; by default the
-/// last 30 days), with distinct contacts, and the events of each UTC day.
+/// last 30 days), with distinct contacts, and the events of each UTC day. A date-only `to`
+/// includes that whole day, so `from=2026-11-01&to=2026-11-30` is all of November.
 #[get("/events/stats?<from>&<to>")]
 async fn stats(
     state: &State<AppState>,
@@ -146,7 +147,8 @@ async fn stats(
     let instant = |name: &str, raw: Option<&str>| -> Result<Option<i64>, ApiError> {
         raw.filter(|r| !r.is_empty())
             .map(|r| {
-                clock::parse_date(r).map(|(ms, _)| ms).ok_or_else(|| {
+                let day_end = |(ms, full): (i64, bool)| if full || name == "from" { ms } else { ms + 86_400_000 };
+                clock::parse_date(r).map(day_end).ok_or_else(|| {
                     ApiError::bad_request(format!(
                         "{name} must be a date (YYYY-MM-DD) or an ISO 8601 time like 2026-11-21T10:00:00Z (found {r:?})"
                     ))

@@ -1,62 +1,382 @@
-// Drives the dashboard in headless Chromium: sign up, create a project and see its keys, sign
-// out, fail to sign in with a wrong password, sign in again. Run by the cargo test
-// `browser::dashboard_in_chromium` with the server's URL as the first argument.
+// Works every page of the dashboard in headless Chromium, the way a new user would, and checks
+// each result through the API; axe-core checks every page for accessibility (serious and
+// critical violations fail). Run by the cargo test `browser::dashboard_in_chromium`, which
+// seeds the project and passes the server's URL and a FIXTURE (JSON) of ids, keys and accounts.
+//
+// With SCREENSHOTS=<dir> it also saves the pictures the README shows.
+
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
 
 const base = process.argv[2];
-const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const F = JSON.parse(process.env.FIXTURE);
+const shots = process.env.SCREENSHOTS;
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+let secretKey = F.secretKey;
+
+/** The API, as an app calls it. */
+async function api(method, path, body, key = secretKey) {
+  const headers = { authorization: `Bearer ${key}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: res.status === 204 ? null : await res.json() };
+}
+
+async function lookup(email) {
+  const { body } = await api("POST", "/contacts/lookup", { emails: [email] });
+  return body.data[0];
+}
+
+const violations = [];
+/** Runs axe-core on the page as it is now; keeps serious and critical violations. */
+async function audit(page, name) {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.addScriptTag({ content: axeSource });
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  for (const v of result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")) {
+    violations.push(`${name}: ${v.id} (${v.impact}) ${v.help}\n    ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("\n    ")}`);
+  }
+}
+
+async function shot(page, name) {
+  if (shots) await page.screenshot({ path: `${shots}/${name}.png`, fullPage: false });
+}
+
+let current = "start";
+function step(name) {
+  current = name;
+  console.log(`- ${name}`);
+}
+
+async function nav(page, label) {
+  await page.getByRole("navigation", { name: "Project" }).getByRole("link", { name: label, exact: true }).click();
+  await page.waitForSelector(`h1:text-is("${label}")`);
+}
+
+const toast = (page, text) => page.waitForSelector(`.toast:has-text("${text}")`);
+
 const browser = await chromium.launch({
-  executablePath,
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync"],
 });
 const errors = [];
+const watch = (page) => {
+  page.on("pageerror", (e) => errors.push(`${current}: ${e.message}`));
+  page.on("dialog", (d) => d.accept());
+};
+
 try {
-  const page = await browser.newPage();
-  page.on("pageerror", (e) => errors.push(e.message));
+  // ---------------------------------------------------------------------------------------
+  step("sign up, create a project, see its keys");
+  {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    watch(page);
+    await page.goto(`${base}/`);
+    await page.waitForSelector("h1:text('Sign in')");
+    assert.equal(new URL(page.url()).pathname, "/login");
+    await audit(page, "sign in");
+    await page.getByRole("link", { name: "Create an account" }).click();
+    await page.fill("#email", "newbie@example.com");
+    await page.fill("#password", "password123");
+    await page.click("#auth-form button[type=submit]");
+    await page.waitForSelector("h1:text('Projects')");
+    await page.waitForSelector("text=No projects yet");
+    await page.fill("#project-form input[name=name]", "My shop");
+    await page.click("#project-form button[type=submit]");
+    const secret = (await (await page.waitForSelector("[data-secret-key]")).textContent()).trim();
+    assert.match(secret, /^sk_[A-Za-z0-9]{40}$/, "the secret key is shown once");
+    const card = await page.waitForSelector("article[data-project]");
+    assert.match(await card.textContent(), /pk_[A-Za-z0-9]{40}/);
+    assert.doesNotMatch(await card.textContent(), /sk_[A-Za-z0-9]{40}/, "the card never shows the secret key");
+    const res = await fetch(`${base}/contacts`, { headers: { authorization: `Bearer ${secret}` } });
+    assert.equal(res.status, 200, "the shown key works");
+    await audit(page, "projects");
+    await page.reload();
+    await page.waitForSelector("article[data-project]");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForSelector("h1:text('Sign in')");
+    await page.fill("#email", "newbie@example.com");
+    await page.fill("#password", "wrong password");
+    await page.click("#auth-form button[type=submit]");
+    const error = await page.waitForSelector(".error[role=alert]");
+    assert.equal((await error.textContent()).trim(), "The email or password is incorrect");
+    await context.close();
+  }
 
-  await page.goto(`${base}/`);
-  await page.getByText("Create an account").click();
-  await page.fill("#email", "ada@example.com");
-  await page.fill("#password", "password123");
+  // ---------------------------------------------------------------------------------------
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  watch(page);
+  const home = `${base}/app/p/${F.projectId}`;
+
+  step("sign in as the owner and open the project");
+  await page.goto(`${base}/login`);
+  await page.fill("#email", F.owner);
+  await page.fill("#password", F.password);
   await page.click("#auth-form button[type=submit]");
-  await page.waitForSelector("h1:text('Projects')");
-  assert.equal(new URL(page.url()).pathname, "/app/projects");
+  await page.getByRole("link", { name: "Acme" }).click();
+  await page.waitForSelector("h1:text-is('Contacts')");
 
-  await page.fill("#project-form input[name=name]", "My shop");
-  await page.click("#project-form button[type=submit]");
-  const notice = await page.waitForSelector(".notice");
-  const secret = (await notice.textContent()).match(/sk_[A-Za-z0-9]{40}/);
-  assert.ok(secret, "the secret key is shown once");
-  const card = await page.waitForSelector("article[data-project]");
-  assert.match(await card.textContent(), /My shop/);
-  assert.match(await card.textContent(), /pk_[A-Za-z0-9]{40}/);
-  assert.doesNotMatch(await card.textContent(), /sk_[A-Za-z0-9]{40}/, "the card never shows the secret key");
+  step("contacts: the API's contacts are listed; one is created on the page");
+  await page.waitForSelector('#contacts-table tr[data-contact="ada@example.com"]');
+  await page.waitForSelector('#contacts-table tr[data-contact="cy@example.com"]');
+  await shot(page, "contacts");
+  await audit(page, "contacts");
+  await page.click("#new-contact summary");
+  await page.fill("#new-contact input[name=email]", "grace@example.com");
+  await page.getByRole("button", { name: "Create contact" }).click();
+  await page.waitForSelector("h1:text-is('grace@example.com')");
+  const grace = await lookup("grace@example.com");
+  assert.ok(grace.exists && grace.subscribed, "created through the page");
+  assert.match(page.url(), new RegExp(`/contacts/${grace.id}$`));
 
-  // The key works against the API.
-  const res = await fetch(`${base}/users/@me/projects`, { headers: { cookie: (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join("; ") } });
-  const projects = await res.json();
-  assert.equal(projects.length, 1);
-  assert.equal(projects[0].name, "My shop");
+  step("contact: add a field, unsubscribe");
+  await page.getByRole("button", { name: "Add field" }).click();
+  const row = page.locator(".data-row").last();
+  await row.getByLabel("Key").fill("plan");
+  await row.getByLabel("Value").fill("pro");
+  await page.getByRole("button", { name: "Save fields" }).click();
+  await toast(page, "Fields saved");
+  assert.equal((await api("GET", `/contacts/${grace.id}`)).body.data.plan, "pro");
+  await page.getByRole("button", { name: "Unsubscribe", exact: true }).click();
+  await toast(page, "Unsubscribed");
+  assert.equal((await api("GET", `/contacts/${grace.id}`)).body.subscribed, false);
+  await audit(page, "contact");
 
-  // A client-side route loads on reload.
-  await page.reload();
-  await page.waitForSelector("article[data-project]");
+  step("contact: its events and emails");
+  await page.goto(`${home}/contacts`);
+  await page.getByRole("link", { name: "ada@example.com" }).click();
+  await page.waitForSelector("td:text('signed_up')");
+  await page.waitForSelector("td:has-text('Welcome')");
+  await shot(page, "contact");
 
-  await page.getByText("Sign out").click();
-  await page.waitForSelector("h1:text('Sign in')");
-  await page.fill("#email", "ada@example.com");
-  await page.fill("#password", "wrong password");
-  await page.click("#auth-form button[type=submit]");
-  const error = await page.waitForSelector(".error:not([hidden])");
-  assert.equal(await error.textContent(), "The email or password is incorrect");
+  step("contacts: bulk unsubscribe with the job's progress");
+  await page.goto(`${home}/contacts`);
+  await page.getByLabel("Select bob@example.com").check();
+  await page.getByLabel("Select cy@example.com").check();
+  await page.getByRole("region", { name: "Bulk actions" }).getByRole("button", { name: "Unsubscribe" }).click();
+  await page.waitForSelector("[data-job-status=completed]");
+  for (const email of ["bob@example.com", "cy@example.com"]) assert.equal((await lookup(email)).subscribed, false, email);
 
-  await page.fill("#password", "password123");
-  await page.click("#auth-form button[type=submit]");
-  await page.waitForSelector("article[data-project]");
+  step("import: preview, import, watch it complete");
+  await page.goto(`${home}/contacts`);
+  await page.getByRole("link", { name: "Import CSV" }).click();
+  const csv = "email,firstName,city,plan\ndan@example.com,Dan,Oslo,pro\neve@example.com,Eve,Oslo,free\nada@example.com,,London,\nnot-an-email,X,Y,Z\n";
+  await page.setInputFiles("#csv-file", { name: "people.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
+  const preview = await page.waitForSelector("#import-preview");
+  assert.match(await preview.textContent(), /→ data\.city/);
+  assert.match(await preview.textContent(), /4 rows/);
+  await audit(page, "import preview");
+  await page.click("#start-import");
+  await page.waitForSelector("#import-job [data-job-status=completed]");
+  assert.equal(await page.textContent("[data-count=imported]"), "2");
+  assert.equal(await page.textContent("[data-count=updated]"), "1");
+  assert.equal(await page.textContent("[data-count=errors]"), "1");
+  await page.waitForSelector("#import-job td:text('invalid_email')");
+  await shot(page, "import");
+  assert.equal((await api("GET", `/contacts/${(await lookup("dan@example.com")).id}`)).body.data.city, "Oslo");
+
+  step("fields: the catalogue and a field's values");
+  await nav(page, "Fields");
+  const city = page.locator('tr[data-field="data.city"]');
+  await city.getByRole("button", { name: "Values" }).click();
+  await city.locator("code.json", { hasText: "Oslo" }).first().waitFor();
+  await audit(page, "fields");
+
+  step("segments: a two-group condition counts what the API counts");
+  await nav(page, "Segments");
+  await page.getByRole("link", { name: "New segment" }).click();
+  await page.getByLabel("Name", { exact: true }).fill("Pro or Oslo");
+  const first = page.getByRole("group", { name: "Condition, group 1, filter 1" });
+  await first.getByLabel("Field", { exact: true }).fill("data.plan");
+  await first.getByLabel(/^Operator/).selectOption("equals");
+  await first.getByLabel("Value", { exact: true }).fill("pro");
+  await page.getByLabel(/^Contacts must match/).selectOption("OR");
+  await page.getByRole("button", { name: "Add group" }).click();
+  const second = page.getByRole("group", { name: "Condition, group 2, filter 1" });
+  await second.getByLabel("Field", { exact: true }).fill("data.city");
+  await second.getByLabel(/^Operator/).selectOption("equals");
+  await second.getByLabel("Value", { exact: true }).fill("Oslo");
+  const condition = { logic: "OR", groups: [
+    { filters: [{ field: "data.plan", operator: "equals", value: "pro" }] },
+    { filters: [{ field: "data.city", operator: "equals", value: "Oslo" }] },
+  ] };
+  const expected = (await api("POST", "/segments/count", { condition })).body.count;
+  assert.equal(expected, 5, "ada, grace and dan are pro; bob, dan and eve live in Oslo");
+  await page.waitForSelector(`#live-count:text-is("${expected}")`);
+  await shot(page, "segment-builder");
+  await audit(page, "segment builder");
+  await page.getByRole("button", { name: "Create segment" }).click();
+  await page.waitForSelector("#members-table");
+  const saved = (await api("GET", "/segments")).body.find((s) => s.name === "Pro or Oslo");
+  assert.equal(saved.memberCount, expected);
+  assert.equal(saved.condition.logic, "OR");
+  assert.equal(await page.locator("#members-table tbody tr").count(), expected);
+  await audit(page, "segment");
+
+  step("segments: a static segment's members by email");
+  await nav(page, "Segments");
+  await page.getByRole("link", { name: "New segment" }).click();
+  await page.getByLabel("Name", { exact: true }).fill("VIPs");
+  await page.getByLabel(/^Type/).selectOption("STATIC");
+  await page.getByRole("button", { name: "Create segment" }).click();
+  await page.getByLabel("Emails to add").fill("ada@example.com, eve@example.com");
+  await page.getByRole("button", { name: "Add members" }).click();
+  await page.waitForSelector("#members-table td:has-text('eve@example.com')");
+  assert.equal((await api("GET", "/segments")).body.find((s) => s.name === "VIPs").memberCount, 2);
+  await page.getByRole("button", { name: "Remove eve@example.com" }).click();
+  await toast(page, "1 removed");
+  assert.equal((await api("GET", "/segments")).body.find((s) => s.name === "VIPs").memberCount, 1);
+  await nav(page, "Segments");
+  await page.waitForSelector('#segments-table tr[data-segment="Pro or Oslo"]');
+  await audit(page, "segments");
+
+  step("templates: edit and see the preview change");
+  await nav(page, "Templates");
+  await page.waitForSelector('#templates-table tr[data-template="Welcome"]');
+  await audit(page, "templates");
+  await page.getByRole("link", { name: "Welcome" }).click();
+  await page.waitForSelector("#preview-subject:text-is('Welcome, friend')");
+  const ada = await lookup("ada@example.com");
+  await page.getByLabel("Find a contact").fill("ada@");
+  await page.locator(`#preview-contact option[value="${ada.id}"]`).waitFor({ state: "attached" });
+  await page.selectOption("#preview-contact", ada.id);
+  await page.waitForSelector("#preview-subject:text-is('Welcome, Ada')");
+  assert.match(await page.getAttribute("#preview-frame", "srcdoc"), /Hello Ada<\/h1><p>You are on pro/);
+  await page.getByLabel("Subject").fill("Hi {{ firstName }}, your {{ plan }} plan");
+  await page.waitForSelector("#preview-subject:text-is('Hi Ada, your pro plan')");
+  await page.getByLabel("Body (HTML with Liquid)").fill("<p>one</p>\n<p>{% if plan %}</p>");
+  const liquid = await page.waitForSelector("#preview-heading ~ .error");
+  assert.match(await liquid.textContent(), /Line 2/);
+  await page.getByLabel("Body (HTML with Liquid)").fill("<h1>Hello {{ firstName }}</h1>");
+  await page.waitForSelector("#preview-heading ~ .error", { state: "detached" });
+  await shot(page, "template");
+  await audit(page, "template editor");
+  await page.getByRole("button", { name: "Save template" }).click();
+  await toast(page, "Template saved");
+  const templateId = page.url().split("/").pop();
+  const template = (await api("GET", `/templates/${templateId}`)).body;
+  assert.equal(template.subject, "Hi {{ firstName }}, your {{ plan }} plan");
+  assert.equal(template.body, "<h1>Hello {{ firstName }}</h1>");
+
+  step("templates: a sender on an unverified domain is refused with the rule explained");
+  await page.getByLabel("From address").fill("news@elsewhere.example");
+  await page.getByRole("button", { name: "Save template" }).click();
+  const refused = await page.waitForSelector("#template-form .error");
+  assert.match(await refused.textContent(), /verified/);
+  await page.waitForSelector("#template-form .error a:text('Go to Domains')");
+
+  step("events: recent, names and stats");
+  await nav(page, "Events");
+  await page.waitForSelector("#events-table td:text('signed_up')");
+  await page.waitForSelector("#names-table td:has-text('signed_up')");
+  const total = Number(await (await page.waitForSelector("#stats-total")).textContent());
+  assert.equal(total, (await api("GET", "/events/stats")).body.total);
+  await page.selectOption("#event-name-filter", "signed_up");
+  await page.waitForFunction(() => document.querySelectorAll("#events-table tbody tr").length === 1);
+  assert.equal(await page.textContent("#events-table tbody td:nth-child(2)"), "signed_up");
+  await shot(page, "events");
+  await audit(page, "events");
+
+  step("domains: the verified one, and a new one with its records");
+  await nav(page, "Domains");
+  await page.waitForSelector('article[data-domain="example.test"] .badge:text("verified")');
+  await page.fill("#domain-form input[name=domain]", "news.example.test");
+  await page.getByRole("button", { name: "Add domain" }).click();
+  const added = page.locator('article[data-domain="news.example.test"]');
+  await added.waitFor();
+  assert.equal(await added.locator("tbody tr").count(), 3);
+  const listed = (await api("GET", `/domains/project/${F.projectId}`)).body.find((d) => d.domain === "news.example.test");
+  const dkim = listed.records.find((r) => r.purpose === "dkim");
+  assert.equal((await added.locator('tr[data-purpose="dkim"] code.record').textContent()).trim(), dkim.value);
+  await added.getByRole("button", { name: "Verify now" }).click();
+  await added.locator(".badge:text('not found')").first().waitFor();
+  await shot(page, "domains");
+  await audit(page, "domains");
+
+  step("outbox: the captured message, its HTML, headers and source");
+  await nav(page, "Outbox");
+  await page.locator("#outbox-table a").first().click();
+  const frame = await page.waitForSelector("#message-frame");
+  assert.match(await frame.getAttribute("srcdoc"), /Hello Ada/);
+  assert.equal(await frame.getAttribute("sandbox"), "", "no scripts, no same origin");
+  await audit(page, "outbox message");
+  await page.getByRole("tab", { name: "Headers" }).click();
+  await page.waitForSelector("#headers-table th:text('DKIM-Signature')");
+  await page.getByRole("tab", { name: "Source" }).click();
+  assert.match(await page.textContent("#message-raw"), /Subject: Welcome, Ada/);
+  await nav(page, "Outbox");
+  await audit(page, "outbox");
+
+  step("settings: add a member, rotate the keys");
+  await nav(page, "Settings");
+  await page.fill("#member-form input[name=email]", F.member);
+  await page.getByRole("button", { name: "Add member" }).click();
+  await page.waitForSelector(`tr[data-member="${F.member}"]`);
+  await audit(page, "settings");
+  await page.getByRole("button", { name: "Regenerate keys" }).click();
+  const rotated = (await (await page.waitForSelector("[data-secret-key]")).textContent()).trim();
+  assert.match(rotated, /^sk_[A-Za-z0-9]{40}$/);
+  assert.equal((await api("GET", "/contacts")).status, 401, "the old secret key stopped working");
+  secretKey = rotated;
+  assert.equal((await api("GET", "/contacts")).status, 200, "the new one works");
+  const shownPublic = (await page.textContent("[data-public-key]")).trim();
+  assert.notEqual(shownPublic, F.publicKey);
+  assert.equal((await api("POST", "/v1/track", { email: "ada@example.com", event: "rotated" }, shownPublic)).status, 200);
+  await shot(page, "settings");
+
+  step("dark theme and a phone's width");
+  await nav(page, "Contacts");
+  await page.getByRole("button", { name: "Dark theme" }).click();
+  await page.waitForSelector("html[data-theme=dark]");
+  await audit(page, "contacts, dark");
+  await shot(page, "contacts-dark");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByRole("button", { name: "Menu" }).waitFor();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `the page fits a phone (overflow ${overflow}px)`);
+  await page.getByRole("button", { name: "Menu" }).click();
+  await page.getByRole("navigation", { name: "Project" }).getByRole("link", { name: "Segments" }).click();
+  await page.waitForSelector("h1:text-is('Segments')");
+  await audit(page, "segments, phone");
+  await shot(page, "phone");
+  await context.close();
+
+  // ---------------------------------------------------------------------------------------
+  step("a MEMBER sees no key or member management");
+  {
+    const memberContext = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const member = await memberContext.newPage();
+    watch(member);
+    await member.goto(`${base}/login`);
+    await member.fill("#email", F.member);
+    await member.fill("#password", F.password);
+    await member.click("#auth-form button[type=submit]");
+    await member.getByRole("link", { name: "Acme" }).click();
+    await member.waitForSelector('#contacts-table tr[data-contact="ada@example.com"]');
+    await nav(member, "Settings");
+    await member.waitForSelector(`tr[data-member="${F.member}"]`);
+    assert.equal(await member.locator("text=Regenerate keys").count(), 0);
+    assert.equal(await member.locator("#member-form").count(), 0);
+    assert.equal(await member.locator("#members-table select").count(), 0, "no role changes");
+    assert.equal(await member.locator("[data-public-key]").count(), 0);
+    await member.waitForSelector("text=Only owners and admins see and rotate");
+    await audit(member, "settings as member");
+    // A shared link opens the same page.
+    await member.goto(`${home}/segments`);
+    await member.waitForSelector('#segments-table tr[data-segment="VIPs"]');
+    await memberContext.close();
+  }
+
+  assert.deepEqual(violations, [], `accessibility violations:\n${violations.join("\n")}`);
   assert.deepEqual(errors, [], "no script errors");
   console.log("dashboard ok");
+} catch (e) {
+  console.error(`failed at: ${current}`);
+  throw e;
 } finally {
   await browser.close();
 }

@@ -12,27 +12,6 @@ use crate::common::binary::{Server, agent, run, stdout};
 use crate::common::dns_server::DnsServer;
 use crate::common::smtp_sink::SmtpSink;
 
-fn post(server: &Server, path: &str, key: &str, body: Value) -> (u16, Value) {
-    let mut res = agent()
-        .post(&server.url(path))
-        .header("Authorization", &format!("Bearer {key}"))
-        .header("content-type", "application/json")
-        .send(body.to_string())
-        .unwrap();
-    (res.status().as_u16(), res.body_mut().read_json().unwrap_or(Value::Null))
-}
-
-fn get(server: &Server, path: &str, key: &str) -> Value {
-    agent()
-        .get(&server.url(path))
-        .header("Authorization", &format!("Bearer {key}"))
-        .call()
-        .unwrap()
-        .body_mut()
-        .read_json()
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_while_sending_then_restart_delivers_every_message() {
     let dir = TempDir::new().unwrap();
@@ -64,13 +43,13 @@ async fn kill_9_while_sending_then_restart_delivers_every_message() {
     let server_ref = &mut server;
     tokio::task::block_in_place(|| server_ref.wait_healthy(Duration::from_secs(30)));
     let domain = tokio::task::block_in_place(|| {
-        post(&server, "/domains", &key, json!({ "domain": "example.test" })).1
+        server.post_keyed("/domains", &key, json!({ "domain": "example.test" })).1
     });
     for record in domain["records"].as_array().unwrap() {
         dns.txt(record["name"].as_str().unwrap(), record["value"].as_str().unwrap()).await;
     }
     let verified = tokio::task::block_in_place(|| {
-        get(&server, &format!("/domains/{}/verify", domain["id"].as_str().unwrap()), &key)
+        server.get_keyed(&format!("/domains/{}/verify", domain["id"].as_str().unwrap()), &key)
     });
     assert_eq!(verified["status"], json!("verified"), "{verified}");
 
@@ -78,8 +57,7 @@ async fn kill_9_while_sending_then_restart_delivers_every_message() {
     let mut accepted = Vec::new();
     for n in 0..60 {
         let (status, body) = tokio::task::block_in_place(|| {
-            post(
-                &server,
+            server.post_keyed(
                 "/v1/send",
                 &key,
                 json!({ "to": format!("user{n}@example.test"), "from": "h@example.test", "subject": format!("Message {n}"), "body": "<p>hi</p>" }),
@@ -170,7 +148,7 @@ fn an_import_killed_mid_run_resumes_at_once_after_restart() {
         let job = upload(&server, &key, csv.as_bytes());
         let started = std::time::Instant::now();
         let state = loop {
-            let state = get(&server, &format!("/contacts/import/{job}"), &key);
+            let state = server.get_keyed(&format!("/contacts/import/{job}"), &key);
             let processed = state["processed"].as_u64().unwrap_or(0);
             if state["status"] == json!("completed") || (processed > 0 && processed < 10_000) {
                 break state;
@@ -193,7 +171,7 @@ fn an_import_killed_mid_run_resumes_at_once_after_restart() {
     let restarted = std::time::Instant::now();
     server.wait_healthy(Duration::from_secs(30));
     let state = loop {
-        let state = get(&server, &format!("/contacts/import/{job}"), &key);
+        let state = server.get_keyed(&format!("/contacts/import/{job}"), &key);
         if state["status"] == json!("completed") {
             break state;
         }
@@ -205,7 +183,7 @@ fn an_import_killed_mid_run_resumes_at_once_after_restart() {
     };
     assert_eq!(state["processed"], json!(10_000), "{state}");
     assert!(server.log().contains("took back the work"), "{}", server.log());
-    let contacts = get(&server, "/contacts?limit=1", &key);
+    let contacts = server.get_keyed("/contacts?limit=1", &key);
     assert_eq!(contacts["total"], json!(10_000), "no contact twice, none missing");
     server.terminate(Duration::from_secs(15));
 }

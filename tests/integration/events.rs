@@ -325,9 +325,17 @@ async fn event_lists_names_and_stats() {
     assert_eq!(stats["events"][0], json!({ "name": "signup", "count": 5, "contacts": 5 }));
     assert_eq!(stats["events"][1], json!({ "name": "purchase", "count": 2, "contacts": 1 }));
     assert_eq!(stats["days"][0]["count"], json!(7));
+    let today = &tidings::clock::now_iso()[..10];
+    let (_, day) = app.get(&format!("/events/stats?from={today}&to={today}"), &keys.secret_key).await;
+    assert_eq!(day["total"], json!(7), "a date-only `to` includes its whole day: {day}");
     let (_, empty) = app.get("/events/stats?from=2020-01-01&to=2020-02-01", &keys.secret_key).await;
     assert_eq!((empty["total"].clone(), empty["events"].clone()), (json!(0), json!([])));
-    for bad in ["from=yesterday", "from=2026-01-02&to=2026-01-01", "from=2020-01-01&to=2026-01-01"] {
+    for bad in [
+        "from=yesterday",
+        "from=2026-01-02&to=2026-01-01",
+        "from=2026-01-02T00:00:00Z&to=2026-01-02T00:00:00Z",
+        "from=2020-01-01&to=2026-01-01",
+    ] {
         let (status, res) = app.get(&format!("/events/stats?{bad}"), &keys.secret_key).await;
         assert_eq!(status, Status::BadRequest, "{bad}: {res}");
     }

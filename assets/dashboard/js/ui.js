@@ -189,6 +189,17 @@ export function Copy({ text, label = "Copy" }) {
   return html`<button type="button" class="secondary small" onClick=${copy} aria-label=${`${label}: ${text.length > 40 ? text.slice(0, 40) + "…" : text}`}>${label}</button>`;
 }
 
+/**
+ * A table in a scrolling box: the box can take the keyboard focus (so a wide table scrolls
+ * without a mouse) and is a region named `label`.
+ */
+export function Table({ label, id, class: cls = "table", children }) {
+  return html`
+    <div class="table-wrap" role="region" aria-label=${label} tabindex="0">
+      <table class=${cls} id=${id}>${children}</table>
+    </div>`;
+}
+
 export function Badge({ children, kind = "" }) {
   return html`<span class=${`badge ${kind}`}>${children}</span>`;
 }
@@ -294,10 +305,14 @@ export function JobProgress({ path, onDone, title = "Job" }) {
       </dl>
       ${job.failure && html`<div class="error" role="alert"><p>${job.failure}</p></div>`}
       ${job.errors && job.errors.length > 0 && html`
-        <table class="table">
+        <${Table} label="Errors">
           <caption>Errors${job.errorCount > job.errors.length ? ` (first ${job.errors.length} of ${job.errorCount})` : ""}</caption>
-          <thead><tr><th scope="col">${job.operation === "import" ? "Row" : "Contact"}</th><th scope="col">${job.operation === "import" ? "Email" : ""}</th><th scope="col">Reason</th></tr></thead>
-          <tbody>${job.errors.slice(0, 100).map((e, i) => html`<tr key=${i}><td>${e.row ?? e.contactId}</td><td>${e.email ?? ""}</td><td>${e.reason}</td></tr>`)}</tbody>
-        </table>`}
+          <thead><tr>${job.operation === "import"
+            ? html`<th scope="col">Row</th><th scope="col">Email</th>`
+            : html`<th scope="col">Contact</th>`}<th scope="col">Reason</th></tr></thead>
+          <tbody>${job.errors.slice(0, 100).map((e, i) => html`<tr key=${i}>${job.operation === "import"
+            ? html`<td>${e.row}</td><td>${e.email ?? ""}</td>`
+            : html`<td>${e.contactId}</td>`}<td>${e.reason}</td></tr>`)}</tbody>
+        <//>`}
     </div>`;
 }

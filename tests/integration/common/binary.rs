@@ -115,6 +115,29 @@ impl Server {
         (status, res.body_mut().read_json().unwrap_or(Value::Null))
     }
 
+    /// A JSON POST with `Authorization: Bearer <key>`: the status and the body.
+    pub fn post_keyed(&self, path: &str, key: &str, body: Value) -> (u16, Value) {
+        let mut res = agent()
+            .post(&self.url(path))
+            .header("Authorization", &format!("Bearer {key}"))
+            .header("content-type", "application/json")
+            .send(body.to_string())
+            .unwrap();
+        (res.status().as_u16(), res.body_mut().read_json().unwrap_or(Value::Null))
+    }
+
+    /// A GET with `Authorization: Bearer <key>`: the body.
+    pub fn get_keyed(&self, path: &str, key: &str) -> Value {
+        agent()
+            .get(&self.url(path))
+            .header("Authorization", &format!("Bearer {key}"))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_json()
+            .unwrap()
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.as_ref().unwrap().id()
     }

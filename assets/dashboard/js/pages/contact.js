@@ -6,8 +6,7 @@ import { del, get, patch } from "../api.js";
 import { navigate } from "../router.js";
 import {
   ActionButton, Badge, CursorPager, ErrorBox, Field, Form, Json, Loaded, Page, date, toast, useAction,
-  useCursor, useLoad,
-} from "../ui.js";
+  useCursor, useLoad, Table } from "../ui.js";
 
 const TYPES = [
   ["string", "Text"],
@@ -150,10 +149,10 @@ function History({ title, path, empty, columns, row }) {
     <section class="card">
       <h2>${title}</h2>
       <${Loaded} result=${list}>${(page) => page.data.length === 0 ? html`<p class="meta">${empty}</p>` : html`
-        <div class="table-wrap"><table class="table">
+        <${Table} label=${title}>
           <thead><tr>${columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
           <tbody>${page.data.map(row)}</tbody>
-        </table></div>
+        <//>
         <${CursorPager} pager=${pager} list=${page} label=${title} />`}<//>
     </section>`;
 }

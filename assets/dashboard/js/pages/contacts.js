@@ -6,8 +6,7 @@ import { get, post } from "../api.js";
 import { navigate, setQuery, useLocation } from "../router.js";
 import {
   Badge, CursorPager, Empty, ErrorBox, Field, Form, JobProgress, Loaded, Page, date, useAction, useCursor,
-  useDebounced, useLoad,
-} from "../ui.js";
+  useDebounced, useLoad, Table } from "../ui.js";
 
 const PAGE_SIZE = 25;
 
@@ -115,8 +114,7 @@ export function Contacts({ project }) {
         ? html`<${Empty}>${applied || subscribed ? "No contacts match." : "No contacts yet. Create one above, import a CSV, or send and track through the API."}<//>`
         : html`
           ${pager.page === 1 && html`<p class="meta" data-total>${page.total} contact${page.total === 1 ? "" : "s"}</p>`}
-          <div class="table-wrap">
-            <table class="table" id="contacts-table">
+          <${Table} label="Contacts" id="contacts-table">
               <thead><tr>
                 <th scope="col"><input type="checkbox" aria-label="Select all on this page"
                   checked=${page.data.every((c) => selected.has(c.id))} onChange=${(e) => toggleAll(page.data, e.currentTarget.checked)} /></th>
@@ -132,8 +130,7 @@ export function Contacts({ project }) {
                     <td>${date(c.createdAt)}</td>
                   </tr>`)}
               </tbody>
-            </table>
-          </div>
+            <//>
           <${CursorPager} pager=${pager} list=${page} label="Contacts" />`}<//>
     <//>`;
 }

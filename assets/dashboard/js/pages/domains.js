@@ -3,7 +3,7 @@
 
 import { html } from "../../vendor/preact-htm.js";
 import { del, get, post } from "../api.js";
-import { ActionButton, Badge, Copy, Empty, ErrorBox, Field, Form, Loaded, Page, date, toast, useAction, useLoad } from "../ui.js";
+import { ActionButton, Badge, Copy, Empty, ErrorBox, Field, Form, Loaded, Page, date, toast, useAction, useLoad, Table } from "../ui.js";
 
 function RecordStatus({ record }) {
   if (record.found === true) return html`<${Badge} kind="ok">found<//>`;
@@ -35,7 +35,7 @@ function DomainCard({ domain, onChanged, onDeleted }) {
       </header>
       <${ErrorBox} error=${verify.error || remove.error} />
       <p class="meta">Added ${date(domain.createdAt)} · last checked ${date(domain.lastCheckedAt)}${domain.verifiedAt ? ` · verified ${date(domain.verifiedAt)}` : ""}</p>
-      <div class="table-wrap"><table class="table records">
+      <${Table} label=${`DNS records of ${domain.domain}`} class="table records">
         <caption>DNS records to publish at your DNS provider</caption>
         <thead><tr><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Value</th><th scope="col">Purpose</th><th scope="col">Status</th></tr></thead>
         <tbody>${domain.records.map((r) => html`
@@ -46,7 +46,7 @@ function DomainCard({ domain, onChanged, onDeleted }) {
             <td>${r.purpose}${!r.required && html` <span class="meta">(optional)</span>`}</td>
             <td><${RecordStatus} record=${r} /></td>
           </tr>`)}</tbody>
-      </table></div>
+      <//>
     </article>`;
 }
 

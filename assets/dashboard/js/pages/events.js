@@ -4,7 +4,7 @@
 import { html, useState } from "../../vendor/preact-htm.js";
 import { get, post } from "../api.js";
 import { setQuery, useLocation } from "../router.js";
-import { Badge, CursorPager, Empty, Field, Json, Loaded, Page, date, useCursor, useLoad } from "../ui.js";
+import { Badge, CursorPager, Empty, Field, Json, Loaded, Page, date, useCursor, useLoad, Table } from "../ui.js";
 
 function Recent({ base, names }) {
   const { params } = useLocation();
@@ -54,13 +54,13 @@ function Recent({ base, names }) {
         : page.data.length === 0
           ? html`<${Empty}>No events${name || contact ? " match" : " yet: track them with POST /v1/track"}.<//>`
           : html`
-            <div class="table-wrap"><table class="table" id="events-table">
+            <${Table} label="Recent events" id="events-table">
               <thead><tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Contact</th><th scope="col">Data</th></tr></thead>
               <tbody>${page.data.map((e) => html`
                 <tr key=${e.id}><td>${date(e.createdAt)}</td><td>${e.name}</td>
                   <td>${e.contact ? html`<a href=${`${base}/contacts/${encodeURIComponent(e.contact.id)}`}>${e.contact.email}</a>` : "—"}</td>
                   <td><${Json} value=${e.data} /></td></tr>`)}</tbody>
-            </table></div>
+            <//>
             <${CursorPager} pager=${pager} list=${page} label="Events" />`}<//>
     </section>`;
 }
@@ -70,10 +70,10 @@ function Names({ names }) {
   return html`
     <section class="card" aria-labelledby="names-heading">
       <h2 id="names-heading">Event names</h2>
-      <div class="table-wrap"><table class="table" id="names-table">
+      <${Table} label="Event names" id="names-table">
         <thead><tr><th scope="col">Name</th><th scope="col" class="num">Count</th><th scope="col">Last seen</th></tr></thead>
         <tbody>${names.map((n) => html`<tr key=${n.name}><td>${n.name} ${n.reserved && html`<${Badge}>service<//>`}</td><td class="num">${n.count}</td><td>${date(n.lastSeenAt)}</td></tr>`)}</tbody>
-      </table></div>
+      <//>
     </section>`;
 }
 
@@ -103,10 +103,10 @@ function Stats() {
         return html`
           <p><strong id="stats-total">${s.total}</strong> events from ${s.from.slice(0, 10)} to ${s.to.slice(0, 10)}.</p>
           <div class="split">
-            <div class="table-wrap"><table class="table">
+            <${Table} label="Events by name">
               <thead><tr><th scope="col">Event</th><th scope="col" class="num">Count</th><th scope="col" class="num">Contacts</th></tr></thead>
               <tbody>${s.events.map((e) => html`<tr key=${e.name}><td>${e.name}</td><td class="num">${e.count}</td><td class="num">${e.contacts}</td></tr>`)}</tbody>
-            </table></div>
+            <//>
             <ul class="bars" aria-label="Events per day">
               ${s.days.map((d) => html`<li key=${d.date}><span>${d.date}</span><span class="bar-fill" style=${`width:${(100 * d.count) / max}%`}></span><span class="num">${d.count}</span></li>`)}
             </ul>

@@ -3,7 +3,7 @@
 
 import { html, useState } from "../../vendor/preact-htm.js";
 import { del, get } from "../api.js";
-import { Badge, Empty, ErrorBox, JobProgress, Json, Loaded, Page, percent, useAction, useLoad } from "../ui.js";
+import { Badge, Empty, ErrorBox, JobProgress, Json, Loaded, Page, percent, useAction, useLoad, Table } from "../ui.js";
 
 function Values({ field }) {
   const result = useLoad(() => get(`/contacts/fields/${encodeURIComponent(field)}/values`, { limit: 20 }), [field]);
@@ -55,9 +55,9 @@ export function Fields({ project }) {
       <p class="meta">Every field contacts have: the standard ones and the custom fields under <code>data</code>, with the type fixed by the first value seen and the share of contacts that have it.</p>
       <${Loaded} result=${result}>${(f) => html`
         ${f.fields.filter((x) => x.isCustom).length === 0 && html`<${Empty}>No custom fields yet: they appear as contacts get <code>data</code>.<//>`}
-        <div class="table-wrap"><table class="table" id="fields-table">
+        <${Table} label="Fields" id="fields-table">
           <thead><tr><th scope="col">Field</th><th scope="col">Type</th><th scope="col" class="num">Coverage</th><th scope="col">Details</th></tr></thead>
           <tbody>${f.fields.map((field) => html`<${FieldRow} key=${field.field} field=${field} base=${base} onDeleted=${() => setTimeout(result.reload, 1500)} />`)}</tbody>
-        </table></div>`}<//>
+        <//>`}<//>
     <//>`;
 }

@@ -3,7 +3,7 @@
 
 import { html, useState } from "../../vendor/preact-htm.js";
 import { api } from "../api.js";
-import { ErrorBox, Field, JobProgress, Page, toast, useAction } from "../ui.js";
+import { ErrorBox, Field, JobProgress, Page, toast, useAction, Table } from "../ui.js";
 
 function cell(value) {
   if (value === null || value === undefined) return html`<span class="meta">—</span>`;
@@ -50,10 +50,10 @@ export function Import({ project }) {
         <section class="card" id="import-preview">
           <h2>Preview</h2>
           <p><strong>${preview.totalRows}</strong> rows. The first ${preview.rows.length}, as they will be stored:</p>
-          <div class="table-wrap"><table class="table">
+          <${Table} label="Rows of the file">
             <thead><tr>${preview.columns.map((c) => html`<th scope="col">${c.name}<div class="meta">${c.becomes ? `→ ${c.becomes}` : "dropped"}</div></th>`)}</tr></thead>
             <tbody>${preview.rows.map((row, i) => html`<tr key=${i}>${row.map((v, j) => html`<td key=${j}>${cell(v)}</td>`)}</tr>`)}</tbody>
-          </table></div>
+          <//>
           ${!job && html`<div class="buttons" style="margin-top:.75rem">
             <button type="button" id="start-import" disabled=${start.busy} onClick=${() => start.run()}>Import ${preview.totalRows} rows</button>
           </div>`}

@@ -3,7 +3,7 @@
 
 import { html, useState } from "../../vendor/preact-htm.js";
 import { get } from "../api.js";
-import { CursorPager, Empty, Loaded, Page, date, useCursor, useLoad } from "../ui.js";
+import { CursorPager, Empty, Loaded, Page, date, useCursor, useLoad, Table } from "../ui.js";
 
 export function Outbox({ project }) {
   const base = `/app/p/${encodeURIComponent(project.id)}`;
@@ -15,13 +15,13 @@ export function Outbox({ project }) {
       <${Loaded} result=${list}>${(page) => page.data.length === 0
         ? html`<${Empty}>The outbox is empty. Messages appear here when mail is sent without a relay; with a relay, mail goes out and is not kept.<//>`
         : html`
-          <div class="table-wrap"><table class="table" id="outbox-table">
+          <${Table} label="Captured messages" id="outbox-table">
             <thead><tr><th scope="col">When</th><th scope="col">To</th><th scope="col">Subject</th><th scope="col">From</th><th scope="col" class="num">Size</th></tr></thead>
             <tbody>${page.data.map((m) => html`
               <tr key=${m.id}><td>${date(m.createdAt)}</td><td>${m.to}</td>
                 <td><a href=${`${base}/outbox/${m.id}`}>${m.subject || "(no subject)"}</a></td><td>${m.from}</td>
                 <td class="num">${(m.size / 1024).toFixed(1)} KB</td></tr>`)}</tbody>
-          </table></div>
+          <//>
           <${CursorPager} pager=${pager} list=${page} label="Outbox" />`}<//>
     <//>`;
 }
@@ -48,10 +48,10 @@ export function OutboxMessage({ project, params }) {
             : html`<p class="meta">This message has no HTML part.</p>`)}
           ${tab === "text" && html`<pre>${msg.text || ""}</pre>`}
           ${tab === "headers" && html`
-            <div class="table-wrap"><table class="table" id="headers-table">
+            <${Table} label="Headers" id="headers-table">
               <thead><tr><th scope="col">Header</th><th scope="col">Value</th></tr></thead>
               <tbody>${msg.headers.map((h, i) => html`<tr key=${i}><th scope="row">${h.name}</th><td><code>${h.value}</code></td></tr>`)}</tbody>
-            </table></div>`}
+            <//>`}
           ${tab === "raw" && html`<pre id="message-raw">${msg.raw}</pre>`}
         </section>`}<//>
     <//>`;

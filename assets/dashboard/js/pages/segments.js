@@ -8,8 +8,7 @@ import { navigate } from "../router.js";
 import { ConditionBuilder, emptyCondition } from "../conditions.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Form, Loaded, Page, PagePager, date, toast, useAction,
-  useDebounced, useLoad,
-} from "../ui.js";
+  useDebounced, useLoad, Table } from "../ui.js";
 
 export function Segments({ project }) {
   const base = `/app/p/${encodeURIComponent(project.id)}`;
@@ -18,7 +17,7 @@ export function Segments({ project }) {
     <${Page} title="Segments" actions=${html`<a class="button-link primary" href=${`${base}/segments/new`}>New segment</a>`}>
       <${Loaded} result=${list}>${(segments) => segments.length === 0
         ? html`<${Empty}>No segments yet. A dynamic segment is every contact matching a condition; a static one is a list you keep.<//>`
-        : html`<div class="table-wrap"><table class="table" id="segments-table">
+        : html`<${Table} label="Segments" id="segments-table">
             <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col" class="num">Members</th><th scope="col">Tracked</th><th scope="col">Counted</th></tr></thead>
             <tbody>${segments.map((s) => html`
               <tr key=${s.id} data-segment=${s.name}>
@@ -28,7 +27,7 @@ export function Segments({ project }) {
                 <td>${s.trackMembership ? html`<${Badge} kind="ok">entry/exit events<//>` : "—"}</td>
                 <td>${date(s.countedAt || s.updatedAt)}</td>
               </tr>`)}</tbody>
-          </table></div>`}<//>
+          <//>`}<//>
     <//>`;
 }
 
@@ -132,12 +131,12 @@ function Members({ segment, onChanged }) {
         <${ErrorBox} error=${remove.error} />`}
       <${Loaded} result=${list}>${(p) => p.data.length === 0 ? html`<p class="meta">No members.</p>` : html`
         <p class="meta">${p.total} member${p.total === 1 ? "" : "s"}${segment.type === "DYNAMIC" ? ", evaluated now" : ""}.</p>
-        <div class="table-wrap"><table class="table" id="members-table">
+        <${Table} label="Members" id="members-table">
           <thead><tr><th scope="col">Email</th><th scope="col">Subscribed</th>${segment.type === "STATIC" && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
           <tbody>${p.data.map((c) => html`<tr key=${c.id}><td><a href=${`/app/p/${encodeURIComponent(segment.projectId)}/contacts/${encodeURIComponent(c.id)}`}>${c.email}</a></td>
             <td>${c.subscribed ? "yes" : "no"}</td>
             ${segment.type === "STATIC" && html`<td><button type="button" class="danger small" aria-label=${`Remove ${c.email}`} onClick=${() => remove.run([c.email])}>Remove</button></td>`}</tr>`)}</tbody>
-        </table></div>
+        <//>
         <${PagePager} page=${p.page} totalPages=${p.totalPages} onPage=${setPage} label="Members" />`}<//>
     </section>`;
 }

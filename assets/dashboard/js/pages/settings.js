@@ -6,7 +6,7 @@ import { html, useState } from "../../vendor/preact-htm.js";
 import { api, del, get, patch, post } from "../api.js";
 import { navigate } from "../router.js";
 import { SecretKeyNotice } from "./projects.js";
-import { ActionButton, Badge, Copy, ErrorBox, Field, Form, Loaded, Page, date, toast, useAction, useLoad } from "../ui.js";
+import { ActionButton, Badge, Copy, ErrorBox, Field, Form, Loaded, Page, date, toast, useAction, useLoad, Table } from "../ui.js";
 
 const ROLES = ["OWNER", "ADMIN", "MEMBER"];
 
@@ -93,7 +93,7 @@ function Members({ project, user, manage }) {
       <p class="meta">Owners and admins manage keys, members and settings; only owners make owners and delete the project. Members use everything else.</p>
       <${ErrorBox} error=${change.error || remove.error} />
       <${Loaded} result=${members}>${(list) => html`
-        <div class="table-wrap"><table class="table" id="members-table">
+        <${Table} label="Members" id="members-table">
           <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
           <tbody>${list.map((m) => {
             const self = m.userId === user.id;
@@ -109,7 +109,7 @@ function Members({ project, user, manage }) {
               <td>${(editable || self) && html`<button type="button" class="danger small" onClick=${() => window.confirm(self ? "Leave this project?" : `Remove ${m.email} from the project?`) && remove.run(m)}>${self ? "Leave" : "Remove"}</button>`}</td>
             </tr>`;
           })}</tbody>
-        </table></div>`}<//>
+        <//>`}<//>
       ${manage && html`
         <h3>Add a member</h3>
         <${Form} class="inline" id="member-form" action=${add} submit="Add member">

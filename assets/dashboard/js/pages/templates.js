@@ -6,8 +6,7 @@ import { del, get, patch, post } from "../api.js";
 import { navigate, setQuery, useLocation } from "../router.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Loaded, Page, PagePager, date, toast, useAction,
-  useDebounced, useLoad,
-} from "../ui.js";
+  useDebounced, useLoad, Table } from "../ui.js";
 
 const TYPES = ["MARKETING", "TRANSACTIONAL", "HEADLESS"];
 
@@ -43,7 +42,7 @@ export function Templates({ project }) {
       <${Loaded} result=${list}>${(p) => p.data.length === 0
         ? html`<${Empty}>${applied || type ? "No templates match." : "No templates yet. A template holds a subject, a sender and a Liquid body that /v1/send and campaigns use."}<//>`
         : html`
-          <div class="table-wrap"><table class="table" id="templates-table">
+          <${Table} label="Templates" id="templates-table">
             <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Subject</th><th scope="col">From</th><th scope="col">Updated</th></tr></thead>
             <tbody>${p.data.map((t) => html`
               <tr key=${t.id} data-template=${t.name}>
@@ -51,7 +50,7 @@ export function Templates({ project }) {
                 <td><${Badge}>${t.type.toLowerCase()}<//></td>
                 <td>${t.subject}</td><td>${t.from}</td><td>${date(t.updatedAt)}</td>
               </tr>`)}</tbody>
-          </table></div>
+          <//>
           <${PagePager} page=${p.page} totalPages=${p.totalPages} onPage=${setPage} label="Templates" />`}<//>
     <//>`;
 }
