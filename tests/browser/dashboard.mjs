@@ -40,7 +40,10 @@ async function audit(page, name) {
 }
 
 async function shot(page, name) {
-  if (shots) await page.screenshot({ path: `${shots}/${name}.png`, fullPage: false });
+  if (!shots) return;
+  await page.addStyleTag({ content: ".toasts { display: none !important; }" });
+  await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+  await page.addStyleTag({ content: ".toasts { display: flex !important; }" });
 }
 
 let current = "start";

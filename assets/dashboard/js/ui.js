@@ -162,7 +162,7 @@ export function Toasts() {
   const [items, setItems] = useState([]);
   useEffect(() => {
     const listener = (item) => {
-      setItems((list) => [...list, item]);
+      setItems((list) => [...list.slice(-2), item]);
       setTimeout(() => setItems((list) => list.filter((i) => i.id !== item.id)), 4000);
     };
     toastListeners.add(listener);

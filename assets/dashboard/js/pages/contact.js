@@ -174,7 +174,7 @@ export function Contact({ project, params }) {
       <${Loaded} result=${result}>${(c) => html`
         <${Details} contact=${c} onChanged=${result.setData} />
         <${DataEditor} key=${c.updatedAt} contact=${c} onSaved=${result.setData} />
-        <div class="split">
+        <div>
           <${History} title="Events" path=${`/events/contact/${encodeURIComponent(c.id)}`} empty="No events yet."
             columns=${["When", "Event", "Data"]}
             row=${(e) => html`<tr key=${e.id}><td>${date(e.createdAt)}</td><td>${e.name}</td><td><${Json} value=${e.data} /></td></tr>`} />

@@ -37,14 +37,17 @@ function DomainCard({ domain, onChanged, onDeleted }) {
       <p class="meta">Added ${date(domain.createdAt)} · last checked ${date(domain.lastCheckedAt)}${domain.verifiedAt ? ` · verified ${date(domain.verifiedAt)}` : ""}</p>
       <${Table} label=${`DNS records of ${domain.domain}`} class="table records">
         <caption>DNS records to publish at your DNS provider</caption>
-        <thead><tr><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Value</th><th scope="col">Purpose</th><th scope="col">Status</th></tr></thead>
+        <thead><tr><th scope="col">Record</th><th scope="col">Name and value</th></tr></thead>
         <tbody>${domain.records.map((r) => html`
           <tr key=${r.purpose} data-purpose=${r.purpose}>
-            <td>${r.type}</td>
-            <td><div class="record-value"><code>${r.name}</code><${Copy} text=${r.name} label="Copy name" /></div></td>
-            <td><div class="record-value"><code class="record">${r.value}</code><${Copy} text=${r.value} label="Copy value" /></div></td>
-            <td>${r.purpose}${!r.required && html` <span class="meta">(optional)</span>`}</td>
-            <td><${RecordStatus} record=${r} /></td>
+            <td class="record-kind">
+              <strong>${r.type}</strong> · ${r.purpose}${!r.required && html` <span class="meta">(optional)</span>`}
+              <div><${RecordStatus} record=${r} /></div>
+            </td>
+            <td>
+              <div class="record-value"><span class="meta">Name</span><code>${r.name}</code><${Copy} text=${r.name} label="Copy name" /></div>
+              <div class="record-value"><span class="meta">Value</span><code class="record">${r.value}</code><${Copy} text=${r.value} label="Copy value" /></div>
+            </td>
           </tr>`)}</tbody>
       <//>
     </article>`;

@@ -35,7 +35,7 @@ export function Segments({ project }) {
 function useVocabulary() {
   return useLoad(async () => {
     const [fields, events, segments] = await Promise.all([get("/contacts/fields"), get("/events/names"), get("/segments")]);
-    return { catalogue: fields.fields, events: events.filter((e) => !e.name.startsWith("email.") || true), segments };
+    return { catalogue: fields.fields, events, segments };
   }, []);
 }
 
