@@ -111,7 +111,7 @@ function Shell({ user, projects, project, onSignOut, children }) {
     </header>
     <div class=${project ? "frame with-nav" : "frame"}>
       ${project && html`
-        <nav id="sections" class=${open ? "sections open" : "sections"} aria-label="Project">
+        <nav id="sections" class=${open ? "sections open" : "sections"} aria-label="Sections">
           <p class="project-name">${project.name} <span class="badge">${project.role.toLowerCase()}</span></p>
           <ul>
             ${SECTIONS.map(([slug, label]) => {
@@ -161,23 +161,27 @@ function SignedIn({ user, onSignOut }) {
   // The project of the route, with the caller's role in it.
   const pid = route && route.pid;
   useEffect(() => {
-    setProject(pid || null);
-    if (!pid) {
-      setCurrent(null);
-      return;
-    }
-    if (project && project.id === pid) return;
-    setCurrent(null);
+    setError(null);
+    if (!pid || (project && project.id === pid)) return;
     api("GET", `/users/@me/projects/${encodeURIComponent(pid)}`)
       .then((p) => {
         localStorage.setItem(LAST_PROJECT, p.id);
         setCurrent(p);
       })
-      .catch(setError);
+      .catch((e) => {
+        if (e.status === 404) localStorage.removeItem(LAST_PROJECT);
+        setError(e);
+      });
   }, [pid]);
 
-  if (error) return html`<${Shell} user=${user} projects=${projects || []} onSignOut=${onSignOut}><${ErrorBox} error=${error} /></${Shell}>`;
-  if (!projects || (pid && !project)) return html`<${Shell} user=${user} projects=${projects || []} onSignOut=${onSignOut}><${Loading} /></${Shell}>`;
+  const shell = (content) => html`<${Shell} user=${user} projects=${projects || []} onSignOut=${onSignOut}>${content}</${Shell}>`;
+  if (error) {
+    return shell(html`<section class="page"><${ErrorBox} error=${error} /><p><a href="/app/projects">Go to your projects</a></p></section>`);
+  }
+  // Pages render only once their project is the route's, and name it in every request.
+  const ready = !pid || (project && project.id === pid);
+  if (!projects || !ready) return shell(html`<${Loading} />`);
+  setProject(pid || null);
   const Page = route ? route.page : null;
   const refresh = async (changed) => {
     await loadProjects();

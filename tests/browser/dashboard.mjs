@@ -53,7 +53,7 @@ function step(name) {
 }
 
 async function nav(page, label) {
-  await page.getByRole("navigation", { name: "Project" }).getByRole("link", { name: label, exact: true }).click();
+  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: label, exact: true }).click();
   await page.waitForSelector(`h1:text-is("${label}")`);
 }
 
@@ -331,8 +331,27 @@ try {
   assert.equal((await api("POST", "/v1/track", { email: "ada@example.com", event: "rotated" }, shownPublic)).status, 200);
   await shot(page, "settings");
 
+  step("the project switcher keeps the page and changes the project");
+  await page.goto(`${base}/app/projects`);
+  await page.fill("#project-form input[name=name]", "Beta");
+  await page.click("#project-form button[type=submit]");
+  await page.waitForSelector("[data-secret-key]");
+  const beta = (await page.getAttribute("article[data-project]:has-text('Beta')", "data-project"));
+  await page.goto(`${home}/segments`);
+  await page.waitForSelector('#segments-table tr[data-segment="VIPs"]');
+  await page.getByRole("combobox", { name: /^Project/ }).selectOption(beta);
+  await page.waitForSelector("text=No segments yet");
+  assert.equal(new URL(page.url()).pathname, `/app/p/${beta}/segments`);
+  await page.getByRole("combobox", { name: /^Project/ }).selectOption(F.projectId);
+  await page.waitForSelector('#segments-table tr[data-segment="VIPs"]');
+  await page.goto(`${base}/app/p/not-a-project/contacts`);
+  await page.waitForSelector(".error:has-text('Project not found')");
+  await page.getByRole("link", { name: "Go to your projects" }).click();
+  await page.waitForSelector("h1:text('Projects')");
+  await page.goto(`${home}/contacts`);
+  await page.waitForSelector('#contacts-table tr[data-contact="ada@example.com"]');
+
   step("dark theme and a phone's width");
-  await nav(page, "Contacts");
   await page.getByRole("button", { name: "Dark theme" }).click();
   await page.waitForSelector("html[data-theme=dark]");
   await audit(page, "contacts, dark");
@@ -342,7 +361,7 @@ try {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 1, `the page fits a phone (overflow ${overflow}px)`);
   await page.getByRole("button", { name: "Menu" }).click();
-  await page.getByRole("navigation", { name: "Project" }).getByRole("link", { name: "Segments" }).click();
+  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Segments" }).click();
   await page.waitForSelector("h1:text-is('Segments')");
   await audit(page, "segments, phone");
   await shot(page, "phone");
