@@ -57,6 +57,16 @@ async function nav(page, label) {
   await page.waitForSelector(`h1:text-is("${label}")`);
 }
 
+/** Signs in on the sign-in page and opens the project Acme. */
+async function signInToAcme(page, email) {
+  await page.goto(`${base}/login`);
+  await page.fill("#email", email);
+  await page.fill("#password", F.password);
+  await page.click("#auth-form button[type=submit]");
+  await page.getByRole("link", { name: "Acme" }).click();
+  await page.waitForSelector('#contacts-table tr[data-contact="ada@example.com"]');
+}
+
 const toast = (page, text) => page.waitForSelector(`.toast:has-text("${text}")`);
 
 const browser = await chromium.launch({
@@ -116,15 +126,9 @@ try {
   const home = `${base}/app/p/${F.projectId}`;
 
   step("sign in as the owner and open the project");
-  await page.goto(`${base}/login`);
-  await page.fill("#email", F.owner);
-  await page.fill("#password", F.password);
-  await page.click("#auth-form button[type=submit]");
-  await page.getByRole("link", { name: "Acme" }).click();
-  await page.waitForSelector("h1:text-is('Contacts')");
+  await signInToAcme(page, F.owner);
 
   step("contacts: the API's contacts are listed; one is created on the page");
-  await page.waitForSelector('#contacts-table tr[data-contact="ada@example.com"]');
   await page.waitForSelector('#contacts-table tr[data-contact="cy@example.com"]');
   await shot(page, "contacts");
   await audit(page, "contacts");
@@ -373,12 +377,7 @@ try {
     const memberContext = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const member = await memberContext.newPage();
     watch(member);
-    await member.goto(`${base}/login`);
-    await member.fill("#email", F.member);
-    await member.fill("#password", F.password);
-    await member.click("#auth-form button[type=submit]");
-    await member.getByRole("link", { name: "Acme" }).click();
-    await member.waitForSelector('#contacts-table tr[data-contact="ada@example.com"]');
+    await signInToAcme(member, F.member);
     await nav(member, "Settings");
     await member.waitForSelector(`tr[data-member="${F.member}"]`);
     assert.equal(await member.locator("text=Regenerate keys").count(), 0);

@@ -64,6 +64,23 @@ export function useDebounced(fn, deps, ms = 350) {
   }, deps);
 }
 
+/**
+ * A search box's text and the search applied after typing pauses: {text, setText, applied}.
+ * Starts from the page's `search` query parameter; `onApply` runs when the search changes (to
+ * go back to the first page).
+ */
+export function useSearch(initial, onApply) {
+  const [text, setText] = useState(initial || "");
+  const [applied, setApplied] = useState(text);
+  useDebounced(() => {
+    if (text !== applied) {
+      setApplied(text);
+      onApply();
+    }
+  }, [text]);
+  return { text, setText, applied };
+}
+
 // ---------------------------------------------------------------------------------------------
 // States.
 

@@ -6,7 +6,7 @@ import { get, post } from "../api.js";
 import { navigate, setQuery, useLocation } from "../router.js";
 import {
   Badge, CursorPager, Empty, ErrorBox, Field, Form, JobProgress, Loaded, Page, date, useAction, useCursor,
-  useDebounced, useLoad, Table } from "../ui.js";
+  useLoad, useSearch, Table } from "../ui.js";
 
 const PAGE_SIZE = 25;
 
@@ -65,17 +65,11 @@ function BulkBar({ selected, onDone, onClear }) {
 export function Contacts({ project }) {
   const base = `/app/p/${encodeURIComponent(project.id)}`;
   const { params } = useLocation();
-  const [search, setSearch] = useState(params.get("search") || "");
-  const [applied, setApplied] = useState(search);
   const [subscribed, setSubscribed] = useState(params.get("subscribed") || "");
   const [selected, setSelected] = useState(new Set());
   const pager = useCursor();
-  useDebounced(() => {
-    if (search !== applied) {
-      setApplied(search);
-      pager.reset();
-    }
-  }, [search]);
+  const search = useSearch(params.get("search"), pager.reset);
+  const applied = search.applied;
   const list = useLoad(() => {
     setQuery({ search: applied, subscribed });
     return get("/contacts", { limit: PAGE_SIZE, search: applied.trim(), subscribed, cursor: pager.cursor });
@@ -99,7 +93,7 @@ export function Contacts({ project }) {
       <a class="button-link" href=${`${base}/fields`}>Fields</a>`}>
       <${NewContact} base=${base} />
       <div class="toolbar" role="search">
-        <${Field} label="Search by email"><input type="search" value=${search} onInput=${(e) => setSearch(e.currentTarget.value)} placeholder="part of an address" /><//>
+        <${Field} label="Search by email"><input type="search" value=${search.text} onInput=${(e) => search.setText(e.currentTarget.value)} placeholder="part of an address" /><//>
         <div class="field narrow-field">
           <label class="label" for="subscribed-filter">Subscription</label>
           <select id="subscribed-filter" value=${subscribed} onChange=${(e) => { setSubscribed(e.currentTarget.value); pager.reset(); }}>

@@ -6,23 +6,17 @@ import { del, get, patch, post } from "../api.js";
 import { navigate, setQuery, useLocation } from "../router.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Loaded, Page, PagePager, date, toast, useAction,
-  useDebounced, useLoad, Table } from "../ui.js";
+  useDebounced, useLoad, useSearch, Table } from "../ui.js";
 
 const TYPES = ["MARKETING", "TRANSACTIONAL", "HEADLESS"];
 
 export function Templates({ project }) {
   const base = `/app/p/${encodeURIComponent(project.id)}`;
   const { params } = useLocation();
-  const [search, setSearch] = useState(params.get("search") || "");
-  const [applied, setApplied] = useState(search);
   const [type, setType] = useState(params.get("type") || "");
   const [page, setPage] = useState(1);
-  useDebounced(() => {
-    if (search !== applied) {
-      setApplied(search);
-      setPage(1);
-    }
-  }, [search]);
+  const search = useSearch(params.get("search"), () => setPage(1));
+  const applied = search.applied;
   const list = useLoad(() => {
     setQuery({ search: applied, type });
     return get("/templates", { page, pageSize: 20, search: applied.trim(), type, sort: "updatedAt" });
@@ -30,7 +24,7 @@ export function Templates({ project }) {
   return html`
     <${Page} title="Templates" actions=${html`<a class="button-link primary" href=${`${base}/templates/new`}>New template</a>`}>
       <div class="toolbar" role="search">
-        <${Field} label="Search"><input type="search" value=${search} placeholder="name, description or subject" onInput=${(e) => setSearch(e.currentTarget.value)} /><//>
+        <${Field} label="Search"><input type="search" value=${search.text} placeholder="name, description or subject" onInput=${(e) => search.setText(e.currentTarget.value)} /><//>
         <div class="field narrow-field">
           <label class="label" for="type-filter">Type</label>
           <select id="type-filter" value=${type} onChange=${(e) => { setType(e.currentTarget.value); setPage(1); }}>
