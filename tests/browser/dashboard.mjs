@@ -167,6 +167,11 @@ try {
   await page.getByRole("region", { name: "Bulk actions" }).getByRole("button", { name: "Unsubscribe" }).click();
   await page.waitForSelector("[data-job-status=completed]");
   for (const email of ["bob@example.com", "cy@example.com"]) assert.equal((await lookup(email)).subscribed, false, email);
+  await page.getByRole("button", { name: "Close" }).click();
+  await page.getByRole("link", { name: "cy@example.com" }).click();
+  await page.getByRole("button", { name: "Delete contact" }).click();
+  await page.waitForSelector("h1:text-is('Contacts')");
+  assert.equal((await lookup("cy@example.com")).exists, false, "deleted on its page");
 
   step("import: preview, import, watch it complete");
   await page.goto(`${home}/contacts`);
@@ -192,6 +197,12 @@ try {
   await city.getByRole("button", { name: "Values" }).click();
   await city.locator("code.json", { hasText: "Oslo" }).first().waitFor();
   await audit(page, "fields");
+  const source = page.locator('tr[data-field="data.source"]');
+  await source.getByRole("button", { name: "Delete" }).click();
+  await source.locator("[data-job-status=completed]").waitFor();
+  const fields = (await api("GET", "/contacts/fields")).body.fields.map((f) => f.field);
+  assert.ok(fields.includes("data.city") && !fields.includes("data.source"), "data.source removed");
+  assert.equal((await api("GET", `/contacts/${(await lookup("ada@example.com")).id}`)).body.data.source, undefined);
 
   step("segments: a two-group condition counts what the API counts");
   await nav(page, "Segments");
@@ -223,6 +234,15 @@ try {
   assert.equal(saved.condition.logic, "OR");
   assert.equal(await page.locator("#members-table tbody tr").count(), expected);
   await audit(page, "segment");
+  await page.getByRole("button", { name: "Refresh count" }).click();
+  await toast(page, `Counted: ${expected} members`);
+  await page.getByLabel(/^Track membership/).check();
+  await page.getByRole("button", { name: "Save segment" }).click();
+  await toast(page, "Segment saved");
+  await page.getByRole("button", { name: "Compute membership" }).click();
+  await toast(page, "Membership computed");
+  const entered = (await api("GET", "/events?name=segment.pro-or-oslo.entry")).body;
+  assert.equal(entered.total, expected, "every member entered once");
 
   step("segments: a static segment's members by email");
   await nav(page, "Segments");
@@ -275,6 +295,13 @@ try {
   const refused = await page.waitForSelector("#template-form .error");
   assert.match(await refused.textContent(), /verified/);
   await page.waitForSelector("#template-form .error a:text('Go to Domains')");
+  await page.getByRole("button", { name: "Duplicate" }).click();
+  await page.waitForSelector("h1:text-is('Welcome (copy)')");
+  assert.equal((await api("GET", "/templates")).body.total, 2);
+  await page.getByRole("button", { name: "Delete" }).click();
+  await page.waitForSelector('#templates-table tr[data-template="Welcome"]');
+  const remaining = (await api("GET", "/templates")).body.data.map((t) => t.name);
+  assert.deepEqual(remaining, ["Welcome"]);
 
   step("events: recent, names and stats");
   await nav(page, "Events");
@@ -303,6 +330,10 @@ try {
   await added.locator(".badge:text('not found')").first().waitFor();
   await shot(page, "domains");
   await audit(page, "domains");
+  await added.getByRole("button", { name: "Delete" }).click();
+  await added.waitFor({ state: "detached" });
+  const domains = (await api("GET", `/domains/project/${F.projectId}`)).body.map((d) => d.domain);
+  assert.deepEqual(domains, ["example.test"]);
 
   step("outbox: the captured message, its HTML, headers and source");
   await nav(page, "Outbox");
@@ -324,6 +355,21 @@ try {
   await page.getByRole("button", { name: "Add member" }).click();
   await page.waitForSelector(`tr[data-member="${F.member}"]`);
   await audit(page, "settings");
+  const roleOf = async () => (await (await page.request.get(`${base}/projects/${F.projectId}/members`)).json())
+    .find((m) => m.email === F.member).role;
+  assert.equal(await roleOf(), "MEMBER");
+  await page.getByLabel(`Role of ${F.member}`).selectOption("ADMIN");
+  await toast(page, `${F.member} is now admin`);
+  assert.equal(await roleOf(), "ADMIN");
+  await page.getByLabel(`Role of ${F.member}`).selectOption("MEMBER");
+  await toast(page, `${F.member} is now member`);
+  assert.equal(await roleOf(), "MEMBER");
+  await page.locator("#rename-form input[name=name]").fill("Acme Inc");
+  await page.getByRole("button", { name: "Rename" }).click();
+  await toast(page, "Project renamed");
+  await page.waitForSelector(".project-name:has-text('Acme Inc')");
+  const renamed = (await (await page.request.get(`${base}/users/@me/projects/${F.projectId}`)).json()).name;
+  assert.equal(renamed, "Acme Inc");
   await page.getByRole("button", { name: "Regenerate keys" }).click();
   const rotated = (await (await page.waitForSelector("[data-secret-key]")).textContent()).trim();
   assert.match(rotated, /^sk_[A-Za-z0-9]{40}$/);

@@ -191,3 +191,38 @@ async fn a_condition_is_counted_without_saving_a_segment() {
     assert_eq!(status, Status::UnprocessableEntity);
     assert_eq!(error["error"]["errors"][0]["field"], json!("condition.groups[0].filters[0].operator"));
 }
+
+#[rocket::async_test]
+async fn the_dashboard_endpoints_take_no_public_key_and_no_foreign_session() {
+    let app = TestApp::new().await;
+    let (_, keys) = app.user_with_project("me@example.com").await;
+    let (_, contact) = app.post("/contacts", &keys.secret_key, json!({ "email": "a@x.io" })).await;
+    let emails = format!("/contacts/{}/emails", contact["id"].as_str().unwrap());
+    let stranger = app.signup("stranger@example.com").await;
+    let calls = [
+        (rocket::http::Method::Post, "/templates/preview", Some(json!({ "subject": "s", "body": "b" }))),
+        (rocket::http::Method::Post, "/segments/count", Some(json!({ "condition": {} }))),
+        (rocket::http::Method::Get, emails.as_str(), None),
+    ];
+    for (method, path, body) in calls {
+        let (status, error) = app.call(method, path, &keys.public_key, body.clone()).await;
+        assert_eq!(
+            (status, error["error"]["code"].clone()),
+            (Status::Unauthorized, json!("INVALID_API_KEY")),
+            "{path}"
+        );
+        let mut req = app
+            .client
+            .req(method, path.to_string())
+            .cookie(stranger.clone())
+            .header(rocket::http::Header::new("X-Project-Id", keys.id.clone()))
+            .header(ContentType::JSON);
+        if let Some(body) = body {
+            req = req.body(body.to_string());
+        }
+        assert_envelope(req.dispatch().await, 404, "NOT_FOUND").await;
+    }
+    let (status, _) =
+        app.upload_csv_to("/contacts/import/preview", &keys.public_key, b"email\na@x.io\n").await;
+    assert_eq!(status, Status::Unauthorized);
+}
