@@ -342,6 +342,10 @@ try {
   assert.match(await frame.getAttribute("srcdoc"), /Hello Ada/);
   assert.equal(await frame.getAttribute("sandbox"), "", "no scripts, no same origin");
   await audit(page, "outbox message");
+  await page.getByRole("tab", { name: "HTML" }).focus();
+  await page.keyboard.press("ArrowRight");
+  await page.waitForSelector("[role=tab][aria-selected=true]:text-is('Text')");
+  await page.waitForFunction(() => document.activeElement.textContent === "Text"); // the focus moves too
   await page.getByRole("tab", { name: "Headers" }).click();
   await page.waitForSelector("#headers-table th:text('DKIM-Signature')");
   await page.getByRole("tab", { name: "Source" }).click();

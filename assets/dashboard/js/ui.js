@@ -89,6 +89,14 @@ export function Page({ title, actions, children, back }) {
   useEffect(() => {
     document.title = `${title} · Tidings`;
   }, [title]);
+  // A new page takes the focus to its heading (screen readers announce it), unless the user is
+  // already in a control of it.
+  useEffect(() => {
+    const active = document.activeElement;
+    if (!active || active === document.body || !document.getElementById("main")?.contains(active)) {
+      heading.current && heading.current.focus({ preventScroll: true });
+    }
+  }, []);
   return html`
     <section class="page">
       ${back && html`<p class="back"><a href=${back.href}>← ${back.label}</a></p>`}
@@ -215,6 +223,34 @@ export function Table({ label, id, class: cls = "table", children }) {
     <div class="table-wrap" role="region" aria-label=${label} tabindex="0">
       <table class=${cls} id=${id}>${children}</table>
     </div>`;
+}
+
+let tabsSerial = 0;
+
+/**
+ * Tabs as the ARIA pattern has them: the selected tab is the one in the tab order, arrow keys
+ * (and Home/End) move between tabs, and the panel is labelled by its tab. `tabs` is a list of
+ * [key, label]; `children` is the selected panel's content.
+ */
+export function Tabs({ label, tabs, current, onChange, children }) {
+  const prefix = useRef(`tabs${++tabsSerial}`).current;
+  const list = useRef(null);
+  const onKeyDown = (event) => {
+    const index = tabs.findIndex(([key]) => key === current);
+    const moves = { ArrowRight: index + 1, ArrowLeft: index - 1, Home: 0, End: tabs.length - 1 };
+    if (!(event.key in moves)) return;
+    event.preventDefault();
+    const next = (moves[event.key] + tabs.length) % tabs.length;
+    onChange(tabs[next][0]);
+    setTimeout(() => list.current && list.current.querySelector(`#${prefix}-${tabs[next][0]}`).focus());
+  };
+  return html`
+    <div class="tabs" role="tablist" aria-label=${label} ref=${list} onKeyDown=${onKeyDown}>
+      ${tabs.map(([key, text]) => html`
+        <button type="button" role="tab" id=${`${prefix}-${key}`} key=${key} aria-selected=${key === current}
+          aria-controls=${`${prefix}-panel`} tabindex=${key === current ? 0 : -1} onClick=${() => onChange(key)}>${text}</button>`)}
+    </div>
+    <div role="tabpanel" id=${`${prefix}-panel`} aria-labelledby=${`${prefix}-${current}`}>${children}</div>`;
 }
 
 export function Badge({ children, kind = "" }) {

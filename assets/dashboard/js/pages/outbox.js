@@ -3,7 +3,7 @@
 
 import { html, useState } from "../../vendor/preact-htm.js";
 import { get } from "../api.js";
-import { CursorPager, Empty, Loaded, Page, date, useCursor, useLoad, Table } from "../ui.js";
+import { CursorPager, Empty, Loaded, Page, Table, Tabs, date, useCursor, useLoad } from "../ui.js";
 
 export function Outbox({ project }) {
   const base = `/app/p/${encodeURIComponent(project.id)}`;
@@ -40,9 +40,7 @@ export function OutboxMessage({ project, params }) {
             <dt>From</dt><dd>${msg.from}</dd><dt>To</dt><dd>${msg.to}</dd>
             <dt>Captured</dt><dd>${date(msg.createdAt)}</dd><dt>Message-ID</dt><dd><code>${msg.messageId}</code></dd>
           </dl>
-          <div class="tabs" role="tablist" aria-label="Message parts">
-            ${tabs.map(([key, label]) => html`<button type="button" role="tab" aria-selected=${tab === key} onClick=${() => setTab(key)}>${label}</button>`)}
-          </div>
+          <${Tabs} label="Message parts" tabs=${tabs} current=${tab} onChange=${setTab}>
           ${tab === "html" && (msg.html
             ? html`<iframe class="preview-frame" id="message-frame" title="The message as HTML" sandbox="" srcdoc=${msg.html}></iframe>`
             : html`<p class="meta">This message has no HTML part.</p>`)}
@@ -53,6 +51,7 @@ export function OutboxMessage({ project, params }) {
               <tbody>${msg.headers.map((h, i) => html`<tr key=${i}><th scope="row">${h.name}</th><td><code>${h.value}</code></td></tr>`)}</tbody>
             <//>`}
           ${tab === "raw" && html`<pre id="message-raw">${msg.raw}</pre>`}
+          <//>
         </section>`}<//>
     <//>`;
 }

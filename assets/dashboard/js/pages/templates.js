@@ -6,7 +6,7 @@ import { del, get, patch, post } from "../api.js";
 import { navigate, setQuery, useLocation } from "../router.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Loaded, Page, PagePager, date, toast, useAction,
-  useDebounced, useLoad, useSearch, Table } from "../ui.js";
+  useDebounced, useLoad, useSearch, Table, Tabs } from "../ui.js";
 
 const TYPES = ["MARKETING", "TRANSACTIONAL", "HEADLESS"];
 
@@ -105,13 +105,11 @@ function Preview({ subject, body }) {
       ${error && html`<${TemplateError} error=${error} />`}
       ${shown && html`
         <p class="subject-line" id="preview-subject">${shown.subject}</p>
-        <div class="tabs" role="tablist" aria-label="Preview format">
-          <button type="button" role="tab" aria-selected=${tab === "html"} onClick=${() => setTab("html")}>HTML</button>
-          <button type="button" role="tab" aria-selected=${tab === "text"} onClick=${() => setTab("text")}>Plain text</button>
-        </div>
-        ${tab === "html"
-          ? html`<iframe class="preview-frame" id="preview-frame" title="Rendered email" sandbox="" srcdoc=${shown.html}></iframe>`
-          : html`<pre>${shown.text}</pre>`}`}
+        <${Tabs} label="Preview format" tabs=${[["html", "HTML"], ["text", "Plain text"]]} current=${tab} onChange=${setTab}>
+          ${tab === "html"
+            ? html`<iframe class="preview-frame" id="preview-frame" title="Rendered email" sandbox="" srcdoc=${shown.html}></iframe>`
+            : html`<pre>${shown.text}</pre>`}
+        <//>`}
       ${!shown && !error && html`<p class="meta">Type a subject and a body to see them rendered.</p>`}
     </section>`;
 }
