@@ -101,8 +101,8 @@ function Stats() {
       <${Loaded} result=${stats}>${(s) => {
         const max = Math.max(1, ...s.days.map((d) => d.count));
         return html`
-          <p><strong id="stats-total">${s.total}</strong> events from ${s.from.slice(0, 10)} to ${s.to.slice(0, 10)}.</p>
-          <div class="split">
+          <p><strong id="stats-total">${s.total}</strong> events from ${range.from} to ${range.to}.</p>
+          <div class="stack">
             <${Table} label="Events by name">
               <thead><tr><th scope="col">Event</th><th scope="col" class="num">Count</th><th scope="col" class="num">Contacts</th></tr></thead>
               <tbody>${s.events.map((e) => html`<tr key=${e.name}><td>${e.name}</td><td class="num">${e.count}</td><td class="num">${e.contacts}</td></tr>`)}</tbody>
