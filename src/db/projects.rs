@@ -5,7 +5,9 @@ use serde::Serialize;
 
 use crate::clock;
 
-/// A member's role in a project.
+/// A member's role in a project, ordered: a role includes the rights of those below it (owners
+/// and admins manage members, keys, billing, reset and deletion; only owners delete and make
+/// owners). `api::roles` checks them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Role {
@@ -30,11 +32,6 @@ impl Role {
             "MEMBER" => Some(Role::Member),
             _ => None,
         }
-    }
-
-    /// Owners and admins manage members, keys, billing, reset and deletion.
-    pub fn can_manage(self) -> bool {
-        self >= Role::Admin
     }
 }
 
