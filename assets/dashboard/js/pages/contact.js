@@ -86,7 +86,8 @@ function DataEditor({ contact, onSaved }) {
   return html`
     <section class="card" aria-labelledby="data-heading">
       <h2 id="data-heading">Custom fields</h2>
-      <p class="meta">Keys are stored in <code>data</code>; templates read them as <code>{{ key }}</code> and segments as <code>data.key</code>. A field's type is fixed by the first value the project saw.</p>
+      <p class="meta">Keys are stored in <code>data</code>; templates read them as <code>{{ key }}</code> and segments as <code>data.key</code>. A field's type is fixed by the first value the project saw.
+        Only changed keys are saved; Remove deletes a key; an empty text leaves the stored value as it is, and reserved keys (<code>id</code>, <code>email</code>, the link variables) are dropped.</p>
       <${Form} action=${save} submit="Save fields">
         ${rows.length === 0 && html`<p class="meta">No custom fields yet.</p>`}
         ${rows.map((row) => html`
