@@ -11,7 +11,7 @@ use super::pagination;
 use crate::clock;
 use crate::core::track;
 use crate::db::events::{self, ListQuery, Listed};
-use crate::db::{DbError, contacts, jobs, segments};
+use crate::db::{DbError, contacts, jobs};
 use crate::error::ApiError;
 use crate::scheduler::events::{DELETE_BATCH, delete_job};
 use crate::state::AppState;
@@ -191,7 +191,7 @@ async fn usage(state: &State<AppState>, access: ProjectAccess, name: &str) -> Re
     let (project, lookup) = (access.project.id, name.to_string());
     let segments = state
         .db
-        .run(move |conn| Ok::<_, DbError>(segments::referring(conn, &project, "event", &lookup)?))
+        .run(move |conn| Ok::<_, DbError>(crate::db::refs::segments(conn, &project, "event", &lookup)?))
         .await?;
     Ok(Json(json!({
         "event": name,

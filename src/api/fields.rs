@@ -144,7 +144,7 @@ async fn usage(state: &State<AppState>, access: ProjectAccess, field: &str) -> R
     let (project, name) = (access.project.id, field.to_string());
     let segments = state
         .db
-        .run(move |conn| Ok::<_, DbError>(crate::db::segments::referring(conn, &project, "field", &name)?))
+        .run(move |conn| Ok::<_, DbError>(crate::db::refs::segments(conn, &project, "field", &name)?))
         .await?;
     // Campaigns and workflows join the list as they arrive.
     Ok(Json(json!({

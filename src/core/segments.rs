@@ -18,6 +18,7 @@ use super::events;
 use super::fields::FieldChanges;
 use crate::clock;
 use crate::db::contacts::{self, Contact, Indexing};
+use crate::db::refs::{self, Owner};
 use crate::db::segments::{self, Segment};
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
@@ -98,7 +99,7 @@ fn save_refs(conn: &Connection, segment: &Segment, refs: &References) -> rusqlit
     list.extend(refs.fields.iter().map(|f| ("field", f.as_str())));
     list.extend(refs.events.iter().map(|e| ("event", e.as_str())));
     list.extend(refs.segments.iter().map(|s| ("segment", s.as_str())));
-    segments::set_refs(conn, &segment.id, &segment.project_id, &list)
+    refs::set(conn, Owner::Segment, &segment.id, &segment.project_id, &list)
 }
 
 /// A new segment, checked.
@@ -187,9 +188,16 @@ pub fn update(
     Ok(segment)
 }
 
-/// Deletes a segment; 409 while another segment's condition refers to it.
+/// Deletes a segment; 409 while another segment's condition refers to it, or a SCHEDULED or
+/// SENDING campaign uses it.
 pub fn delete(conn: &Connection, segment: &Segment) -> Result<(), ApiError> {
-    let users = segments::referring(conn, &segment.project_id, "segment", &segment.id)?;
+    if let Some((id, name)) = refs::active_campaign(conn, &segment.project_id, "segment", &segment.id)? {
+        return Err(ApiError::conflict(format!(
+            "The campaign {name:?} sends to this segment; cancel it or wait until it has sent"
+        ))
+        .with_details(json!({ "campaigns": [{ "id": id, "name": name }] })));
+    }
+    let users = refs::segments(conn, &segment.project_id, "segment", &segment.id)?;
     if let Some((_, name)) = users.first() {
         return Err(ApiError::conflict(format!(
             "The segment {name:?} refers to this segment (memberOfSegment); change its condition first"

@@ -23,6 +23,7 @@ pub mod jobs;
 pub mod keys;
 pub mod migrate;
 pub mod projects;
+pub mod refs;
 pub mod segments;
 pub mod sessions;
 pub mod settings;

@@ -149,38 +149,6 @@ pub fn slug_taken(conn: &Connection, project: &str, slug: &str) -> rusqlite::Res
         .map(|found| found.is_some())
 }
 
-/// Replaces what a segment's condition refers to.
-pub fn set_refs(
-    conn: &Connection,
-    segment: &str,
-    project: &str,
-    refs: &[(&str, &str)],
-) -> rusqlite::Result<()> {
-    conn.prepare_cached("DELETE FROM segment_refs WHERE segment_id = ?1")?.execute([segment])?;
-    let mut insert = conn.prepare_cached(
-        "INSERT OR IGNORE INTO segment_refs (segment_id, project_id, kind, name) VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    for (kind, name) in refs {
-        insert.execute(params![segment, project, kind, name])?;
-    }
-    Ok(())
-}
-
-/// The segments (id, name) of `project` whose condition names `name` of `kind`.
-pub fn referring(
-    conn: &Connection,
-    project: &str,
-    kind: &str,
-    name: &str,
-) -> rusqlite::Result<Vec<(String, String)>> {
-    conn.prepare_cached(
-        "SELECT s.id, s.name FROM segment_refs r JOIN segments s ON s.id = r.segment_id
-         WHERE r.project_id = ?1 AND r.kind = ?2 AND r.name = ?3 ORDER BY s.name, s.id",
-    )?
-    .query_map([project, kind, name], |r| Ok((r.get(0)?, r.get(1)?)))?
-    .collect()
-}
-
 /// Adds a stored member; whether it was new.
 pub fn add_member(conn: &Connection, segment: &str, contact_seq: i64, now: i64) -> rusqlite::Result<bool> {
     Ok(conn
