@@ -11,7 +11,7 @@ use super::json::{JsonBody, Small};
 use crate::core::domains as core_domains;
 use rusqlite::OptionalExtension;
 
-use crate::db::domains;
+use crate::db::{domains, refs};
 use crate::error::{ApiError, conflict_on_unique};
 use crate::state::AppState;
 
@@ -127,6 +127,14 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
             if let Some(template) = used {
                 return Err(ApiError::conflict(format!(
                     "The template {template:?} sends from {}; change its sender before removing the domain",
+                    domain.domain
+                )));
+            }
+            if let Some((_, campaign)) =
+                refs::active_campaign_on_domain(tx, &domain.project_id, &domain.domain)?
+            {
+                return Err(ApiError::conflict(format!(
+                    "The campaign {campaign:?} sends from {}; cancel it or wait until it has sent",
                     domain.domain
                 )));
             }

@@ -184,21 +184,13 @@ async fn stats(
     })))
 }
 
-/// Where an event name is used: segment filters now; workflow triggers and conditions, and
-/// campaign audiences, as they arrive.
+/// Where an event name is used: segment filters and campaign audiences (workflow triggers and
+/// conditions as they arrive).
 #[get("/events/<name>/usage", rank = 2)]
 async fn usage(state: &State<AppState>, access: ProjectAccess, name: &str) -> Result<Json<Value>, ApiError> {
-    let (project, lookup) = (access.project.id, name.to_string());
-    let segments = state
-        .db
-        .run(move |conn| Ok::<_, DbError>(crate::db::refs::segments(conn, &project, "event", &lookup)?))
-        .await?;
-    Ok(Json(json!({
-        "event": name,
-        "segments": segments.iter().map(|(id, name)| json!({ "id": id, "name": name })).collect::<Vec<_>>(),
-        "workflows": [],
-        "campaigns": [],
-    })))
+    let mut usage = super::usage::lists(state, &access.project.id, "event", name).await?;
+    usage.insert("event".into(), json!(name));
+    Ok(Json(Value::Object(usage)))
 }
 
 /// Deletes every event of a name: at once when there are few, else as a background job (202).

@@ -141,18 +141,9 @@ async fn usage(state: &State<AppState>, access: ProjectAccess, field: &str) -> R
     if !STANDARD.iter().any(|(name, _)| *name == field) {
         custom_field(state, &access.project.id, field).await?;
     }
-    let (project, name) = (access.project.id, field.to_string());
-    let segments = state
-        .db
-        .run(move |conn| Ok::<_, DbError>(crate::db::refs::segments(conn, &project, "field", &name)?))
-        .await?;
-    // Campaigns and workflows join the list as they arrive.
-    Ok(Json(json!({
-        "field": field,
-        "segments": segments.iter().map(|(id, name)| json!({ "id": id, "name": name })).collect::<Vec<_>>(),
-        "campaigns": [],
-        "workflows": [],
-    })))
+    let mut usage = super::usage::lists(state, &access.project.id, "field", field).await?;
+    usage.insert("field".into(), json!(field));
+    Ok(Json(Value::Object(usage)))
 }
 
 #[delete("/contacts/fields/<field>")]

@@ -55,17 +55,40 @@ impl<'r, T: DeserializeOwned, C: Cap> FromData<'r> for JsonBody<T, C> {
     type Error = ApiError;
 
     async fn from_data(req: &'r Request<'_>, data: Data<'r>) -> data::Outcome<'r, Self> {
-        let state = req.rocket().state::<AppState>().expect("AppState is always managed");
-        let limit = C::bytes(state).bytes();
-        let result = match data.open(limit).into_bytes().await {
-            Ok(bytes) if !bytes.is_complete() => Err(ApiError::payload_too_large(limit.as_u64())),
-            Ok(bytes) => parse(&bytes.into_inner()),
-            Err(e) => Err(ApiError::bad_request(format!("Could not read the request body: {e}"))),
-        };
-        match result {
+        match read::<C>(req, data).await.and_then(|bytes| parse(&bytes)) {
             Ok(value) => data::Outcome::Success(JsonBody(value, PhantomData)),
             Err(e) => data::Outcome::Error(stash(req, e)),
         }
+    }
+}
+
+/// As [`JsonBody`], for routes whose body may be left out: an empty body is `None`; anything
+/// else must be a valid body (a bad one is never taken for no body).
+pub struct OptionalJsonBody<T, C: Cap>(pub Option<T>, PhantomData<C>);
+
+#[rocket::async_trait]
+impl<'r, T: DeserializeOwned, C: Cap> FromData<'r> for OptionalJsonBody<T, C> {
+    type Error = ApiError;
+
+    async fn from_data(req: &'r Request<'_>, data: Data<'r>) -> data::Outcome<'r, Self> {
+        let parsed = read::<C>(req, data).await.and_then(|bytes| {
+            if bytes.iter().all(u8::is_ascii_whitespace) { Ok(None) } else { parse(&bytes).map(Some) }
+        });
+        match parsed {
+            Ok(value) => data::Outcome::Success(OptionalJsonBody(value, PhantomData)),
+            Err(e) => data::Outcome::Error(stash(req, e)),
+        }
+    }
+}
+
+/// Reads a body of at most `C` bytes; 413 beyond.
+async fn read<C: Cap>(req: &Request<'_>, data: Data<'_>) -> Result<Vec<u8>, ApiError> {
+    let state = req.rocket().state::<AppState>().expect("AppState is always managed");
+    let limit = C::bytes(state).bytes();
+    match data.open(limit).into_bytes().await {
+        Ok(bytes) if !bytes.is_complete() => Err(ApiError::payload_too_large(limit.as_u64())),
+        Ok(bytes) => Ok(bytes.into_inner()),
+        Err(e) => Err(ApiError::bad_request(format!("Could not read the request body: {e}"))),
     }
 }
 

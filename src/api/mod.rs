@@ -4,6 +4,7 @@
 
 pub mod attempts;
 pub mod auth;
+pub mod campaigns;
 pub mod contact_jobs;
 pub mod contacts;
 pub mod dashboard;
@@ -28,6 +29,7 @@ pub mod send;
 pub mod templates;
 pub mod track;
 pub mod tracking;
+pub mod usage;
 pub mod verify;
 
 use rocket::fairing::{Fairing, Info, Kind};
@@ -57,6 +59,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         domains::routes(),
         verify::routes(),
         templates::routes(),
+        campaigns::routes(),
         preview::routes(),
         send::routes(),
         track::routes(),

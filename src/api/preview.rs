@@ -62,7 +62,7 @@ async fn preview(
     let rendered = super::blocking(move || {
         compose::check_subject(&request.subject, "subject")?;
         compose::check_body(&request.body, "body")?;
-        let base = outbound::LinkBase { public_url: &public_url, secret: &secret };
+        let base = outbound::LinkBase { public_url: &public_url, secret: &secret, email: None };
         let transient = request.data.unwrap_or_default();
         let rendered =
             outbound::render(&request.subject, &request.body, &to, contact.as_ref(), &transient, &base)

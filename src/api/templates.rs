@@ -257,6 +257,8 @@ async fn duplicate(
 #[get("/templates/<id>/usage")]
 async fn usage(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
     let template = find(state, access.project.id, id).await?;
-    // Campaigns and workflow steps that send this template report here once they exist.
-    Ok(Json(json!({ "templateId": template.id, "campaigns": [], "workflows": [] })))
+    let mut usage = super::usage::lists(state, &template.project_id, "template", &template.id).await?;
+    usage.remove("segments");
+    usage.insert("templateId".into(), json!(template.id));
+    Ok(Json(Value::Object(usage)))
 }

@@ -128,7 +128,7 @@ async fn record(
 async fn contact_of(state: &AppState, token: &str) -> Option<(Link, contacts::Contact, String)> {
     let link = links::verify(&state.secrets.link, token)?;
     let id = match &link {
-        Link::Unsubscribe { contact } | Link::Subscribe { contact } | Link::Manage { contact } => {
+        Link::Unsubscribe { contact, .. } | Link::Subscribe { contact } | Link::Manage { contact } => {
             contact.clone()
         }
         _ => return None,
@@ -204,10 +204,22 @@ struct PageForm<'r> {
 /// body says: the signed token is the permission.
 #[post("/unsubscribe/<token>")]
 async fn unsubscribe(state: &State<AppState>, token: &str) -> Page {
-    let Some((Link::Unsubscribe { .. }, contact, project)) = contact_of(state, token).await else {
+    let Some((Link::Unsubscribe { email, .. }, contact, project)) = contact_of(state, token).await else {
         return not_found();
     };
-    flip(state, contact, &project, false).await
+    let was_subscribed = contact.subscribed;
+    let page = flip(state, contact, &project, false).await;
+    // The email the link came in is credited with the unsubscribe (once): its campaign counts it.
+    if let Some(email) = email.filter(|_| was_subscribed) {
+        let credited = state
+            .db
+            .write(move |tx| Ok::<_, DbError>(emails::credit_unsubscribe(tx, &email, clock::now_ms())?))
+            .await;
+        if let Err(e) = credited {
+            tracing::warn!("could not credit an unsubscribe to its email: {e}");
+        }
+    }
+    page
 }
 
 #[get("/subscribe/<token>")]

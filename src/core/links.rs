@@ -13,11 +13,25 @@ use sha2::Sha256;
 /// What a token stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Link {
-    Open { email: String },
-    Click { email: String, url: String },
-    Unsubscribe { contact: String },
-    Subscribe { contact: String },
-    Manage { contact: String },
+    Open {
+        email: String,
+    },
+    Click {
+        email: String,
+        url: String,
+    },
+    /// `email`: the message the link came in, when it should be credited with the unsubscribe
+    /// (campaign mail counts its unsubscribes).
+    Unsubscribe {
+        contact: String,
+        email: Option<String>,
+    },
+    Subscribe {
+        contact: String,
+    },
+    Manage {
+        contact: String,
+    },
 }
 
 impl Link {
@@ -25,7 +39,8 @@ impl Link {
         match self {
             Link::Open { email } => format!("o\n{email}"),
             Link::Click { email, url } => format!("c\n{email}\n{url}"),
-            Link::Unsubscribe { contact } => format!("u\n{contact}"),
+            Link::Unsubscribe { contact, email: None } => format!("u\n{contact}"),
+            Link::Unsubscribe { contact, email: Some(email) } => format!("u\n{contact}\n{email}"),
             Link::Subscribe { contact } => format!("s\n{contact}"),
             Link::Manage { contact } => format!("m\n{contact}"),
         }
@@ -37,7 +52,8 @@ impl Link {
         Some(match (kind, parts.next()) {
             ("o", None) => Link::Open { email: id },
             ("c", Some(url)) => Link::Click { email: id, url: url.to_string() },
-            ("u", None) => Link::Unsubscribe { contact: id },
+            ("u", None) => Link::Unsubscribe { contact: id, email: None },
+            ("u", Some(email)) => Link::Unsubscribe { contact: id, email: Some(email.to_string()) },
             ("s", None) => Link::Subscribe { contact: id },
             ("m", None) => Link::Manage { contact: id },
             _ => return None,
@@ -83,10 +99,17 @@ pub fn url(public_url: &str, secret: &str, link: &Link) -> String {
     format!("{public_url}{}{}", link.path(), token(secret, link))
 }
 
-/// The per-contact links every message can use, as template variables.
-pub fn contact_links(public_url: &str, secret: &str, contact: &str) -> Vec<(&'static str, String)> {
+/// The per-contact links every message can use, as template variables; `email` is the message
+/// they go in, when its unsubscribes are counted (campaign mail).
+pub fn contact_links(
+    public_url: &str,
+    secret: &str,
+    contact: &str,
+    email: Option<&str>,
+) -> Vec<(&'static str, String)> {
+    let unsubscribe = Link::Unsubscribe { contact: contact.into(), email: email.map(str::to_string) };
     vec![
-        ("unsubscribeUrl", url(public_url, secret, &Link::Unsubscribe { contact: contact.into() })),
+        ("unsubscribeUrl", url(public_url, secret, &unsubscribe)),
         ("subscribeUrl", url(public_url, secret, &Link::Subscribe { contact: contact.into() })),
         ("manageUrl", url(public_url, secret, &Link::Manage { contact: contact.into() })),
     ]
@@ -193,7 +216,8 @@ mod tests {
         for link in [
             Link::Open { email: "e1".into() },
             Link::Click { email: "e1".into(), url: "https://example.com/a?b=c\nd".into() },
-            Link::Unsubscribe { contact: "c1".into() },
+            Link::Unsubscribe { contact: "c1".into(), email: None },
+            Link::Unsubscribe { contact: "c1".into(), email: Some("e1".into()) },
             Link::Subscribe { contact: "c1".into() },
             Link::Manage { contact: "c1".into() },
         ] {

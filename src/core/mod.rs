@@ -2,6 +2,7 @@
 
 pub mod accounts;
 pub mod bulk;
+pub mod campaigns;
 pub mod compose;
 pub mod conditions;
 pub mod contacts;

@@ -35,10 +35,12 @@ pub struct Rendered {
     pub html: String,
 }
 
-/// Where the generated links (`unsubscribeUrl`, …) point and how they are signed.
+/// Where the generated links (`unsubscribeUrl`, …) point and how they are signed; `email` is the
+/// message they go in when its unsubscribes are counted (campaign mail).
 pub struct LinkBase<'a> {
     pub public_url: &'a str,
     pub secret: &'a str,
+    pub email: Option<&'a str>,
 }
 
 /// Renders `subject` and `body` for a recipient: the contact's custom fields with this
@@ -56,7 +58,7 @@ pub fn render(
     let mut vars = data::variables(&stored, transient);
     vars.retain(|k, _| !data::is_reserved(k));
     let contact_id = contact.map(|c| c.id.as_str()).unwrap_or_default();
-    let contact_links = links::contact_links(base.public_url, base.secret, contact_id);
+    let contact_links = links::contact_links(base.public_url, base.secret, contact_id, base.email);
     let scope = render::scope(&vars, to_email, contact_id, &contact_links);
     let subject = render::render(subject, Mode::Text, &scope).map_err(|e| (Part::Subject, e))?;
     let html = render::render(body, Mode::Html, &scope).map_err(|e| (Part::Body, e))?;
@@ -82,7 +84,8 @@ mod tests {
         }
     }
 
-    const BASE: LinkBase<'static> = LinkBase { public_url: "https://mail.example.com", secret: "s" };
+    const BASE: LinkBase<'static> =
+        LinkBase { public_url: "https://mail.example.com", secret: "s", email: None };
 
     #[test]
     fn one_off_values_win_and_reserved_keys_are_dropped() {

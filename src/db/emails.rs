@@ -3,7 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// An email row.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Email {
     pub id: String,
     pub project_id: String,
@@ -133,6 +133,36 @@ pub fn insert(conn: &Connection, e: &Email, now: i64) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Queues one recipient's email of a campaign at `priority`, unless the campaign already has an
+/// email for this contact; whether it was added. Its subject and body stay empty: the worker
+/// reads them from the campaign.
+pub fn insert_campaign_row(conn: &Connection, e: &Email, priority: i64, now: i64) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "INSERT INTO emails (id, project_id, contact_id, to_email, from_email, from_name, reply_to, subject, body,
+                 headers, variables, type, source_type, template_id, campaign_id, status, message_id, priority,
+                 next_attempt_at, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '', '', '{}', '{}', ?8, 'CAMPAIGN', ?9, ?10, 'QUEUED', ?11, ?12, ?13, ?13, ?13)
+             ON CONFLICT DO NOTHING",
+        )?
+        .execute(params![
+            e.id,
+            e.project_id,
+            e.contact_id,
+            e.to_email,
+            e.from_email,
+            e.from_name,
+            e.reply_to,
+            e.kind,
+            e.template_id,
+            e.campaign_id,
+            e.message_id,
+            priority,
+            now
+        ])?
+        > 0)
+}
+
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Email>> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM emails WHERE id = ?1"))?
         .query_row([id], from_row)
@@ -145,7 +175,7 @@ pub fn claim(conn: &Connection, now: i64, limit: usize, lease_ms: i64) -> rusqli
         .prepare_cached(
             "SELECT id FROM emails WHERE status = 'QUEUED' AND next_attempt_at <= ?1
                AND (locked_until IS NULL OR locked_until <= ?1)
-             ORDER BY next_attempt_at LIMIT ?2",
+             ORDER BY priority, next_attempt_at LIMIT ?2",
         )?
         .query_map(params![now, limit as i64], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
@@ -215,6 +245,46 @@ pub fn next_due(conn: &Connection) -> rusqlite::Result<Option<i64>> {
         [],
         |r| r.get(0),
     )
+}
+
+/// Takes a cancelled campaign's queued emails out of the queue, up to `limit` of its rows with a
+/// contact id after `after` (keyset order): they fail with the reason and are not sent. Rows a
+/// worker holds right now are left to it (it sees the cancellation before sending, or has sent).
+/// Returns the last contact id visited, or `None` when the rows ran out.
+pub fn cancel_queued(
+    conn: &Connection,
+    campaign: &str,
+    after: &str,
+    limit: usize,
+    now: i64,
+) -> rusqlite::Result<Option<String>> {
+    let rows: Vec<(i64, String, String)> = conn
+        .prepare_cached(
+            "SELECT rowid, contact_id, status FROM emails
+             WHERE campaign_id = ?1 AND source_type = 'CAMPAIGN' AND contact_id > ?2
+             ORDER BY contact_id LIMIT ?3",
+        )?
+        .query_map(params![campaign, after, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut fail = conn.prepare_cached(
+        "UPDATE emails SET status = 'FAILED', last_error = 'not sent: the campaign was cancelled', failed_at = ?2,
+             updated_at = ?2
+         WHERE rowid = ?1 AND status = 'QUEUED' AND (locked_until IS NULL OR locked_until <= ?2)",
+    )?;
+    for (rowid, _, status) in &rows {
+        if status == "QUEUED" {
+            fail.execute(params![rowid, now])?;
+        }
+    }
+    Ok(if rows.len() < limit { None } else { rows.last().map(|(_, contact, _)| contact.clone()) })
+}
+
+/// Records that the recipient unsubscribed through this email (the first time only).
+pub fn credit_unsubscribe(conn: &Connection, id: &str, now: i64) -> rusqlite::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE emails SET unsubscribed_at = ?2 WHERE id = ?1 AND unsubscribed_at IS NULL AND sent_at IS NOT NULL",
+        params![id, now],
+    )? > 0)
 }
 
 /// The rank of a delivered email's status: it only ever moves up (appliance.md section 11).

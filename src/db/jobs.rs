@@ -108,6 +108,20 @@ pub fn enqueue(conn: &Connection, job: &NewJob) -> rusqlite::Result<Option<i64>>
     Ok((inserted > 0).then(|| conn.last_insert_rowid()))
 }
 
+/// As [`enqueue`], but when a queued job with the same dedupe key exists, it is brought forward
+/// to this job's time if that is sooner (a scheduled start that is asked for now).
+pub fn enqueue_soonest(conn: &Connection, job: &NewJob) -> rusqlite::Result<()> {
+    let now = crate::clock::now_ms();
+    conn.execute(
+        "INSERT INTO jobs (kind, payload, project_id, dedupe_key, status, run_at, max_attempts, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7, ?7)
+         ON CONFLICT(dedupe_key) DO UPDATE SET run_at = min(run_at, excluded.run_at), updated_at = excluded.updated_at
+           WHERE jobs.status = 'queued'",
+        params![job.kind, job.payload, job.project_id, job.dedupe_key, job.run_at, job.max_attempts, now],
+    )?;
+    Ok(())
+}
+
 pub fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<JobRow>> {
     conn.query_row(&format!("SELECT {ROW_COLUMNS} FROM jobs WHERE id = ?1"), [id], job_row).optional()
 }

@@ -11,6 +11,8 @@
 //! The submodules hold plain synchronous query functions on `&Connection`, so several of them can
 //! share one transaction.
 
+pub mod audience;
+pub mod campaigns;
 pub mod contact_jobs;
 pub mod contacts;
 pub mod domains;
@@ -158,6 +160,39 @@ where
     let value = f(&tx)?;
     tx.commit()?;
     Ok(value)
+}
+
+/// A `LIKE` pattern (with `ESCAPE '\\'`) matching `text` anywhere, wildcards in it taken literally.
+pub fn contains_pattern(text: &str) -> String {
+    format!("%{}%", text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"))
+}
+
+/// One page of a filtered list: the rows `SELECT {columns} FROM {table}{filter} ORDER BY
+/// {order} LIMIT … OFFSET …` read by `from_row`, and the number of rows the filter matches.
+/// `filter` starts with ` WHERE` and uses `?1`… for `args`.
+pub fn paged<T>(
+    conn: &rusqlite::Connection,
+    query: (&str, &str, &str, &str),
+    mut args: Vec<rusqlite::types::Value>,
+    (limit, offset): (i64, i64),
+    from_row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<(Vec<T>, i64)> {
+    let (table, columns, filter, order) = query;
+    let total: i64 = conn
+        .prepare_cached(&format!("SELECT count(*) FROM {table}{filter}"))?
+        .query_row(rusqlite::params_from_iter(args.clone()), |r| r.get(0))?;
+    args.push(limit.into());
+    args.push(offset.into());
+    let sql = format!(
+        "SELECT {columns} FROM {table}{filter} ORDER BY {order} LIMIT ?{} OFFSET ?{}",
+        args.len() - 1,
+        args.len()
+    );
+    let rows = conn
+        .prepare_cached(&sql)?
+        .query_map(rusqlite::params_from_iter(args), from_row)?
+        .collect::<Result<_, _>>()?;
+    Ok((rows, total))
 }
 
 /// A fresh identifier for a new row: a UUIDv7, so rows made one after another sit side by side

@@ -2,7 +2,7 @@
 //! templates, sender domains). It answers the `usage` endpoints and the "in use → 409" checks.
 //! An owner's rows are rewritten with it and dropped with it (by triggers on the owner tables).
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 /// What holds references.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +37,33 @@ pub fn set(
         insert.execute(params![owner.as_str(), id, project, kind, name])?;
     }
     Ok(())
+}
+
+/// What `owner` refers to, as `(kind, name)` pairs.
+pub fn of(conn: &Connection, owner: Owner, id: &str) -> rusqlite::Result<Vec<(String, String)>> {
+    conn.prepare_cached(
+        "SELECT kind, name FROM refs WHERE owner_kind = ?1 AND owner_id = ?2 ORDER BY kind, name",
+    )?
+    .query_map([owner.as_str(), id], |r| Ok((r.get(0)?, r.get(1)?)))?
+    .collect()
+}
+
+/// A SCHEDULED or SENDING campaign (id, name) of `project` that sends from `domain` or a
+/// subdomain of it, if any.
+pub fn active_campaign_on_domain(
+    conn: &Connection,
+    project: &str,
+    domain: &str,
+) -> rusqlite::Result<Option<(String, String)>> {
+    conn.prepare_cached(
+        "SELECT c.id, c.name FROM refs r JOIN campaigns c ON c.id = r.owner_id
+         WHERE r.project_id = ?1 AND r.kind = 'domain' AND r.owner_kind = 'campaign'
+           AND (r.name = ?2 OR substr(r.name, -length(?2) - 1) = '.' || ?2)
+           AND c.status IN ('SCHEDULED', 'SENDING')
+         ORDER BY c.name LIMIT 1",
+    )?
+    .query_row([project, domain], |r| Ok((r.get(0)?, r.get(1)?)))
+    .optional()
 }
 
 /// The segments (id, name) of `project` that name `name` of `kind`.

@@ -1,7 +1,7 @@
 //! Email templates.
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// A template as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,25 +91,14 @@ pub fn page(conn: &Connection, q: &PageQuery) -> rusqlite::Result<(Vec<Template>
         filter.push_str(&format!(" AND type = ?{}", args.len()));
     }
     if let Some(search) = &q.search {
-        let like = format!("%{}%", search.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
-        args.push(SqlValue::Text(like));
+        args.push(SqlValue::Text(super::contains_pattern(search)));
         let n = args.len();
         filter.push_str(&format!(
             " AND (name LIKE ?{n} ESCAPE '\\' OR coalesce(description, '') LIKE ?{n} ESCAPE '\\' OR subject LIKE ?{n} ESCAPE '\\')"
         ));
     }
-    let total: i64 = conn
-        .prepare(&format!("SELECT count(*) FROM templates{filter}"))?
-        .query_row(params_from_iter(args.clone()), |r| r.get(0))?;
     let dir = if q.descending { "DESC" } else { "ASC" };
     let sort = if q.sort == "name" { "name COLLATE NOCASE" } else { q.sort };
-    args.push(SqlValue::Integer(q.limit));
-    args.push(SqlValue::Integer(q.offset));
-    let sql = format!(
-        "SELECT {COLUMNS} FROM templates{filter} ORDER BY {sort} {dir}, id {dir} LIMIT ?{} OFFSET ?{}",
-        args.len() - 1,
-        args.len()
-    );
-    let rows = conn.prepare(&sql)?.query_map(params_from_iter(args), from_row)?.collect::<Result<_, _>>()?;
-    Ok((rows, total))
+    let order = format!("{sort} {dir}, id {dir}");
+    super::paged(conn, ("templates", COLUMNS, &filter, &order), args, (q.limit, q.offset), from_row)
 }

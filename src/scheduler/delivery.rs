@@ -22,7 +22,7 @@ use crate::api::ratelimit::{self, ProjectLimiter};
 use crate::clock;
 use crate::core::{domains as core_domains, events, links, outbound, send::Attachment};
 use crate::db::{
-    DbError, contacts, domains,
+    DbError, campaigns, contacts, domains,
     emails::{self, Email},
 };
 use crate::error::ApiError;
@@ -183,8 +183,9 @@ impl Worker {
     /// Renders, builds and signs the message.
     async fn prepare(&self, email: &Email) -> Result<(Vec<u8>, String), Outcome> {
         let (project, contact_id) = (email.project_id.clone(), email.contact_id.clone());
+        let campaign_id = email.campaign_id.clone().filter(|_| email.source_type == "CAMPAIGN");
         let from_domain = email.from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
-        let (contact, domain) = self
+        let (contact, domain, campaign) = self
             .state
             .db
             .run(move |conn| {
@@ -193,11 +194,37 @@ impl Worker {
                     None => None,
                 };
                 let domain = domains::for_signing(conn, &project, &core_domains::candidates(&from_domain))?;
-                Ok::<_, DbError>((contact, domain))
+                let campaign = match campaign_id {
+                    Some(id) => Some(campaigns::by_id(conn, &id)?),
+                    None => None,
+                };
+                Ok::<_, DbError>((contact, domain, campaign))
             })
             .await
             .map_err(|e| Outcome::Retry(e.to_string()))?;
-        if email.kind == "MARKETING" && contact.as_ref().is_some_and(|c| !c.subscribed) {
+        // A campaign's rows carry no subject or body: the campaign has them.
+        let mut email = email.clone();
+        match campaign {
+            None => {}
+            Some(None) => {
+                return Err(Outcome::Fail {
+                    error: "not sent: the campaign was deleted".into(),
+                    counted: false,
+                });
+            }
+            Some(Some(c)) if c.status == "CANCELLED" => {
+                return Err(Outcome::Fail {
+                    error: "not sent: the campaign was cancelled".into(),
+                    counted: false,
+                });
+            }
+            Some(Some(c)) => {
+                email.subject = c.subject;
+                email.body = c.body;
+            }
+        }
+        let test = email.source_type == "TEST";
+        if email.kind == "MARKETING" && !test && contact.as_ref().is_some_and(|c| !c.subscribed) {
             return Err(Outcome::Fail {
                 error: "not sent: the contact unsubscribed from marketing email".into(),
                 counted: false,
@@ -224,7 +251,9 @@ impl Worker {
         tokio::task::spawn_blocking(move || {
             let public_url = config.public_url();
             let transient: Map<String, Value> = serde_json::from_str(&email.variables).unwrap_or_default();
-            let base = outbound::LinkBase { public_url: &public_url, secret: &secret };
+            // Campaign mail credits its unsubscribes to the email (and so the campaign).
+            let credited = (email.source_type == "CAMPAIGN").then_some(email.id.as_str());
+            let base = outbound::LinkBase { public_url: &public_url, secret: &secret, email: credited };
             let rendered = outbound::render(
                 &email.subject,
                 &email.body,
@@ -250,7 +279,8 @@ impl Worker {
             let attachments: Vec<Attachment> =
                 email.attachments.as_deref().and_then(|a| serde_json::from_str(a).ok()).unwrap_or_default();
             let unsubscribe = contact.as_ref().filter(|_| email.kind == "MARKETING").map(|c| {
-                links::url(&public_url, &secret, &links::Link::Unsubscribe { contact: c.id.clone() })
+                let email = credited.map(str::to_string);
+                links::url(&public_url, &secret, &links::Link::Unsubscribe { contact: c.id.clone(), email })
             });
             let outgoing = Outgoing {
                 message_id: email.message_id.clone(),

@@ -11,6 +11,7 @@
 //! - On shutdown no new job is claimed, running jobs get the grace period, and the ones still
 //!   running after it are stopped and handed back untouched, so a restart resumes them.
 
+pub mod campaigns;
 pub mod contact_jobs;
 pub mod delivery;
 pub mod domains;
@@ -147,6 +148,7 @@ pub fn registry(config: &Config) -> Registry {
     domains::register(&mut registry, config);
     events::register(&mut registry);
     segments::register(&mut registry, config);
+    campaigns::register(&mut registry);
     registry
 }
 

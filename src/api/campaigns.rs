@@ -1,0 +1,359 @@
+//! Campaigns: `/campaigns` and its actions (send or schedule, cancel, test, duplicate, stats).
+//!
+//! `POST /campaigns` and `POST /campaigns/:id/send` answer in the wrapped form `{success, data}`
+//! (api.md); the rest answer the resource itself.
+
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{FromForm, Route, State, delete, get, post, put, routes};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::guards::ProjectAccess;
+use super::json::{JsonBody, Message, OptionalJsonBody, Small};
+use super::pagination;
+use crate::clock;
+use crate::core::campaigns::{self as core_campaigns, Fields};
+use crate::core::contacts::parse_email;
+use crate::core::domains::require_verified_sender;
+use crate::core::segments::count_condition;
+use crate::db::campaigns::{self, Campaign, PageQuery, Stamps};
+use crate::db::{DbError, contacts, emails, jobs};
+use crate::error::ApiError;
+use crate::scheduler::campaigns::{cancel_job, send_job};
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![list, create, read, replace, remove, duplicate, send, cancel, test, stats]
+}
+
+#[derive(FromForm)]
+struct ListParams<'r> {
+    page: Option<&'r str>,
+    #[field(name = "pageSize")]
+    page_size: Option<&'r str>,
+    status: Option<&'r str>,
+    search: Option<&'r str>,
+    sort: Option<&'r str>,
+    dir: Option<&'r str>,
+}
+
+#[get("/campaigns?<params..>")]
+async fn list(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    params: ListParams<'_>,
+) -> Result<Json<Value>, ApiError> {
+    let (page, page_size) = pagination::page_params(params.page, params.page_size, pagination::MAX_LIMIT)?;
+    let status = match params.status.filter(|s| !s.is_empty()) {
+        None => None,
+        Some(s) if core_campaigns::STATUSES.contains(&s) => Some(s.to_string()),
+        Some(s) => {
+            return Err(ApiError::bad_request(format!(
+                "status must be one of {} (found {s:?})",
+                core_campaigns::STATUSES.join(", ")
+            )));
+        }
+    };
+    let sort = match params.sort {
+        Some("name") => "name",
+        Some("updatedAt") => "updated_at",
+        _ => "created_at",
+    };
+    let query = PageQuery {
+        project: access.project.id,
+        status,
+        search: params.search.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string),
+        sort,
+        descending: params.dir != Some("asc"),
+        offset: (page - 1) * page_size,
+        limit: page_size,
+    };
+    let (rows, total) = state.db.run(move |conn| Ok::<_, DbError>(campaigns::page(conn, &query)?)).await?;
+    Ok(Json(pagination::page_list(rows.iter().map(core_campaigns::view).collect(), total, page, page_size)))
+}
+
+/// Checks `fields` into `campaign` (templates parsed off the executor), then the sender,
+/// segment and condition in the write that saves it with its references.
+async fn checked_save(
+    state: &AppState,
+    mut campaign: Campaign,
+    fields: Fields,
+    insert: bool,
+) -> Result<Campaign, ApiError> {
+    let (campaign, condition) = super::blocking(move || {
+        core_campaigns::check_content(&mut campaign, fields).map(|condition| (campaign, condition))
+    })
+    .await??;
+    let saved = campaign.clone();
+    state
+        .db
+        .write(move |tx| {
+            if insert {
+                campaigns::insert(tx, &saved)?;
+            } else {
+                let current = campaigns::by_id(tx, &saved.id)?
+                    .ok_or_else(|| ApiError::not_found("Campaign not found"))?;
+                editable(&current)?;
+                campaigns::update_content(tx, &saved)?;
+            }
+            core_campaigns::check_references(tx, &saved, condition)?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(campaign)
+}
+
+fn editable(c: &Campaign) -> Result<(), ApiError> {
+    if c.status == "DRAFT" || c.status == "SCHEDULED" {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(format!(
+        "Only DRAFT and SCHEDULED campaigns can be changed; this one is {}. Duplicate it to make a new draft.",
+        c.status
+    )))
+}
+
+#[post("/campaigns", data = "<body>")]
+async fn create(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<Fields, Message>,
+) -> Result<Json<Value>, ApiError> {
+    let now = clock::now_ms();
+    let campaign = Campaign {
+        id: crate::db::new_id(),
+        project_id: access.project.id,
+        status: "DRAFT".into(),
+        created_at: now,
+        updated_at: now,
+        ..Campaign::default()
+    };
+    let saved = checked_save(state, campaign, body.0, true).await?;
+    Ok(Json(json!({ "success": true, "data": core_campaigns::view(&saved) })))
+}
+
+async fn find(state: &AppState, project: String, id: &str) -> Result<Campaign, ApiError> {
+    let id = id.to_string();
+    state
+        .db
+        .run(move |conn| Ok::<_, DbError>(campaigns::get(conn, &project, &id)?))
+        .await?
+        .ok_or_else(|| ApiError::not_found("Campaign not found"))
+}
+
+#[get("/campaigns/<id>")]
+async fn read(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+    Ok(Json(core_campaigns::view(&find(state, access.project.id, id).await?)))
+}
+
+/// Replaces a DRAFT or SCHEDULED campaign's content and audience (every field, as on create).
+#[put("/campaigns/<id>", data = "<body>")]
+async fn replace(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+    body: JsonBody<Fields, Message>,
+) -> Result<Json<Value>, ApiError> {
+    let mut campaign = find(state, access.project.id, id).await?;
+    editable(&campaign)?;
+    campaign.updated_at = clock::now_ms();
+    let saved = checked_save(state, campaign, body.0, false).await?;
+    let (project, id) = (saved.project_id.clone(), saved.id.clone());
+    let current = state.db.run(move |conn| Ok::<_, DbError>(campaigns::get(conn, &project, &id)?)).await?;
+    Ok(Json(core_campaigns::view(&current.unwrap_or(saved))))
+}
+
+#[delete("/campaigns/<id>")]
+async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
+    let campaign = find(state, access.project.id, id).await?;
+    state
+        .db
+        .write(move |tx| {
+            let current = campaigns::by_id(tx, &campaign.id)?
+                .ok_or_else(|| ApiError::not_found("Campaign not found"))?;
+            if current.status == "SENDING" {
+                return Err(ApiError::conflict("The campaign is sending; cancel it first, then delete it"));
+            }
+            campaigns::delete(tx, &current.id)?;
+            Ok(())
+        })
+        .await?;
+    Ok(Status::NoContent)
+}
+
+#[post("/campaigns/<id>/duplicate")]
+async fn duplicate(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<Value>, ApiError> {
+    let original = find(state, access.project.id, id).await?;
+    let now = clock::now_ms();
+    let copy = Campaign {
+        id: crate::db::new_id(),
+        project_id: original.project_id.clone(),
+        name: format!("{} (copy)", original.name).chars().take(200).collect(),
+        description: original.description.clone(),
+        subject: original.subject.clone(),
+        body: original.body.clone(),
+        from_email: original.from_email.clone(),
+        from_name: original.from_name.clone(),
+        reply_to: original.reply_to.clone(),
+        kind: original.kind.clone(),
+        status: "DRAFT".into(),
+        audience_type: original.audience_type.clone(),
+        segment_id: original.segment_id.clone(),
+        audience_condition: original.audience_condition.clone(),
+        template_id: original.template_id.clone(),
+        created_at: now,
+        updated_at: now,
+        ..Campaign::default()
+    };
+    let saved = copy.clone();
+    state
+        .db
+        .write(move |tx| {
+            campaigns::insert(tx, &saved)?;
+            core_campaigns::copy_references(tx, &original, &saved)?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(Json(core_campaigns::view(&copy)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SendBody {
+    scheduled_for: Option<Value>,
+}
+
+/// Sends now (SENDING) or at `scheduledFor` (SCHEDULED). 400 for a campaign that is not DRAFT or
+/// SCHEDULED, an unparseable time, or an audience with nobody in it; 403 when the sender domain
+/// is no longer verified.
+#[post("/campaigns/<id>/send", data = "<body>")]
+async fn send(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+    body: OptionalJsonBody<SendBody, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let at = core_campaigns::parse_schedule(body.0.and_then(|b| b.scheduled_for).as_ref())?;
+    let campaign = find(state, access.project.id, id).await?;
+    editable(&campaign).map_err(|_| {
+        ApiError::bad_request(format!(
+            "Only DRAFT and SCHEDULED campaigns can be sent; this one is {}",
+            campaign.status
+        ))
+    })?;
+    let checked = campaign.clone();
+    let audience = state
+        .db
+        .run(move |conn| {
+            require_verified_sender(conn, &checked.project_id, &checked.from_email)?;
+            core_campaigns::audience(conn, &checked)
+        })
+        .await?;
+    let recipients = count_condition(state, &campaign.project_id, audience).await?;
+    if recipients == 0 {
+        return Err(ApiError::bad_request(
+            "The audience is empty: no contact would receive this campaign (MARKETING campaigns go to subscribed contacts only)",
+        ));
+    }
+    let now = clock::now_ms();
+    let (status, stamps) = match at {
+        Some(at) => ("SCHEDULED", Stamps { scheduled_for: Some(Some(at)), ..Stamps::default() }),
+        None => ("SENDING", Stamps { sent_at: Some(now), scheduled_for: Some(None), ..Stamps::default() }),
+    };
+    let (project, id) = (campaign.project_id.clone(), campaign.id.clone());
+    let sent = state
+        .db
+        .write(move |tx| {
+            if !campaigns::transition(tx, &id, &["DRAFT", "SCHEDULED"], status, stamps, now)? {
+                return Err(ApiError::bad_request(
+                    "The campaign changed meanwhile; it can no longer be sent",
+                ));
+            }
+            jobs::enqueue_soonest(tx, &send_job(&project, &id, at.unwrap_or(now)))?;
+            Ok(campaigns::by_id(tx, &id)?.ok_or_else(|| ApiError::not_found("Campaign not found"))?)
+        })
+        .await?;
+    state.jobs.wake();
+    let message = match sent.scheduled_for {
+        Some(at) => format!("Campaign scheduled for {}", clock::iso(at)),
+        None => format!("Campaign is sending to {recipients} contacts"),
+    };
+    Ok(Json(json!({
+        "success": true,
+        "data": {
+            "id": sent.id,
+            "name": sent.name,
+            "status": sent.status,
+            "scheduledFor": sent.scheduled_for.map(clock::iso),
+        },
+        "message": message,
+    })))
+}
+
+/// Cancels a SCHEDULED or SENDING campaign: mail not yet handed to the relay is not sent.
+#[post("/campaigns/<id>/cancel")]
+async fn cancel(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+    let campaign = find(state, access.project.id, id).await?;
+    let now = clock::now_ms();
+    let cancelled = state
+        .db
+        .write(move |tx| {
+            let stamps = Stamps { finished_at: Some(now), ..Stamps::default() };
+            if !campaigns::transition(tx, &campaign.id, &["SCHEDULED", "SENDING"], "CANCELLED", stamps, now)?
+            {
+                let current = campaigns::by_id(tx, &campaign.id)?.map(|c| c.status).unwrap_or_default();
+                return Err(ApiError::bad_request(format!(
+                    "Only SCHEDULED and SENDING campaigns can be cancelled; this one is {current}"
+                )));
+            }
+            jobs::enqueue(tx, &cancel_job(&campaign.project_id, &campaign.id))?;
+            Ok(campaigns::by_id(tx, &campaign.id)?
+                .ok_or_else(|| ApiError::not_found("Campaign not found"))?)
+        })
+        .await?;
+    state.jobs.wake();
+    Ok(Json(core_campaigns::view(&cancelled)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestBody {
+    email: Option<String>,
+}
+
+/// Sends the campaign once to one address, marked as a test (`[Test]` before the subject); it
+/// counts toward nothing and ignores the subscription of a contact with that address.
+#[post("/campaigns/<id>/test", data = "<body>")]
+async fn test(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+    body: JsonBody<TestBody, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let to = body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
+    let to = parse_email(&to, "email")?;
+    let campaign = find(state, access.project.id, id).await?;
+    let now = clock::now_ms();
+    let queued = state
+        .db
+        .write(move |tx| {
+            require_verified_sender(tx, &campaign.project_id, &campaign.from_email)?;
+            let contact = contacts::by_email(tx, &campaign.project_id, &to)?;
+            let email = core_campaigns::test_email(&campaign, &to, contact.map(|c| c.id), now);
+            emails::insert(tx, &email, now)?;
+            Ok::<_, ApiError>(email)
+        })
+        .await?;
+    state.jobs.wake_delivery();
+    Ok(Json(json!({ "email": queued.id, "to": queued.to_email, "status": queued.status })))
+}
+
+#[get("/campaigns/<id>/stats")]
+async fn stats(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+    Ok(Json(core_campaigns::stats(&find(state, access.project.id, id).await?)))
+}

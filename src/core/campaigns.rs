@@ -1,0 +1,399 @@
+//! Campaigns: checking their content and audience, their references, the state machine of
+//! appliance.md §11, and expansion (the audience turned into email rows, batch by batch).
+//!
+//! Expansion visits the project's contacts in `seq` order, [`EXPAND_BATCH`] per transaction, and
+//! inserts one QUEUED email per matching contact with the campaign's new cursor in the same
+//! transaction. The rows are unique on (campaign, contact), so a batch run again after a crash
+//! adds nothing; the cursor means it is not even run again. The delivery worker drains the rows
+//! behind transactional mail; the counters and the move to SENT are kept by triggers (V7).
+
+use rusqlite::Connection;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::compose;
+use super::conditions::resolve::resolve;
+use super::conditions::sql::{Compiled, compile};
+use super::conditions::{Condition, References};
+use super::contacts::parse_email;
+use super::domains::require_verified_sender;
+use crate::clock;
+use crate::db::campaigns::{self, Campaign};
+use crate::db::refs::{self, Owner};
+use crate::db::{audience, emails, segments, templates};
+use crate::error::{ApiError, FieldError};
+
+/// Contacts visited per expansion transaction.
+pub const EXPAND_BATCH: usize = 2000;
+pub const STATUSES: &[&str] = &["DRAFT", "SCHEDULED", "SENDING", "SENT", "CANCELLED"];
+const AUDIENCES: &[&str] = &["ALL", "SEGMENT", "FILTERED"];
+/// Queue priority of campaign mail: transactional mail (0) goes first.
+pub const PRIORITY: i64 = 1;
+
+/// The body of `POST /campaigns` and `PUT /campaigns/:id`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Fields {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub subject: Option<String>,
+    pub body: Option<String>,
+    pub from: Option<String>,
+    pub from_name: Option<String>,
+    pub reply_to: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub audience_type: Option<String>,
+    pub segment_id: Option<String>,
+    pub audience_condition: Option<Value>,
+    pub template_id: Option<String>,
+}
+
+fn required(field: &str) -> ApiError {
+    ApiError::invalid_field(field, "required", format!("{field} is required"))
+}
+
+/// Checks the content of a campaign (CPU work: the templates are parsed) and fills `c` with it.
+/// What needs the database (sender domain, segment, condition references, template) is
+/// [`check_references`]'s.
+pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>, ApiError> {
+    let name = f.name.ok_or_else(|| required("name"))?.trim().to_string();
+    if name.is_empty() || name.chars().count() > 200 {
+        return Err(ApiError::invalid_field("name", "invalid_string", "name must be 1 to 200 characters"));
+    }
+    let subject = f.subject.ok_or_else(|| required("subject"))?;
+    compose::check_subject(&subject, "subject")?;
+    let body = f.body.ok_or_else(|| required("body"))?;
+    compose::check_body(&body, "body")?;
+    let from = parse_email(f.from.as_deref().ok_or_else(|| required("from"))?, "from")?;
+    let audience_type = f.audience_type.ok_or_else(|| required("audienceType"))?;
+    if !AUDIENCES.contains(&audience_type.as_str()) {
+        return Err(ApiError::validation(vec![
+            FieldError::new(
+                "audienceType",
+                "invalid_enum_value",
+                "audienceType must be ALL, SEGMENT or FILTERED",
+            )
+            .received(json!(audience_type)),
+        ]));
+    }
+    let condition = match audience_type.as_str() {
+        "FILTERED" => {
+            let value =
+                f.audience_condition.filter(|v| !v.is_null()).ok_or_else(|| required("audienceCondition"))?;
+            let parsed = Condition::parse(&value, "audienceCondition")?;
+            c.audience_condition = Some(value.to_string());
+            Some(parsed)
+        }
+        _ => {
+            c.audience_condition = None;
+            None
+        }
+    };
+    c.segment_id = match audience_type.as_str() {
+        "SEGMENT" => {
+            Some(f.segment_id.filter(|s| !s.trim().is_empty()).ok_or_else(|| required("segmentId"))?)
+        }
+        _ => None,
+    };
+    c.name = name;
+    c.description = f.description.map(|d| d.trim().to_string()).filter(|d| !d.is_empty());
+    if c.description.as_ref().is_some_and(|d| d.chars().count() > 500) {
+        return Err(ApiError::invalid_field(
+            "description",
+            "too_big",
+            "description is at most 500 characters",
+        ));
+    }
+    c.subject = subject;
+    c.body = body;
+    c.from_email = from;
+    c.from_name =
+        f.from_name.map(|n| compose::check_name(&n, "fromName")).transpose()?.filter(|n| !n.is_empty());
+    c.reply_to = match f.reply_to.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(reply) => Some(parse_email(reply, "replyTo")?),
+    };
+    c.kind = compose::check_type(f.kind.as_deref(), "type", "MARKETING")?;
+    c.audience_type = audience_type;
+    c.template_id = f.template_id.filter(|t| !t.trim().is_empty());
+    Ok(condition)
+}
+
+/// The database side of the checks: a verified sender domain (403), a segment and template of
+/// this project (422), a condition whose segments exist (422). Stores what the campaign refers
+/// to in the registry.
+pub fn check_references(
+    conn: &Connection,
+    c: &Campaign,
+    condition: Option<Condition>,
+) -> Result<(), ApiError> {
+    require_verified_sender(conn, &c.project_id, &c.from_email)?;
+    let mut found = References::default();
+    if let Some(mut condition) = condition {
+        resolve(conn, &c.project_id, &mut condition, None, "audienceCondition")?;
+        found = condition.references();
+    }
+    if let Some(segment) = &c.segment_id {
+        if segments::get(conn, &c.project_id, segment)?.is_none() {
+            return Err(ApiError::validation(vec![
+                FieldError::new("segmentId", "not_found", "no segment of this project has this id")
+                    .received(json!(segment)),
+            ]));
+        }
+        found.segments.push(segment.clone());
+    }
+    if let Some(template) = &c.template_id
+        && templates::get(conn, &c.project_id, template)?.is_none()
+    {
+        return Err(ApiError::validation(vec![
+            FieldError::new("templateId", "not_found", "no template of this project has this id")
+                .received(json!(template)),
+        ]));
+    }
+    let domain = c.from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
+    let mut list: Vec<(&str, &str)> = Vec::new();
+    list.extend(found.fields.iter().map(|f| ("field", f.as_str())));
+    list.extend(found.events.iter().map(|e| ("event", e.as_str())));
+    list.extend(found.segments.iter().map(|s| ("segment", s.as_str())));
+    list.extend(c.template_id.iter().map(|t| ("template", t.as_str())));
+    list.push(("domain", domain.as_str()));
+    refs::set(conn, Owner::Campaign, &c.id, &c.project_id, &list)?;
+    Ok(())
+}
+
+/// Gives `copy` the references of `original` (a duplicate names what its original names).
+pub fn copy_references(conn: &Connection, original: &Campaign, copy: &Campaign) -> Result<(), ApiError> {
+    let found = refs::of(conn, Owner::Campaign, &original.id)?;
+    let list: Vec<(&str, &str)> = found.iter().map(|(k, n)| (k.as_str(), n.as_str())).collect();
+    refs::set(conn, Owner::Campaign, &copy.id, &copy.project_id, &list)?;
+    Ok(())
+}
+
+/// The email of a test send of `c` to `to`: the campaign's content with `[Test]` before the
+/// subject, rendered for the contact with that address when there is one, outside the
+/// campaign's counters (its source is TEST) and ahead of campaign mail in the queue.
+pub fn test_email(c: &Campaign, to: &str, contact: Option<String>, now: i64) -> emails::Email {
+    let domain = c.from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
+    emails::Email {
+        id: crate::db::new_id(),
+        project_id: c.project_id.clone(),
+        contact_id: contact,
+        to_email: to.to_string(),
+        from_email: c.from_email.clone(),
+        from_name: c.from_name.clone(),
+        reply_to: c.reply_to.clone(),
+        subject: format!("[Test] {}", c.subject),
+        body: c.body.clone(),
+        headers: "{}".into(),
+        variables: "{}".into(),
+        kind: c.kind.clone(),
+        source_type: "TEST".into(),
+        template_id: c.template_id.clone(),
+        campaign_id: Some(c.id.clone()),
+        status: "QUEUED".into(),
+        message_id: format!("<{}@{domain}>", uuid::Uuid::now_v7().simple()),
+        created_at: now,
+        ..Default::default()
+    }
+}
+
+/// A campaign as the API shows it.
+pub fn view(c: &Campaign) -> Value {
+    let condition: Option<Value> = c.audience_condition.as_deref().and_then(|t| serde_json::from_str(t).ok());
+    json!({
+        "id": c.id,
+        "name": c.name,
+        "description": c.description,
+        "subject": c.subject,
+        "body": c.body,
+        "from": c.from_email,
+        "fromName": c.from_name,
+        "replyTo": c.reply_to,
+        "type": c.kind,
+        "status": c.status,
+        "audienceType": c.audience_type,
+        "audienceCondition": condition,
+        "segmentId": c.segment_id,
+        "templateId": c.template_id,
+        "scheduledFor": c.scheduled_for.map(clock::iso),
+        "totalRecipients": c.total_recipients,
+        "sentCount": c.counts.sent,
+        "deliveredCount": c.counts.delivered,
+        "openedCount": c.counts.opened,
+        "clickedCount": c.counts.clicked,
+        "bouncedCount": c.counts.bounced,
+        "complainedCount": c.counts.complained,
+        "unsubscribedCount": c.counts.unsubscribed,
+        "failedCount": c.counts.failed,
+        "projectId": c.project_id,
+        "sentAt": c.sent_at.map(clock::iso),
+        "finishedAt": c.finished_at.map(clock::iso),
+        "createdAt": clock::iso(c.created_at),
+        "updatedAt": clock::iso(c.updated_at),
+    })
+}
+
+/// `GET /campaigns/:id/stats`: the counters, what is still queued, and rates over the emails sent.
+pub fn stats(c: &Campaign) -> Value {
+    let n = &c.counts;
+    let rate = |count: i64| {
+        if n.sent == 0 { 0.0 } else { (count as f64 / n.sent as f64 * 10_000.0).round() / 10_000.0 }
+    };
+    json!({
+        "id": c.id,
+        "status": c.status,
+        "totalRecipients": c.total_recipients,
+        "queued": (c.total_recipients - n.sent - n.failed).max(0),
+        "sent": n.sent,
+        "failed": n.failed,
+        "delivered": n.delivered,
+        "opened": n.opened,
+        "clicked": n.clicked,
+        "bounced": n.bounced,
+        "complained": n.complained,
+        "unsubscribed": n.unsubscribed,
+        "rates": {
+            "open": rate(n.opened),
+            "click": rate(n.clicked),
+            "bounce": rate(n.bounced),
+            "complaint": rate(n.complained),
+            "unsubscribe": rate(n.unsubscribed),
+        },
+        "expanded": c.expanded,
+        "sentAt": c.sent_at.map(clock::iso),
+        "finishedAt": c.finished_at.map(clock::iso),
+    })
+}
+
+/// Who receives the campaign, as one checked condition: the audience (every contact, the
+/// segment's members, or the filter) and, for MARKETING mail, only subscribed contacts.
+pub fn audience(conn: &Connection, c: &Campaign) -> Result<Condition, ApiError> {
+    let tree = match c.audience_type.as_str() {
+        "SEGMENT" => json!({ "groups": [{ "filters": [
+            { "operator": "memberOfSegment", "value": c.segment_id.clone().unwrap_or_default() }
+        ] }] }),
+        "FILTERED" => {
+            c.audience_condition.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null)
+        }
+        _ => json!({}),
+    };
+    let mut condition = Condition::parse(&tree, "audienceCondition")?;
+    resolve(conn, &c.project_id, &mut condition, None, "audienceCondition")?;
+    if c.kind != "MARKETING" {
+        return Ok(condition);
+    }
+    let subscribed = json!({ "groups": [{ "filters": [{ "field": "subscribed", "operator": "equals", "value": true }] }] });
+    let mut only_subscribed = Condition::parse(&subscribed, "audience")?;
+    only_subscribed.groups[0].conditions = Some(Box::new(condition));
+    Ok(only_subscribed)
+}
+
+/// When a `scheduledFor` value means: RFC 3339 with any offset, `YYYY-MM-DD` (midnight UTC),
+/// `YYYY-MM-DDTHH:MM[:SS[.sss]]` without an offset (UTC), or milliseconds since the epoch.
+/// `None` for null; 400 for anything else.
+pub fn parse_schedule(value: Option<&Value>) -> Result<Option<i64>, ApiError> {
+    use time::format_description::well_known::Rfc3339;
+    let bad = |shown: &Value| {
+        ApiError::bad_request(format!(
+            "scheduledFor must be a date-time such as 2026-12-01T09:00:00Z or 2026-12-01T10:00:00+01:00 (found {shown})"
+        ))
+    };
+    let text = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Number(n)) => {
+            return n.as_i64().filter(|ms| *ms > 0).map(Some).ok_or_else(|| bad(&json!(n)));
+        }
+        Some(Value::String(s)) => s.trim(),
+        Some(other) => return Err(bad(other)),
+    };
+    if let Ok(at) = time::OffsetDateTime::parse(text, &Rfc3339) {
+        return Ok(Some((at.unix_timestamp_nanos() / 1_000_000) as i64));
+    }
+    if let Some((ms, _)) = clock::parse_date(text) {
+        return Ok(Some(ms));
+    }
+    let padded = match text.len() {
+        16 => format!("{text}:00Z"),
+        19 | 23 => format!("{text}Z"),
+        _ => return Err(bad(&json!(text))),
+    };
+    time::OffsetDateTime::parse(&padded, &Rfc3339)
+        .map(|at| Some((at.unix_timestamp_nanos() / 1_000_000) as i64))
+        .map_err(|_| bad(&json!(text)))
+}
+
+/// Where an expansion stands after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expansion {
+    /// More contacts to visit.
+    Running,
+    /// Every contact visited.
+    Done,
+    /// The campaign is gone or no longer SENDING.
+    Stopped,
+}
+
+/// One expansion batch of campaign `id`, in the caller's transaction: visits up to `batch`
+/// contacts after the cursor and queues an email for each one in the audience.
+pub fn expand_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Result<Expansion, ApiError> {
+    let Some(c) = campaigns::by_id(conn, id)? else { return Ok(Expansion::Stopped) };
+    if c.status != "SENDING" || c.expanded {
+        return Ok(if c.expanded { Expansion::Done } else { Expansion::Stopped });
+    }
+    let condition = audience(conn, &c)?;
+    let compiled: Compiled = compile(&condition, &c.project_id, now);
+    let visited = audience::walk(conn, &c.project_id, &compiled, c.expand_cursor, batch)?;
+    let domain = c.from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
+    let mut added = 0;
+    for contact in visited.iter().filter(|v| v.matches) {
+        let email = emails::Email {
+            id: crate::db::new_id(),
+            project_id: c.project_id.clone(),
+            contact_id: Some(contact.id.clone()),
+            to_email: contact.email.clone(),
+            from_email: c.from_email.clone(),
+            from_name: c.from_name.clone(),
+            reply_to: c.reply_to.clone(),
+            headers: "{}".into(),
+            variables: "{}".into(),
+            kind: c.kind.clone(),
+            source_type: "CAMPAIGN".into(),
+            campaign_id: Some(c.id.clone()),
+            template_id: c.template_id.clone(),
+            status: "QUEUED".into(),
+            message_id: format!("<{}@{domain}>", uuid::Uuid::now_v7().simple()),
+            created_at: now,
+            ..Default::default()
+        };
+        if emails::insert_campaign_row(conn, &email, PRIORITY, now)? {
+            added += 1;
+        }
+    }
+    let done = visited.len() < batch;
+    let cursor = visited.last().map_or(c.expand_cursor, |v| v.seq);
+    campaigns::record_expansion(conn, &c.id, cursor, added, done, now)?;
+    Ok(if done { Expansion::Done } else { Expansion::Running })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_take_the_forms_a_date_parser_accepts() {
+        let at = |v: Value| parse_schedule(Some(&v)).unwrap().unwrap();
+        assert_eq!(at(json!("2026-12-01T09:00:00Z")), 1_796_115_600_000);
+        assert_eq!(at(json!("2026-12-01T10:00:00+01:00")), 1_796_115_600_000);
+        assert_eq!(at(json!("2026-12-01T09:00")), 1_796_115_600_000);
+        assert_eq!(at(json!("2026-12-01T09:00:00")), 1_796_115_600_000);
+        assert_eq!(at(json!("2026-12-01")), 1_796_083_200_000);
+        assert_eq!(at(json!(1_796_115_600_000_i64)), 1_796_115_600_000);
+        assert_eq!(parse_schedule(None).unwrap(), None);
+        assert_eq!(parse_schedule(Some(&Value::Null)).unwrap(), None);
+        for bad in [json!("tomorrow"), json!("2026-13-01"), json!(true), json!(-5), json!("2026-12-01T25:00")]
+        {
+            assert_eq!(parse_schedule(Some(&bad)).unwrap_err().status, 400, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! Campaigns: their content, audience, state, expansion cursor and counters.
+//!
+//! The counters are kept by triggers on `emails` (migration V7), so only reads live here.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+/// A campaign as stored.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Campaign {
+    pub id: String,
+    pub project_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub subject: String,
+    pub body: String,
+    pub from_email: String,
+    pub from_name: Option<String>,
+    pub reply_to: Option<String>,
+    pub kind: String,
+    pub status: String,
+    pub audience_type: String,
+    pub segment_id: Option<String>,
+    /// JSON text of the condition tree (FILTERED).
+    pub audience_condition: Option<String>,
+    pub template_id: Option<String>,
+    pub scheduled_for: Option<i64>,
+    pub sent_at: Option<i64>,
+    pub finished_at: Option<i64>,
+    pub expand_cursor: i64,
+    pub expanded: bool,
+    pub total_recipients: i64,
+    pub counts: Counts,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// What happened to a campaign's emails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    pub sent: i64,
+    pub failed: i64,
+    pub delivered: i64,
+    pub opened: i64,
+    pub clicked: i64,
+    pub bounced: i64,
+    pub complained: i64,
+    pub unsubscribed: i64,
+}
+
+const COLUMNS: &str =
+    "id, project_id, name, description, subject, body, from_email, from_name, reply_to, type,
+     status, audience_type, segment_id, audience_condition, template_id, scheduled_for, sent_at, finished_at,
+     expand_cursor, expanded, total_recipients, sent_count, failed_count, delivered_count, opened_count,
+     clicked_count, bounced_count, complained_count, unsubscribed_count, created_at, updated_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
+    Ok(Campaign {
+        id: r.get(0)?,
+        project_id: r.get(1)?,
+        name: r.get(2)?,
+        description: r.get(3)?,
+        subject: r.get(4)?,
+        body: r.get(5)?,
+        from_email: r.get(6)?,
+        from_name: r.get(7)?,
+        reply_to: r.get(8)?,
+        kind: r.get(9)?,
+        status: r.get(10)?,
+        audience_type: r.get(11)?,
+        segment_id: r.get(12)?,
+        audience_condition: r.get(13)?,
+        template_id: r.get(14)?,
+        scheduled_for: r.get(15)?,
+        sent_at: r.get(16)?,
+        finished_at: r.get(17)?,
+        expand_cursor: r.get(18)?,
+        expanded: r.get(19)?,
+        total_recipients: r.get(20)?,
+        counts: Counts {
+            sent: r.get(21)?,
+            failed: r.get(22)?,
+            delivered: r.get(23)?,
+            opened: r.get(24)?,
+            clicked: r.get(25)?,
+            bounced: r.get(26)?,
+            complained: r.get(27)?,
+            unsubscribed: r.get(28)?,
+        },
+        created_at: r.get(29)?,
+        updated_at: r.get(30)?,
+    })
+}
+
+/// Inserts a new campaign (counters start at zero).
+pub fn insert(conn: &Connection, c: &Campaign) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO campaigns (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type,
+             status, audience_type, segment_id, audience_condition, template_id, scheduled_for, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+        params![
+            c.id,
+            c.project_id,
+            c.name,
+            c.description,
+            c.subject,
+            c.body,
+            c.from_email,
+            c.from_name,
+            c.reply_to,
+            c.kind,
+            c.status,
+            c.audience_type,
+            c.segment_id,
+            c.audience_condition,
+            c.template_id,
+            c.scheduled_for,
+            c.created_at,
+            c.updated_at
+        ],
+    )?;
+    Ok(())
+}
+
+/// Writes a campaign's content, audience and schedule (not its state or counters).
+pub fn update_content(conn: &Connection, c: &Campaign) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE campaigns SET name = ?2, description = ?3, subject = ?4, body = ?5, from_email = ?6, from_name = ?7,
+             reply_to = ?8, type = ?9, audience_type = ?10, segment_id = ?11, audience_condition = ?12,
+             template_id = ?13, scheduled_for = ?14, updated_at = ?15
+         WHERE id = ?1",
+        params![
+            c.id,
+            c.name,
+            c.description,
+            c.subject,
+            c.body,
+            c.from_email,
+            c.from_name,
+            c.reply_to,
+            c.kind,
+            c.audience_type,
+            c.segment_id,
+            c.audience_condition,
+            c.template_id,
+            c.scheduled_for,
+            c.updated_at
+        ],
+    )?;
+    Ok(())
+}
+
+/// Moves a campaign to `status` when it is in one of `from`; whether it moved. `sent_at`,
+/// `finished_at` and `scheduled_for` are set when given.
+pub fn transition(
+    conn: &Connection,
+    id: &str,
+    from: &[&str],
+    status: &str,
+    stamps: Stamps,
+    now: i64,
+) -> rusqlite::Result<bool> {
+    let allowed = from.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ");
+    Ok(conn.execute(
+        &format!(
+            "UPDATE campaigns SET status = ?2, sent_at = coalesce(?3, sent_at), finished_at = coalesce(?4, finished_at),
+                 scheduled_for = CASE WHEN ?5 THEN ?6 ELSE scheduled_for END, updated_at = ?7
+             WHERE id = ?1 AND status IN ({allowed})"
+        ),
+        params![
+            id,
+            status,
+            stamps.sent_at,
+            stamps.finished_at,
+            stamps.scheduled_for.is_some(),
+            stamps.scheduled_for.flatten(),
+            now
+        ],
+    )? > 0)
+}
+
+/// Times a [`transition`] sets; `scheduled_for: Some(None)` clears it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stamps {
+    pub sent_at: Option<i64>,
+    pub finished_at: Option<i64>,
+    pub scheduled_for: Option<Option<i64>>,
+}
+
+/// Records an expansion batch: the new cursor, how many rows it added, and whether the audience
+/// is done; a campaign whose emails have all left the queue by then becomes SENT.
+pub fn record_expansion(
+    conn: &Connection,
+    id: &str,
+    cursor: i64,
+    added: i64,
+    done: bool,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE campaigns SET expand_cursor = ?2, total_recipients = total_recipients + ?3, expanded = ?4
+         WHERE id = ?1",
+    )?
+    .execute(params![id, cursor, added, done])?;
+    if done {
+        conn.prepare_cached(
+            "UPDATE campaigns SET status = 'SENT', finished_at = ?2
+             WHERE id = ?1 AND status = 'SENDING' AND sent_count + failed_count >= total_recipients",
+        )?
+        .execute(params![id, now])?;
+    }
+    Ok(())
+}
+
+pub fn get(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<Option<Campaign>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM campaigns WHERE id = ?1 AND project_id = ?2"))?
+        .query_row([id, project], from_row)
+        .optional()
+}
+
+/// A campaign by id alone (for jobs and the delivery worker, which hold ids from rows).
+pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Campaign>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM campaigns WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()
+}
+
+pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    Ok(conn.execute("DELETE FROM campaigns WHERE id = ?1", [id])? > 0)
+}
+
+/// One page of a project's campaigns and the total matching.
+pub struct PageQuery {
+    pub project: String,
+    pub status: Option<String>,
+    pub search: Option<String>,
+    /// `name`, `created_at` or `updated_at`.
+    pub sort: &'static str,
+    pub descending: bool,
+    pub offset: i64,
+    pub limit: i64,
+}
+
+pub fn page(conn: &Connection, q: &PageQuery) -> rusqlite::Result<(Vec<Campaign>, i64)> {
+    let mut filter = String::from(" WHERE project_id = ?1");
+    let mut args = vec![SqlValue::Text(q.project.clone())];
+    if let Some(status) = &q.status {
+        args.push(SqlValue::Text(status.clone()));
+        filter.push_str(&format!(" AND status = ?{}", args.len()));
+    }
+    if let Some(search) = &q.search {
+        args.push(SqlValue::Text(super::contains_pattern(search)));
+        let n = args.len();
+        filter.push_str(&format!(
+            " AND (name LIKE ?{n} ESCAPE '\\' OR subject LIKE ?{n} ESCAPE '\\' OR from_email LIKE ?{n} ESCAPE '\\')"
+        ));
+    }
+    let dir = if q.descending { "DESC" } else { "ASC" };
+    let sort = if q.sort == "name" { "name COLLATE NOCASE" } else { q.sort };
+    let order = format!("{sort} {dir}, id {dir}");
+    super::paged(conn, ("campaigns", COLUMNS, &filter, &order), args, (q.limit, q.offset), from_row)
+}
