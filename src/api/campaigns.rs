@@ -275,7 +275,7 @@ async fn send(
                 ));
             }
             jobs::enqueue_soonest(tx, &send_job(&project, &id, at.unwrap_or(now)))?;
-            Ok(campaigns::by_id(tx, &id)?.ok_or_else(|| ApiError::not_found("Campaign not found"))?)
+            campaigns::by_id(tx, &id)?.ok_or_else(|| ApiError::not_found("Campaign not found"))
         })
         .await?;
     state.jobs.wake();
@@ -312,8 +312,7 @@ async fn cancel(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
                 )));
             }
             jobs::enqueue(tx, &cancel_job(&campaign.project_id, &campaign.id))?;
-            Ok(campaigns::by_id(tx, &campaign.id)?
-                .ok_or_else(|| ApiError::not_found("Campaign not found"))?)
+            campaigns::by_id(tx, &campaign.id)?.ok_or_else(|| ApiError::not_found("Campaign not found"))
         })
         .await?;
     state.jobs.wake();
