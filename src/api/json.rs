@@ -62,8 +62,8 @@ impl<'r, T: DeserializeOwned, C: Cap> FromData<'r> for JsonBody<T, C> {
     }
 }
 
-/// As [`JsonBody`], for routes whose body may be left out: an empty body is `None`; anything
-/// else must be a valid body (a bad one is never taken for no body).
+/// As [`JsonBody`], for routes whose body may be left out: an empty body or `null` is `None`;
+/// anything else must be a valid body (a bad one is never taken for no body).
 pub struct OptionalJsonBody<T, C: Cap>(pub Option<T>, PhantomData<C>);
 
 #[rocket::async_trait]
@@ -72,7 +72,7 @@ impl<'r, T: DeserializeOwned, C: Cap> FromData<'r> for OptionalJsonBody<T, C> {
 
     async fn from_data(req: &'r Request<'_>, data: Data<'r>) -> data::Outcome<'r, Self> {
         let parsed = read::<C>(req, data).await.and_then(|bytes| {
-            if bytes.iter().all(u8::is_ascii_whitespace) { Ok(None) } else { parse(&bytes).map(Some) }
+            if bytes.iter().all(u8::is_ascii_whitespace) { Ok(None) } else { parse::<Option<T>>(&bytes) }
         });
         match parsed {
             Ok(value) => data::Outcome::Success(OptionalJsonBody(value, PhantomData)),

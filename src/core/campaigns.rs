@@ -276,7 +276,7 @@ pub fn audience(conn: &Connection, c: &Campaign) -> Result<Condition, ApiError> 
         "FILTERED" => {
             c.audience_condition.as_deref().and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null)
         }
-        _ => json!({}),
+        _ => json!({ "groups": [] }),
     };
     let mut condition = Condition::parse(&tree, "audienceCondition")?;
     resolve(conn, &c.project_id, &mut condition, None, "audienceCondition")?;
