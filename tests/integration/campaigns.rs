@@ -337,7 +337,7 @@ async fn scheduling_starts_on_time_and_cancelling_stops_it() {
     assert_eq!((status, cancelled["status"].clone()), (Status::Ok, json!("CANCELLED")));
     let (status, _) = room.app.post(&format!("/campaigns/{id}/cancel"), key, json!({})).await;
     assert_eq!(status, Status::BadRequest);
-    let (status, _) = room.app.post(&format!("/campaigns/x/cancel"), key, json!({})).await;
+    let (status, _) = room.app.post("/campaigns/x/cancel", key, json!({})).await;
     assert_eq!(status, Status::NotFound);
 }
 
