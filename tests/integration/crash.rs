@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::common::binary::{Server, agent, run, stdout};
+use crate::common::binary::{Server, run, stdout};
 use crate::common::dns_server::DnsServer;
 use crate::common::smtp_sink::SmtpSink;
 
@@ -104,26 +104,6 @@ async fn kill_9_while_sending_then_restart_delivers_every_message() {
     assert!(repeats <= 8, "at most the messages in flight at the kill were handed over twice ({repeats})");
 }
 
-/// Uploads `csv` to the server's import endpoint; returns the job id.
-fn upload(server: &Server, key: &str, csv: &[u8]) -> String {
-    let boundary = "tidings-crash-boundary-5kQ2";
-    let mut body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.csv\"\r\nContent-Type: text/csv\r\n\r\n"
-    )
-    .into_bytes();
-    body.extend_from_slice(csv);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    let mut res = agent()
-        .post(&server.url("/contacts/import"))
-        .header("Authorization", &format!("Bearer {key}"))
-        .header("content-type", &format!("multipart/form-data; boundary={boundary}"))
-        .send(&body[..])
-        .unwrap();
-    assert_eq!(res.status().as_u16(), 202);
-    let job: Value = res.body_mut().read_json().unwrap();
-    job["jobId"].as_str().unwrap().to_string()
-}
-
 #[test]
 fn an_import_killed_mid_run_resumes_at_once_after_restart() {
     let dir = TempDir::new().unwrap();
@@ -145,7 +125,7 @@ fn an_import_killed_mid_run_resumes_at_once_after_restart() {
     for _ in 0..5 {
         let mut server = Server::start(dir.path(), &[]);
         server.wait_healthy(Duration::from_secs(30));
-        let job = upload(&server, &key, csv.as_bytes());
+        let job = server.upload_csv(&key, csv.as_bytes());
         let started = std::time::Instant::now();
         let state = loop {
             let state = server.get_keyed(&format!("/contacts/import/{job}"), &key);

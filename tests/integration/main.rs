@@ -6,6 +6,7 @@ mod common;
 mod accounts;
 mod binary;
 mod browser;
+mod campaign_crash;
 mod campaigns;
 mod contacts;
 mod crash;

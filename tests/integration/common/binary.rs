@@ -138,6 +138,26 @@ impl Server {
             .unwrap()
     }
 
+    /// Uploads `csv` to `POST /contacts/import`; returns the job id.
+    pub fn upload_csv(&self, key: &str, csv: &[u8]) -> String {
+        let boundary = "tidings-binary-boundary-5kQ2";
+        let mut body = format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.csv\"\r\nContent-Type: text/csv\r\n\r\n"
+        )
+        .into_bytes();
+        body.extend_from_slice(csv);
+        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        let mut res = agent()
+            .post(&self.url("/contacts/import"))
+            .header("Authorization", &format!("Bearer {key}"))
+            .header("content-type", &format!("multipart/form-data; boundary={boundary}"))
+            .send(&body[..])
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 202);
+        let job: Value = res.body_mut().read_json().unwrap();
+        job["jobId"].as_str().unwrap().to_string()
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.as_ref().unwrap().id()
     }
