@@ -1,6 +1,6 @@
 //! An SMTP sink on loopback for tests and benchmarks: it accepts messages (plain SMTP, pooled
-//! connections welcome), keeps them, and can be told to refuse the next ones with a temporary
-//! (451) or permanent (550) reply.
+//! connections welcome), keeps them (or, started with [`SmtpSink::counting`], only counts them),
+//! and can be told to refuse the next ones with a temporary (451) or permanent (550) reply.
 
 #![allow(dead_code)]
 
@@ -28,6 +28,9 @@ pub enum Reply {
 
 #[derive(Default)]
 struct Shared {
+    /// Count messages without keeping them (benchmarks of a million messages).
+    counting: bool,
+    accepted: std::sync::atomic::AtomicUsize,
     received: Mutex<Vec<Received>>,
     arrived: Condvar,
     script: Mutex<VecDeque<Reply>>,
@@ -41,9 +44,23 @@ pub struct SmtpSink {
 
 impl SmtpSink {
     pub fn start() -> SmtpSink {
+        Self::spawn(Shared::default())
+    }
+
+    /// A sink that accepts and counts messages but keeps none of them.
+    pub fn counting() -> SmtpSink {
+        Self::spawn(Shared { counting: true, ..Shared::default() })
+    }
+
+    /// How many messages were accepted so far.
+    pub fn accepted(&self) -> usize {
+        self.shared.accepted.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn spawn(shared: Shared) -> SmtpSink {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(shared);
         let accepting = shared.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
@@ -146,7 +163,12 @@ fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
                 }
                 let reply = shared.script.lock().unwrap().pop_front().unwrap_or(Reply::Accept);
                 match reply {
+                    Reply::Accept if shared.counting => {
+                        shared.accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        out.write_all(b"250 2.0.0 queued\r\n")?;
+                    }
                     Reply::Accept => {
+                        shared.accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         shared.received.lock().unwrap().push(Received {
                             from: from.clone(),
                             to: to.clone(),
