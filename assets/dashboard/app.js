@@ -14,6 +14,7 @@ import { Import } from "./js/pages/import.js";
 import { Fields } from "./js/pages/fields.js";
 import { Templates, TemplateEditor } from "./js/pages/templates.js";
 import { Segments, SegmentPage } from "./js/pages/segments.js";
+import { CampaignPage, Campaigns } from "./js/pages/campaigns.js";
 import { Events } from "./js/pages/events.js";
 import { Domains } from "./js/pages/domains.js";
 import { Outbox, OutboxMessage } from "./js/pages/outbox.js";
@@ -25,6 +26,7 @@ const SECTIONS = [
   ["fields", "Fields"],
   ["segments", "Segments"],
   ["templates", "Templates"],
+  ["campaigns", "Campaigns"],
   ["events", "Events"],
   ["domains", "Domains"],
   ["outbox", "Outbox"],
@@ -41,6 +43,8 @@ const PROJECT_ROUTES = [
   ["templates/:id", TemplateEditor],
   ["segments", Segments],
   ["segments/:id", SegmentPage],
+  ["campaigns", Campaigns],
+  ["campaigns/:id", CampaignPage],
   ["events", Events],
   ["domains", Domains],
   ["outbox", Outbox],

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
-use super::json::{JsonBody, Message, OptionalJsonBody, Small};
+use super::json::{JsonBody, Medium, Message, OptionalJsonBody, Small};
 use super::pagination;
 use crate::clock;
 use crate::core::campaigns::{self as core_campaigns, Fields};
@@ -24,7 +24,7 @@ use crate::scheduler::campaigns::{cancel_job, send_job};
 use crate::state::AppState;
 
 pub fn routes() -> Vec<Route> {
-    routes![list, create, read, replace, remove, duplicate, send, cancel, test, stats]
+    routes![list, create, count, read, replace, remove, duplicate, send, cancel, test, stats]
 }
 
 #[derive(FromForm)]
@@ -131,6 +131,39 @@ async fn create(
     };
     let saved = checked_save(state, campaign, body.0, true).await?;
     Ok(Json(json!({ "success": true, "data": core_campaigns::view(&saved) })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct AudienceBody {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    audience_type: Option<String>,
+    segment_id: Option<String>,
+    audience_condition: Option<Value>,
+}
+
+/// How many contacts a campaign with this audience and type would go to now, counted as the
+/// sender expands it (MARKETING: subscribed contacts only). Nothing is saved.
+#[post("/campaigns/count", data = "<body>")]
+async fn count(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<AudienceBody, Medium>,
+) -> Result<Json<Value>, ApiError> {
+    let body = body.0;
+    let draft = Campaign {
+        project_id: access.project.id,
+        kind: core_campaigns::check_type(body.kind.as_deref())?,
+        audience_type: body.audience_type.unwrap_or_else(|| "ALL".into()),
+        segment_id: body.segment_id,
+        audience_condition: body.audience_condition.filter(|c| !c.is_null()).map(|c| c.to_string()),
+        ..Campaign::default()
+    };
+    let project = draft.project_id.clone();
+    let audience = state.db.run(move |conn| core_campaigns::audience(conn, &draft)).await?;
+    let count = count_condition(state, &project, audience).await?;
+    Ok(Json(json!({ "count": count })))
 }
 
 async fn find(state: &AppState, project: String, id: &str) -> Result<Campaign, ApiError> {

@@ -266,9 +266,24 @@ pub fn stats(c: &Campaign) -> Value {
     })
 }
 
+/// A campaign type, MARKETING when left out (422 for another value).
+pub fn check_type(kind: Option<&str>) -> Result<String, ApiError> {
+    compose::check_type(kind, "type", "MARKETING")
+}
+
 /// Who receives the campaign, as one checked condition: the audience (every contact, the
 /// segment's members, or the filter) and, for MARKETING mail, only subscribed contacts.
 pub fn audience(conn: &Connection, c: &Campaign) -> Result<Condition, ApiError> {
+    if !AUDIENCES.contains(&c.audience_type.as_str()) {
+        return Err(ApiError::validation(vec![
+            FieldError::new(
+                "audienceType",
+                "invalid_enum_value",
+                "audienceType must be ALL, SEGMENT or FILTERED",
+            )
+            .received(json!(c.audience_type)),
+        ]));
+    }
     let tree = match c.audience_type.as_str() {
         "SEGMENT" => json!({ "groups": [{ "filters": [
             { "operator": "memberOfSegment", "value": c.segment_id.clone().unwrap_or_default() }

@@ -353,6 +353,47 @@ try {
   await nav(page, "Outbox");
   await audit(page, "outbox");
 
+  step("campaigns: a filtered audience counted as the API counts it, a test send, send now, results");
+  await nav(page, "Campaigns");
+  await page.waitForSelector("text=No campaigns yet");
+  await page.getByRole("link", { name: "New campaign" }).click();
+  await page.getByLabel("Name", { exact: true }).fill("November news");
+  await page.getByLabel("From address").fill("news@example.test");
+  await page.getByLabel("Subject", { exact: true }).fill("Hi {{ firstName }}, news from Oslo");
+  await page.getByLabel("Body (HTML with Liquid)").fill("<p>Hello {{ firstName }} in {{ city }}</p>");
+  await page.getByLabel("Contacts matching a condition").check();
+  const oslo = page.getByRole("group", { name: "Condition, group 1, filter 1" });
+  await oslo.getByLabel("Field", { exact: true }).fill("data.city");
+  await oslo.getByLabel(/^Operator/).selectOption("equals");
+  await oslo.getByLabel("Value", { exact: true }).fill("Oslo");
+  const audience = { type: "MARKETING", audienceType: "FILTERED",
+    audienceCondition: { logic: "AND", groups: [{ filters: [{ field: "data.city", operator: "equals", value: "Oslo" }] }] } };
+  const recipients = (await api("POST", "/campaigns/count", audience)).body.count;
+  assert.equal(recipients, 2, "dan and eve: Oslo and subscribed (bob unsubscribed)");
+  await page.waitForSelector(`#recipient-count:text-is("${recipients}")`);
+  await page.waitForSelector("#preview-subject:has-text('news from Oslo')");
+  await audit(page, "campaign editor");
+  await page.getByRole("button", { name: "Create campaign" }).click();
+  await page.waitForSelector("#send-panel");
+  const campaignId = page.url().split("/").pop();
+  await page.fill("#test-form input[name=email]", "boss@example.com");
+  await page.getByRole("button", { name: "Send a test" }).click();
+  await toast(page, "Test sent to boss@example.com");
+  await shot(page, "campaign");
+  await audit(page, "campaign send panel");
+  await page.getByRole("button", { name: `Send now to ${recipients} contacts` }).click();
+  await page.waitForSelector("#results[data-status=SENT]");
+  const sentCampaign = (await api("GET", `/campaigns/${campaignId}`)).body;
+  assert.equal(sentCampaign.status, "SENT");
+  assert.equal(sentCampaign.sentCount, recipients);
+  assert.equal(await page.textContent("[data-stat=sent]"), String(recipients));
+  await audit(page, "campaign results");
+  await nav(page, "Campaigns");
+  await page.waitForSelector('#campaigns-table tr[data-campaign="November news"] .badge:text("sent")');
+  const outbox = (await api("GET", "/outbox?limit=100")).body.data.map((m) => m.subject);
+  assert.ok(outbox.includes("[Test] Hi , news from Oslo"), `the test message: ${outbox}`);
+  assert.ok(outbox.includes("Hi Dan, news from Oslo") && outbox.includes("Hi Eve, news from Oslo"), `${outbox}`);
+
   step("settings: add a member, rotate the keys");
   await nav(page, "Settings");
   await page.fill("#member-form input[name=email]", F.member);

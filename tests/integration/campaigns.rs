@@ -268,7 +268,30 @@ async fn segment_and_filtered_audiences_and_an_empty_one() {
     let mut to_segment = campaign("To the segment");
     to_segment["audienceType"] = json!("SEGMENT");
     to_segment["segmentId"] = json!(sid);
-    let a = room.create(to_segment).await;
+    let a = room.create(to_segment.clone()).await;
+    // The live count of an audience, as the sender will expand it.
+    let (status, counted) =
+        room.app.post("/campaigns/count", key, json!({ "audienceType": "SEGMENT", "segmentId": sid })).await;
+    assert_eq!((status, counted), (Status::Ok, json!({ "count": 1 })));
+    let pro = json!({ "groups": [{ "filters": [{ "field": "data.plan", "operator": "equals", "value": "pro" }] }] });
+    let (_, counted) = room
+        .app
+        .post(
+            "/campaigns/count",
+            key,
+            json!({ "audienceType": "FILTERED", "audienceCondition": pro, "type": "TRANSACTIONAL" }),
+        )
+        .await;
+    assert_eq!(counted["count"], json!(2));
+    let (_, counted) = room.app.post("/campaigns/count", key, json!({ "audienceType": "ALL" })).await;
+    assert_eq!(counted["count"], json!(3));
+    let (status, _) = room.app.post("/campaigns/count", key, json!({ "audienceType": "NOBODY" })).await;
+    assert_eq!(status, Status::UnprocessableEntity);
+    let (status, _) = room
+        .app
+        .post("/campaigns/count", key, json!({ "audienceType": "SEGMENT", "segmentId": "nope" }))
+        .await;
+    assert_eq!(status, Status::UnprocessableEntity);
     let mut filtered = campaign("To pro");
     filtered["audienceType"] = json!("FILTERED");
     filtered["audienceCondition"] = json!({ "groups": [{ "filters": [{ "field": "data.plan", "operator": "equals", "value": "pro" }] }] });

@@ -50,7 +50,7 @@ export function Templates({ project }) {
 }
 
 /** An error of the API about a template, with the Liquid line and the sender rule explained. */
-function TemplateError({ error, base }) {
+export function TemplateError({ error, base }) {
   if (!error) return null;
   const line = error.line;
   const sender = error.details && error.details.reason === "DOMAIN_NOT_VERIFIED";
@@ -63,7 +63,7 @@ function TemplateError({ error, base }) {
 }
 
 /** The live preview: the subject, the HTML in a sandboxed frame (no scripts) and the text. */
-function Preview({ subject, body }) {
+export function Preview({ subject, body }) {
   const [contactQuery, setContactQuery] = useState("");
   const [contact, setContact] = useState(null);
   const [shown, setShown] = useState(null);

@@ -1,0 +1,314 @@
+// Campaigns: the list with a status filter; the editor (content with the live preview, the
+// audience with its live recipient count); sending now or at a time in the user's time zone;
+// progress while sending, stats with rates, cancel, duplicate and test sends.
+
+import { html, useEffect, useState } from "../../vendor/preact-htm.js";
+import { api, del, get, post } from "../api.js";
+import { navigate, setQuery, useLocation } from "../router.js";
+import { ConditionBuilder, emptyCondition } from "../conditions.js";
+import { Preview, TemplateError } from "./templates.js";
+import {
+  ActionButton, Badge, Empty, ErrorBox, Field, Form, Loaded, Page, PagePager, Table, date, percent, toast,
+  useAction, useDebounced, useLoad, useSearch,
+} from "../ui.js";
+
+const STATUSES = ["DRAFT", "SCHEDULED", "SENDING", "SENT", "CANCELLED"];
+const TYPES = ["MARKETING", "TRANSACTIONAL", "HEADLESS"];
+const BADGE = { DRAFT: "", SCHEDULED: "warn", SENDING: "warn", SENT: "ok", CANCELLED: "bad" };
+
+function StatusBadge({ status }) {
+  return html`<${Badge} kind=${BADGE[status] || ""}>${status.toLowerCase()}<//>`;
+}
+
+export function Campaigns({ project }) {
+  const base = `/app/p/${encodeURIComponent(project.id)}`;
+  const { params } = useLocation();
+  const [status, setStatus] = useState(params.get("status") || "");
+  const [page, setPage] = useState(1);
+  const search = useSearch(params.get("search"), () => setPage(1));
+  const list = useLoad(() => {
+    setQuery({ search: search.applied, status });
+    return get("/campaigns", { page, pageSize: 20, status, search: search.applied.trim() });
+  }, [search.applied, status, page]);
+  return html`
+    <${Page} title="Campaigns" actions=${html`<a class="button-link primary" href=${`${base}/campaigns/new`}>New campaign</a>`}>
+      <div class="toolbar" role="search">
+        <${Field} label="Search"><input type="search" value=${search.text} placeholder="name, subject or sender" onInput=${(e) => search.setText(e.currentTarget.value)} /><//>
+        <div class="field narrow-field">
+          <label class="label" for="status-filter">Status</label>
+          <select id="status-filter" value=${status} onChange=${(e) => { setStatus(e.currentTarget.value); setPage(1); }}>
+            <option value="">All</option>
+            ${STATUSES.map((s) => html`<option value=${s}>${s.toLowerCase()}</option>`)}
+          </select>
+        </div>
+      </div>
+      <${Loaded} result=${list}>${(p) => p.data.length === 0
+        ? html`<${Empty}>${search.applied || status ? "No campaigns match." : "No campaigns yet. A campaign sends one email to an audience: everyone, a segment, or contacts matching a condition."}<//>`
+        : html`
+          <${Table} label="Campaigns" id="campaigns-table">
+            <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col" class="num">Recipients</th>
+              <th scope="col" class="num">Sent</th><th scope="col" class="num">Opened</th><th scope="col">When</th></tr></thead>
+            <tbody>${p.data.map((c) => html`
+              <tr key=${c.id} data-campaign=${c.name}>
+                <td><a href=${`${base}/campaigns/${encodeURIComponent(c.id)}`}>${c.name}</a><div class="meta">${c.subject}</div></td>
+                <td><${StatusBadge} status=${c.status} /></td>
+                <td class="num">${c.totalRecipients}</td><td class="num">${c.sentCount}</td>
+                <td class="num">${c.sentCount ? percent(c.openedCount / c.sentCount) : "—"}</td>
+                <td>${c.status === "SCHEDULED" ? `Scheduled for ${date(c.scheduledFor)}` : c.sentAt ? `Sent ${date(c.sentAt)}` : `Created ${date(c.createdAt)}`}</td>
+              </tr>`)}</tbody>
+          <//>
+          <${PagePager} page=${p.page} totalPages=${p.totalPages} onPage=${setPage} label="Campaigns" />`}<//>
+    <//>`;
+}
+
+/** The audience picker and its live count, counted by the server as the sender will. */
+function Audience({ draft, setDraft, vocabulary }) {
+  const [count, setCount] = useState({ value: null, error: null });
+  const audience = { type: draft.type, audienceType: draft.audienceType, segmentId: draft.segmentId || null,
+    audienceCondition: draft.audienceType === "FILTERED" ? draft.audienceCondition : null };
+  useDebounced(async () => {
+    if (draft.audienceType === "SEGMENT" && !draft.segmentId) {
+      setCount({ value: null, error: null });
+      return;
+    }
+    try {
+      setCount({ value: (await post("/campaigns/count", audience)).count, error: null });
+    } catch (error) {
+      setCount({ value: null, error });
+    }
+  }, [JSON.stringify(audience)], 400);
+  const choose = (audienceType) => setDraft({ ...draft, audienceType });
+  return html`
+    <fieldset>
+      <legend>Audience</legend>
+      <div class="inline" role="radiogroup" aria-label="Who receives it">
+        ${[["ALL", "Every contact"], ["SEGMENT", "A segment"], ["FILTERED", "Contacts matching a condition"]].map(([value, label]) => html`
+          <label class="field check" key=${value}><input type="radio" name="audienceType" value=${value} checked=${draft.audienceType === value} onChange=${() => choose(value)} /> ${label}</label>`)}
+      </div>
+      ${draft.audienceType === "SEGMENT" && html`
+        <${Field} label="Segment">
+          <select required value=${draft.segmentId || ""} onChange=${(e) => setDraft({ ...draft, segmentId: e.currentTarget.value })}>
+            <option value="">Choose a segment</option>
+            ${vocabulary.segments.map((s) => html`<option value=${s.id} key=${s.id}>${s.name} (${s.memberCount})</option>`)}
+          </select>
+        <//>`}
+      ${draft.audienceType === "FILTERED" && html`
+        <${ConditionBuilder} value=${draft.audienceCondition} catalogue=${vocabulary.catalogue} events=${vocabulary.events} segments=${vocabulary.segments}
+          onChange=${(audienceCondition) => setDraft({ ...draft, audienceCondition })} />`}
+      <div class="count-live" aria-live="polite">
+        ${count.error
+          ? html`<${ErrorBox} error=${count.error} />`
+          : html`<p>Goes to <strong id="recipient-count">${count.value === null ? "…" : count.value}</strong> contacts now${draft.type === "MARKETING" ? " (subscribed contacts only: this is marketing mail)" : ""}.</p>`}
+      </div>
+    </fieldset>`;
+}
+
+const EMPTY = {
+  name: "", description: "", subject: "", body: "<p>Hello {{ firstName ?? \"there\" }},</p>\n\n<p><a href=\"{{ unsubscribeUrl }}\">Unsubscribe</a></p>\n",
+  from: "", fromName: "", replyTo: "", type: "MARKETING", audienceType: "ALL", segmentId: "", audienceCondition: null, templateId: null,
+};
+
+function bodyOf(draft) {
+  const body = {
+    name: draft.name, description: draft.description, subject: draft.subject, body: draft.body, from: draft.from,
+    fromName: draft.fromName, replyTo: draft.replyTo, type: draft.type, audienceType: draft.audienceType,
+  };
+  if (draft.audienceType === "SEGMENT") body.segmentId = draft.segmentId;
+  if (draft.audienceType === "FILTERED") body.audienceCondition = draft.audienceCondition || emptyCondition();
+  if (draft.templateId) body.templateId = draft.templateId;
+  return body;
+}
+
+function Editor({ campaign, isNew, base, vocabulary, onSaved }) {
+  const [draft, setDraft] = useState({
+    ...EMPTY, ...campaign, description: campaign.description || "", fromName: campaign.fromName || "", replyTo: campaign.replyTo || "",
+    segmentId: campaign.segmentId || "", audienceCondition: campaign.audienceCondition || (campaign.audienceType === "FILTERED" ? emptyCondition() : null),
+  });
+  const set = (key) => (event) => setDraft({ ...draft, [key]: event.currentTarget.value });
+  const useTemplate = (event) => {
+    const template = vocabulary.templates.find((t) => t.id === event.currentTarget.value);
+    if (!template) return setDraft({ ...draft, templateId: null });
+    setDraft({ ...draft, templateId: template.id, subject: template.subject, body: template.body, from: template.from,
+      fromName: template.fromName || "", replyTo: template.replyTo || "", type: template.type });
+  };
+  const save = useAction(async () => {
+    const body = bodyOf({ ...draft, audienceCondition: draft.audienceType === "FILTERED" ? draft.audienceCondition || emptyCondition() : null });
+    const saved = isNew
+      ? (await post("/campaigns", body)).data
+      : await api("PUT", `/campaigns/${encodeURIComponent(campaign.id)}`, body);
+    if (isNew) navigate(`${base}/campaigns/${encodeURIComponent(saved.id)}`, { replace: true });
+    else onSaved(saved);
+    return saved;
+  }, "Campaign saved");
+  const onSubmit = (event) => {
+    event.preventDefault();
+    save.run();
+  };
+  return html`
+    <div class="split">
+      <form class="card stack" id="campaign-form" onSubmit=${onSubmit}>
+        <div class="grid2">
+          <${Field} label="Name"><input required maxlength="200" value=${draft.name} onInput=${set("name")} /><//>
+          <${Field} label="Type">
+            <select value=${draft.type} onChange=${set("type")}>${TYPES.map((t) => html`<option value=${t}>${t.toLowerCase()}</option>`)}</select>
+          <//>
+        </div>
+        ${vocabulary.templates.length > 0 && html`
+          <${Field} label="Start from a template" hint="Copies its subject, body and sender; the campaign keeps its own copy.">
+            <select value=${draft.templateId || ""} onChange=${useTemplate}>
+              <option value="">No template</option>
+              ${vocabulary.templates.map((t) => html`<option value=${t.id} key=${t.id}>${t.name}</option>`)}
+            </select>
+          <//>`}
+        <div class="grid2">
+          <${Field} label="From address" hint="On a verified domain of this project."><input type="email" required value=${draft.from} onInput=${set("from")} /><//>
+          <${Field} label="From name"><input value=${draft.fromName} onInput=${set("fromName")} /><//>
+        </div>
+        <${Field} label="Reply-to"><input type="email" value=${draft.replyTo} onInput=${set("replyTo")} /><//>
+        <${Field} label="Subject"><input required value=${draft.subject} onInput=${set("subject")} /><//>
+        <${Field} label="Body (HTML with Liquid)" hint="Each recipient's own fields: {{ firstName }}, {{ plan ?? \"free\" }}. Marketing mail carries an unsubscribe header; {{ unsubscribeUrl }} links to the page.">
+          <textarea class="code" required spellcheck="false" value=${draft.body} onInput=${set("body")}></textarea>
+        <//>
+        <${Field} label="Description" hint="For your team; never sent."><input value=${draft.description} onInput=${set("description")} /><//>
+        <${Audience} draft=${draft} setDraft=${setDraft} vocabulary=${vocabulary} />
+        <${TemplateError} error=${save.error} base=${base} />
+        <div class="buttons"><button type="submit" disabled=${save.busy}>${save.busy ? "Saving…" : isNew ? "Create campaign" : "Save campaign"}</button></div>
+      </form>
+      <${Preview} subject=${draft.subject} body=${draft.body} />
+    </div>`;
+}
+
+/** Send now, schedule, and test send, for a saved DRAFT or SCHEDULED campaign. */
+function SendPanel({ campaign, onChanged }) {
+  const id = encodeURIComponent(campaign.id);
+  const [when, setWhen] = useState("");
+  const recipients = useLoad(() => post("/campaigns/count", {
+    type: campaign.type, audienceType: campaign.audienceType, segmentId: campaign.segmentId, audienceCondition: campaign.audienceCondition,
+  }), [campaign.updatedAt]);
+  const sendNow = useAction(async () => {
+    const answer = await post(`/campaigns/${id}/send`, {});
+    onChanged();
+    return answer;
+  }, (a) => a.message);
+  const schedule = useAction(async () => {
+    const at = new Date(when);
+    if (Number.isNaN(at.getTime())) throw new Error("Choose a date and time");
+    const answer = await post(`/campaigns/${id}/send`, { scheduledFor: at.toISOString() });
+    onChanged();
+    return answer;
+  }, (a) => a.message);
+  const test = useAction(async (data) => post(`/campaigns/${id}/test`, { email: data.get("email") }), (t) => `Test sent to ${t.to}`);
+  const count = recipients.data ? recipients.data.count : null;
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return html`
+    <section class="card" aria-labelledby="send-heading" id="send-panel">
+      <h2 id="send-heading">Send</h2>
+      ${campaign.status === "SCHEDULED" && html`<p class="notice warn" role="status">Scheduled for <strong>${date(campaign.scheduledFor)}</strong>. Sending now, scheduling again or cancelling changes that.</p>`}
+      <div class="buttons">
+        <button type="button" id="send-now" disabled=${sendNow.busy || count === null}
+          onClick=${() => window.confirm(`Send "${campaign.name}" now to ${count} contacts? This cannot be undone.`) && sendNow.run()}>
+          Send now to ${count === null ? "…" : count} contacts</button>
+      </div>
+      <${ErrorBox} error=${sendNow.error || recipients.error} />
+      <form class="inline" onSubmit=${(e) => { e.preventDefault(); schedule.run(); }}>
+        <${Field} label=${`Send at (${zone})`}><input type="datetime-local" id="schedule-at" required value=${when} onInput=${(e) => setWhen(e.currentTarget.value)} /><//>
+        <button type="submit" class="secondary" disabled=${schedule.busy}>Schedule</button>
+      </form>
+      <${ErrorBox} error=${schedule.error} />
+      <${Form} class="inline" id="test-form" action=${test} submit="Send a test">
+        <${Field} label="Test address" hint="One message, marked [Test]; counts toward nothing."><input type="email" name="email" required /><//>
+      <//>
+    </section>`;
+}
+
+/** Progress while sending and the results after, refreshed every second until it is over. */
+function Results({ campaign, onChanged }) {
+  const id = encodeURIComponent(campaign.id);
+  const stats = useLoad(() => get(`/campaigns/${id}/stats`), [campaign.id]);
+  useEffect(() => {
+    if (campaign.status !== "SENDING") return undefined;
+    const timer = setInterval(async () => {
+      const fresh = await get(`/campaigns/${id}/stats`).catch(() => null);
+      if (!fresh) return;
+      stats.setData(fresh);
+      if (fresh.status !== "SENDING") onChanged();
+    }, 1000);
+    return () => clearInterval(timer);
+  }, [campaign.status]);
+  return html`<${Loaded} result=${stats}>${(s) => {
+    const done = s.sent + s.failed;
+    return html`
+      <section class="card" aria-labelledby="results-heading" id="results" data-status=${s.status}>
+        <h2 id="results-heading">${s.status === "SENDING" ? "Sending" : "Results"}</h2>
+        ${s.status === "SENDING" && html`
+          <p>${done} of ${s.expanded ? s.totalRecipients : `${s.totalRecipients}+`} handed to the relay</p>
+          <progress max=${Math.max(s.totalRecipients, 1)} value=${done} aria-label="Sending progress"></progress>`}
+        <dl class="counts" id="campaign-stats">
+          <dt>Recipients</dt><dd data-stat="recipients">${s.totalRecipients}</dd>
+          <dt>Sent</dt><dd data-stat="sent">${s.sent}</dd>
+          <dt>Opened</dt><dd data-stat="opened">${s.opened} (${percent(s.rates.open)})</dd>
+          <dt>Clicked</dt><dd data-stat="clicked">${s.clicked} (${percent(s.rates.click)})</dd>
+          <dt>Bounced</dt><dd>${s.bounced} (${percent(s.rates.bounce)})</dd>
+          <dt>Complaints</dt><dd>${s.complained}</dd>
+          <dt>Unsubscribed</dt><dd>${s.unsubscribed} (${percent(s.rates.unsubscribe)})</dd>
+          <dt>Not sent</dt><dd>${s.failed}</dd>
+        </dl>
+        <p class="meta">Started ${date(s.sentAt)}${s.finishedAt ? ` · finished ${date(s.finishedAt)}` : ""}</p>
+      </section>`;
+  }}<//>`;
+}
+
+export function CampaignPage({ project, params }) {
+  const base = `/app/p/${encodeURIComponent(project.id)}`;
+  const isNew = params.id === "new";
+  const id = encodeURIComponent(params.id);
+  const campaign = useLoad(() => (isNew ? Promise.resolve(EMPTY) : get(`/campaigns/${id}`)), [params.id]);
+  const vocabulary = useLoad(async () => {
+    const [fields, events, segments, templates] = await Promise.all([
+      get("/contacts/fields"), get("/events/names"), get("/segments"), get("/templates", { pageSize: 100, sort: "name", dir: "asc" }),
+    ]);
+    return { catalogue: fields.fields, events, segments, templates: templates.data };
+  }, []);
+  const cancel = useAction(async () => {
+    const c = await post(`/campaigns/${id}/cancel`);
+    campaign.setData(c);
+    return c;
+  }, "Campaign cancelled: nothing more is sent");
+  const duplicate = useAction(async () => {
+    const copy = await post(`/campaigns/${id}/duplicate`);
+    navigate(`${base}/campaigns/${encodeURIComponent(copy.id)}`);
+    return copy;
+  }, (c) => `Created ${c.name}`);
+  const remove = useAction(async () => {
+    await del(`/campaigns/${id}`);
+    toast("Campaign deleted");
+    navigate(`${base}/campaigns`);
+  });
+  const c = campaign.data;
+  const editable = c && (isNew || c.status === "DRAFT" || c.status === "SCHEDULED");
+  return html`
+    <${Page} title=${isNew ? "New campaign" : c ? c.name : "Campaign"} back=${{ href: `${base}/campaigns`, label: "Campaigns" }}
+      actions=${!isNew && c && html`
+        <${StatusBadge} status=${c.status} />
+        ${(c.status === "SCHEDULED" || c.status === "SENDING") && html`<${ActionButton} class="danger" action=${cancel} confirm="Cancel this campaign? Mail not yet handed to the relay is not sent.">Cancel<//>`}
+        <${ActionButton} action=${duplicate}>Duplicate<//>
+        ${c.status !== "SENDING" && html`<${ActionButton} class="danger" action=${remove} confirm=${`Delete the campaign ${c.name}?`}>Delete<//>`}`}>
+      <${ErrorBox} error=${cancel.error || duplicate.error || remove.error} />
+      <${Loaded} result=${campaign}>${(loaded) => html`<${Loaded} result=${vocabulary}>${(v) => html`
+        ${!isNew && (loaded.status === "DRAFT" || loaded.status === "SCHEDULED") && html`<${SendPanel} campaign=${loaded} onChanged=${campaign.reload} />`}
+        ${!isNew && !editable && html`<${Results} campaign=${loaded} onChanged=${campaign.reload} />`}
+        ${editable
+          ? html`<${Editor} key=${loaded.updatedAt || "new"} campaign=${loaded} isNew=${isNew} base=${base} vocabulary=${v} onSaved=${campaign.setData} />`
+          : html`
+            <section class="card">
+              <h2>Content</h2>
+              <dl class="props">
+                <dt>Subject</dt><dd>${loaded.subject}</dd>
+                <dt>From</dt><dd>${loaded.fromName ? `${loaded.fromName} <${loaded.from}>` : loaded.from}</dd>
+                <dt>Audience</dt><dd>${loaded.audienceType.toLowerCase()}${loaded.segmentId ? ` (${(v.segments.find((s) => s.id === loaded.segmentId) || {}).name || "a deleted segment"})` : ""}</dd>
+                <dt>Type</dt><dd>${loaded.type.toLowerCase()}</dd>
+              </dl>
+              <${Preview} subject=${loaded.subject} body=${loaded.body} />
+            </section>`}`}<//>`}<//>
+    <//>`;
+}
