@@ -379,6 +379,8 @@ try {
   await page.fill("#test-form input[name=email]", "boss@example.com");
   await page.getByRole("button", { name: "Send a test" }).click();
   await toast(page, "Test sent to boss@example.com");
+  await page.waitForSelector("#preview-subject");
+  await page.waitForSelector(`#recipient-count:text-is("${recipients}")`);
   await shot(page, "campaign");
   await audit(page, "campaign send panel");
   await page.getByRole("button", { name: `Send now to ${recipients} contacts` }).click();

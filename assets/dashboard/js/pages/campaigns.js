@@ -170,12 +170,14 @@ function Editor({ campaign, isNew, base, vocabulary, onSaved }) {
           <textarea class="code" required spellcheck="false" value=${draft.body} onInput=${set("body")}></textarea>
         <//>
         <${Field} label="Description" hint="For your team; never sent."><input value=${draft.description} onInput=${set("description")} /><//>
-        <${Audience} draft=${draft} setDraft=${setDraft} vocabulary=${vocabulary} />
-        <${TemplateError} error=${save.error} base=${base} />
-        <div class="buttons"><button type="submit" disabled=${save.busy}>${save.busy ? "Saving…" : isNew ? "Create campaign" : "Save campaign"}</button></div>
       </form>
       <${Preview} subject=${draft.subject} body=${draft.body} />
-    </div>`;
+    </div>
+    <section class="card">
+      <${Audience} draft=${draft} setDraft=${setDraft} vocabulary=${vocabulary} />
+    </section>
+    <${TemplateError} error=${save.error} base=${base} />
+    <div class="buttons"><button type="submit" form="campaign-form" disabled=${save.busy}>${save.busy ? "Saving…" : isNew ? "Create campaign" : "Save campaign"}</button></div>`;
 }
 
 /** Send now, schedule, and test send, for a saved DRAFT or SCHEDULED campaign. */
@@ -201,7 +203,7 @@ function SendPanel({ campaign, onChanged }) {
   const count = recipients.data ? recipients.data.count : null;
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   return html`
-    <section class="card" aria-labelledby="send-heading" id="send-panel">
+    <section class="card stack" aria-labelledby="send-heading" id="send-panel">
       <h2 id="send-heading">Send</h2>
       ${campaign.status === "SCHEDULED" && html`<p class="notice warn" role="status">Scheduled for <strong>${date(campaign.scheduledFor)}</strong>. Sending now, scheduling again or cancelling changes that.</p>`}
       <div class="buttons">
