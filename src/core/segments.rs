@@ -17,6 +17,7 @@ use super::data::DataPatch;
 use super::events;
 use super::fields::FieldChanges;
 use crate::clock;
+use crate::db::audience;
 use crate::db::contacts::{self, Contact, Indexing};
 use crate::db::refs::{self, Owner};
 use crate::db::segments::{self, Segment};
@@ -496,30 +497,21 @@ pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resu
         }
     };
     let condition = condition_of(conn, &segment)?;
-    let Compiled { sql, mut params } = compile(&condition, &segment.project_id, now);
-    params.extend([
-        segment.id.clone().into(),
-        segment.project_id.clone().into(),
-        cursor.into(),
-        (batch as i64).into(),
-    ]);
-    let query = format!(
-        "SELECT c.seq, c.id, coalesce(({sql}), 0),
-                EXISTS (SELECT 1 FROM segment_members m WHERE m.segment_id = ? AND m.contact_seq = c.seq)
-         FROM contacts c WHERE c.project_id = ? AND c.seq > ? ORDER BY c.seq LIMIT ?"
-    );
-    let rows: Vec<(i64, String, bool, bool)> = conn
-        .prepare_cached(&query)?
-        .query_map(params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-        .collect::<Result<_, _>>()?;
-    for (seq, contact, member, was) in &rows {
-        if *member && !*was {
-            segments::add_member(conn, &segment.id, *seq, now)?;
-            membership_event(conn, &segment, contact, true, now)?;
+    let compiled = compile(&condition, &segment.project_id, now);
+    let rows = audience::walk(conn, &segment.project_id, &compiled, cursor, batch)?;
+    let stored = match (rows.first(), rows.last()) {
+        (Some(first), Some(last)) => segments::members_between(conn, &segment.id, first.seq, last.seq)?,
+        _ => Default::default(),
+    };
+    for contact in &rows {
+        let was = stored.contains(&contact.seq);
+        if contact.matches && !was {
+            segments::add_member(conn, &segment.id, contact.seq, now)?;
+            membership_event(conn, &segment, &contact.id, true, now)?;
             segment.compute_entered += 1;
-        } else if !*member && *was {
-            segments::remove_member(conn, &segment.id, *seq)?;
-            membership_event(conn, &segment, contact, false, now)?;
+        } else if !contact.matches && was {
+            segments::remove_member(conn, &segment.id, contact.seq)?;
+            membership_event(conn, &segment, &contact.id, false, now)?;
             segment.compute_exited += 1;
         }
     }
@@ -530,7 +522,7 @@ pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resu
         segment.member_count = segments::stored_count(conn, &segment.id)?;
         segment.counted_at = Some(now);
     } else {
-        segment.compute_cursor = rows.last().map(|(seq, ..)| *seq);
+        segment.compute_cursor = rows.last().map(|contact| contact.seq);
     }
     segments::update(conn, &segment)?;
     Ok(if done { Step::Done(Box::new(segment)) } else { Step::Running })

@@ -1,6 +1,7 @@
 //! The one keyset walk over an audience: a project's contacts in `seq` order after a cursor,
-//! each with whether a compiled condition holds for it. Batches are sized by contacts visited,
-//! not matched, so a narrow audience over a large project never holds the writer for a scan.
+//! each with whether a compiled condition holds for it. Campaign expansion and segment
+//! membership computations walk with it. Batches are sized by contacts visited, not matched,
+//! so a narrow audience over a large project never holds the writer for a scan.
 
 use rusqlite::{Connection, params_from_iter};
 

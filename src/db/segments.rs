@@ -174,6 +174,20 @@ pub fn clear_members(conn: &Connection, segment: &str) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// The stored members of a segment among contacts `seq` `from..=to`.
+pub fn members_between(
+    conn: &Connection,
+    segment: &str,
+    from: i64,
+    to: i64,
+) -> rusqlite::Result<std::collections::HashSet<i64>> {
+    conn.prepare_cached(
+        "SELECT contact_seq FROM segment_members WHERE segment_id = ?1 AND contact_seq BETWEEN ?2 AND ?3",
+    )?
+    .query_map(params![segment, from, to], |r| r.get(0))?
+    .collect()
+}
+
 /// How many stored members a segment has.
 pub fn stored_count(conn: &Connection, segment: &str) -> rusqlite::Result<i64> {
     conn.prepare_cached("SELECT count(*) FROM segment_members WHERE segment_id = ?1")?
