@@ -390,6 +390,21 @@ try {
   assert.equal(sentCampaign.sentCount, recipients);
   assert.equal(await page.textContent("[data-stat=sent]"), String(recipients));
   await audit(page, "campaign results");
+  // Duplicate it, schedule the copy in the browser's time zone, then cancel it.
+  await page.getByRole("button", { name: "Duplicate" }).click();
+  await page.waitForSelector("h1:text-is('November news (copy)')");
+  const copyId = page.url().split("/").pop();
+  await page.fill("#schedule-at", "2099-06-01T09:30");
+  await page.getByRole("button", { name: "Schedule", exact: true }).click();
+  await toast(page, "Campaign scheduled for");
+  const scheduled = (await api("GET", `/campaigns/${copyId}`)).body;
+  assert.equal(scheduled.status, "SCHEDULED");
+  const expectedAt = await page.evaluate(() => new Date("2099-06-01T09:30").toISOString());
+  assert.equal(scheduled.scheduledFor, expectedAt, "the time picked is the user's local time");
+  await page.waitForSelector("text=Scheduled for");
+  await page.getByRole("button", { name: "Cancel", exact: true }).click();
+  await toast(page, "Campaign cancelled");
+  assert.equal((await api("GET", `/campaigns/${copyId}`)).body.status, "CANCELLED");
   await nav(page, "Campaigns");
   await page.waitForSelector('#campaigns-table tr[data-campaign="November news"] .badge:text("sent")');
   const outbox = (await api("GET", "/outbox?limit=100")).body.data.map((m) => m.subject);
