@@ -17,7 +17,7 @@ use crate::core::campaigns::{self as core_campaigns, Fields};
 use crate::core::contacts::parse_email;
 use crate::core::domains::require_verified_sender;
 use crate::core::segments::count_condition;
-use crate::db::campaigns::{self, Campaign, PageQuery, Stamps};
+use crate::db::campaigns::{self, Campaign, Stamps};
 use crate::db::{DbError, contacts, emails, jobs};
 use crate::error::ApiError;
 use crate::scheduler::campaigns::{cancel_job, send_job};
@@ -44,10 +44,9 @@ async fn list(
     access: ProjectAccess,
     params: ListParams<'_>,
 ) -> Result<Json<Value>, ApiError> {
-    let (page, page_size) = pagination::page_params(params.page, params.page_size, pagination::MAX_LIMIT)?;
     let status = match params.status.filter(|s| !s.is_empty()) {
         None => None,
-        Some(s) if core_campaigns::STATUSES.contains(&s) => Some(s.to_string()),
+        Some(s) if core_campaigns::STATUSES.contains(&s) => Some(("status", s.to_string())),
         Some(s) => {
             return Err(ApiError::bad_request(format!(
                 "status must be one of {} (found {s:?})",
@@ -55,20 +54,13 @@ async fn list(
             )));
         }
     };
-    let sort = match params.sort {
-        Some("name") => "name",
-        Some("updatedAt") => "updated_at",
-        _ => "created_at",
-    };
-    let query = PageQuery {
-        project: access.project.id,
+    let (query, page, page_size) = pagination::list_query(
+        access.project.id,
+        (params.page, params.page_size),
+        params.search,
+        (params.sort, params.dir),
         status,
-        search: params.search.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string),
-        sort,
-        descending: params.dir != Some("asc"),
-        offset: (page - 1) * page_size,
-        limit: page_size,
-    };
+    )?;
     let (rows, total) = state.db.run(move |conn| Ok::<_, DbError>(campaigns::page(conn, &query)?)).await?;
     Ok(Json(pagination::page_list(rows.iter().map(core_campaigns::view).collect(), total, page, page_size)))
 }

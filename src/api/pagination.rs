@@ -85,6 +85,34 @@ pub fn page_params(page: Option<&str>, page_size: Option<&str>, max: usize) -> R
     Ok((page, size))
 }
 
+/// The query of a page list of named rows (templates, campaigns): `page` and `pageSize` checked
+/// (400), `search` trimmed, `sort` `name`/`createdAt`/`updatedAt` (anything else: `createdAt`),
+/// `dir` `asc` or `desc` (the default); `only` a column's value.
+pub fn list_query(
+    project: String,
+    (page, page_size): (Option<&str>, Option<&str>),
+    search: Option<&str>,
+    (sort, dir): (Option<&str>, Option<&str>),
+    only: Option<(&'static str, String)>,
+) -> Result<(crate::db::ListQuery, i64, i64), ApiError> {
+    let (page, page_size) = page_params(page, page_size, MAX_LIMIT)?;
+    let sort = match sort {
+        Some("name") => "name",
+        Some("updatedAt") => "updated_at",
+        _ => "created_at",
+    };
+    let query = crate::db::ListQuery {
+        project,
+        only,
+        search: search.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string),
+        sort,
+        descending: dir != Some("asc"),
+        offset: (page - 1) * page_size,
+        limit: page_size,
+    };
+    Ok((query, page, page_size))
+}
+
 /// A page list: `{data, total, page, pageSize, totalPages}`.
 pub fn page_list(data: Vec<Value>, total: i64, page: i64, page_size: i64) -> Value {
     let total_pages = if total == 0 { 0 } else { (total + page_size - 1) / page_size };

@@ -13,7 +13,7 @@ use crate::clock;
 use crate::core::compose;
 use crate::core::contacts::parse_email;
 use crate::core::domains::require_verified_sender;
-use crate::db::templates::{self, PageQuery, Template};
+use crate::db::templates::{self, Template};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -57,30 +57,22 @@ async fn list(
     access: ProjectAccess,
     params: ListParams<'_>,
 ) -> Result<Json<Value>, ApiError> {
-    let (page, page_size) = pagination::page_params(params.page, params.page_size, pagination::MAX_LIMIT)?;
     let kind = match params.kind {
         None => None,
-        Some(kind) if compose::TYPES.contains(&kind) => Some(kind.to_string()),
+        Some(kind) if compose::TYPES.contains(&kind) => Some(("type", kind.to_string())),
         Some(kind) => {
             return Err(ApiError::bad_request(format!(
                 "type must be TRANSACTIONAL, MARKETING or HEADLESS (found {kind:?})"
             )));
         }
     };
-    let sort = match params.sort {
-        Some("name") => "name",
-        Some("updatedAt") => "updated_at",
-        _ => "created_at",
-    };
-    let query = PageQuery {
-        project: access.project.id,
+    let (query, page, page_size) = pagination::list_query(
+        access.project.id,
+        (params.page, params.page_size),
+        params.search,
+        (params.sort, params.dir),
         kind,
-        search: params.search.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string),
-        sort,
-        descending: params.dir != Some("asc"),
-        offset: (page - 1) * page_size,
-        limit: page_size,
-    };
+    )?;
     let (rows, total) = state.db.run(move |conn| Ok::<_, ApiError>(templates::page(conn, &query)?)).await?;
     Ok(Json(pagination::page_list(rows.iter().map(view).collect(), total, page, page_size)))
 }

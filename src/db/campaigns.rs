@@ -2,7 +2,6 @@
 //!
 //! The counters are kept by triggers on `emails` (migration V7), so only reads live here.
 
-use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// A campaign as stored.
@@ -229,34 +228,7 @@ pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
     Ok(conn.execute("DELETE FROM campaigns WHERE id = ?1", [id])? > 0)
 }
 
-/// One page of a project's campaigns and the total matching.
-pub struct PageQuery {
-    pub project: String,
-    pub status: Option<String>,
-    pub search: Option<String>,
-    /// `name`, `created_at` or `updated_at`.
-    pub sort: &'static str,
-    pub descending: bool,
-    pub offset: i64,
-    pub limit: i64,
-}
-
-pub fn page(conn: &Connection, q: &PageQuery) -> rusqlite::Result<(Vec<Campaign>, i64)> {
-    let mut filter = String::from(" WHERE project_id = ?1");
-    let mut args = vec![SqlValue::Text(q.project.clone())];
-    if let Some(status) = &q.status {
-        args.push(SqlValue::Text(status.clone()));
-        filter.push_str(&format!(" AND status = ?{}", args.len()));
-    }
-    if let Some(search) = &q.search {
-        args.push(SqlValue::Text(super::contains_pattern(search)));
-        let n = args.len();
-        filter.push_str(&format!(
-            " AND (name LIKE ?{n} ESCAPE '\\' OR subject LIKE ?{n} ESCAPE '\\' OR from_email LIKE ?{n} ESCAPE '\\')"
-        ));
-    }
-    let dir = if q.descending { "DESC" } else { "ASC" };
-    let sort = if q.sort == "name" { "name COLLATE NOCASE" } else { q.sort };
-    let order = format!("{sort} {dir}, id {dir}");
-    super::paged(conn, ("campaigns", COLUMNS, &filter, &order), args, (q.limit, q.offset), from_row)
+/// One page of a project's campaigns (`only` a status; search in name, subject and sender).
+pub fn page(conn: &Connection, q: &super::ListQuery) -> rusqlite::Result<(Vec<Campaign>, i64)> {
+    super::list_page(conn, ("campaigns", COLUMNS, &["name", "subject", "from_email"]), q, from_row)
 }

@@ -195,6 +195,47 @@ pub fn paged<T>(
     Ok((rows, total))
 }
 
+/// What a page list of a project's named rows (templates, campaigns) asks for.
+pub struct ListQuery {
+    pub project: String,
+    /// A column that must hold a value (`type`, `status`).
+    pub only: Option<(&'static str, String)>,
+    /// Text to find, case-insensitively, in any of the searched columns.
+    pub search: Option<String>,
+    /// `name`, `created_at` or `updated_at`.
+    pub sort: &'static str,
+    pub descending: bool,
+    pub offset: i64,
+    pub limit: i64,
+}
+
+/// One page of `table`'s rows of a project as `q` asks, and how many match: [`paged`] with the
+/// filter, search (in `searched` columns) and order every such list has.
+pub fn list_page<T>(
+    conn: &rusqlite::Connection,
+    (table, columns, searched): (&str, &str, &[&str]),
+    q: &ListQuery,
+    from_row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<(Vec<T>, i64)> {
+    let mut filter = String::from(" WHERE project_id = ?1");
+    let mut args: Vec<rusqlite::types::Value> = vec![q.project.clone().into()];
+    if let Some((column, value)) = &q.only {
+        args.push(value.clone().into());
+        filter.push_str(&format!(" AND {column} = ?{}", args.len()));
+    }
+    if let Some(search) = &q.search {
+        args.push(contains_pattern(search).into());
+        let n = args.len();
+        let any: Vec<String> =
+            searched.iter().map(|c| format!("coalesce({c}, '') LIKE ?{n} ESCAPE '\\'")).collect();
+        filter.push_str(&format!(" AND ({})", any.join(" OR ")));
+    }
+    let dir = if q.descending { "DESC" } else { "ASC" };
+    let sort = if q.sort == "name" { "name COLLATE NOCASE" } else { q.sort };
+    let order = format!("{sort} {dir}, id {dir}");
+    paged(conn, (table, columns, &filter, &order), args, (q.limit, q.offset), from_row)
+}
+
 /// A fresh identifier for a new row: a UUIDv7, so rows made one after another sit side by side
 /// in the id index (inserts append instead of landing at random pages).
 pub fn new_id() -> String {

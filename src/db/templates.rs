@@ -1,6 +1,5 @@
 //! Email templates.
 
-use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// A template as stored.
@@ -71,34 +70,7 @@ pub fn delete(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<bo
     Ok(conn.execute("DELETE FROM templates WHERE id = ?1 AND project_id = ?2", [id, project])? > 0)
 }
 
-/// One page of a project's templates and the total matching.
-pub struct PageQuery {
-    pub project: String,
-    pub kind: Option<String>,
-    pub search: Option<String>,
-    /// `name`, `created_at` or `updated_at`.
-    pub sort: &'static str,
-    pub descending: bool,
-    pub offset: i64,
-    pub limit: i64,
-}
-
-pub fn page(conn: &Connection, q: &PageQuery) -> rusqlite::Result<(Vec<Template>, i64)> {
-    let mut filter = String::from(" WHERE project_id = ?1");
-    let mut args = vec![SqlValue::Text(q.project.clone())];
-    if let Some(kind) = &q.kind {
-        args.push(SqlValue::Text(kind.clone()));
-        filter.push_str(&format!(" AND type = ?{}", args.len()));
-    }
-    if let Some(search) = &q.search {
-        args.push(SqlValue::Text(super::contains_pattern(search)));
-        let n = args.len();
-        filter.push_str(&format!(
-            " AND (name LIKE ?{n} ESCAPE '\\' OR coalesce(description, '') LIKE ?{n} ESCAPE '\\' OR subject LIKE ?{n} ESCAPE '\\')"
-        ));
-    }
-    let dir = if q.descending { "DESC" } else { "ASC" };
-    let sort = if q.sort == "name" { "name COLLATE NOCASE" } else { q.sort };
-    let order = format!("{sort} {dir}, id {dir}");
-    super::paged(conn, ("templates", COLUMNS, &filter, &order), args, (q.limit, q.offset), from_row)
+/// One page of a project's templates (`only` a type; search in name, description and subject).
+pub fn page(conn: &Connection, q: &super::ListQuery) -> rusqlite::Result<(Vec<Template>, i64)> {
+    super::list_page(conn, ("templates", COLUMNS, &["name", "description", "subject"]), q, from_row)
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::common::binary::{Server, run, stdout};
+use crate::common::binary::{Sending, Server};
 use crate::common::dns_server::DnsServer;
 use crate::common::smtp_sink::SmtpSink;
 
@@ -41,40 +41,12 @@ async fn a_campaign_killed_mid_send_reaches_everyone_once_after_restart() {
     let dir = TempDir::new().unwrap();
     let dns = DnsServer::start(&["test"]).await;
     let sink = SmtpSink::start();
-    let nameservers = format!("[\"{}\"]", dns.nameserver());
-    let port = sink.port.to_string();
-    let env = [
-        ("TIDINGS_DNS__NAMESERVERS", nameservers.as_str()),
-        ("TIDINGS_SMTP__HOST", "127.0.0.1"),
-        ("TIDINGS_SMTP__PORT", port.as_str()),
-        ("TIDINGS_SMTP__SECURITY", "none"),
-        ("TIDINGS_SMTP__TIMEOUT_SECS", "2"),
-    ];
-    let path = dir.path().to_path_buf();
-    let created = tokio::task::spawn_blocking(move || {
-        run(&path, &["user", "create", "--email", "owner@example.com", "--password", "password123"], &[]);
-        stdout(&run(&path, &["project", "create", "--name", "Crash", "--owner", "owner@example.com"], &[]))
-    })
-    .await
-    .unwrap();
-    let project: Value = serde_json::from_str(&created).unwrap();
-    let key = project["secretKey"].as_str().unwrap().to_string();
-
-    let mut server = Server::start(dir.path(), &env);
-    let server_ref = &mut server;
-    tokio::task::block_in_place(|| server_ref.wait_healthy(Duration::from_secs(30)));
-    let (_, domain) = tokio::task::block_in_place(|| {
-        server.post_keyed("/domains", &key, json!({ "domain": "example.test" }))
-    });
-    for record in domain["records"].as_array().unwrap() {
-        dns.txt(record["name"].as_str().unwrap(), record["value"].as_str().unwrap()).await;
-    }
-    let id = domain["id"].as_str().unwrap().to_string();
-    let verified = tokio::task::block_in_place(|| server.get_keyed(&format!("/domains/{id}/verify"), &key));
-    assert_eq!(verified["status"], json!("verified"));
+    let mut sending = Sending::start(dir.path(), &dns, sink.port, &[]).await;
+    let key = sending.key.clone();
 
     // 20,000 contacts by CSV import; 500 of them then unsubscribed.
     let emails: Vec<String> = (0..CONTACTS).map(|n| format!("u{n:05}@example.test")).collect();
+    let server = &sending.server;
     let campaign = tokio::task::block_in_place(|| {
         let csv = format!(
             "email,n\n{}\n",
@@ -112,21 +84,16 @@ async fn a_campaign_killed_mid_send_reaches_everyone_once_after_restart() {
         assert!(started.elapsed() < Duration::from_secs(120), "the campaign did not start sending");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    std::process::Command::new("kill").args(["-KILL", &server.pid().to_string()]).status().unwrap();
-    let status = tokio::task::block_in_place(|| server.wait(Duration::from_secs(10)));
-    assert!(!status.success(), "killed");
+    tokio::task::block_in_place(|| sending.kill());
     let at_kill = sink.messages().len();
 
-    let mut restarted = Server::start(dir.path(), &env);
-    let restarted_ref = &mut restarted;
-    tokio::task::block_in_place(|| restarted_ref.wait_healthy(Duration::from_secs(30)));
+    tokio::task::block_in_place(|| sending.restart());
     let done = tokio::task::block_in_place(|| {
-        wait_until(&restarted, &key, &format!("/campaigns/{campaign}"), Duration::from_secs(600), |c| {
-            c["status"] == json!("SENT")
-        })
+        let path = format!("/campaigns/{campaign}");
+        wait_until(&sending.server, &key, &path, Duration::from_secs(600), |c| c["status"] == json!("SENT"))
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    tokio::task::block_in_place(|| restarted.terminate(Duration::from_secs(15)));
+    tokio::task::block_in_place(|| sending.server.terminate(Duration::from_secs(15)));
 
     let mut received: HashMap<String, Vec<String>> = HashMap::new();
     for message in sink.messages() {

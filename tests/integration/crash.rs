@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::common::binary::{Server, run, stdout};
+use crate::common::binary::{Sending, Server, run, stdout};
 use crate::common::dns_server::DnsServer;
 use crate::common::smtp_sink::SmtpSink;
 
@@ -17,47 +17,15 @@ async fn kill_9_while_sending_then_restart_delivers_every_message() {
     let dir = TempDir::new().unwrap();
     let dns = DnsServer::start(&["test"]).await;
     let sink = SmtpSink::start();
-    let nameservers = format!("[\"{}\"]", dns.nameserver());
-    let port = sink.port.to_string();
-    let env = [
-        ("TIDINGS_DNS__NAMESERVERS", nameservers.as_str()),
-        ("TIDINGS_SMTP__HOST", "127.0.0.1"),
-        ("TIDINGS_SMTP__PORT", port.as_str()),
-        ("TIDINGS_SMTP__SECURITY", "none"),
-        ("TIDINGS_SCHEDULER__RETRY_BASE_SECS", "1"),
-        // Mail in flight at the kill is taken back at once by the restarted server (it holds the
-        // data lock, so the dead process's leases are known to be abandoned).
-        ("TIDINGS_SMTP__TIMEOUT_SECS", "2"),
-    ];
-    let path = dir.path().to_path_buf();
-    let created = tokio::task::spawn_blocking(move || {
-        run(&path, &["user", "create", "--email", "owner@example.com", "--password", "password123"], &[]);
-        stdout(&run(&path, &["project", "create", "--name", "Crash", "--owner", "owner@example.com"], &[]))
-    })
-    .await
-    .unwrap();
-    let project: Value = serde_json::from_str(&created).unwrap();
-    let key = project["secretKey"].as_str().unwrap().to_string();
-
-    let mut server = Server::start(dir.path(), &env);
-    let server_ref = &mut server;
-    tokio::task::block_in_place(|| server_ref.wait_healthy(Duration::from_secs(30)));
-    let domain = tokio::task::block_in_place(|| {
-        server.post_keyed("/domains", &key, json!({ "domain": "example.test" })).1
-    });
-    for record in domain["records"].as_array().unwrap() {
-        dns.txt(record["name"].as_str().unwrap(), record["value"].as_str().unwrap()).await;
-    }
-    let verified = tokio::task::block_in_place(|| {
-        server.get_keyed(&format!("/domains/{}/verify", domain["id"].as_str().unwrap()), &key)
-    });
-    assert_eq!(verified["status"], json!("verified"), "{verified}");
+    let mut sending =
+        Sending::start(dir.path(), &dns, sink.port, &[("TIDINGS_SCHEDULER__RETRY_BASE_SECS", "1")]).await;
+    let key = sending.key.clone();
 
     // Accept 60 messages, and kill the process without warning while it is sending them.
     let mut accepted = Vec::new();
     for n in 0..60 {
         let (status, body) = tokio::task::block_in_place(|| {
-            server.post_keyed(
+            sending.server.post_keyed(
                 "/v1/send",
                 &key,
                 json!({ "to": format!("user{n}@example.test"), "from": "h@example.test", "subject": format!("Message {n}"), "body": "<p>hi</p>" }),
@@ -66,22 +34,18 @@ async fn kill_9_while_sending_then_restart_delivers_every_message() {
         assert_eq!(status, 200, "{body}");
         accepted.push(body["data"]["emails"][0]["email"].as_str().unwrap().to_string());
         if n == 40 {
-            std::process::Command::new("kill").args(["-KILL", &server.pid().to_string()]).status().unwrap();
+            tokio::task::block_in_place(|| sending.kill());
             break;
         }
     }
-    let status = tokio::task::block_in_place(|| server.wait(Duration::from_secs(10)));
-    assert!(!status.success(), "killed");
     let before_restart = sink.messages().len();
 
     // Restart: everything accepted before the kill reaches the relay.
-    let mut restarted = Server::start(dir.path(), &env);
-    let restarted_ref = &mut restarted;
-    tokio::task::block_in_place(|| restarted_ref.wait_healthy(Duration::from_secs(30)));
+    tokio::task::block_in_place(|| sending.restart());
     let delivered = tokio::task::block_in_place(|| sink.wait_for(accepted.len(), Duration::from_secs(60)));
     tokio::time::sleep(Duration::from_millis(500)).await;
     let delivered = sink.messages().len().max(delivered.len());
-    restarted.terminate(Duration::from_secs(15));
+    sending.server.terminate(Duration::from_secs(15));
 
     let mut by_subject: HashMap<String, Vec<String>> = HashMap::new();
     for message in sink.messages() {
