@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::common::binary::{Sending, Server};
+use crate::common::binary::Server;
 use crate::common::dns_server::DnsServer;
+use crate::common::sending::Sending;
 use crate::common::smtp_sink::SmtpSink;
 
 const CONTACTS: usize = 20_000;
@@ -53,7 +54,7 @@ async fn a_campaign_killed_mid_send_reaches_everyone_once_after_restart() {
             emails.iter().enumerate().map(|(n, e)| format!("{e},{n}")).collect::<Vec<_>>().join("\n")
         );
         let job = server.upload_csv(&key, csv.as_bytes());
-        wait_until(&server, &key, &format!("/contacts/import/{job}"), Duration::from_secs(120), |j| {
+        wait_until(server, &key, &format!("/contacts/import/{job}"), Duration::from_secs(120), |j| {
             j["status"] == json!("completed")
         });
         let (_, found) =
@@ -63,7 +64,7 @@ async fn a_campaign_killed_mid_send_reaches_everyone_once_after_restart() {
             server.post_keyed("/contacts/bulk-unsubscribe", &key, json!({ "contactIds": ids }));
         assert_eq!(status, 202, "{job}");
         let path = format!("/contacts/bulk/{}", job["jobId"].as_str().unwrap());
-        wait_until(&server, &key, &path, Duration::from_secs(60), |j| j["status"] == json!("completed"));
+        wait_until(server, &key, &path, Duration::from_secs(60), |j| j["status"] == json!("completed"));
         let (status, created) = server.post_keyed(
             "/campaigns",
             &key,

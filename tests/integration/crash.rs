@@ -8,8 +8,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::common::binary::{Sending, Server, run, stdout};
+use crate::common::binary::{Server, run, stdout};
 use crate::common::dns_server::DnsServer;
+use crate::common::sending::Sending;
 use crate::common::smtp_sink::SmtpSink;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

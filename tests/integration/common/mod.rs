@@ -7,6 +7,7 @@ pub mod binary;
 #[path = "../../support/dns_server.rs"]
 pub mod dns_server;
 pub mod probes;
+pub mod sending;
 #[path = "../../support/smtp_sink.rs"]
 pub mod smtp_sink;
 
