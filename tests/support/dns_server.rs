@@ -171,9 +171,14 @@ impl Drop for DnsServer {
 
 /// A loopback address that takes DNS queries (UDP and TCP) and never answers.
 pub fn silent_server() -> SocketAddr {
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = udp.local_addr().unwrap();
-    let tcp = std::net::TcpListener::bind(addr).unwrap();
+    // UDP and TCP on one port: take a free UDP port, and try again if its TCP twin is taken.
+    let (udp, tcp, addr) = (0..20)
+        .find_map(|_| {
+            let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            let addr = udp.local_addr().unwrap();
+            std::net::TcpListener::bind(addr).ok().map(|tcp| (udp, tcp, addr))
+        })
+        .expect("no port free for both UDP and TCP");
     std::thread::spawn(move || {
         let mut held = Vec::new();
         let mut buf = [0u8; 4096];
