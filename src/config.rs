@@ -30,6 +30,7 @@ pub struct Config {
     pub billing: BillingConfig,
     pub webhooks: WebhooksConfig,
     pub scheduler: SchedulerConfig,
+    pub metrics: MetricsConfig,
 }
 
 /// `[server]`: where the HTTP server listens and how it is reached from outside.
@@ -227,6 +228,21 @@ pub struct WebhooksConfig {
     pub allow_private: bool,
 }
 
+/// `[metrics]`: `GET /metrics` in the Prometheus (OpenMetrics) text format.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    pub enabled: bool,
+    /// When set, scrapes must send `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        Self { enabled: true, token: None }
+    }
+}
+
 /// `[scheduler]`: the durable job runner.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -418,6 +434,7 @@ impl Config {
         mask(&mut shown.auth.jwt_secret);
         mask(&mut shown.billing.stripe_secret_key);
         mask(&mut shown.billing.stripe_webhook_secret);
+        mask(&mut shown.metrics.token);
         shown.server.public_url = Some(self.public_url());
         shown.database.path = Some(self.database_path());
         toml::to_string_pretty(&shown).unwrap_or_else(|e| format!("# could not render: {e}\n"))
@@ -528,6 +545,7 @@ mod tests {
         defaults.auth.jwt_secret = Some(String::new());
         defaults.billing.stripe_secret_key = Some(String::new());
         defaults.billing.stripe_webhook_secret = Some(String::new());
+        defaults.metrics.token = Some(String::new());
         let tree: toml::Table = toml::from_str(&toml::to_string(&defaults).unwrap()).unwrap();
         for (section, keys) in tree {
             assert!(text.contains(&format!("[{section}]")), "section [{section}] is documented");

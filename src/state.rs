@@ -39,6 +39,8 @@ pub struct AppState {
     pub attempts: Arc<Attempts>,
     pub scheduler: Arc<SchedulerStatus>,
     pub dns: Dns,
+    /// The series of `GET /metrics`.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl AppState {
@@ -69,6 +71,7 @@ impl AppState {
             attempts: Arc::new(Attempts::default()),
             scheduler: Arc::new(SchedulerStatus::default()),
             dns,
+            metrics: crate::metrics::Metrics::shared(),
         })
     }
 }

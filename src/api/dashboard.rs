@@ -40,6 +40,7 @@ const API_PREFIXES: &[&str] = &[
     "webhooks",
     "health",
     "outbox",
+    "metrics",
 ];
 
 pub fn routes() -> Vec<Route> {

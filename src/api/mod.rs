@@ -18,6 +18,7 @@ pub mod health;
 pub mod idempotency;
 pub mod json;
 pub mod members;
+pub mod metrics;
 pub mod outbox;
 pub mod pagination;
 pub mod preview;
@@ -48,6 +49,7 @@ pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
 pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
     let routes = [
         health::routes(),
+        metrics::routes(),
         features::routes(),
         auth::routes(),
         projects::routes(),
@@ -76,16 +78,29 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         .attach(ResponseHeaders)
 }
 
-/// Adds `X-Request-Id` to every response and `X-RateLimit-*` to every keyed one.
+/// Adds `X-Request-Id` to every response and `X-RateLimit-*` to every keyed one, and counts
+/// every request in the metrics (by route template and status, with its duration).
 struct ResponseHeaders;
+
+/// When the request arrived.
+struct Arrived(std::time::Instant);
 
 #[rocket::async_trait]
 impl Fairing for ResponseHeaders {
     fn info(&self) -> Info {
-        Info { name: "response headers", kind: Kind::Response }
+        Info { name: "response headers", kind: Kind::Request | Kind::Response }
+    }
+
+    async fn on_request(&self, req: &mut Request<'_>, _: &mut rocket::Data<'_>) {
+        req.local_cache(|| Arrived(std::time::Instant::now()));
     }
 
     async fn on_response<'r>(&self, req: &'r Request<'_>, res: &mut Response<'r>) {
+        if let Some(state) = req.rocket().state::<crate::state::AppState>() {
+            let route = req.route().map_or("unmatched", |r| r.uri.path());
+            let took = req.local_cache(|| Arrived(std::time::Instant::now())).0.elapsed();
+            state.metrics.request(route, res.status().code, took);
+        }
         let request_id = RequestId::of(req);
         if tracing::enabled!(tracing::Level::DEBUG) {
             let client = req.guard::<guards::ClientIp>().await.succeeded().and_then(|ip| ip.0);

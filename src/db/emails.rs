@@ -238,6 +238,18 @@ pub fn take_back_leases(conn: &Connection, now: i64) -> rusqlite::Result<usize> 
     conn.execute("UPDATE emails SET locked_until = NULL WHERE status = 'QUEUED' AND locked_until > ?1", [now])
 }
 
+/// The queued emails by state, for the metrics: `due` (waiting for a worker), `retrying` (a
+/// temporary failure, due later), `sending` (held by a worker now).
+pub fn queue_states(conn: &Connection, now: i64) -> rusqlite::Result<Vec<(String, i64)>> {
+    conn.prepare_cached(
+        "SELECT CASE WHEN locked_until > ?1 THEN 'sending' WHEN next_attempt_at > ?1 THEN 'retrying' ELSE 'due' END AS state,
+                count(*)
+         FROM emails WHERE status = 'QUEUED' GROUP BY state ORDER BY state",
+    )?
+    .query_map([now], |r| Ok((r.get(0)?, r.get(1)?)))?
+    .collect()
+}
+
 /// When the next queued email is due (for the worker's sleep).
 pub fn next_due(conn: &Connection) -> rusqlite::Result<Option<i64>> {
     conn.query_row(

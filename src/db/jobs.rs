@@ -122,6 +122,15 @@ pub fn enqueue_soonest(conn: &Connection, job: &NewJob) -> rusqlite::Result<()> 
     Ok(())
 }
 
+/// How many jobs there are of each kind and status (for the metrics).
+pub fn counts(conn: &Connection) -> rusqlite::Result<Vec<(String, String, i64)>> {
+    conn.prepare_cached(
+        "SELECT kind, status, count(*) FROM jobs GROUP BY kind, status ORDER BY kind, status",
+    )?
+    .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+    .collect()
+}
+
 pub fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<JobRow>> {
     conn.query_row(&format!("SELECT {ROW_COLUMNS} FROM jobs WHERE id = ?1"), [id], job_row).optional()
 }

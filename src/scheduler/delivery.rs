@@ -175,6 +175,13 @@ impl Worker {
             Err(outcome) => outcome,
             Ok(prepared) => self.hand_over(&email, prepared).await,
         };
+        match &outcome {
+            Outcome::Sent { .. } => self.state.metrics.email("sent"),
+            Outcome::Fail { .. } => self.state.metrics.email("failed"),
+            Outcome::Retry(_) if email.attempts + 1 >= MAX_ATTEMPTS => self.state.metrics.email("failed"),
+            Outcome::Retry(_) => self.state.metrics.email("deferred"),
+            Outcome::Later(_) => {}
+        }
         if let Err(e) = self.record(&email, outcome).await {
             tracing::error!(email = email.id, "could not record a delivery; the email will be retried: {e}");
         }
@@ -307,6 +314,13 @@ impl Worker {
     }
 
     async fn hand_over(&self, email: &Email, (raw, subject): (Vec<u8>, String)) -> Outcome {
+        let started = std::time::Instant::now();
+        let outcome = self.send(email, raw, subject).await;
+        self.state.metrics.relay_handoff.observe(started.elapsed().as_secs_f64());
+        outcome
+    }
+
+    async fn send(&self, email: &Email, raw: Vec<u8>, subject: String) -> Outcome {
         match &self.transport {
             Transport::Capture => Outcome::Sent { subject, captured: Some(raw) },
             transport => match transport.send(&email.from_email, &email.to_email, &raw).await {

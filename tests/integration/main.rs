@@ -21,6 +21,7 @@ mod idempotency;
 mod imports;
 mod jobs;
 mod keys;
+mod metrics;
 mod ratelimit;
 mod segments;
 mod send;

@@ -1,0 +1,65 @@
+//! `GET /metrics`: the Prometheus (OpenMetrics) text of `crate::metrics`, when `[metrics]
+//! enabled`; with `[metrics] token` set, only for `Authorization: Bearer <token>`. Not under the project keys: it describes the whole server.
+
+use rocket::http::ContentType;
+use rocket::request::{FromRequest, Outcome, Request};
+use rocket::{Route, State, get, routes};
+
+use crate::clock;
+use crate::db::{DbError, emails, jobs};
+use crate::error::{ApiError, stash};
+use crate::metrics::Snapshot;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![metrics]
+}
+
+/// The content type of OpenMetrics text, which Prometheus scrapes.
+fn open_metrics() -> ContentType {
+    ContentType::new("application", "openmetrics-text")
+        .with_params([("version", "1.0.0"), ("charset", "utf-8")])
+}
+
+/// A scrape the configuration allows.
+pub struct Scraper;
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for Scraper {
+    type Error = ApiError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, ApiError> {
+        let config = &req.rocket().state::<AppState>().expect("AppState is always managed").config.metrics;
+        let refused = if !config.enabled {
+            Some(ApiError::not_found("Metrics are turned off ([metrics] enabled = false)"))
+        } else if let Some(token) = &config.token {
+            let given =
+                req.headers().get_one("Authorization").and_then(|h| h.strip_prefix("Bearer ")).unwrap_or("");
+            let same = given.len() == token.len()
+                && given.bytes().zip(token.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+            (!same).then(|| {
+                ApiError::missing_auth("Send the metrics token: Authorization: Bearer <[metrics] token>")
+            })
+        } else {
+            None
+        };
+        match refused {
+            None => Outcome::Success(Scraper),
+            Some(e) => Outcome::Error(stash(req, e)),
+        }
+    }
+}
+
+#[get("/metrics")]
+async fn metrics(state: &State<AppState>, _scraper: Scraper) -> Result<(ContentType, String), ApiError> {
+    let snapshot = state
+        .db
+        .run(|conn| {
+            Ok::<_, DbError>(Snapshot {
+                queue: emails::queue_states(conn, clock::now_ms())?,
+                jobs: jobs::counts(conn)?,
+            })
+        })
+        .await?;
+    Ok((open_metrics(), state.metrics.encode(&snapshot)))
+}

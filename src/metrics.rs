@@ -1,0 +1,211 @@
+//! What an operator graphs: the series of `GET /metrics` (appliance.md §12), kept with
+//! `prometheus-client` and encoded by it in the OpenMetrics text format that Prometheus scrapes.
+//!
+//! Counters and histograms are updated where things happen (the response fairing, the delivery
+//! worker); the queue and job gauges are read from the database when the endpoint is scraped,
+//! so they are exact and cost nothing between scrapes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// `route`: the route's template (`/contacts/<id>`), so ids never become series; `status`: the
+/// HTTP status code.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HttpLabels {
+    pub route: String,
+    pub status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RouteLabel {
+    pub route: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StatusLabel {
+    pub status: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StateLabel {
+    pub state: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct JobLabels {
+    pub kind: String,
+    pub status: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabel {
+    pub result: String,
+}
+
+fn latency_histogram() -> Histogram {
+    // 0.5 ms to about 16 s.
+    Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+}
+
+/// The series, and the registry that encodes them.
+pub struct Metrics {
+    registry: Registry,
+    pub http_requests: Family<HttpLabels, Counter>,
+    pub http_duration: Family<RouteLabel, Histogram, fn() -> Histogram>,
+    /// Emails by what became of them at the relay: `sent`, `failed`, `deferred` (a temporary
+    /// refusal, tried again later).
+    pub emails: Family<StatusLabel, Counter>,
+    pub relay_handoff: Histogram,
+    pub webhook_deliveries: Family<ResultLabel, Counter>,
+    delivery_queue: Family<StateLabel, Gauge>,
+    jobs: Family<JobLabels, Gauge>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("tidings");
+        let http_requests = Family::<HttpLabels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests answered, by route and status",
+            http_requests.clone(),
+        );
+        let http_duration =
+            Family::<RouteLabel, Histogram, fn() -> Histogram>::new_with_constructor(latency_histogram);
+        registry.register(
+            "http_request_duration_seconds",
+            "Time from a request's arrival to its response, by route",
+            http_duration.clone(),
+        );
+        let emails = Family::<StatusLabel, Counter>::default();
+        registry.register("emails", "Emails by outcome at the relay: sent, failed, deferred", emails.clone());
+        let delivery_queue = Family::<StateLabel, Gauge>::default();
+        registry.register(
+            "delivery_queue",
+            "Emails waiting to be delivered: due now, waiting for a retry, being handed over",
+            delivery_queue.clone(),
+        );
+        let jobs = Family::<JobLabels, Gauge>::default();
+        registry.register("jobs", "Background jobs by kind and status", jobs.clone());
+        let relay_handoff = latency_histogram();
+        registry.register(
+            "relay_handoff_seconds",
+            "Time to hand one signed message to the relay (SMTP transaction)",
+            relay_handoff.clone(),
+        );
+        let webhook_deliveries = Family::<ResultLabel, Counter>::default();
+        registry.register(
+            "webhook_deliveries",
+            "Outbound webhook deliveries by result",
+            webhook_deliveries.clone(),
+        );
+        // The known outcomes exist from the start, at zero, so graphs and alerts have a series.
+        for status in ["sent", "failed", "deferred"] {
+            emails.get_or_create_owned(&StatusLabel { status: status.into() });
+        }
+        for result in ["success", "failure"] {
+            webhook_deliveries.get_or_create_owned(&ResultLabel { result: result.into() });
+        }
+        Metrics {
+            registry,
+            http_requests,
+            http_duration,
+            emails,
+            relay_handoff,
+            webhook_deliveries,
+            delivery_queue,
+            jobs,
+        }
+    }
+}
+
+/// What the database says at scrape time.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Snapshot {
+    /// `(state, count)` of queued emails.
+    pub queue: Vec<(String, i64)>,
+    /// `(kind, status, count)` of jobs.
+    pub jobs: Vec<(String, String, i64)>,
+}
+
+impl Metrics {
+    pub fn shared() -> Arc<Metrics> {
+        Arc::new(Metrics::default())
+    }
+
+    /// Counts an answered request.
+    pub fn request(&self, route: &str, status: u16, took: Duration) {
+        self.http_requests.get_or_create(&HttpLabels { route: route.to_string(), status }).inc();
+        self.http_duration
+            .get_or_create(&RouteLabel { route: route.to_string() })
+            .observe(took.as_secs_f64());
+    }
+
+    /// Counts an email's outcome at the relay.
+    pub fn email(&self, status: &str) {
+        self.emails.get_or_create(&StatusLabel { status: status.to_string() }).inc();
+    }
+
+    /// The text of a scrape, with the gauges set from `snapshot`.
+    pub fn encode(&self, snapshot: &Snapshot) -> String {
+        self.delivery_queue.clear();
+        for state in ["due", "retrying", "sending"] {
+            self.delivery_queue.get_or_create(&StateLabel { state: state.into() }).set(0);
+        }
+        for (state, count) in &snapshot.queue {
+            self.delivery_queue.get_or_create(&StateLabel { state: state.clone() }).set(*count);
+        }
+        self.jobs.clear();
+        for (kind, status, count) in &snapshot.jobs {
+            self.jobs.get_or_create(&JobLabels { kind: kind.clone(), status: status.clone() }).set(*count);
+        }
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_are_named_and_encoded() {
+        let metrics = Metrics::default();
+        metrics.request("/contacts/<id>", 200, Duration::from_millis(3));
+        metrics.email("sent");
+        metrics.relay_handoff.observe(0.01);
+        let text = metrics.encode(&Snapshot {
+            queue: vec![("due".into(), 4)],
+            jobs: vec![("campaigns.send".into(), "queued".into(), 1)],
+        });
+        for expected in [
+            "# TYPE tidings_http_requests counter",
+            r#"tidings_http_requests_total{route="/contacts/<id>",status="200"} 1"#,
+            "# TYPE tidings_http_request_duration_seconds histogram",
+            r#"tidings_emails_total{status="sent"} 1"#,
+            r#"tidings_delivery_queue{state="due"} 4"#,
+            r#"tidings_jobs{kind="campaigns.send",status="queued"} 1"#,
+            "tidings_relay_handoff_seconds_count 1",
+            "# TYPE tidings_webhook_deliveries counter",
+            r#"tidings_webhook_deliveries_total{result="failure"} 0"#,
+            r#"tidings_emails_total{status="deferred"} 0"#,
+            "# EOF",
+        ] {
+            assert!(text.contains(expected), "{expected} in\n{text}");
+        }
+        // Gauges follow the database: what is gone from it is gone from the scrape (the queue's
+        // three states stay, at zero).
+        let text = metrics.encode(&Snapshot::default());
+        assert!(text.contains(r#"tidings_delivery_queue{state="due"} 0"#), "{text}");
+        assert!(!text.contains("tidings_jobs{"), "{text}");
+    }
+}
