@@ -203,8 +203,13 @@ pub fn queue(conn: &Connection, project: &str, request: &Send, now: i64) -> Resu
     let headers: Map<String, Value> =
         request.headers.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
     let headers = Value::Object(headers).to_string();
-    let attachments = (!request.attachments.is_empty())
-        .then(|| serde_json::to_string(&request.attachments).unwrap_or_default());
+    // One copy of the attachments for every recipient of the request.
+    let attachment_set = if request.attachments.is_empty() {
+        None
+    } else {
+        let content = serde_json::to_string(&request.attachments).unwrap_or_default();
+        Some(emails::insert_attachment_set(conn, project, &content, now)?)
+    };
     let variables = Value::Object(request.data.transient.clone()).to_string();
     let domain = from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
 
@@ -235,7 +240,8 @@ pub fn queue(conn: &Connection, project: &str, request: &Send, now: i64) -> Resu
             subject: subject.clone(),
             body: body.clone(),
             headers: headers.clone(),
-            attachments: attachments.clone(),
+            attachments: None,
+            attachment_set: attachment_set.clone(),
             variables: variables.clone(),
             kind: kind.clone(),
             source_type: "TRANSACTIONAL".into(),

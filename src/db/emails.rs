@@ -31,11 +31,13 @@ pub struct Email {
     pub sent_at: Option<i64>,
     pub opened_at: Option<i64>,
     pub clicked_at: Option<i64>,
+    /// The request's attachments, stored once (`attachment_sets`) for all its recipients.
+    pub attachment_set: Option<String>,
 }
 
 const COLUMNS: &str = "id, project_id, contact_id, to_email, to_name, from_email, from_name, reply_to, subject, body,
      headers, attachments, variables, type, source_type, template_id, campaign_id, workflow_id, status, message_id,
-     attempts, last_error, created_at, sent_at, opened_at, clicked_at";
+     attempts, last_error, created_at, sent_at, opened_at, clicked_at, attachment_set";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Email> {
     Ok(Email {
@@ -65,6 +67,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Email> {
         sent_at: r.get(23)?,
         opened_at: r.get(24)?,
         clicked_at: r.get(25)?,
+        attachment_set: r.get(26)?,
     })
 }
 
@@ -98,7 +101,7 @@ pub fn insert(conn: &Connection, e: &Email, now: i64) -> rusqlite::Result<()> {
     conn.prepare_cached(&format!(
         "INSERT INTO emails ({COLUMNS}, next_attempt_at, updated_at, failed_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-                 ?23, ?24, ?25, ?26, ?27, ?27, ?28)"
+                 ?23, ?24, ?25, ?26, ?27, ?28, ?28, ?29)"
     ))?
     .execute(params![
         e.id,
@@ -127,10 +130,44 @@ pub fn insert(conn: &Connection, e: &Email, now: i64) -> rusqlite::Result<()> {
         e.sent_at,
         e.opened_at,
         e.clicked_at,
+        e.attachment_set,
         now,
         (e.status == "FAILED").then_some(now),
     ])?;
     Ok(())
+}
+
+/// Stores a request's attachments once; returns the set's id for its emails to name.
+pub fn insert_attachment_set(
+    conn: &Connection,
+    project: &str,
+    content: &str,
+    now: i64,
+) -> rusqlite::Result<String> {
+    let id = super::new_id();
+    conn.prepare_cached(
+        "INSERT INTO attachment_sets (id, project_id, content, created_at) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![id, project, content, now])?;
+    Ok(id)
+}
+
+/// The attachments of a set (JSON), if it still exists.
+pub fn attachment_set(conn: &Connection, id: &str) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT content FROM attachment_sets WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()
+}
+
+/// Drops a set once no queued email names it any more (its messages are sent or failed).
+pub fn drop_attachment_set_when_done(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "DELETE FROM attachment_sets WHERE id = ?1
+               AND NOT EXISTS (SELECT 1 FROM emails WHERE attachment_set = ?1 AND status = 'QUEUED')",
+        )?
+        .execute([id])?
+        > 0)
 }
 
 /// Queues one recipient's email of a campaign at `priority`, unless the campaign already has an

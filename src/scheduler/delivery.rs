@@ -191,8 +191,9 @@ impl Worker {
     async fn prepare(&self, email: &Email) -> Result<(Vec<u8>, String), Outcome> {
         let (project, contact_id) = (email.project_id.clone(), email.contact_id.clone());
         let campaign_id = email.campaign_id.clone().filter(|_| email.source_type == "CAMPAIGN");
+        let attachment_set = email.attachment_set.clone();
         let from_domain = email.from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
-        let (contact, domain, campaign) = self
+        let (contact, domain, campaign, shared_attachments) = self
             .state
             .db
             .run(move |conn| {
@@ -205,7 +206,11 @@ impl Worker {
                     Some(id) => Some(campaigns::by_id(conn, &id)?),
                     None => None,
                 };
-                Ok::<_, DbError>((contact, domain, campaign))
+                let attachments = match &attachment_set {
+                    Some(id) => emails::attachment_set(conn, id)?,
+                    None => None,
+                };
+                Ok::<_, DbError>((contact, domain, campaign, attachments))
             })
             .await
             .map_err(|e| Outcome::Retry(e.to_string()))?;
@@ -229,6 +234,10 @@ impl Worker {
                 email.subject = c.subject;
                 email.body = c.body;
             }
+        }
+        // Attachments stored once for the request (older rows carry their own copy).
+        if email.attachments.is_none() {
+            email.attachments = shared_attachments;
         }
         let test = email.source_type == "TEST";
         if email.kind == "MARKETING" && !test && contact.as_ref().is_some_and(|c| !c.subscribed) {
@@ -358,6 +367,10 @@ impl Worker {
                     Outcome::Retry(error) => fail(tx, &email, &format!("gave up after {MAX_ATTEMPTS} tries: {error}"), true, now)?,
                     Outcome::Fail { error, counted } => fail(tx, &email, &error, counted, now)?,
                     Outcome::Later(at) => emails::release(tx, &email.id, at)?,
+                }
+                // The request's attachments go once its last email has left the queue.
+                if let Some(set) = &email.attachment_set {
+                    emails::drop_attachment_set_when_done(tx, set)?;
                 }
                 Ok::<_, ApiError>(())
             })

@@ -257,18 +257,36 @@ async fn request_fields_override_the_template() {
 async fn attachments_are_delivered() {
     let room = Mailroom::new().await;
     let pdf = b"%PDF-1.4 not really a pdf".to_vec();
+    let to = ["ada@example.test", "bob@example.test", "cy@example.test"];
     room.send_ok(json!({
-        "to": "ada@example.test", "from": "hello@example.test", "subject": "Invoice", "body": "<p>Attached</p>",
+        "to": to, "from": "hello@example.test", "subject": "Invoice", "body": "<p>Attached</p>",
         "attachments": [{ "filename": "invoice.pdf", "content": STANDARD.encode(&pdf), "contentType": "application/pdf" }]
     }))
     .await;
-    let messages = room.deliver(1).await;
-    let message = parse(&messages[0].data);
-    assert!(header(&message, "Content-Type").unwrap().starts_with("multipart/mixed"));
-    let attachment = message.attachments().next().expect("an attachment");
-    assert_eq!(attachment.attachment_name(), Some("invoice.pdf"));
-    assert_eq!(attachment.contents(), pdf.as_slice());
-    assert!(room.dkim_passes(&messages[0].data).await);
+    // Stored once for the three recipients, not on each one's row.
+    let count =
+        |sql: &str| -> i64 { room.app.state.db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(count("SELECT count(*) FROM attachment_sets"), 1);
+    assert_eq!(count("SELECT count(*) FROM emails WHERE attachments IS NOT NULL"), 0);
+    assert_eq!(
+        count("SELECT count(DISTINCT attachment_set) FROM emails WHERE attachment_set IS NOT NULL"),
+        1
+    );
+    let messages = room.deliver(3).await;
+    for raw in &messages {
+        let message = parse(&raw.data);
+        assert!(header(&message, "Content-Type").unwrap().starts_with("multipart/mixed"));
+        let attachment = message.attachments().next().expect("an attachment");
+        assert_eq!(attachment.attachment_name(), Some("invoice.pdf"));
+        assert_eq!(attachment.contents(), pdf.as_slice());
+        assert!(room.dkim_passes(&raw.data).await);
+    }
+    // Once every message has left the queue, the copy goes.
+    room.app
+        .run_jobs_until("the attachments dropped", async || {
+            count("SELECT count(*) FROM attachment_sets") == 0
+        })
+        .await;
 }
 
 #[rocket::async_test]
