@@ -66,13 +66,41 @@ pub struct Server {
 
 impl Server {
     /// Starts the server in `dir` on a free port with the given extra environment.
+    ///
+    /// The port is free when chosen, but another test may take it before the server binds it:
+    /// then the server exits saying so, and it is started again on another port (were it left,
+    /// `wait_healthy` could find the other test's server answering on that port).
     pub fn start(dir: &Path, env: &[(&str, &str)]) -> Server {
-        let port = free_port();
-        let mut cmd = command(dir, &["serve"]);
-        cmd.env("TIDINGS_SERVER__PORT", port.to_string())
-            .env("TIDINGS_SERVER__SHUTDOWN_GRACE_SECS", "1")
-            .envs(env.iter().copied());
-        Self::spawn(cmd, dir, port)
+        let mut attempt = 0;
+        loop {
+            let port = free_port();
+            let mut cmd = command(dir, &["serve"]);
+            cmd.env("TIDINGS_SERVER__PORT", port.to_string())
+                .env("TIDINGS_SERVER__SHUTDOWN_GRACE_SECS", "1")
+                .envs(env.iter().copied());
+            let mut server = Self::spawn(cmd, dir, port);
+            if !server.lost_its_port() || attempt == 5 {
+                return server;
+            }
+            attempt += 1;
+        }
+    }
+
+    /// Waits until the server listens or exits; whether it exited because its port was taken.
+    fn lost_its_port(&mut self) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(30) {
+            if self.log().contains(&format!("listening on http://127.0.0.1:{}", self.port)) {
+                return false;
+            }
+            if let Some(child) = self.child.as_mut()
+                && child.try_wait().unwrap().is_some()
+            {
+                return self.log().contains("Address already in use");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        false
     }
 
     /// Starts `tidings serve` in `dir` with no configuration at all (port 8080).
