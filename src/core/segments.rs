@@ -249,8 +249,25 @@ pub async fn count(state: &AppState, segment: &Segment) -> Result<i64, ApiError>
     count_condition(state, &segment.project_id, condition).await
 }
 
-/// How many of `project`'s contacts match a checked condition now (see [`count`]).
+/// One gate per project: counting reads every contact of the project on several connections,
+/// so one project's counts run one at a time (the next waits) and a key holder asking for many
+/// cannot occupy every core while other projects wait.
+fn counting_gate(project: &str) -> std::sync::Arc<tokio::sync::Semaphore> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, LazyLock, Mutex};
+    static GATES: LazyLock<Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>> =
+        LazyLock::new(Default::default);
+    let mut gates = GATES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    gates.entry(project.to_string()).or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(1))).clone()
+}
+
+/// How many of `project`'s contacts match a checked condition now (see [`count`]); a project's
+/// counts run one at a time.
 pub async fn count_condition(state: &AppState, project: &str, condition: Condition) -> Result<i64, ApiError> {
+    let _turn = counting_gate(project)
+        .acquire_owned()
+        .await
+        .map_err(|e| ApiError::internal(format!("the counting gate closed: {e}")))?;
     let last = state
         .db
         .run(|conn| {
@@ -568,7 +585,16 @@ pub fn view(segment: &Segment) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::slugify;
+    use super::{counting_gate, slugify};
+
+    #[test]
+    fn a_projects_counts_take_turns_and_other_projects_do_not_wait() {
+        let first = counting_gate("p1").try_acquire_owned().expect("free");
+        assert!(counting_gate("p1").try_acquire_owned().is_err(), "the same project waits its turn");
+        assert!(counting_gate("p2").try_acquire_owned().is_ok(), "another project does not");
+        drop(first);
+        assert!(counting_gate("p1").try_acquire_owned().is_ok());
+    }
 
     #[test]
     fn slugs() {
