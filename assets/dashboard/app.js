@@ -83,7 +83,7 @@ function ProjectSwitcher({ projects, current }) {
     if (id === "") navigate("/app/projects");
     else {
       const section = (location.pathname.match(/^\/app\/p\/[^/]+\/([^/]+)/) || [])[1] || "contacts";
-      navigate(`/app/p/${encodeURIComponent(id)}/${section === "settings" ? "settings" : section.split("/")[0]}`);
+      navigate(`/app/p/${encodeURIComponent(id)}/${section}`);
     }
   };
   return html`

@@ -174,7 +174,6 @@ pub fn copy_references(conn: &Connection, original: &Campaign, copy: &Campaign) 
 /// subject, rendered for the contact with that address when there is one, outside the
 /// campaign's counters (its source is TEST) and ahead of campaign mail in the queue.
 pub fn test_email(c: &Campaign, to: &str, contact: Option<String>, now: i64) -> emails::Email {
-    let domain = c.from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
     emails::Email {
         id: crate::db::new_id(),
         project_id: c.project_id.clone(),
@@ -192,7 +191,7 @@ pub fn test_email(c: &Campaign, to: &str, contact: Option<String>, now: i64) -> 
         template_id: c.template_id.clone(),
         campaign_id: Some(c.id.clone()),
         status: "QUEUED".into(),
-        message_id: format!("<{}@{domain}>", uuid::Uuid::now_v7().simple()),
+        message_id: compose::message_id(&c.from_email),
         created_at: now,
         ..Default::default()
     }
@@ -359,7 +358,6 @@ pub fn expand_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resul
     let condition = audience(conn, &c)?;
     let compiled: Compiled = compile(&condition, &c.project_id, now);
     let visited = audience::walk(conn, &c.project_id, &compiled, c.expand_cursor, batch)?;
-    let domain = c.from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
     let mut added = 0;
     for contact in visited.iter().filter(|v| v.matches) {
         let email = emails::Email {
@@ -377,7 +375,7 @@ pub fn expand_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resul
             campaign_id: Some(c.id.clone()),
             template_id: c.template_id.clone(),
             status: "QUEUED".into(),
-            message_id: format!("<{}@{domain}>", uuid::Uuid::now_v7().simple()),
+            message_id: compose::message_id(&c.from_email),
             created_at: now,
             ..Default::default()
         };

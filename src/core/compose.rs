@@ -32,6 +32,12 @@ const RESERVED_HEADERS: &[&str] = &[
     "sender",
 ];
 
+/// A new `Message-ID` for mail from `from`: unique, time-ordered, under the sender's domain.
+pub fn message_id(from: &str) -> String {
+    let domain = from.rsplit_once('@').map_or("", |(_, d)| d);
+    format!("<{}@{domain}>", uuid::Uuid::now_v7().simple())
+}
+
 /// A subject: 1 to 998 characters, one line, and valid template syntax.
 pub fn check_subject(subject: &str, field: &str) -> Result<(), ApiError> {
     if subject.trim().is_empty() {

@@ -211,7 +211,6 @@ pub fn queue(conn: &Connection, project: &str, request: &Send, now: i64) -> Resu
         Some(emails::insert_attachment_set(conn, project, &content, now)?)
     };
     let variables = Value::Object(request.data.transient.clone()).to_string();
-    let domain = from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
 
     let mut fields = FieldChanges::default();
     let mut queued = Vec::with_capacity(request.recipients.len());
@@ -249,7 +248,7 @@ pub fn queue(conn: &Connection, project: &str, request: &Send, now: i64) -> Resu
             campaign_id: None,
             workflow_id: None,
             status: if refused.is_some() { "FAILED".into() } else { "QUEUED".into() },
-            message_id: format!("<{}@{domain}>", uuid::Uuid::now_v7().simple()),
+            message_id: compose::message_id(&from_email),
             attempts: 0,
             last_error: refused,
             created_at: now,
@@ -261,6 +260,10 @@ pub fn queue(conn: &Connection, project: &str, request: &Send, now: i64) -> Resu
         queued.push(Queued { contact_id: contact.id, contact_email: contact.email, email_id: id });
     }
     fields.save(conn, project)?;
+    // No recipient may be sent to (all refused above): the attachments are not kept.
+    if let Some(set) = &attachment_set {
+        emails::drop_attachment_set_when_done(conn, set)?;
+    }
     Ok(queued)
 }
 

@@ -263,7 +263,6 @@ impl Worker {
         let config = self.state.config.clone();
         let secret = self.state.secrets.link.clone();
         let signers = self.signers.clone();
-        let email = email.clone();
         tokio::task::spawn_blocking(move || {
             let public_url = config.public_url();
             let transient: Map<String, Value> = serde_json::from_str(&email.variables).unwrap_or_default();

@@ -314,6 +314,15 @@ try {
   assert.equal(await page.textContent("#events-table tbody td:nth-child(2)"), "signed_up");
   await shot(page, "events");
   await audit(page, "events");
+  // A tracked name is deleted on the page; service events cannot be.
+  assert.equal((await api("POST", "/v1/track", { email: "ada@example.com", event: "temporary" }, F.publicKey)).status, 200);
+  await page.reload();
+  const temporary = page.locator('#names-table tr[data-event="temporary"]');
+  await temporary.getByRole("button", { name: "Delete every temporary event" }).click();
+  await toast(page, "1 temporary events deleted");
+  await temporary.waitFor({ state: "detached" });
+  assert.ok(!(await api("GET", "/events/names")).body.some((n) => n.name === "temporary"));
+  assert.equal(await page.locator('#names-table tr[data-event="email.sent"] button').count(), 0);
 
   step("domains: the verified one, and a new one with its records");
   await nav(page, "Domains");

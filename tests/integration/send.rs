@@ -287,6 +287,26 @@ async fn attachments_are_delivered() {
             count("SELECT count(*) FROM attachment_sets") == 0
         })
         .await;
+
+    // A request none of whose emails may go (MARKETING to a contact /v1/send made unsubscribed)
+    // keeps no copy either.
+    let (_, template) = room
+        .app
+        .post(
+            "/templates",
+            &room.keys.secret_key,
+            json!({ "name": "News", "subject": "s", "body": "<p>b</p>",
+            "from": "hello@example.test", "type": "MARKETING" }),
+        )
+        .await;
+    room.send_ok(json!({ "to": "new@example.test", "template": template["id"],
+        "attachments": [{ "filename": "a.txt", "content": STANDARD.encode(b"a") }] }))
+        .await;
+    assert_eq!(
+        count("SELECT count(*) FROM emails WHERE to_email = 'new@example.test' AND status = 'FAILED'"),
+        1
+    );
+    assert_eq!(count("SELECT count(*) FROM attachment_sets"), 0);
 }
 
 #[rocket::async_test]

@@ -2,9 +2,11 @@
 // statistics of a date range.
 
 import { html, useState } from "../../vendor/preact-htm.js";
-import { get, post } from "../api.js";
+import { del, get, post } from "../api.js";
 import { setQuery, useLocation } from "../router.js";
-import { Badge, CursorPager, Empty, Field, Json, Loaded, Page, date, useCursor, useLoad, Table } from "../ui.js";
+import {
+  ActionButton, Badge, CursorPager, Empty, ErrorBox, Field, Json, Loaded, Page, Table, date, useAction, useCursor, useLoad,
+} from "../ui.js";
 
 function Recent({ base, names }) {
   const { params } = useLocation();
@@ -65,14 +67,29 @@ function Recent({ base, names }) {
     </section>`;
 }
 
-function Names({ names }) {
+/** Deletes every event of a tracked name (service events are the record of what was sent). */
+function DeleteName({ name, onDeleted }) {
+  const remove = useAction(async () => {
+    const done = await del(`/events/${encodeURIComponent(name)}`);
+    onDeleted();
+    return done;
+  }, (d) => (d.status === "completed" ? `${d.deleted} ${name} events deleted` : `Deleting ${d.total} ${name} events in the background`));
+  return html`
+    <${ActionButton} class="danger small" action=${remove} label=${`Delete every ${name} event`}
+      confirm=${`Delete every ${name} event? Segments that test it then match as if it never happened.`}>Delete<//>
+    <${ErrorBox} error=${remove.error} />`;
+}
+
+function Names({ names, onChanged }) {
   if (names.length === 0) return html`<section class="card"><h2>Event names</h2><p class="meta">No events yet.</p></section>`;
   return html`
     <section class="card" aria-labelledby="names-heading">
       <h2 id="names-heading">Event names</h2>
       <${Table} label="Event names" id="names-table">
-        <thead><tr><th scope="col">Name</th><th scope="col" class="num">Count</th><th scope="col">Last seen</th></tr></thead>
-        <tbody>${names.map((n) => html`<tr key=${n.name}><td>${n.name} ${n.reserved && html`<${Badge}>service<//>`}</td><td class="num">${n.count}</td><td>${date(n.lastSeenAt)}</td></tr>`)}</tbody>
+        <thead><tr><th scope="col">Name</th><th scope="col" class="num">Count</th><th scope="col">Last seen</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+        <tbody>${names.map((n) => html`<tr key=${n.name} data-event=${n.name}>
+          <td>${n.name} ${n.reserved && html`<${Badge}>service<//>`}</td><td class="num">${n.count}</td><td>${date(n.lastSeenAt)}</td>
+          <td>${!n.reserved && html`<${DeleteName} name=${n.name} onDeleted=${onChanged} />`}</td></tr>`)}</tbody>
       <//>
     </section>`;
 }
@@ -123,7 +140,7 @@ export function Events({ project }) {
       <${Loaded} result=${names}>${(list) => html`
         <${Recent} base=${base} names=${list} />
         <div class="split">
-          <${Names} names=${list} />
+          <${Names} names=${list} onChanged=${names.reload} />
           <${Stats} />
         </div>`}<//>
     <//>`;
