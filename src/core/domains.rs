@@ -8,7 +8,6 @@ use base64::engine::general_purpose::STANDARD;
 use hickory_resolver::proto::rr::{Name, RecordType};
 use rand::Rng;
 use rand::distributions::Alphanumeric;
-use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -20,8 +19,8 @@ use crate::error::{ApiError, FieldError};
 
 /// The DKIM selector: keys are published at `tidings._domainkey.<domain>`.
 pub const DKIM_SELECTOR: &str = "tidings";
-/// DKIM key size.
-pub const DKIM_BITS: usize = 2048;
+/// DKIM keys are RSA-2048: what every receiver accepts and a DNS TXT record holds.
+const DKIM_KEY_SIZE: aws_lc_rs::rsa::KeySize = aws_lc_rs::rsa::KeySize::Rsa2048;
 /// The SPF record suggested (not required: the relay's own SPF include belongs in it too).
 pub const SPF_SUGGESTION: &str = "v=spf1 a mx ~all";
 
@@ -116,20 +115,28 @@ pub fn records(domain: &Domain) -> Vec<RecordSpec> {
 }
 
 /// A new DKIM key pair: the private key as PKCS#8 PEM and the public key as base64 DER
-/// (SubjectPublicKeyInfo), the form DKIM's `p=` takes. Slow (hundreds of milliseconds): run it on
-/// a blocking thread; a project may have at most `[limits] domains_per_project` of them.
-///
-/// The `rsa` crate is used for this and nothing else. Its advisory RUSTSEC-2023-0071 (Marvin)
-/// is a timing side channel in operations *with* a private key (decrypting, signing) that an
-/// attacker can time many times over; generating a key is done once, answers nothing an attacker
-/// sends, and its timing reveals nothing of a key in use. Every signature is made with ring
-/// (constant time) through mail-auth: see `mail::dkim`. ring cannot generate RSA keys, hence `rsa`.
+/// (SubjectPublicKeyInfo), the form DKIM's `p=` takes. Made by aws-lc-rs, the library that signs
+/// with it (`mail::dkim`); still tens of milliseconds, so run it on a blocking thread. A project
+/// may have at most `[limits] domains_per_project` of them.
 pub fn generate_dkim_key() -> Result<(String, String), String> {
-    let mut rng = rand::thread_rng();
-    let private = rsa::RsaPrivateKey::new(&mut rng, DKIM_BITS).map_err(|e| e.to_string())?;
-    let pem = private.to_pkcs8_pem(LineEnding::LF).map_err(|e| e.to_string())?.to_string();
-    let public = private.to_public_key().to_public_key_der().map_err(|e| e.to_string())?;
-    Ok((pem, STANDARD.encode(public.as_bytes())))
+    use aws_lc_rs::encoding::{AsDer, Pkcs8V1Der, PublicKeyX509Der};
+    use aws_lc_rs::signature::KeyPair as _;
+    let pair = aws_lc_rs::rsa::KeyPair::generate(DKIM_KEY_SIZE).map_err(|e| format!("DKIM key: {e}"))?;
+    let private: Pkcs8V1Der = pair.as_der().map_err(|e| format!("DKIM key: {e}"))?;
+    let public: PublicKeyX509Der = pair.public_key().as_der().map_err(|e| format!("DKIM key: {e}"))?;
+    Ok((pem("PRIVATE KEY", private.as_ref()), STANDARD.encode(public.as_ref())))
+}
+
+/// DER bytes as PEM: base64 in lines of 64 between the labelled armour.
+fn pem(label: &str, der: &[u8]) -> String {
+    let body = STANDARD.encode(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for line in body.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(line).unwrap_or_default());
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
 }
 
 /// A new pending domain for `project`, first checked at a random time within the check interval

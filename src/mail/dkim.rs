@@ -1,4 +1,4 @@
-//! DKIM signing with mail-auth on ring: RSA-SHA256, relaxed/relaxed canonicalization, constant-time
+//! DKIM signing with mail-auth on aws-lc-rs: RSA-SHA256, relaxed/relaxed canonicalization, constant-time
 //! signing (the `rsa` crate that lettre's `dkim` feature uses carries a timing advisory,
 //! RUSTSEC-2023-0071). Signers are parsed once per key and cached by the key's digest.
 //!
