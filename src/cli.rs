@@ -309,11 +309,18 @@ fn serve(config: Config) -> Result<(), CliError> {
     let config = state.config.clone();
     tracing::info!(database = %state.db.path().display(), "database ready");
     if config.smtp_enabled() {
-        tracing::info!(
-            host = config.smtp.host.as_deref().unwrap_or_default(),
-            port = config.smtp.port,
-            "mail goes to the SMTP relay"
-        );
+        for (n, relay) in config.smtp.relays().iter().enumerate() {
+            tracing::info!(
+                host = relay.host,
+                port = relay.port,
+                pool_size = relay.pool_size,
+                "mail goes to the SMTP relay{}",
+                if n == 0 { String::new() } else { format!(" (in turn {})", n + 1) }
+            );
+        }
+        if !config.smtp.relays.is_empty() && config.smtp.host.is_some() {
+            tracing::warn!("[[smtp.relays]] is set, so [smtp] host is not used");
+        }
     } else {
         tracing::warn!(
             "no [smtp] host is configured: mail is kept in the capture outbox (GET /outbox) instead of being sent"

@@ -93,7 +93,8 @@ pub enum SmtpSecurity {
     None,
 }
 
-/// `[smtp]`: the relay. Without a host, mail goes to the capture outbox.
+/// `[smtp]`: the relay. Without a host (and without `[[smtp.relays]]`), mail goes to the capture
+/// outbox.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SmtpConfig {
@@ -106,6 +107,9 @@ pub struct SmtpConfig {
     pub timeout_secs: u32,
     /// Per-project send throttle; 0 means unlimited.
     pub max_messages_per_second: u32,
+    /// Several relays, tried in order; they replace `host` and its keys when present.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub relays: Vec<RelayConfig>,
 }
 
 impl Default for SmtpConfig {
@@ -116,10 +120,64 @@ impl Default for SmtpConfig {
             username: None,
             password: None,
             security: SmtpSecurity::Starttls,
-            pool_size: 4,
+            pool_size: DEFAULT_POOL_SIZE,
             timeout_secs: 30,
             max_messages_per_second: 0,
+            relays: Vec::new(),
         }
+    }
+}
+
+/// Connections kept open to a relay unless configured: enough for the signing work of two
+/// cores to never wait on a relay's answer (each connection carries one message at a time).
+pub const DEFAULT_POOL_SIZE: u32 = 16;
+
+/// One `[[smtp.relays]]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RelayConfig {
+    pub host: String,
+    pub port: u16,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub security: SmtpSecurity,
+    pub pool_size: u32,
+    /// Most messages a second handed to this relay, all projects together; 0 means unlimited.
+    pub max_messages_per_second: u32,
+}
+
+impl Default for RelayConfig {
+    fn default() -> Self {
+        Self {
+            host: String::new(),
+            port: 587,
+            username: None,
+            password: None,
+            security: SmtpSecurity::Starttls,
+            pool_size: DEFAULT_POOL_SIZE,
+            max_messages_per_second: 0,
+        }
+    }
+}
+
+impl SmtpConfig {
+    /// The relays mail goes to, in order: `[[smtp.relays]]`, else the single `[smtp]` relay, else
+    /// none (the capture outbox). The single form has no per-relay rate cap: its
+    /// `max_messages_per_second` is the per-project throttle.
+    pub fn relays(&self) -> Vec<RelayConfig> {
+        if !self.relays.is_empty() {
+            return self.relays.clone();
+        }
+        let Some(host) = &self.host else { return Vec::new() };
+        vec![RelayConfig {
+            host: host.clone(),
+            port: self.port,
+            username: self.username.clone(),
+            password: self.password.clone(),
+            security: self.security,
+            pool_size: self.pool_size,
+            max_messages_per_second: 0,
+        }]
     }
 }
 
@@ -388,6 +446,18 @@ impl Config {
         if self.smtp.password.is_some() && self.smtp.username.is_none() {
             problems.push("`smtp.password` is set but `smtp.username` is not".into());
         }
+        for (n, relay) in self.smtp.relays.iter().enumerate() {
+            let key = |name: &str| format!("`smtp.relays[{n}].{name}`");
+            if relay.host.trim().is_empty() {
+                problems.push(format!("{} must be set", key("host")));
+            }
+            if relay.pool_size < 1 {
+                problems.push(format!("{} must be at least 1 (found 0)", key("pool_size")));
+            }
+            if relay.password.is_some() && relay.username.is_none() {
+                problems.push(format!("{} is set but {} is not", key("password"), key("username")));
+            }
+        }
         if problems.is_empty() { Ok(()) } else { Err(ConfigError { problems }) }
     }
 
@@ -419,7 +489,7 @@ impl Config {
 
     /// Whether mail goes to a relay (`true`) or to the capture outbox.
     pub fn smtp_enabled(&self) -> bool {
-        self.smtp.host.is_some()
+        self.smtp.host.is_some() || !self.smtp.relays.is_empty()
     }
 
     /// The effective values as TOML, secrets replaced by `***` and derived values filled in.
@@ -431,6 +501,9 @@ impl Config {
             }
         };
         mask(&mut shown.smtp.password);
+        for relay in &mut shown.smtp.relays {
+            mask(&mut relay.password);
+        }
         mask(&mut shown.auth.jwt_secret);
         mask(&mut shown.billing.stripe_secret_key);
         mask(&mut shown.billing.stripe_webhook_secret);
@@ -556,6 +629,65 @@ mod tests {
                 });
                 assert!(documented, "{section}.{key} is documented");
             }
+        }
+    }
+
+    #[test]
+    fn several_relays_replace_the_single_one() {
+        let text = r#"
+            [smtp]
+            host = "ignored.example"
+            [[smtp.relays]]
+            host = "first.example"
+            port = 2525
+            security = "none"
+            password = "pw1"
+            username = "u1"
+            max_messages_per_second = 10
+            [[smtp.relays]]
+            host = "second.example"
+            security = "tls"
+            port = 465
+            pool_size = 2
+        "#;
+        let config: Config = Figment::from(Serialized::defaults(Config::defaults()))
+            .merge(Toml::string(text))
+            .extract()
+            .unwrap();
+        config.validate().unwrap();
+        assert!(config.smtp_enabled());
+        let relays = config.smtp.relays();
+        assert_eq!(relays.len(), 2);
+        assert_eq!(
+            (relays[0].host.as_str(), relays[0].port, relays[0].max_messages_per_second),
+            ("first.example", 2525, 10)
+        );
+        assert_eq!(relays[0].pool_size, DEFAULT_POOL_SIZE);
+        assert_eq!((relays[1].security, relays[1].pool_size), (SmtpSecurity::Tls, 2));
+        let shown = config.to_masked_toml();
+        assert!(!shown.contains("pw1") && shown.contains("[[smtp.relays]]"), "{shown}");
+
+        let mut single = Config::defaults();
+        assert!(single.smtp.relays().is_empty(), "no host: the capture outbox");
+        single.smtp.host = Some("relay.example".into());
+        single.smtp.max_messages_per_second = 5;
+        let relays = single.smtp.relays();
+        assert_eq!(relays.len(), 1);
+        assert_eq!(relays[0].max_messages_per_second, 0, "the single form's limit is per project");
+
+        let mut bad = Config::defaults();
+        bad.smtp.relays = vec![
+            RelayConfig { host: " ".into(), ..RelayConfig::default() },
+            RelayConfig {
+                host: "x".into(),
+                pool_size: 0,
+                password: Some("p".into()),
+                ..RelayConfig::default()
+            },
+        ];
+        let text = bad.validate().unwrap_err().to_string();
+        for key in ["smtp.relays[0].host", "smtp.relays[1].pool_size", "smtp.relays[1].password"] {
+            assert!(text.contains(key), "{key}: {text}");
         }
     }
 

@@ -7,7 +7,8 @@
 //!   second time only when the process dies between the relay's acceptance and that commit.
 //! - Temporary refusals are retried with backoff, five tries in all; a permanent refusal (5xx)
 //!   fails the email at once and keeps the relay's reply.
-//! - `[smtp] max_messages_per_second` throttles each project.
+//! - `[smtp] max_messages_per_second` throttles each project; a relay's own cap
+//!   (`[[smtp.relays]] max_messages_per_second`) is kept by the transport.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -60,13 +61,7 @@ struct Worker {
 /// Starts the delivery loop.
 pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let transport = match Transport::from_config(&state.config.smtp) {
-            Ok(transport) => transport,
-            Err(e) => {
-                tracing::error!("the SMTP transport cannot be set up ({e}); mail is not delivered");
-                return;
-            }
-        };
+        let transport = Transport::from_config(&state.config.smtp);
         let per_second = state.config.smtp.max_messages_per_second;
         let throttle = (per_second > 0).then(|| ratelimit::limiter_per_second(per_second));
         let worker = Arc::new(Worker { state, transport, signers: Signers::default(), throttle });
@@ -75,8 +70,14 @@ pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> 
 }
 
 impl Worker {
+    /// Emails in hand at once: enough to keep every relay connection busy while the next
+    /// messages are signed.
     fn concurrency(&self) -> usize {
-        (self.state.config.smtp.pool_size as usize * 2).max(4)
+        let connections = match &self.transport {
+            Transport::Relays(relays) => relays.capacity(),
+            Transport::Capture => 4,
+        };
+        (connections * 2).max(4)
     }
 
     /// How long a claimed email stays with this worker: a connection and a send, each bounded by
@@ -335,6 +336,7 @@ impl Worker {
                 Ok(()) => Outcome::Sent { subject, captured: None },
                 Err(Refusal::Temporary(e)) => Outcome::Retry(e),
                 Err(Refusal::Permanent(e)) => Outcome::Fail { error: e, counted: true },
+                Err(Refusal::Busy(wait)) => Outcome::Later(clock::now_ms() + wait.as_millis() as i64 + 1),
             },
         }
     }

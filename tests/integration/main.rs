@@ -23,6 +23,7 @@ mod jobs;
 mod keys;
 mod metrics;
 mod ratelimit;
+mod relays;
 mod segments;
 mod send;
 mod sessions;

@@ -35,6 +35,10 @@ struct Shared {
     arrived: Condvar,
     script: Mutex<VecDeque<Reply>>,
     refused: Mutex<usize>,
+    /// Connections served at once; beyond it, new ones are greeted with 421 and closed.
+    connection_limit: Option<usize>,
+    connections: std::sync::atomic::AtomicUsize,
+    turned_away: std::sync::atomic::AtomicUsize,
 }
 
 pub struct SmtpSink {
@@ -52,13 +56,33 @@ impl SmtpSink {
         Self::spawn(Shared { counting: true, ..Shared::default() })
     }
 
+    /// A sink that serves at most `limit` connections at once, as relays do: a connection
+    /// beyond it is greeted `421 too many connections` and closed.
+    pub fn with_connection_limit(limit: usize) -> SmtpSink {
+        Self::spawn(Shared { connection_limit: Some(limit), ..Shared::default() })
+    }
+
+    /// A sink on a given port (a port another sink or test left free).
+    pub fn on_port(port: u16) -> SmtpSink {
+        let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+        Self::serve_on(listener, Shared::default())
+    }
+
+    /// Connections turned away by the connection limit.
+    pub fn turned_away(&self) -> usize {
+        self.shared.turned_away.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// How many messages were accepted so far.
     pub fn accepted(&self) -> usize {
         self.shared.accepted.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn spawn(shared: Shared) -> SmtpSink {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        Self::serve_on(TcpListener::bind("127.0.0.1:0").unwrap(), shared)
+    }
+
+    fn serve_on(listener: TcpListener, shared: Shared) -> SmtpSink {
         let port = listener.local_addr().unwrap().port();
         let shared = Arc::new(shared);
         let accepting = shared.clone();
@@ -66,7 +90,15 @@ impl SmtpSink {
             for stream in listener.incoming().flatten() {
                 let shared = accepting.clone();
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &shared);
+                    use std::sync::atomic::Ordering::SeqCst;
+                    let open = shared.connections.fetch_add(1, SeqCst) + 1;
+                    if shared.connection_limit.is_some_and(|limit| open > limit) {
+                        shared.turned_away.fetch_add(1, SeqCst);
+                        let _ = (&stream).write_all(b"421 4.7.0 too many connections\r\n");
+                    } else {
+                        let _ = serve(stream, &shared);
+                    }
+                    shared.connections.fetch_sub(1, SeqCst);
                 });
             }
         });

@@ -1,0 +1,195 @@
+//! Several relays (appliance.md §12): failover when a relay refuses connections or answers 4xx
+//! to everyone, the rest after which it is tried again, per-relay rate caps, the pool that
+//! shrinks to a relay's connection limit, and the whole path from `/v1/send` through
+//! `[[smtp.relays]]`.
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tidings::config::{RelayConfig, SmtpSecurity};
+use tidings::mail::transport::{Refusal, Relays, TEMPORARY_IN_A_ROW};
+
+use crate::common::smtp_sink::{Reply, SmtpSink};
+use crate::send::Mailroom;
+
+fn relay(port: u16) -> RelayConfig {
+    RelayConfig {
+        host: "127.0.0.1".into(),
+        port,
+        security: SmtpSecurity::None,
+        pool_size: 4,
+        ..RelayConfig::default()
+    }
+}
+
+/// A loopback port nothing listens on (connections to it are refused).
+fn closed_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn relays(list: Vec<RelayConfig>, rest: Duration) -> Relays {
+    Relays::new(list, Duration::from_secs(5), rest)
+}
+
+async fn send(relays: &Relays, n: usize) -> Result<(), Refusal> {
+    let (from, to) = ("sender@example.test".parse().unwrap(), format!("to{n}@example.test").parse().unwrap());
+    let envelope = lettre::address::Envelope::new(Some(from), vec![to]).unwrap();
+    let raw = format!("Subject: {n}\r\n\r\nmessage {n}\r\n");
+    relays.send(&envelope, raw.as_bytes()).await
+}
+
+#[tokio::test]
+async fn a_relay_that_refuses_connections_rests_and_the_next_takes_the_mail() {
+    let port = closed_port();
+    let second = SmtpSink::start();
+    let relays = relays(vec![relay(port), relay(second.port)], Duration::from_millis(600));
+
+    send(&relays, 1).await.unwrap();
+    assert_eq!(second.messages().len(), 1, "the message that found the first relay down went on");
+    assert!(relays.list()[0].resting() && !relays.list()[1].resting());
+
+    // The first relay comes back, but rests its minute (here 600 ms) before it is tried again.
+    let first = SmtpSink::on_port(port);
+    send(&relays, 2).await.unwrap();
+    assert_eq!((first.messages().len(), second.messages().len()), (0, 2), "still resting");
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    send(&relays, 3).await.unwrap();
+    assert_eq!((first.messages().len(), second.messages().len()), (1, 2), "back to the first relay");
+    assert!(!relays.list()[0].resting());
+}
+
+#[tokio::test]
+async fn a_relay_answering_4xx_to_everyone_rests_but_one_4xx_is_the_messages_own() {
+    let (first, second) = (SmtpSink::start(), SmtpSink::start());
+    let relays = relays(vec![relay(first.port), relay(second.port)], Duration::from_secs(60));
+
+    // One temporary refusal is about that message: it is retried later, nothing rests.
+    first.script(&[Reply::Temporary]);
+    assert!(matches!(send(&relays, 0).await, Err(Refusal::Temporary(_))));
+    send(&relays, 1).await.unwrap();
+    assert_eq!((first.messages().len(), second.messages().len()), (1, 0));
+    assert!(!relays.list()[0].resting());
+
+    // A permanent refusal is the message's too, and does not move anything.
+    first.script(&[Reply::Permanent]);
+    assert!(matches!(send(&relays, 2).await, Err(Refusal::Permanent(_))));
+    assert!(!relays.list()[0].resting());
+
+    // Refusing everyone: the refusal that makes TEMPORARY_IN_A_ROW rests the relay, and that
+    // message goes to the next relay at once.
+    first.script(&[Reply::Temporary; 20]);
+    for n in 1..TEMPORARY_IN_A_ROW {
+        assert!(matches!(send(&relays, 10 + n as usize).await, Err(Refusal::Temporary(_))), "{n}");
+    }
+    send(&relays, 99).await.unwrap();
+    assert!(relays.list()[0].resting());
+    assert_eq!(first.refused(), 1 + 1 + TEMPORARY_IN_A_ROW as usize);
+    let at_second = second.messages();
+    assert_eq!(at_second.len(), 1);
+    assert_eq!(at_second[0].to, vec!["to99@example.test".to_string()]);
+    send(&relays, 100).await.unwrap();
+    assert_eq!(second.messages().len(), 2, "the resting relay is skipped");
+}
+
+#[tokio::test]
+async fn when_every_relay_rests_the_mail_waits() {
+    let relays = relays(vec![relay(closed_port()), relay(closed_port())], Duration::from_secs(60));
+    let Err(Refusal::Temporary(why)) = send(&relays, 1).await else { panic!("a temporary refusal") };
+    assert!(why.contains("no relay took the message") && why.contains("cannot connect"), "{why}");
+    let Err(Refusal::Temporary(why)) = send(&relays, 2).await else { panic!("a temporary refusal") };
+    assert!(why.contains("resting"), "{why}");
+}
+
+#[tokio::test]
+async fn a_relays_rate_cap_holds_for_everything_sent_through_it() {
+    let sink = SmtpSink::start();
+    let capped = RelayConfig { max_messages_per_second: 4, ..relay(sink.port) };
+    let relays = std::sync::Arc::new(relays(vec![capped], Duration::from_secs(60)));
+    // 4 at once (the burst), then one every 250 ms: the 10th leaves 1.5 s after the first.
+    let started = Instant::now();
+    let sends: Vec<_> = (0..10)
+        .map(|n| {
+            let relays = relays.clone();
+            tokio::spawn(async move { send(&relays, n).await })
+        })
+        .collect();
+    for sent in sends {
+        sent.await.unwrap().unwrap();
+    }
+    assert_eq!(sink.messages().len(), 10);
+    assert!(started.elapsed() >= Duration::from_millis(1400), "{:?}", started.elapsed());
+
+    // A wait longer than a moment is not spent holding the message: it goes back to the queue.
+    let flood: Vec<_> = (0..20)
+        .map(|n| {
+            let relays = relays.clone();
+            tokio::spawn(async move { send(&relays, 100 + n).await })
+        })
+        .collect();
+    let mut busy = 0;
+    for sent in flood {
+        match sent.await.unwrap() {
+            Ok(()) => {}
+            Err(Refusal::Busy(wait)) => {
+                assert!(wait > Duration::ZERO, "{wait:?}");
+                busy += 1;
+            }
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+    assert!(busy > 0, "some of the flood is handed back");
+}
+
+#[tokio::test]
+async fn the_pool_shrinks_to_the_connections_a_relay_accepts() {
+    let sink = SmtpSink::with_connection_limit(2);
+    let relays = std::sync::Arc::new(relays(
+        vec![RelayConfig { pool_size: 8, ..relay(sink.port) }],
+        Duration::from_secs(60),
+    ));
+    let sends: Vec<_> = (0..40)
+        .map(|n| {
+            let relays = relays.clone();
+            tokio::spawn(async move { send(&relays, n).await })
+        })
+        .collect();
+    for sent in sends {
+        sent.await.unwrap().unwrap();
+    }
+    assert_eq!(sink.messages().len(), 40, "every message went through the connections it has");
+    assert!(sink.turned_away() > 0, "the relay did refuse extra connections");
+    assert!(relays.list()[0].pool_size() <= 2, "{}", relays.list()[0].pool_size());
+    assert!(!relays.list()[0].resting(), "a connection limit is not a failure");
+}
+
+#[rocket::async_test]
+async fn sent_mail_goes_through_the_configured_relays_in_order() {
+    let down = closed_port();
+    let second = SmtpSink::start();
+    let second_port = second.port;
+    let room = Mailroom::with(|c| {
+        c.smtp.host = Some("ignored.invalid".into());
+        c.smtp.relays = vec![relay(down), RelayConfig { max_messages_per_second: 100, ..relay(second_port) }];
+    })
+    .await;
+    let ids = room
+        .send_ok(json!({
+            "to": ["a@example.org", "b@example.org", "c@example.org"],
+            "from": "hello@example.test",
+            "subject": "Hi",
+            "body": "<p>Hello</p>",
+        }))
+        .await;
+    assert_eq!(ids.len(), 3);
+    let app = &room.app;
+    app.run_jobs_until("three messages at the second relay", async || second.messages().len() >= 3).await;
+    assert!(room.sink.messages().is_empty(), "the [smtp] host is not used");
+    for id in &ids {
+        let email = room.email(id);
+        assert_eq!(email.status, "SENT", "{id}");
+    }
+    let mut to: Vec<String> = second.messages().iter().flat_map(|m| m.to.clone()).collect();
+    to.sort();
+    assert_eq!(to, ["a@example.org", "b@example.org", "c@example.org"]);
+}
