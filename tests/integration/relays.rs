@@ -193,3 +193,26 @@ async fn sent_mail_goes_through_the_configured_relays_in_order() {
     to.sort();
     assert_eq!(to, ["a@example.org", "b@example.org", "c@example.org"]);
 }
+
+#[tokio::test]
+async fn an_implicit_tls_relay_is_spoken_to_in_tls_from_the_first_byte() {
+    // A listener that records what the client sends first: an SMTP client waits for the
+    // greeting, a TLS client opens with a handshake record (0x16, version 3.x).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let first_bytes = std::thread::spawn(move || {
+        use std::io::Read;
+        let (mut stream, _) = listener.accept().unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut head = [0u8; 2];
+        stream.read_exact(&mut head).unwrap();
+        head
+    });
+    let backup = SmtpSink::start();
+    let tls = RelayConfig { host: "localhost".into(), security: SmtpSecurity::Tls, ..relay(port) };
+    let relays = relays(vec![tls, relay(backup.port)], Duration::from_secs(60));
+    send(&relays, 1).await.unwrap();
+    assert_eq!(first_bytes.join().unwrap(), [0x16, 0x03], "a TLS handshake record");
+    assert!(relays.list()[0].resting(), "the handshake failed, so the relay rests");
+    assert_eq!(backup.messages().len(), 1);
+}
