@@ -279,9 +279,14 @@ pub fn init_tracing(config: &Config) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .or_else(|_| tracing_subscriber::EnvFilter::try_new(format!("{},{quiet}", config.server.log_level)))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("info,{quiet}")));
+    // The hint keeps the most verbose level enabled known to `log` too: without it, every
+    // `log::debug!` of html5ever's tokenizer (the text part of each message) was formatted and
+    // handed to the subscriber only to be dropped.
+    let hint = tracing_subscriber::layer::Filter::<tracing_subscriber::Registry>::max_level_hint(&filter);
     let guard_notes = tracing_subscriber::filter::filter_fn(|meta| {
         !(meta.target().ends_with("::_") && *meta.level() > tracing::Level::ERROR)
-    });
+    })
+    .with_max_level_hint(hint.unwrap_or(tracing::level_filters::LevelFilter::TRACE));
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

@@ -40,34 +40,39 @@ const COLUMNS: &str = "id, project_id, contact_id, to_email, to_name, from_email
      attempts, last_error, created_at, sent_at, opened_at, clicked_at, attachment_set";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Email> {
+    from_row_at(r, 0)
+}
+
+/// An email from the [`COLUMNS`] starting at column `at`.
+fn from_row_at(r: &Row<'_>, at: usize) -> rusqlite::Result<Email> {
     Ok(Email {
-        id: r.get(0)?,
-        project_id: r.get(1)?,
-        contact_id: r.get(2)?,
-        to_email: r.get(3)?,
-        to_name: r.get(4)?,
-        from_email: r.get(5)?,
-        from_name: r.get(6)?,
-        reply_to: r.get(7)?,
-        subject: r.get(8)?,
-        body: r.get(9)?,
-        headers: r.get(10)?,
-        attachments: r.get(11)?,
-        variables: r.get(12)?,
-        kind: r.get(13)?,
-        source_type: r.get(14)?,
-        template_id: r.get(15)?,
-        campaign_id: r.get(16)?,
-        workflow_id: r.get(17)?,
-        status: r.get(18)?,
-        message_id: r.get(19)?,
-        attempts: r.get(20)?,
-        last_error: r.get(21)?,
-        created_at: r.get(22)?,
-        sent_at: r.get(23)?,
-        opened_at: r.get(24)?,
-        clicked_at: r.get(25)?,
-        attachment_set: r.get(26)?,
+        id: r.get(at)?,
+        project_id: r.get(at + 1)?,
+        contact_id: r.get(at + 2)?,
+        to_email: r.get(at + 3)?,
+        to_name: r.get(at + 4)?,
+        from_email: r.get(at + 5)?,
+        from_name: r.get(at + 6)?,
+        reply_to: r.get(at + 7)?,
+        subject: r.get(at + 8)?,
+        body: r.get(at + 9)?,
+        headers: r.get(at + 10)?,
+        attachments: r.get(at + 11)?,
+        variables: r.get(at + 12)?,
+        kind: r.get(at + 13)?,
+        source_type: r.get(at + 14)?,
+        template_id: r.get(at + 15)?,
+        campaign_id: r.get(at + 16)?,
+        workflow_id: r.get(at + 17)?,
+        status: r.get(at + 18)?,
+        message_id: r.get(at + 19)?,
+        attempts: r.get(at + 20)?,
+        last_error: r.get(at + 21)?,
+        created_at: r.get(at + 22)?,
+        sent_at: r.get(at + 23)?,
+        opened_at: r.get(at + 24)?,
+        clicked_at: r.get(at + 25)?,
+        attachment_set: r.get(at + 26)?,
     })
 }
 
@@ -206,43 +211,42 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Email>> {
         .optional()
 }
 
-/// Claims up to `limit` queued emails that are due and not held by another worker.
+/// Claims up to `limit` queued emails that are due and not held by another worker, in one
+/// statement, highest priority and longest due first.
 pub fn claim(conn: &Connection, now: i64, limit: usize, lease_ms: i64) -> rusqlite::Result<Vec<Email>> {
-    let ids: Vec<String> = conn
-        .prepare_cached(
-            "SELECT id FROM emails WHERE status = 'QUEUED' AND next_attempt_at <= ?1
-               AND (locked_until IS NULL OR locked_until <= ?1)
-             ORDER BY priority, next_attempt_at LIMIT ?2",
-        )?
-        .query_map(params![now, limit as i64], |r| r.get(0))?
+    let mut claimed: Vec<(i64, i64, Email)> = conn
+        .prepare_cached(&format!(
+            "UPDATE emails SET locked_until = ?3 WHERE id IN (
+                 SELECT id FROM emails WHERE status = 'QUEUED' AND next_attempt_at <= ?1
+                   AND (locked_until IS NULL OR locked_until <= ?1)
+                 ORDER BY priority, next_attempt_at LIMIT ?2)
+             RETURNING priority, next_attempt_at, {COLUMNS}"
+        ))?
+        .query_map(params![now, limit as i64, now + lease_ms], |r| {
+            Ok((r.get(0)?, r.get(1)?, from_row_at(r, 2)?))
+        })?
         .collect::<Result<_, _>>()?;
-    let mut lock = conn.prepare_cached("UPDATE emails SET locked_until = ?2 WHERE id = ?1")?;
-    let mut claimed = Vec::with_capacity(ids.len());
-    for id in ids {
-        lock.execute(params![id, now + lease_ms])?;
-        if let Some(email) = get(conn, &id)? {
-            claimed.push(email);
-        }
-    }
-    Ok(claimed)
+    // RETURNING gives rows in no set order.
+    claimed.sort_by_key(|(priority, due, _)| (*priority, *due));
+    Ok(claimed.into_iter().map(|(_, _, email)| email).collect())
 }
 
 /// The relay accepted the message; `subject` is the subject as sent (rendered).
 pub fn mark_sent(conn: &Connection, id: &str, subject: &str, now: i64) -> rusqlite::Result<bool> {
-    Ok(conn.execute(
+    Ok(conn.prepare_cached(
         "UPDATE emails SET status = 'SENT', sent_at = ?2, subject = ?3, attempts = attempts + 1, locked_until = NULL,
              last_error = NULL, updated_at = ?2 WHERE id = ?1 AND status = 'QUEUED'",
-        params![id, now, subject],
-    )? > 0)
+    )?
+    .execute(params![id, now, subject])? > 0)
 }
 
 /// A temporary failure: try again at `next_at`.
 pub fn retry_later(conn: &Connection, id: &str, error: &str, next_at: i64, now: i64) -> rusqlite::Result<()> {
-    conn.execute(
+    conn.prepare_cached(
         "UPDATE emails SET attempts = attempts + 1, last_error = ?2, next_attempt_at = ?3, locked_until = NULL,
              updated_at = ?4 WHERE id = ?1 AND status = 'QUEUED'",
-        params![id, error, next_at, now],
-    )?;
+    )?
+    .execute(params![id, error, next_at, now])?;
     Ok(())
 }
 
@@ -254,19 +258,19 @@ pub fn mark_failed(
     count_attempt: bool,
     now: i64,
 ) -> rusqlite::Result<bool> {
-    Ok(conn.execute(
+    Ok(conn.prepare_cached(
         "UPDATE emails SET status = 'FAILED', last_error = ?2, attempts = attempts + ?3, locked_until = NULL,
              failed_at = ?4, updated_at = ?4 WHERE id = ?1 AND status = 'QUEUED'",
-        params![id, error, i64::from(count_attempt), now],
-    )? > 0)
+    )?
+    .execute(params![id, error, i64::from(count_attempt), now])? > 0)
 }
 
 /// Gives a claimed email back untouched, due at `next_at` (shutdown, throttling).
 pub fn release(conn: &Connection, id: &str, next_at: i64) -> rusqlite::Result<()> {
-    conn.execute(
+    conn.prepare_cached(
         "UPDATE emails SET locked_until = NULL, next_attempt_at = ?2 WHERE id = ?1 AND status = 'QUEUED'",
-        params![id, next_at],
-    )?;
+    )?
+    .execute(params![id, next_at])?;
     Ok(())
 }
 

@@ -10,7 +10,7 @@
 //! - `[smtp] max_messages_per_second` throttles each project; a relay's own cap
 //!   (`[[smtp.relays]] max_messages_per_second`) is kept by the transport.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,6 +49,15 @@ enum Outcome {
     },
     /// Throttled or shut down: try again at this time.
     Later(i64),
+}
+
+/// What one email needs besides its row.
+struct Context {
+    contact: Option<contacts::Contact>,
+    domain: Option<Arc<domains::Domain>>,
+    /// For campaign mail: the campaign, `None` when it was deleted.
+    campaign: Option<Option<Arc<campaigns::Campaign>>>,
+    attachments: Option<Arc<String>>,
 }
 
 struct Worker {
@@ -90,26 +99,39 @@ impl Worker {
         let mut running: JoinSet<()> = JoinSet::new();
         let mut ids: HashMap<tokio::task::Id, String> = HashMap::new();
         let max_idle = Duration::from_secs(self.state.config.scheduler.max_idle_secs.into());
+        // Claimed emails not started yet. Emails are claimed a batch at a time, when fewer than
+        // one round of `concurrency` is in hand, not one by one as sends finish: each claim is a
+        // write and a read.
+        let mut pending: VecDeque<(Email, Context)> = VecDeque::new();
+        let concurrency = self.concurrency();
         while !*stopped.borrow() {
-            let free = self.concurrency().saturating_sub(running.len());
+            while running.len() < concurrency
+                && let Some((email, context)) = pending.pop_front()
+            {
+                let worker = self.clone();
+                let id = email.id.clone();
+                let handle = running.spawn(async move { worker.deliver(email, context).await });
+                ids.insert(handle.id(), id);
+            }
             let mut wake_at = Instant::now() + max_idle;
-            if free > 0 {
+            let in_hand = running.len() + pending.len();
+            let wants_more = in_hand <= concurrency;
+            if wants_more {
                 let lease = self.lease_ms();
-                let limit = free.min(BATCH);
+                let limit = (2 * concurrency - in_hand).min(BATCH);
                 let claimed = self
                     .state
                     .db
                     .write(move |tx| Ok::<_, DbError>(emails::claim(tx, clock::now_ms(), limit, lease)?))
                     .await;
+                let claimed = match claimed {
+                    Ok(batch) => self.with_context(batch).await,
+                    Err(e) => Err(e),
+                };
                 match claimed {
                     Ok(batch) => {
                         let full = batch.len() == limit;
-                        for email in batch {
-                            let worker = self.clone();
-                            let id = email.id.clone();
-                            let handle = running.spawn(async move { worker.deliver(email).await });
-                            ids.insert(handle.id(), id);
-                        }
+                        pending.extend(batch);
                         if full {
                             wake_at = Instant::now();
                         } else if let Ok(Some(due)) =
@@ -123,9 +145,12 @@ impl Worker {
                         wake_at = Instant::now() + Duration::from_secs(1);
                     }
                 }
+                if !pending.is_empty() {
+                    continue;
+                }
             }
             tokio::select! {
-                _ = tokio::time::sleep_until(wake_at), if free > 0 => {}
+                _ = tokio::time::sleep_until(wake_at), if wants_more => {}
                 _ = self.state.jobs.deliveries.notified() => {}
                 Some(done) = running.join_next_with_id(), if !running.is_empty() => {
                     let id = match done { Ok((id, ())) => id, Err(e) => e.id() };
@@ -152,7 +177,8 @@ impl Worker {
                 ids.remove(&id);
             }
         }
-        let unfinished: Vec<String> = ids.into_values().collect();
+        let unfinished: Vec<String> =
+            ids.into_values().chain(pending.into_iter().map(|(email, _)| email.id)).collect();
         if !unfinished.is_empty() {
             let now = clock::now_ms();
             let released = self
@@ -171,8 +197,68 @@ impl Worker {
         }
     }
 
-    async fn deliver(&self, email: Email) {
-        let outcome = match self.prepare(&email).await {
+    /// What the claimed emails need from the database, read in one go for the whole batch
+    /// (a domain, campaign or attachment set shared by many emails is read once).
+    async fn with_context(&self, batch: Vec<Email>) -> Result<Vec<(Email, Context)>, DbError> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.state
+            .db
+            .run(move |conn| {
+                let mut domains_seen = HashMap::new();
+                let mut campaigns_seen = HashMap::new();
+                let mut attachments_seen = HashMap::new();
+                let mut out = Vec::with_capacity(batch.len());
+                for email in batch {
+                    let project = email.project_id.as_str();
+                    let contact = match &email.contact_id {
+                        Some(id) => contacts::by_id(conn, project, id)?,
+                        None => None,
+                    };
+                    let from_domain = email.from_email.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
+                    let key = (project.to_string(), from_domain.to_string());
+                    let domain = match domains_seen.get(&key) {
+                        Some(found) => Option::clone(found),
+                        None => {
+                            let names = core_domains::candidates(from_domain);
+                            let found = domains::for_signing(conn, project, &names)?.map(Arc::new);
+                            domains_seen.insert(key, found.clone());
+                            found
+                        }
+                    };
+                    let campaign =
+                        match email.campaign_id.as_ref().filter(|_| email.source_type == "CAMPAIGN") {
+                            None => None,
+                            Some(id) => Some(match campaigns_seen.get(id) {
+                                Some(found) => Option::clone(found),
+                                None => {
+                                    let found = campaigns::by_id(conn, id)?.map(Arc::new);
+                                    campaigns_seen.insert(id.clone(), found.clone());
+                                    found
+                                }
+                            }),
+                        };
+                    let attachments = match &email.attachment_set {
+                        None => None,
+                        Some(id) => match attachments_seen.get(id) {
+                            Some(found) => Option::clone(found),
+                            None => {
+                                let found = emails::attachment_set(conn, id)?.map(Arc::new);
+                                attachments_seen.insert(id.clone(), found.clone());
+                                found
+                            }
+                        },
+                    };
+                    out.push((email, Context { contact, domain, campaign, attachments }));
+                }
+                Ok::<_, DbError>(out)
+            })
+            .await
+    }
+
+    async fn deliver(&self, email: Email, context: Context) {
+        let outcome = match self.prepare(&email, context).await {
             Err(outcome) => outcome,
             Ok(prepared) => self.hand_over(&email, prepared).await,
         };
@@ -189,32 +275,8 @@ impl Worker {
     }
 
     /// Renders, builds and signs the message.
-    async fn prepare(&self, email: &Email) -> Result<(Vec<u8>, String), Outcome> {
-        let (project, contact_id) = (email.project_id.clone(), email.contact_id.clone());
-        let campaign_id = email.campaign_id.clone().filter(|_| email.source_type == "CAMPAIGN");
-        let attachment_set = email.attachment_set.clone();
-        let from_domain = email.from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
-        let (contact, domain, campaign, shared_attachments) = self
-            .state
-            .db
-            .run(move |conn| {
-                let contact = match &contact_id {
-                    Some(id) => contacts::by_id(conn, &project, id)?,
-                    None => None,
-                };
-                let domain = domains::for_signing(conn, &project, &core_domains::candidates(&from_domain))?;
-                let campaign = match campaign_id {
-                    Some(id) => Some(campaigns::by_id(conn, &id)?),
-                    None => None,
-                };
-                let attachments = match &attachment_set {
-                    Some(id) => emails::attachment_set(conn, id)?,
-                    None => None,
-                };
-                Ok::<_, DbError>((contact, domain, campaign, attachments))
-            })
-            .await
-            .map_err(|e| Outcome::Retry(e.to_string()))?;
+    async fn prepare(&self, email: &Email, context: Context) -> Result<(Vec<u8>, String), Outcome> {
+        let Context { contact, domain, campaign, attachments: shared_attachments } = context;
         // A campaign's rows carry no subject or body: the campaign has them.
         let mut email = email.clone();
         match campaign {
@@ -232,14 +294,11 @@ impl Worker {
                 });
             }
             Some(Some(c)) => {
-                email.subject = c.subject;
-                email.body = c.body;
+                email.subject = c.subject.clone();
+                email.body = c.body.clone();
             }
         }
-        // Attachments stored once for the request (older rows carry their own copy).
-        if email.attachments.is_none() {
-            email.attachments = shared_attachments;
-        }
+
         let test = email.source_type == "TEST";
         if email.kind == "MARKETING" && !test && contact.as_ref().is_some_and(|c| !c.subscribed) {
             return Err(Outcome::Fail {
@@ -292,8 +351,11 @@ impl Worker {
                 }
             }
             let headers: Map<String, Value> = serde_json::from_str(&email.headers).unwrap_or_default();
+            // Attachments stored once for the request (older rows carry their own copy).
+            let attachments =
+                email.attachments.as_deref().or(shared_attachments.as_deref().map(String::as_str));
             let attachments: Vec<Attachment> =
-                email.attachments.as_deref().and_then(|a| serde_json::from_str(a).ok()).unwrap_or_default();
+                attachments.and_then(|a| serde_json::from_str(a).ok()).unwrap_or_default();
             let unsubscribe = contact.as_ref().filter(|_| email.kind == "MARKETING").map(|c| {
                 let email = credited.map(str::to_string);
                 links::url(&public_url, &secret, &links::Link::Unsubscribe { contact: c.id.clone(), email })

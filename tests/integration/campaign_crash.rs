@@ -113,7 +113,9 @@ async fn a_campaign_killed_mid_send_reaches_everyone_once_after_restart() {
         assert!(ids.len() <= 2, "{email} received it {} times", ids.len());
         repeats += ids.len() - 1;
     }
-    assert!(repeats <= 16, "only messages in flight at the kill went twice ({repeats})");
+    // In flight: at most what the delivery worker holds (two per relay connection).
+    let in_flight = 2 * tidings::config::DEFAULT_POOL_SIZE as usize;
+    assert!(repeats <= in_flight, "only messages in flight at the kill went twice ({repeats})");
     let subscribed = (CONTACTS - UNSUBSCRIBED) as i64;
     assert_eq!(done["totalRecipients"], json!(subscribed));
     assert_eq!(
