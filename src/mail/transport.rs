@@ -281,7 +281,9 @@ impl Relay {
         }
     }
 
-    /// A connection whose message was refused can carry the next one (lettre sends RSET).
+    /// Keeps a connection after a refusal when it can still carry a message: lettre quits and
+    /// closes one whose transaction failed, but not one whose message it refused to send itself
+    /// (non-ASCII without SMTPUTF8 or 8BITMIME).
     fn keep_if_usable(&self, connection: Connection) {
         if !connection.smtp.has_broken() {
             self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(connection);
