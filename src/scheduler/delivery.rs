@@ -218,37 +218,21 @@ impl Worker {
                     };
                     let from_domain = email.from_email.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
                     let key = (project.to_string(), from_domain.to_string());
-                    let domain = match domains_seen.get(&key) {
-                        Some(found) => Option::clone(found),
-                        None => {
-                            let names = core_domains::candidates(from_domain);
-                            let found = domains::for_signing(conn, project, &names)?.map(Arc::new);
-                            domains_seen.insert(key, found.clone());
-                            found
-                        }
-                    };
+                    let domain = read_once(&mut domains_seen, key, || {
+                        domains::for_signing(conn, project, &core_domains::candidates(from_domain))
+                    })?;
                     let campaign =
                         match email.campaign_id.as_ref().filter(|_| email.source_type == "CAMPAIGN") {
                             None => None,
-                            Some(id) => Some(match campaigns_seen.get(id) {
-                                Some(found) => Option::clone(found),
-                                None => {
-                                    let found = campaigns::by_id(conn, id)?.map(Arc::new);
-                                    campaigns_seen.insert(id.clone(), found.clone());
-                                    found
-                                }
-                            }),
+                            Some(id) => Some(read_once(&mut campaigns_seen, id.clone(), || {
+                                campaigns::by_id(conn, id)
+                            })?),
                         };
                     let attachments = match &email.attachment_set {
                         None => None,
-                        Some(id) => match attachments_seen.get(id) {
-                            Some(found) => Option::clone(found),
-                            None => {
-                                let found = emails::attachment_set(conn, id)?.map(Arc::new);
-                                attachments_seen.insert(id.clone(), found.clone());
-                                found
-                            }
-                        },
+                        Some(id) => {
+                            read_once(&mut attachments_seen, id.clone(), || emails::attachment_set(conn, id))?
+                        }
                     };
                     out.push((email, Context { contact, domain, campaign, attachments }));
                 }
@@ -454,6 +438,23 @@ fn fail(
         events::emit(tx, &email.project_id, email.contact_id.as_deref(), "email.failed", &data, now)?;
     }
     Ok(())
+}
+
+/// What `read` finds for `key`, read once for a batch and shared by the emails that need it.
+fn read_once<K, T>(
+    seen: &mut HashMap<K, Option<Arc<T>>>,
+    key: K,
+    read: impl FnOnce() -> rusqlite::Result<Option<T>>,
+) -> rusqlite::Result<Option<Arc<T>>>
+where
+    K: std::hash::Hash + Eq,
+{
+    if let Some(found) = seen.get(&key) {
+        return Ok(found.clone());
+    }
+    let found = read()?.map(Arc::new);
+    seen.insert(key, found.clone());
+    Ok(found)
 }
 
 fn instant_at(at_ms: i64) -> Instant {

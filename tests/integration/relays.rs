@@ -4,6 +4,7 @@
 //! `[[smtp.relays]]`.
 
 use std::net::TcpListener;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -30,6 +31,21 @@ fn closed_port() -> u16 {
 
 fn relays(list: Vec<RelayConfig>, rest: Duration) -> Relays {
     Relays::new(list, Duration::from_secs(5), rest)
+}
+
+/// Sends messages `numbers` all at once, each from its own task; their results in order.
+async fn send_at_once(relays: &Arc<Relays>, numbers: std::ops::Range<usize>) -> Vec<Result<(), Refusal>> {
+    let sends: Vec<_> = numbers
+        .map(|n| {
+            let relays = relays.clone();
+            tokio::spawn(async move { send(&relays, n).await })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for sent in sends {
+        results.push(sent.await.unwrap());
+    }
+    results
 }
 
 async fn send(relays: &Relays, n: usize) -> Result<(), Refusal> {
@@ -105,31 +121,19 @@ async fn when_every_relay_rests_the_mail_waits() {
 async fn a_relays_rate_cap_holds_for_everything_sent_through_it() {
     let sink = SmtpSink::start();
     let capped = RelayConfig { max_messages_per_second: 4, ..relay(sink.port) };
-    let relays = std::sync::Arc::new(relays(vec![capped], Duration::from_secs(60)));
+    let relays = Arc::new(relays(vec![capped], Duration::from_secs(60)));
     // 4 at once (the burst), then one every 250 ms: the 10th leaves 1.5 s after the first.
     let started = Instant::now();
-    let sends: Vec<_> = (0..10)
-        .map(|n| {
-            let relays = relays.clone();
-            tokio::spawn(async move { send(&relays, n).await })
-        })
-        .collect();
-    for sent in sends {
-        sent.await.unwrap().unwrap();
+    for sent in send_at_once(&relays, 0..10).await {
+        sent.unwrap();
     }
     assert_eq!(sink.messages().len(), 10);
     assert!(started.elapsed() >= Duration::from_millis(1400), "{:?}", started.elapsed());
 
     // A wait longer than a moment is not spent holding the message: it goes back to the queue.
-    let flood: Vec<_> = (0..20)
-        .map(|n| {
-            let relays = relays.clone();
-            tokio::spawn(async move { send(&relays, 100 + n).await })
-        })
-        .collect();
     let mut busy = 0;
-    for sent in flood {
-        match sent.await.unwrap() {
+    for sent in send_at_once(&relays, 100..120).await {
+        match sent {
             Ok(()) => {}
             Err(Refusal::Busy(wait)) => {
                 assert!(wait > Duration::ZERO, "{wait:?}");
@@ -144,18 +148,10 @@ async fn a_relays_rate_cap_holds_for_everything_sent_through_it() {
 #[tokio::test]
 async fn the_pool_shrinks_to_the_connections_a_relay_accepts() {
     let sink = SmtpSink::with_connection_limit(2);
-    let relays = std::sync::Arc::new(relays(
-        vec![RelayConfig { pool_size: 8, ..relay(sink.port) }],
-        Duration::from_secs(60),
-    ));
-    let sends: Vec<_> = (0..40)
-        .map(|n| {
-            let relays = relays.clone();
-            tokio::spawn(async move { send(&relays, n).await })
-        })
-        .collect();
-    for sent in sends {
-        sent.await.unwrap().unwrap();
+    let relays =
+        Arc::new(relays(vec![RelayConfig { pool_size: 8, ..relay(sink.port) }], Duration::from_secs(60)));
+    for sent in send_at_once(&relays, 0..40).await {
+        sent.unwrap();
     }
     assert_eq!(sink.messages().len(), 40, "every message went through the connections it has");
     assert!(sink.turned_away() > 0, "the relay did refuse extra connections");
