@@ -141,7 +141,7 @@ async fn create(
                 default_subscribed: true,
                 data: &patch,
                 source: "api",
-                indexing: Indexing::Now,
+                indexing: Indexing::AtCommit,
             };
             let upserted = core_contacts::upsert(tx, &project, &request, &mut fields, clock::now_ms())?;
             fields.save(tx, &project)?;

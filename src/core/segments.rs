@@ -428,7 +428,7 @@ pub fn add_members(
                     default_subscribed: true,
                     data: &empty,
                     source: "segment",
-                    indexing: Indexing::Now,
+                    indexing: Indexing::AtCommit,
                 };
                 outcome.created += 1;
                 core_contacts::upsert(conn, &segment.project_id, &upsert, &mut fields, now)?.contact

@@ -221,7 +221,7 @@ pub fn queue(conn: &Connection, project: &str, request: &Send, now: i64) -> Resu
             default_subscribed: false,
             data: &request.data,
             source: "api",
-            indexing: Indexing::Now,
+            indexing: Indexing::AtCommit,
         };
         let contact = core_contacts::upsert(conn, project, &upsert, &mut fields, now)?.contact;
         let refused = (kind == "MARKETING" && !contact.subscribed)

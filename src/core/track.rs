@@ -85,7 +85,7 @@ pub fn track(conn: &Connection, project: &str, request: &Track, now: i64) -> Res
         default_subscribed: true,
         data: &request.data,
         source: "api",
-        indexing: Indexing::Now,
+        indexing: Indexing::AtCommit,
     };
     let contact = core_contacts::upsert(conn, project, &upsert, &mut fields, now)?.contact;
     fields.save(conn, project)?;

@@ -62,9 +62,11 @@ pub fn by_email(conn: &Connection, project: &str, email: &str) -> rusqlite::Resu
 /// When a new contact enters the email search index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Indexing {
-    /// With the insert.
-    Now,
-    /// Later in the same transaction, by [`index_after`] (batches).
+    /// When its transaction commits: listed in `contacts_search_pending` for [`index_pending`],
+    /// which the writer runs before every commit (migration V9 says why).
+    AtCommit,
+    /// Later in the same write, by the caller's [`index_after`] (an import batch: one statement
+    /// for the batch, nothing per row).
     Deferred,
 }
 
@@ -85,9 +87,11 @@ pub fn insert(
     )?
     .execute(params![id, project, email, subscribed, data_text(data), now])?;
     let seq = conn.last_insert_rowid();
-    if indexing == Indexing::Now {
-        conn.prepare_cached("INSERT INTO contacts_email_search (rowid, email) VALUES (?1, ?2)")?
-            .execute(params![seq, email])?;
+    if indexing == Indexing::AtCommit {
+        // OR IGNORE: a row listed and then deleted in this transaction leaves its seq listed,
+        // and SQLite may give that seq to the next insert.
+        conn.prepare_cached("INSERT OR IGNORE INTO contacts_search_pending (seq) VALUES (?1)")?
+            .execute([seq])?;
     }
     Ok(Contact {
         seq,
@@ -114,6 +118,26 @@ pub fn index_after(conn: &Connection, seq: i64) -> rusqlite::Result<usize> {
         "INSERT INTO contacts_email_search (rowid, email) SELECT seq, email FROM contacts WHERE seq > ?1",
     )?
     .execute([seq])
+}
+
+/// CROSS JOIN keeps the short list outside: left to itself the planner scanned every contact.
+const INDEX_PENDING: &str = "INSERT INTO contacts_email_search (rowid, email)
+    SELECT c.seq, c.email FROM contacts_search_pending p CROSS JOIN contacts c ON c.seq = p.seq";
+
+/// Indexes the contacts inserted with [`Indexing::AtCommit`] in this transaction and empties the
+/// list. The writer runs it last before every commit; other write transactions ([`super::write_tx`])
+/// too.
+pub fn index_pending(conn: &Connection) -> rusqlite::Result<usize> {
+    let any = conn
+        .prepare_cached("SELECT 1 FROM contacts_search_pending LIMIT 1")?
+        .query_row([], |_| Ok(()))
+        .optional()?;
+    if any.is_none() {
+        return Ok(0);
+    }
+    let indexed = conn.prepare_cached(INDEX_PENDING)?.execute([])?;
+    conn.prepare_cached("DELETE FROM contacts_search_pending")?.execute([])?;
+    Ok(indexed)
 }
 
 /// Writes a contact's email, subscription, data and `updated_at`.
@@ -308,8 +332,9 @@ mod plan_tests {
             let project = if n % 4 == 0 { "q" } else { "p" };
             let email =
                 format!("{}{n}@{}", ["ada_x", "bob*y", "cyd"][n % 3], ["gmail.com", "example.com"][n % 2]);
-            insert(&conn, project, &email, n % 5 != 0, &data, 1000 + n as i64, Indexing::Now).unwrap();
+            insert(&conn, project, &email, n % 5 != 0, &data, 1000 + n as i64, Indexing::AtCommit).unwrap();
         }
+        assert_eq!(index_pending(&conn).unwrap(), 40);
         for search in ["gmail", "ada_", "b*y", "example.com", "cyd3", "zzz"] {
             for subscribed in [None, Some(true)] {
                 for (sort, descending) in [(Sort::CreatedAt, true), (Sort::Email, false)] {
@@ -335,5 +360,83 @@ mod plan_tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod pending_tests {
+    use super::*;
+
+    fn search(conn: &Connection, text: &str) -> Vec<String> {
+        let q = ListQuery {
+            project: "p".into(),
+            search: Some(text.into()),
+            search_indexed: true,
+            subscribed: None,
+            sort: Sort::Email,
+            descending: false,
+            after: After::Start,
+            limit: 100,
+        };
+        list(conn, &q).unwrap().into_iter().map(|c| c.email).collect()
+    }
+
+    fn intact(conn: &Connection) {
+        conn.execute(
+            "INSERT INTO contacts_email_search (contacts_email_search) VALUES ('integrity-check')",
+            [],
+        )
+        .expect("the search index matches the contacts");
+    }
+
+    #[test]
+    fn indexing_reads_the_list_not_every_contact() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::db::migrate::run(&mut conn).unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {INDEX_PENDING}"))
+            .unwrap()
+            .query_map([], |r| r.get(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(plan, ["SCAN p", "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)"]);
+    }
+
+    #[test]
+    fn rows_changed_or_deleted_before_their_commit_are_indexed_as_they_end_up() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::db::migrate::run(&mut conn).unwrap();
+        conn.execute_batch("INSERT INTO projects VALUES ('p', 'P', 0, 0, 0)").unwrap();
+        let data = Map::new();
+        let add = |email: &str| insert(&conn, "p", email, true, &data, 1, Indexing::AtCommit).unwrap();
+        let kept = add("kept@old.test");
+        index_pending(&conn).unwrap();
+        assert_eq!(search(&conn, "old.test"), ["kept@old.test"]);
+
+        // In one transaction: a new row renamed, a new row deleted (its seq, the highest, is
+        // given again to the next insert), and an indexed row renamed and one deleted.
+        conn.execute_batch("BEGIN").unwrap();
+        let mut renamed = add("first@new.test");
+        renamed.email = "renamed@new.test".into();
+        update(&conn, &renamed).unwrap();
+        let gone = add("gone@new.test");
+        assert!(delete(&conn, gone.seq).unwrap());
+        let reused = add("reused@new.test");
+        assert_eq!(reused.seq, gone.seq, "SQLite gave the deleted row's seq again");
+        let mut old = kept.clone();
+        old.email = "kept@moved.test".into();
+        update(&conn, &old).unwrap();
+        assert_eq!(index_pending(&conn).unwrap(), 2);
+        conn.execute_batch("COMMIT").unwrap();
+
+        intact(&conn);
+        assert_eq!(search(&conn, "new.test"), ["renamed@new.test", "reused@new.test"]);
+        assert_eq!(search(&conn, "moved"), ["kept@moved.test"]);
+        assert!(search(&conn, "old.test").is_empty() && search(&conn, "gone").is_empty());
+        assert_eq!(index_pending(&conn).unwrap(), 0, "the list is empty after indexing");
+        assert!(delete(&conn, reused.seq).unwrap());
+        intact(&conn);
+        assert_eq!(search(&conn, "new.test"), ["renamed@new.test"]);
     }
 }

@@ -54,13 +54,13 @@ pub fn public_key(conn: &Connection, project: &str) -> rusqlite::Result<Option<S
 
 /// The project a key digest belongs to, and the key's kind.
 pub fn find(conn: &Connection, digest: &str) -> rusqlite::Result<Option<(Project, KeyKind)>> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS}, k.kind FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.digest = ?1"),
-        [digest],
-        |r| {
-            let kind: String = r.get(5)?;
-            Ok((from_row(r)?, if kind == "public" { KeyKind::Public } else { KeyKind::Secret }))
-        },
-    )
+    // Every API request asks this: the statement stays in the connection's cache.
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS}, k.kind FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.digest = ?1"
+    ))?
+    .query_row([digest], |r| {
+        let kind: String = r.get(5)?;
+        Ok((from_row(r)?, if kind == "public" { KeyKind::Public } else { KeyKind::Secret }))
+    })
     .optional()
 }

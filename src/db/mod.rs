@@ -96,11 +96,14 @@ impl Db {
         Ok(Db {
             pool,
             permits: Arc::new(Semaphore::new(pool_size as usize)),
-            writer: writer::Writer::start({
-                let conn = Connection::open(path)?;
-                prepare(&conn, busy_timeout_ms)?;
-                conn
-            })?,
+            writer: writer::Writer::start(
+                {
+                    let conn = Connection::open(path)?;
+                    prepare(&conn, busy_timeout_ms)?;
+                    conn
+                },
+                |conn| contacts::index_pending(conn).map(drop),
+            )?,
             path: path.to_path_buf(),
         })
     }
@@ -164,6 +167,7 @@ where
 {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let value = f(&tx)?;
+    contacts::index_pending(&tx)?;
     tx.commit()?;
     Ok(value)
 }

@@ -52,13 +52,13 @@ where
     fn run(self: Box<Self>, conn: &Connection) -> Option<Box<dyn Pending>> {
         let Write { f, reply } = *self;
         let outcome = (|| -> Result<T, E> {
-            conn.execute_batch("SAVEPOINT write")?;
+            exec(conn, "SAVEPOINT write")?;
             let result = match catch_unwind(AssertUnwindSafe(|| f(conn))) {
                 Ok(result) => result,
                 Err(_) => Err(E::from(DbError::Join("a database write panicked".into()))),
             };
             match result {
-                Ok(value) => match conn.execute_batch("RELEASE write") {
+                Ok(value) => match exec(conn, "RELEASE write") {
                     Ok(()) => Ok(value),
                     Err(e) => {
                         rollback(conn);
@@ -96,10 +96,14 @@ impl<T: Send, E: From<DbError> + Send> Pending for Reply<T, E> {
 }
 
 fn rollback(conn: &Connection) {
-    if let Err(e) = conn.execute_batch("ROLLBACK TO write; RELEASE write") {
+    if let Err(e) = exec(conn, "ROLLBACK TO write").and_then(|()| exec(conn, "RELEASE write")) {
         tracing::error!("could not roll back a failed write: {e}");
     }
 }
+
+/// What the writer runs last in every transaction, after the writes and before `COMMIT`; an
+/// error fails the whole transaction.
+pub type BeforeCommit = fn(&Connection) -> rusqlite::Result<()>;
 
 /// The queue in front of the writer thread.
 #[derive(Clone)]
@@ -109,9 +113,11 @@ pub struct Writer {
 
 impl Writer {
     /// Starts the writer thread on `conn`; it ends when every handle is dropped.
-    pub fn start(conn: Connection) -> Result<Writer, DbError> {
+    pub fn start(conn: Connection, before_commit: BeforeCommit) -> Result<Writer, DbError> {
         let (queue, work) = channel::<Box<dyn Work>>();
-        std::thread::Builder::new().name("tidings-db-writer".into()).spawn(move || run(conn, work))?;
+        std::thread::Builder::new()
+            .name("tidings-db-writer".into())
+            .spawn(move || run(conn, work, before_commit))?;
         Ok(Writer { queue })
     }
 
@@ -131,9 +137,16 @@ impl Writer {
     }
 }
 
-fn run(conn: Connection, queue: Receiver<Box<dyn Work>>) {
+/// Runs a statement without parameters from the connection's cache: the writer's own
+/// `BEGIN`, `SAVEPOINT` and `RELEASE` run many thousand times a second under load, and
+/// `execute_batch` parses its text on every call.
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(drop)
+}
+
+fn run(conn: Connection, queue: Receiver<Box<dyn Work>>, before_commit: BeforeCommit) {
     while let Ok(first) = queue.recv() {
-        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        if let Err(e) = exec(&conn, "BEGIN IMMEDIATE") {
             first.abort(&e.to_string());
             continue;
         }
@@ -150,7 +163,7 @@ fn run(conn: Connection, queue: Receiver<Box<dyn Work>>) {
                 None
             };
         }
-        match conn.execute_batch("COMMIT") {
+        match before_commit(&conn).and_then(|()| exec(&conn, "COMMIT")) {
             Ok(()) => pending.into_iter().for_each(|p| p.committed()),
             Err(e) => {
                 let why = e.to_string();
@@ -172,7 +185,7 @@ mod tests {
         let dir = tempfile::TempDir::new().unwrap();
         let conn = Connection::open(dir.path().join("w.db")).unwrap();
         conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (n INTEGER PRIMARY KEY)").unwrap();
-        (Writer::start(conn).unwrap(), dir)
+        (Writer::start(conn, |_| Ok(())).unwrap(), dir)
     }
 
     fn count(dir: &tempfile::TempDir) -> i64 {

@@ -413,3 +413,26 @@ async fn projects_see_only_their_own_events() {
     assert_eq!(status, Status::NotFound);
     assert_eq!(count(&app, "SELECT count(*) FROM events"), 1);
 }
+
+#[rocket::async_test]
+async fn contacts_tracked_at_once_are_all_found_by_search_after_the_reply() {
+    let (app, keys) = app_with_project().await;
+    // Many requests at once share writer transactions; their contacts enter the search index as
+    // each transaction commits, before any of them is answered.
+    let answers = rocket::futures::future::join_all((0..48).map(|n| {
+        let body = json!({ "email": format!("burst{n:02}@tracked.example"), "event": "signup" });
+        let keys = &keys;
+        let app = &app;
+        async move { track(app, keys, body).await }
+    }))
+    .await;
+    assert!(answers.iter().all(|(status, _)| *status == Status::Ok), "{answers:?}");
+    let (_, all) = app.get("/contacts?search=tracked.example&limit=100", &keys.secret_key).await;
+    assert_eq!(all["total"], json!(48), "{all}");
+    let (_, one) = app.get("/contacts?search=burst17%40", &keys.secret_key).await;
+    assert_eq!(one["data"][0]["email"], json!("burst17@tracked.example"));
+    assert_eq!(count(&app, "SELECT count(*) FROM contacts_search_pending"), 0);
+    let conn = app.state.db.conn().unwrap();
+    conn.execute("INSERT INTO contacts_email_search (contacts_email_search) VALUES ('integrity-check')", [])
+        .expect("the search index matches the contacts");
+}
