@@ -37,6 +37,8 @@ pub struct AppState {
     pub limiter: Arc<dyn ProjectLimiter>,
     /// Failed sign-ins and sign-ups, per account and per address.
     pub attempts: Arc<Attempts>,
+    /// API keys already looked up ([`crate::api::key_cache`]).
+    pub keys: Arc<crate::api::key_cache::KeyCache>,
     pub scheduler: Arc<SchedulerStatus>,
     pub dns: Dns,
     /// The series of `GET /metrics`.
@@ -69,6 +71,7 @@ impl AppState {
             jobs: JobQueue::default(),
             limiter,
             attempts: Arc::new(Attempts::default()),
+            keys: Arc::default(),
             scheduler: Arc::new(SchedulerStatus::default()),
             dns,
             metrics: crate::metrics::Metrics::shared(),

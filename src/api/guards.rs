@@ -69,7 +69,19 @@ async fn lookup<'r>(req: &'r Request<'_>) -> &'r KeyLookup {
         };
         let Some(kind) = keys::kind_of(token) else { return KeyLookup::Unknown };
         let digest = keys::digest(token);
-        let found = app(req).db.run(move |conn| Ok::<_, DbError>(db::keys::find(conn, &digest)?)).await;
+        let cache = &app(req).keys;
+        let found = match cache.get(&digest) {
+            Some(known) => Ok(Some(known)),
+            None => {
+                let generation = cache.generation();
+                let key = digest.clone();
+                let found = app(req).db.run(move |conn| Ok::<_, DbError>(db::keys::find(conn, &key)?)).await;
+                if let Ok(Some((project, stored))) = &found {
+                    cache.put(generation, digest, project.clone(), *stored);
+                }
+                found
+            }
+        };
         match found {
             Ok(Some((project, stored))) if stored == kind => KeyLookup::Found(project, kind),
             Ok(_) => KeyLookup::Unknown,

@@ -17,6 +17,7 @@ pub mod guards;
 pub mod health;
 pub mod idempotency;
 pub mod json;
+pub mod key_cache;
 pub mod members;
 pub mod metrics;
 pub mod outbox;

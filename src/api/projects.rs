@@ -120,7 +120,7 @@ async fn update(
     let ProjectMember { project, role, .. } = admin.0;
     let name = body.0.name.as_deref().map(|n| check_name(Some(n))).transpose()?;
     let disabled = body.0.disabled;
-    let (updated, public_key) = state
+    let changed = state
         .db
         .write(move |tx| {
             let updated = projects::update(tx, &project.id, name.as_deref(), disabled)?
@@ -128,7 +128,10 @@ async fn update(
             let public_key = db_keys::public_key(tx, &project.id)?;
             Ok::<_, ApiError>((updated, public_key))
         })
-        .await?;
+        .await;
+    // A disabled project's keys stop working with the next request.
+    state.keys.forget_all();
+    let (updated, public_key) = changed?;
     Ok(Json(project_view(&updated, public_key.as_deref(), role, None)))
 }
 
@@ -136,13 +139,18 @@ async fn update(
 async fn regenerate_keys(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<Value>, ApiError> {
     let ProjectMember { project, role, .. } = admin.0;
     let project_id = project.id.clone();
-    let issued = state.db.write(move |tx| Ok::<_, ApiError>(keys::issue(tx, &project_id)?)).await?;
+    let issued = state.db.write(move |tx| Ok::<_, ApiError>(keys::issue(tx, &project_id)?)).await;
+    // The old keys stop working with the next request.
+    state.keys.forget_all();
+    let issued = issued?;
     Ok(Json(project_view(&project, Some(&issued.public_key), role, Some(&issued.secret_key))))
 }
 
 #[delete("/users/@me/projects/<_>")]
 async fn remove(state: &State<AppState>, owner: ProjectOwner) -> Result<Status, ApiError> {
     let project = owner.0.project;
-    state.db.write(move |tx| Ok::<_, ApiError>(projects::delete(tx, &project.id)?)).await?;
+    let deleted = state.db.write(move |tx| Ok::<_, ApiError>(projects::delete(tx, &project.id)?)).await;
+    state.keys.forget_all();
+    deleted?;
     Ok(Status::NoContent)
 }

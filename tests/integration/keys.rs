@@ -3,7 +3,7 @@
 use rocket::http::{ContentType, Header, Status};
 use serde_json::json;
 
-use crate::common::{TestApp, assert_envelope, body};
+use crate::common::{Keys, TestApp, assert_envelope, body};
 
 const SECRET_MESSAGE: &str = "requires a secret key (sk_*), not a public key";
 
@@ -115,10 +115,39 @@ async fn keys_reach_only_their_own_project() {
     assert_eq!(res.status(), Status::Ok);
 }
 
+/// Uses both keys once, so the key guard has them in its cache.
+async fn warm(app: &TestApp, keys: &Keys) {
+    let res = app.keyed(app.client.get("/test-probe/secret"), &keys.secret_key).dispatch().await;
+    assert_eq!(res.status(), Status::Ok);
+    let res = app.keyed(app.client.post("/test-probe/public"), &keys.public_key).dispatch().await;
+    assert_eq!(res.status(), Status::Ok);
+}
+
+#[rocket::async_test]
+async fn a_deleted_projects_keys_stop_working_at_once() {
+    let app = TestApp::new().await;
+    let (session, keys) = app.user_with_project("owner@example.com").await;
+    warm(&app, &keys).await;
+    let res = app
+        .client
+        .delete(format!("/users/@me/projects/{}", keys.id))
+        .cookie(session)
+        .header(ContentType::JSON)
+        .dispatch()
+        .await;
+    assert_eq!(res.status(), Status::NoContent);
+    let res = app.keyed(app.client.get("/test-probe/secret"), &keys.secret_key).dispatch().await;
+    assert_envelope(res, 401, "INVALID_API_KEY").await;
+    let res = app.keyed(app.client.post("/test-probe/public"), &keys.public_key).dispatch().await;
+    assert_envelope(res, 401, "INVALID_API_KEY").await;
+}
+
 #[rocket::async_test]
 async fn regenerated_keys_replace_the_old_ones() {
     let app = TestApp::new().await;
     let (session, keys) = app.user_with_project("owner@example.com").await;
+    // Both keys in use (and so remembered by the key guard) before they are replaced.
+    warm(&app, &keys).await;
     let res = app
         .client
         .post(format!("/users/@me/projects/{}/regenerate-keys", keys.id))
@@ -169,6 +198,7 @@ async fn secret_keys_are_stored_only_as_digests() {
 async fn a_disabled_project_is_refused_with_403() {
     let app = TestApp::new().await;
     let (session, keys) = app.user_with_project("owner@example.com").await;
+    warm(&app, &keys).await;
     let res = app
         .client
         .patch(format!("/users/@me/projects/{}", keys.id))

@@ -1,0 +1,90 @@
+//! API keys already looked up, so the key guard of a busy `/v1/track` or `/v1/send` does not
+//! read the database on every request (that read, on a blocking thread, was a tenth of the
+//! server's time under load).
+//!
+//! Only keys found are kept, by the digest the database stores (never the key itself), so guessed
+//! keys always reach the database and cannot fill the cache. Anything that changes what a key
+//! resolves to (new keys for a project, a project renamed, disabled or deleted) calls
+//! [`KeyCache::forget_all`] once it has committed; a lookup that started before then does not
+//! store what it read. Entries also expire after [`TTL`], a bound on staleness should a change
+//! ever bypass the API (the CLI only creates projects, whose new keys are not cached yet).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::db::keys::KeyKind;
+use crate::db::projects::Project;
+
+/// How long an entry is trusted without reading the database again.
+pub const TTL: Duration = Duration::from_secs(5);
+/// Most entries; two per project, so reached only by very many projects. Full means cleared.
+const MAX_ENTRIES: usize = 8192;
+
+#[derive(Default)]
+pub struct KeyCache {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Raised by every [`KeyCache::forget_all`].
+    generation: u64,
+    entries: HashMap<String, (Project, KeyKind, Instant)>,
+}
+
+impl KeyCache {
+    /// The project and kind of the key with this digest, when known and fresh.
+    pub fn get(&self, digest: &str) -> Option<(Project, KeyKind)> {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (project, kind, at) = inner.entries.get(digest)?;
+        (at.elapsed() < TTL).then(|| (project.clone(), *kind))
+    }
+
+    /// Taken before reading the database; [`KeyCache::put`] compares it.
+    pub fn generation(&self) -> u64 {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).generation
+    }
+
+    /// Keeps what a lookup read, unless keys or projects changed since `generation`.
+    pub fn put(&self, generation: u64, digest: String, project: Project, kind: KeyKind) {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if inner.generation != generation {
+            return;
+        }
+        if inner.entries.len() >= MAX_ENTRIES {
+            inner.entries.clear();
+        }
+        inner.entries.insert(digest, (project, kind, Instant::now()));
+    }
+
+    /// Drops every entry: call after a change to keys or projects has committed.
+    pub fn forget_all(&self) {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.generation += 1;
+        inner.entries.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(disabled: bool) -> Project {
+        Project { id: "p".into(), name: "P".into(), disabled, created_at: 0, updated_at: 0 }
+    }
+
+    #[test]
+    fn a_lookup_that_raced_a_change_is_not_kept() {
+        let cache = KeyCache::default();
+        let before = cache.generation();
+        cache.forget_all();
+        cache.put(before, "d".into(), project(false), KeyKind::Public);
+        assert!(cache.get("d").is_none(), "read before the change, stored after it");
+        cache.put(cache.generation(), "d".into(), project(true), KeyKind::Public);
+        let (found, kind) = cache.get("d").unwrap();
+        assert!(found.disabled && kind == KeyKind::Public);
+        cache.forget_all();
+        assert!(cache.get("d").is_none());
+    }
+}
