@@ -13,6 +13,7 @@ pub mod dns;
 pub mod error;
 pub mod lock;
 pub mod mail;
+pub mod memory;
 pub mod metrics;
 pub mod scheduler;
 pub mod state;

@@ -206,12 +206,14 @@ impl SchedulerHandle {
     }
 }
 
-/// Starts the job supervisor and the delivery worker on the current runtime.
+/// Starts the job supervisor, the delivery worker and the memory trimming on the current
+/// runtime.
 pub fn start(state: AppState, registry: Registry) -> SchedulerHandle {
     let (stop, stopped) = watch::channel(false);
     let delivery = delivery::start(state.clone(), stopped.clone());
+    let trimming = tokio::spawn(crate::memory::keep_trimming(stopped.clone()));
     let supervisor = tokio::spawn(Supervisor::new(state, registry).run(stopped));
-    SchedulerHandle { stop, tasks: vec![supervisor, delivery] }
+    SchedulerHandle { stop, tasks: vec![supervisor, delivery, trimming] }
 }
 
 struct Running {
