@@ -247,6 +247,18 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_failing_before_commit_step_fails_the_transaction_and_keeps_nothing() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let conn = Connection::open(dir.path().join("w.db")).unwrap();
+        conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (n INTEGER PRIMARY KEY)").unwrap();
+        let writer = Writer::start(conn, |_| Err(rusqlite::Error::InvalidQuery)).unwrap();
+        let answer =
+            writer.write(|conn| Ok::<_, DbError>(conn.execute("INSERT INTO t (n) VALUES (1)", [])?)).await;
+        assert!(matches!(answer, Err(DbError::Commit(_))), "{answer:?}");
+        assert_eq!(count(&dir), 0);
+    }
+
+    #[tokio::test]
     async fn a_bad_statement_fails_its_write_only() {
         let (writer, dir) = writer();
         let bad =
