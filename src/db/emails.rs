@@ -265,6 +265,16 @@ pub fn mark_failed(
     .execute(params![id, error, i64::from(count_attempt), now])? > 0)
 }
 
+/// Extends the leases of claimed emails still queued to `locked_until`.
+pub fn renew_leases(conn: &Connection, ids: &[String], locked_until: i64) -> rusqlite::Result<()> {
+    let mut stmt =
+        conn.prepare_cached("UPDATE emails SET locked_until = ?2 WHERE id = ?1 AND status = 'QUEUED'")?;
+    for id in ids {
+        stmt.execute(params![id, locked_until])?;
+    }
+    Ok(())
+}
+
 /// Gives a claimed email back untouched, due at `next_at` (shutdown, throttling).
 pub fn release(conn: &Connection, id: &str, next_at: i64) -> rusqlite::Result<()> {
     conn.prepare_cached(

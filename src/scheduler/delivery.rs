@@ -1,8 +1,8 @@
 //! The delivery worker: takes queued emails, renders, builds and DKIM-signs each message, hands it
 //! to the transport, and records the outcome.
 //!
-//! - Emails are claimed with a lease (`locked_until`); one whose worker died is taken again when
-//!   the lease runs out, with the same Message-ID.
+//! - Emails are claimed with a lease (`locked_until`), renewed while the worker holds them; one
+//!   whose worker died is taken again when the lease runs out, with the same Message-ID.
 //! - The outcome is committed right after the relay answers, so a message reaches the relay a
 //!   second time only when the process dies between the relay's acceptance and that commit.
 //! - Temporary refusals are retried with backoff, five tries in all; a permanent refusal (5xx)
@@ -10,7 +10,7 @@
 //! - `[smtp] max_messages_per_second` throttles each project; a relay's own cap
 //!   (`[[smtp.relays]] max_messages_per_second`) is kept by the transport.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -104,6 +104,11 @@ impl Worker {
         // write and a read.
         let mut pending: VecDeque<(Email, Context)> = VecDeque::new();
         let concurrency = self.concurrency();
+        // An email may wait in `pending`, then for a relay connection, and be tried on every
+        // relay in turn: no fixed lease covers that, so the leases of everything in hand are
+        // renewed like the job supervisor's.
+        let renew_every = Duration::from_millis(self.lease_ms() as u64 / 3);
+        let mut next_renewal = Instant::now() + renew_every;
         while !*stopped.borrow() {
             while running.len() < concurrency
                 && let Some((email, context)) = pending.pop_front()
@@ -115,6 +120,13 @@ impl Worker {
             }
             let mut wake_at = Instant::now() + max_idle;
             let in_hand = running.len() + pending.len();
+            if in_hand > 0 {
+                if Instant::now() >= next_renewal {
+                    self.renew_leases(ids.values().chain(pending.iter().map(|(email, _)| &email.id))).await;
+                    next_renewal = Instant::now() + renew_every;
+                }
+                wake_at = wake_at.min(next_renewal);
+            }
             let wants_more = in_hand <= concurrency;
             if wants_more {
                 let lease = self.lease_ms();
@@ -124,13 +136,20 @@ impl Worker {
                     .db
                     .write(move |tx| Ok::<_, DbError>(emails::claim(tx, clock::now_ms(), limit, lease)?))
                     .await;
+                let mut full = false;
                 let claimed = match claimed {
-                    Ok(batch) => self.with_context(batch).await,
+                    Ok(mut batch) => {
+                        full = batch.len() == limit;
+                        // Never twice in hand, should a lease have run out all the same.
+                        let held: HashSet<&String> =
+                            ids.values().chain(pending.iter().map(|(email, _)| &email.id)).collect();
+                        batch.retain(|email| !held.contains(&email.id));
+                        self.with_context(batch).await
+                    }
                     Err(e) => Err(e),
                 };
                 match claimed {
                     Ok(batch) => {
-                        let full = batch.len() == limit;
                         pending.extend(batch);
                         if full {
                             wake_at = Instant::now();
@@ -150,7 +169,7 @@ impl Worker {
                 }
             }
             tokio::select! {
-                _ = tokio::time::sleep_until(wake_at), if wants_more => {}
+                _ = tokio::time::sleep_until(wake_at) => {}
                 _ = self.state.jobs.deliveries.notified() => {}
                 Some(done) = running.join_next_with_id(), if !running.is_empty() => {
                     let id = match done { Ok((id, ())) => id, Err(e) => e.id() };
@@ -194,6 +213,17 @@ impl Worker {
             if let Err(e) = released {
                 tracing::error!("could not hand back emails at shutdown; their leases will expire: {e}");
             }
+        }
+    }
+
+    /// Extends the leases of the emails in hand by another [`Worker::lease_ms`].
+    async fn renew_leases<'a>(&self, in_hand: impl Iterator<Item = &'a String>) {
+        let in_hand: Vec<String> = in_hand.cloned().collect();
+        let until = clock::now_ms() + self.lease_ms();
+        let renewed =
+            self.state.db.write(move |tx| Ok::<_, DbError>(emails::renew_leases(tx, &in_hand, until)?)).await;
+        if let Err(e) = renewed {
+            tracing::warn!("could not renew the leases of emails being sent: {e}");
         }
     }
 

@@ -543,3 +543,20 @@ async fn five_temporary_refusals_fail_the_email() {
     assert_eq!(room.sink.refused(), 5);
     assert!(room.sink.messages().is_empty());
 }
+
+#[rocket::async_test]
+async fn a_renewed_lease_keeps_an_email_from_being_claimed_again() {
+    let room = Mailroom::new().await;
+    let ids = room.send_ok(json!({ "to": "a@example.test", "from": "h@example.test", "subject": "Held", "body": "<p>h</p>" })).await;
+    let mut conn = room.app.state.db.conn().unwrap();
+    let now = tidings::clock::now_ms();
+    let claimed = tidings::db::write_tx(&mut conn, |tx| emails::claim(tx, now, 10, 1_000)).unwrap();
+    assert_eq!(claimed.len(), 1);
+    // Past the first lease, but renewed before it ran out: not free to claim.
+    tidings::db::write_tx(&mut conn, |tx| emails::renew_leases(tx, &ids, now + 60_000)).unwrap();
+    let again = tidings::db::write_tx(&mut conn, |tx| emails::claim(tx, now + 5_000, 10, 1_000)).unwrap();
+    assert!(again.is_empty(), "{again:?}");
+    // Once the renewed lease runs out, it is (a worker that died held it).
+    let later = tidings::db::write_tx(&mut conn, |tx| emails::claim(tx, now + 61_000, 10, 1_000)).unwrap();
+    assert_eq!(later.len(), 1);
+}
