@@ -146,6 +146,18 @@ impl Db {
     {
         self.writer.write(f).await
     }
+
+    /// Like [`Db::write`], in a transaction of its own without a savepoint: for the large
+    /// batches of jobs (imports, campaign expansion, segment computation), which would otherwise
+    /// cost time growing with the square of their size (see [`writer`]).
+    pub async fn write_alone<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + From<rusqlite::Error> + Send + 'static,
+    {
+        self.writer.write_alone(f).await
+    }
 }
 
 /// What every connection is set up with.

@@ -82,7 +82,7 @@ async fn send(ctx: JobContext) -> JobResult {
     loop {
         let step_id = id.clone();
         let step = db
-            .write(move |tx| expand_step(tx, &step_id, EXPAND_BATCH, clock::now_ms()))
+            .write_alone(move |tx| expand_step(tx, &step_id, EXPAND_BATCH, clock::now_ms()))
             .await
             .map_err(retry)?;
         ctx.state.jobs.wake_delivery();
@@ -100,7 +100,7 @@ async fn cancel(ctx: JobContext) -> JobResult {
         let last = ctx
             .state
             .db
-            .write(move |tx| {
+            .write_alone(move |tx| {
                 Ok::<_, DbError>(emails::cancel_queued(tx, &batch_id, &from, CANCEL_BATCH, clock::now_ms())?)
             })
             .await?;

@@ -72,7 +72,7 @@ async fn work(ctx: &JobContext, id: &str) -> Result<(), ApiError> {
     loop {
         let (id, input) = (id.to_string(), input.clone());
         let done = db
-            .write(move |tx| {
+            .write_alone(move |tx| {
                 let Some(job) = contact_jobs::by_id(tx, &id)? else { return Ok(true) };
                 let now = clock::now_ms();
                 match job.operation.as_str() {

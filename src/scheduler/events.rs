@@ -37,7 +37,7 @@ async fn delete_named(ctx: JobContext) -> JobResult {
         let deleted = ctx
             .state
             .db
-            .write(move |tx| Ok::<_, DbError>(events::delete_named(tx, &p, &n, DELETE_BATCH)?))
+            .write_alone(move |tx| Ok::<_, DbError>(events::delete_named(tx, &p, &n, DELETE_BATCH)?))
             .await?;
         if deleted < DELETE_BATCH {
             return Ok(JobOutcome::Done);

@@ -71,7 +71,7 @@ async fn compute(ctx: JobContext) -> JobResult {
         let step = ctx
             .state
             .db
-            .write(move |tx| core_segments::compute_step(tx, &id, COMPUTE_BATCH, clock::now_ms()))
+            .write_alone(move |tx| core_segments::compute_step(tx, &id, COMPUTE_BATCH, clock::now_ms()))
             .await
             .map_err(retry)?;
         if step != Step::Running {
