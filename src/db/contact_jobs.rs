@@ -59,10 +59,11 @@ pub fn insert(
 ) -> rusqlite::Result<ContactJob> {
     let id = super::new_id();
     conn.execute(
-        "INSERT INTO contact_jobs (id, project_id, operation, status, input, total, created_at)
-         VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6)",
-        params![id, project, operation, input, total, now],
+        "INSERT INTO contact_jobs (id, project_id, operation, status, total, created_at)
+         VALUES (?1, ?2, ?3, 'queued', ?4, ?5)",
+        params![id, project, operation, total, now],
     )?;
+    conn.execute("INSERT INTO contact_job_inputs (job_id, input) VALUES (?1, ?2)", params![id, input])?;
     Ok(get(conn, project, &id)?.expect("the job just inserted"))
 }
 
@@ -83,18 +84,17 @@ pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<ContactJob>
 
 /// The job's input (dropped once the job is finished).
 pub fn input(conn: &Connection, id: &str) -> rusqlite::Result<Option<Vec<u8>>> {
-    Ok(conn
-        .query_row("SELECT input FROM contact_jobs WHERE id = ?1", [id], |r| r.get(0))
-        .optional()?
-        .flatten())
+    conn.query_row("SELECT input FROM contact_job_inputs WHERE job_id = ?1", [id], |r| r.get(0)).optional()
 }
 
 /// Writes progress and counters; a finished job is completed and its input dropped.
 pub fn save_progress(conn: &Connection, job: &ContactJob, done: bool, now: i64) -> rusqlite::Result<()> {
-    conn.execute(
+    conn.prepare_cached(
         "UPDATE contact_jobs SET status = ?2, cursor = ?3, processed = ?4, imported = ?5, updated = ?6, skipped = ?7,
-             errors = ?8, error_count = ?9, finished_at = ?10, input = CASE WHEN ?11 THEN NULL ELSE input END
+             errors = ?8, error_count = ?9, finished_at = ?10
          WHERE id = ?1",
+    )?
+    .execute(
         params![
             job.id,
             if done { "completed" } else { "processing" },
@@ -106,18 +106,27 @@ pub fn save_progress(conn: &Connection, job: &ContactJob, done: bool, now: i64) 
             job.errors,
             job.error_count,
             done.then_some(now),
-            done,
         ],
     )?;
+    if done {
+        drop_input(conn, &job.id)?;
+    }
     Ok(())
 }
 
 /// The job failed for good.
 pub fn fail(conn: &Connection, id: &str, failure: &str, now: i64) -> rusqlite::Result<()> {
-    conn.execute(
-        "UPDATE contact_jobs SET status = 'failed', failure = ?2, finished_at = ?3, input = NULL
+    let failed = conn.execute(
+        "UPDATE contact_jobs SET status = 'failed', failure = ?2, finished_at = ?3
          WHERE id = ?1 AND status IN ('queued', 'processing')",
         params![id, failure, now],
     )?;
+    if failed > 0 {
+        drop_input(conn, id)?;
+    }
     Ok(())
+}
+
+fn drop_input(conn: &Connection, id: &str) -> rusqlite::Result<()> {
+    conn.execute("DELETE FROM contact_job_inputs WHERE job_id = ?1", [id]).map(drop)
 }

@@ -31,4 +31,27 @@ mod tests {
             .unwrap();
         assert_eq!(tables, 1);
     }
+
+    #[test]
+    fn an_upgrade_moves_unfinished_job_inputs_to_their_own_table() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        super::embedded::migrations::runner()
+            .set_target(refinery::Target::Version(9))
+            .run(&mut conn)
+            .unwrap();
+        conn.execute_batch(
+            "PRAGMA foreign_keys = OFF;
+             INSERT INTO contact_jobs (id, project_id, operation, status, input, cursor, created_at)
+                 VALUES ('running', 'p', 'import', 'processing', X'656D61696C0A', 6, 1);
+             INSERT INTO contact_jobs (id, project_id, operation, status, input, created_at)
+                 VALUES ('done', 'p', 'import', 'completed', NULL, 1);",
+        )
+        .unwrap();
+        super::run(&mut conn).unwrap();
+        let input = crate::db::contact_jobs::input(&conn, "running").unwrap();
+        assert_eq!(input.as_deref(), Some(&b"email\n"[..]));
+        assert_eq!(crate::db::contact_jobs::input(&conn, "done").unwrap(), None);
+        let job = crate::db::contact_jobs::by_id(&conn, "running").unwrap().unwrap();
+        assert_eq!((job.status.as_str(), job.cursor), ("processing", 6), "progress kept");
+    }
 }
