@@ -58,8 +58,8 @@ pub fn remove_path(data: &mut Map<String, Value>, path: &str) -> bool {
     }
 }
 
-/// Removes the field `path` from up to `max_rows` contacts after the job's cursor, in the
-/// caller's transaction. Returns whether every contact has been visited.
+/// Removes the field `path` from the project's contacts in the next `max_rows` rows after the
+/// job's cursor (see [`crate::db::audience::range`]), in the caller's transaction. Returns whether every contact has been visited.
 pub fn remove_field_batch(
     conn: &Connection,
     job: &ContactJob,
@@ -67,12 +67,13 @@ pub fn remove_field_batch(
     max_rows: usize,
     now: i64,
 ) -> Result<bool, ApiError> {
+    let (end, done) = crate::db::audience::range(conn, job.cursor, max_rows)?;
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {} FROM contacts c WHERE c.project_id = ?1 AND c.seq > ?2 ORDER BY c.seq LIMIT ?3",
+        "SELECT {} FROM contacts c WHERE +c.project_id = ?1 AND c.seq > ?2 AND c.seq <= ?3 ORDER BY c.seq",
         contacts::COLUMNS
     ))?;
     let batch: Vec<Contact> = stmt
-        .query_map(params![job.project_id, job.cursor, max_rows as i64], contacts::from_row)?
+        .query_map(params![job.project_id, job.cursor, end], contacts::from_row)?
         .collect::<Result<_, _>>()?;
     let mut progress = job.clone();
     let mut fields = FieldChanges::default();
@@ -87,8 +88,7 @@ pub fn remove_field_batch(
             progress.updated += 1;
         }
     }
-    let done = batch.len() < max_rows;
-    progress.cursor = batch.last().map_or(job.cursor, |c| c.seq);
+    progress.cursor = end;
     fields.save(conn, &job.project_id)?;
     contact_jobs::save_progress(conn, &progress, done, now)?;
     Ok(done)

@@ -348,8 +348,8 @@ pub enum Expansion {
     Stopped,
 }
 
-/// One expansion batch of campaign `id`, in the caller's transaction: visits up to `batch`
-/// contacts after the cursor and queues an email for each one in the audience.
+/// One expansion batch of campaign `id`, in the caller's transaction: visits the contacts in
+/// the next `batch` rows after the cursor and queues an email for each one in the audience.
 pub fn expand_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Result<Expansion, ApiError> {
     let Some(c) = campaigns::by_id(conn, id)? else { return Ok(Expansion::Stopped) };
     if c.status != "SENDING" || c.expanded {
@@ -357,9 +357,9 @@ pub fn expand_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resul
     }
     let condition = audience(conn, &c)?;
     let compiled: Compiled = compile(&condition, &c.project_id, now);
-    let visited = audience::walk(conn, &c.project_id, &compiled, c.expand_cursor, batch)?;
+    let walk = audience::walk(conn, &c.project_id, &compiled, c.expand_cursor, batch)?;
     let mut added = 0;
-    for contact in visited.iter().filter(|v| v.matches) {
+    for contact in walk.visited.iter().filter(|v| v.matches) {
         let email = emails::Email {
             id: crate::db::new_id(),
             project_id: c.project_id.clone(),
@@ -383,10 +383,8 @@ pub fn expand_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resul
             added += 1;
         }
     }
-    let done = visited.len() < batch;
-    let cursor = visited.last().map_or(c.expand_cursor, |v| v.seq);
-    campaigns::record_expansion(conn, &c.id, cursor, added, done, now)?;
-    Ok(if done { Expansion::Done } else { Expansion::Running })
+    campaigns::record_expansion(conn, &c.id, walk.cursor, added, walk.done, now)?;
+    Ok(if walk.done { Expansion::Done } else { Expansion::Running })
 }
 
 #[cfg(test)]

@@ -497,9 +497,9 @@ pub fn is_tracked_dynamic(segment: &Segment) -> bool {
     !segment.is_static() && segment.track_membership
 }
 
-/// One batch of a membership computation of segment `id`, in the caller's transaction: visits up
-/// to `batch` contacts after the run's cursor, stores who entered and left, emits their events,
-/// and moves the cursor. A run starts when none is in progress and ends when the contacts run out.
+/// One batch of a membership computation of segment `id`, in the caller's transaction: visits the
+/// project's contacts in the next `batch` rows after the run's cursor, stores who entered and
+/// left, emits their events, and moves the cursor. A run starts when none is in progress and ends when the contacts run out.
 pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Result<Step, ApiError> {
     let Some(mut segment) = segments::by_id(conn, id)? else { return Ok(Step::Gone) };
     if !is_tracked_dynamic(&segment) {
@@ -515,12 +515,12 @@ pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resu
     };
     let condition = condition_of(conn, &segment)?;
     let compiled = compile(&condition, &segment.project_id, now);
-    let rows = audience::walk(conn, &segment.project_id, &compiled, cursor, batch)?;
-    let stored = match (rows.first(), rows.last()) {
+    let walk = audience::walk(conn, &segment.project_id, &compiled, cursor, batch)?;
+    let stored = match (walk.visited.first(), walk.visited.last()) {
         (Some(first), Some(last)) => segments::members_between(conn, &segment.id, first.seq, last.seq)?,
         _ => Default::default(),
     };
-    for contact in &rows {
+    for contact in &walk.visited {
         let was = stored.contains(&contact.seq);
         if contact.matches && !was {
             segments::add_member(conn, &segment.id, contact.seq, now)?;
@@ -532,14 +532,14 @@ pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resu
             segment.compute_exited += 1;
         }
     }
-    let done = rows.len() < batch;
+    let done = walk.done;
     if done {
         segment.compute_cursor = None;
         segment.computed_at = Some(now);
         segment.member_count = segments::stored_count(conn, &segment.id)?;
         segment.counted_at = Some(now);
     } else {
-        segment.compute_cursor = rows.last().map(|contact| contact.seq);
+        segment.compute_cursor = Some(walk.cursor);
     }
     segments::update(conn, &segment)?;
     Ok(if done { Step::Done(Box::new(segment)) } else { Step::Running })

@@ -1,7 +1,7 @@
 //! The one keyset walk over an audience: a project's contacts in `seq` order after a cursor,
 //! each with whether a compiled condition holds for it. Campaign expansion and segment
-//! membership computations walk with it. Batches are sized by contacts visited, not matched,
-//! so a narrow audience over a large project never holds the writer for a scan.
+//! membership computations walk with it. Batches are ranges of the table's rows, not counts of
+//! matches, so a narrow audience over a large project never holds the writer for a scan.
 
 use rusqlite::{Connection, params_from_iter};
 
@@ -16,25 +16,119 @@ pub struct Visited {
     pub matches: bool,
 }
 
-/// Up to `limit` contacts of `project` after `after` (a `seq`), in order, each with whether
-/// `compiled` holds for it. Fewer than `limit` means the contacts ran out.
+/// One batch of a walk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Walk {
+    /// The project's contacts in the batch's range, in order.
+    pub visited: Vec<Visited>,
+    /// Where the next batch starts (a `seq`; the end of this batch's range).
+    pub cursor: i64,
+    /// Whether the range reached the last contact there is.
+    pub done: bool,
+}
+
+/// The contacts of `project` with a `seq` in `after + 1 ..= after + span`, each with whether
+/// `compiled` holds for it. The range is one of the table's own order (every project's
+/// contacts count towards `span`), so a batch reads at most `span` rows however the contacts
+/// are spread over projects, and a walk costs one pass over the table: through an index on the
+/// project, the planner would have read and sorted every contact of the project for each batch
+/// instead (a walk in the square of the project's size), and keeping an index on
+/// `(project_id, seq)` cost 5 to 10 % on every contact added.
 pub fn walk(
     conn: &Connection,
     project: &str,
     compiled: &Compiled,
     after: i64,
-    limit: usize,
-) -> rusqlite::Result<Vec<Visited>> {
+    span: usize,
+) -> rusqlite::Result<Walk> {
+    let (cursor, done) = range(conn, after, span)?;
     let mut params = compiled.params.clone();
-    params.extend([project.to_string().into(), after.into(), (limit as i64).into()]);
-    let query = format!(
-        "SELECT c.seq, c.id, c.email, coalesce(({}), 0) FROM contacts c
-         WHERE c.project_id = ? AND c.seq > ? ORDER BY c.seq LIMIT ?",
-        compiled.sql
-    );
-    conn.prepare_cached(&query)?
+    params.extend([project.to_string().into(), after.into(), cursor.into()]);
+    let visited = conn
+        .prepare_cached(&walk_query(&compiled.sql))?
         .query_map(params_from_iter(params), |r| {
             Ok(Visited { seq: r.get(0)?, id: r.get(1)?, email: r.get(2)?, matches: r.get(3)? })
         })?
-        .collect()
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Walk { visited, cursor, done })
+}
+
+/// The end of the batch range after `after` of at most `span` rows, and whether it reaches the
+/// last contact there is.
+pub fn range(conn: &Connection, after: i64, span: usize) -> rusqlite::Result<(i64, bool)> {
+    let last = crate::db::contacts::last_seq(conn)?;
+    let end = after.saturating_add(span as i64).min(last).max(after);
+    Ok((end, end >= last))
+}
+
+/// The walk's statement for a compiled condition: a range of the table's rows, the project
+/// checked on each (`+` keeps the planner off the project's indexes).
+fn walk_query(condition: &str) -> String {
+    format!(
+        "SELECT c.seq, c.id, c.email, coalesce(({condition}), 0) FROM contacts c
+         WHERE +c.project_id = ? AND c.seq > ? AND c.seq <= ? ORDER BY c.seq"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_reads_a_range_of_rows_in_order() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::db::migrate::run(&mut conn).unwrap();
+        for condition in ["json_extract(c.data, '$.plan') = 'pro'", "c.subscribed = 1 AND c.created_at > 5"] {
+            let plan: Vec<String> = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {}", walk_query(condition)))
+                .unwrap()
+                .query_map(["p", "0", "10"], |r| r.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(plan, ["SEARCH c USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"], "{condition}");
+        }
+    }
+
+    #[test]
+    fn a_walk_visits_each_of_its_projects_contacts_once() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::db::migrate::run(&mut conn).unwrap();
+        conn.execute_batch("INSERT INTO projects VALUES ('a', 'A', 0, 0, 0), ('b', 'B', 0, 0, 0)").unwrap();
+        let data = serde_json::Map::new();
+        for n in 0..25 {
+            let project = if n % 3 == 0 { "a" } else { "b" };
+            let email = format!("c{n}@x.test");
+            crate::db::contacts::insert(
+                &conn,
+                project,
+                &email,
+                true,
+                &data,
+                1,
+                crate::db::contacts::Indexing::Deferred,
+            )
+            .unwrap();
+        }
+        crate::db::contacts::index_after(&conn, 0).unwrap();
+        conn.execute("DELETE FROM contacts WHERE email = 'c9@x.test'", []).unwrap();
+        let everyone = Compiled { sql: "c.email != 'c3@x.test'".into(), params: vec![] };
+        let (mut cursor, mut seen, mut batches) = (0, Vec::new(), 0);
+        loop {
+            let walk = walk(&conn, "a", &everyone, cursor, 4).unwrap();
+            assert!(walk.visited.iter().all(|v| v.seq > cursor && v.seq <= walk.cursor));
+            seen.extend(walk.visited.iter().map(|v| (v.email.clone(), v.matches)));
+            cursor = walk.cursor;
+            batches += 1;
+            if walk.done {
+                break;
+            }
+        }
+        let expected: Vec<(String, bool)> =
+            [0, 3, 6, 12, 15, 18, 21, 24].iter().map(|n| (format!("c{n}@x.test"), *n != 3)).collect();
+        assert_eq!(seen, expected, "in order, once each, never another project's");
+        assert_eq!(batches, 7, "25 rows in ranges of 4");
+        let after = walk(&conn, "a", &everyone, cursor, 4).unwrap();
+        assert_eq!((after.visited.len(), after.cursor, after.done), (0, cursor, true));
+    }
 }
