@@ -306,6 +306,7 @@ fn cores() -> usize {
 }
 
 fn serve(config: Config) -> Result<(), CliError> {
+    crate::memory::configure();
     init_tracing(&config);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

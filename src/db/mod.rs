@@ -147,6 +147,26 @@ impl Db {
         self.writer.write(f).await
     }
 
+    /// Hands back what SQLite keeps between queries on every connection not in use: each
+    /// connection's page cache (up to 2 MiB) and prepared statements (the writer alone keeps 64).
+    /// Run once the server has gone quiet; the next queries read their pages and prepare their
+    /// statements again.
+    pub async fn release_memory(&self) -> Result<(), DbError> {
+        fn release(conn: &Connection) -> rusqlite::Result<()> {
+            conn.flush_prepared_statement_cache();
+            conn.execute_batch("PRAGMA shrink_memory")
+        }
+        let pool = self.pool.clone();
+        tokio::task::spawn_blocking(move || {
+            // Idle connections only: each taken one stays out until all are done.
+            let idle: Vec<_> = std::iter::from_fn(|| pool.try_get()).collect();
+            idle.iter().try_for_each(|conn| release(conn))
+        })
+        .await
+        .map_err(|e| DbError::Join(e.to_string()))??;
+        self.write(|conn| Ok::<_, DbError>(release(conn)?)).await
+    }
+
     /// Like [`Db::write`], in a transaction of its own without a savepoint: for the large
     /// batches of jobs (imports, campaign expansion, segment computation), which would otherwise
     /// cost time growing with the square of their size (see [`writer`]).

@@ -211,7 +211,7 @@ impl SchedulerHandle {
 pub fn start(state: AppState, registry: Registry) -> SchedulerHandle {
     let (stop, stopped) = watch::channel(false);
     let delivery = delivery::start(state.clone(), stopped.clone());
-    let trimming = tokio::spawn(crate::memory::keep_trimming(stopped.clone()));
+    let trimming = tokio::spawn(crate::memory::keep_trimming(state.db.clone(), stopped.clone()));
     let supervisor = tokio::spawn(Supervisor::new(state, registry).run(stopped));
     SchedulerHandle { stop, tasks: vec![supervisor, delivery, trimming] }
 }
