@@ -24,6 +24,14 @@ use super::DbError;
 const MAX_BATCH: usize = 256;
 /// A transaction takes no more writes after it has run this long.
 const MAX_BATCH_TIME: Duration = Duration::from_millis(20);
+/// For this long after it begins, a transaction waits up to [`GATHER_GAP`] for the next write
+/// when the queue runs dry, so that requests answered a moment ago and coming back share it:
+/// fewer commits, each writing the same hot pages (index edges, counters) once for more
+/// requests. 1 ms and 200 µs took `/v1/track` from 16,100-16,400 to 17,900-18,800 req/s and
+/// 61 to 53 µs of CPU a request (harness track step, binaries alternated); 3 ms and 500 µs
+/// did worse than either.
+const GATHER_TIME: Duration = Duration::from_millis(1);
+const GATHER_GAP: Duration = Duration::from_micros(200);
 
 /// A write waiting for the writer.
 trait Work: Send {
@@ -207,7 +215,13 @@ fn run(conn: Connection, queue: Receiver<Box<dyn Work>>, before_commit: BeforeCo
                 pending.extend(work.run(&conn));
                 taken += 1;
                 next = if taken < MAX_BATCH && started.elapsed() < MAX_BATCH_TIME {
-                    queue.try_recv().ok()
+                    queue.try_recv().ok().or_else(|| {
+                        if started.elapsed() < GATHER_TIME {
+                            queue.recv_timeout(GATHER_GAP).ok()
+                        } else {
+                            None
+                        }
+                    })
                 } else {
                     None
                 };
