@@ -122,7 +122,7 @@ impl Worker {
             let in_hand = running.len() + pending.len();
             if in_hand > 0 {
                 if Instant::now() >= next_renewal {
-                    self.renew_leases(ids.values().chain(pending.iter().map(|(email, _)| &email.id))).await;
+                    self.renew_leases(held_ids(&ids, &pending)).await;
                     next_renewal = Instant::now() + renew_every;
                 }
                 wake_at = wake_at.min(next_renewal);
@@ -141,8 +141,7 @@ impl Worker {
                     Ok(mut batch) => {
                         full = batch.len() == limit;
                         // Never twice in hand, should a lease have run out all the same.
-                        let held: HashSet<&String> =
-                            ids.values().chain(pending.iter().map(|(email, _)| &email.id)).collect();
+                        let held: HashSet<&String> = held_ids(&ids, &pending).collect();
                         batch.retain(|email| !held.contains(&email.id));
                         self.with_context(batch).await
                     }
@@ -490,4 +489,12 @@ where
 fn instant_at(at_ms: i64) -> Instant {
     let delta = at_ms - clock::now_ms();
     if delta <= 0 { Instant::now() } else { Instant::now() + Duration::from_millis(delta as u64) }
+}
+
+/// The ids of the emails a worker holds: being sent, or claimed and waiting their turn.
+fn held_ids<'a>(
+    running: &'a HashMap<tokio::task::Id, String>,
+    pending: &'a VecDeque<(Email, Context)>,
+) -> impl Iterator<Item = &'a String> {
+    running.values().chain(pending.iter().map(|(email, _)| &email.id))
 }
