@@ -13,6 +13,7 @@
 
 pub mod audience;
 pub mod campaigns;
+pub mod checkpoint;
 pub mod contact_jobs;
 pub mod contacts;
 pub mod domains;
@@ -93,16 +94,18 @@ impl Db {
             // statement per query.
             .test_on_check_out(false)
             .build(manager)?;
+        let open = |path: &Path| -> Result<Connection, DbError> {
+            let conn = Connection::open(path)?;
+            prepare(&conn, busy_timeout_ms)?;
+            Ok(conn)
+        };
         Ok(Db {
             pool,
             permits: Arc::new(Semaphore::new(pool_size as usize)),
             writer: writer::Writer::start(
-                {
-                    let conn = Connection::open(path)?;
-                    prepare(&conn, busy_timeout_ms)?;
-                    conn
-                },
+                open(path)?,
                 |conn| contacts::index_pending(conn).map(drop),
+                Some(checkpoint::Checkpointer::start(open(path)?)?),
             )?,
             path: path.to_path_buf(),
         })

@@ -19,6 +19,7 @@ use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 use super::DbError;
+use super::checkpoint::{Checkpointer, Checkpoints};
 
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 256;
@@ -138,12 +139,19 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Starts the writer thread on `conn`; it ends when every handle is dropped.
-    pub fn start(conn: Connection, before_commit: BeforeCommit) -> Result<Writer, DbError> {
+    /// Starts the writer thread on `conn`; it ends when every handle is dropped. With a
+    /// `checkpointer`, the log is checkpointed by it ([`checkpoint`]) instead of by SQLite in
+    /// the writer's commits.
+    pub fn start(
+        conn: Connection,
+        before_commit: BeforeCommit,
+        checkpointer: Option<Checkpointer>,
+    ) -> Result<Writer, DbError> {
         let (queue, work) = channel::<Box<dyn Work>>();
-        std::thread::Builder::new()
-            .name("tidings-db-writer".into())
-            .spawn(move || run(conn, work, before_commit))?;
+        std::thread::Builder::new().name("tidings-db-writer".into()).spawn(move || {
+            let checkpoints = checkpointer.map(|c| Checkpoints::install(&conn, c));
+            run(conn, work, before_commit, checkpoints)
+        })?;
         Ok(Writer { queue })
     }
 
@@ -190,7 +198,12 @@ fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(sql)?.execute([]).map(drop)
 }
 
-fn run(conn: Connection, queue: Receiver<Box<dyn Work>>, before_commit: BeforeCommit) {
+fn run(
+    conn: Connection,
+    queue: Receiver<Box<dyn Work>>,
+    before_commit: BeforeCommit,
+    mut checkpoints: Option<Checkpoints>,
+) {
     // A write alone that arrived while a shared transaction was filling up goes next.
     let mut held: Option<Box<dyn Work>> = None;
     while let Some(first) = held.take().or_else(|| queue.recv().ok()) {
@@ -231,7 +244,12 @@ fn run(conn: Connection, queue: Receiver<Box<dyn Work>>, before_commit: BeforeCo
             }
         }
         match before_commit(&conn).and_then(|()| exec(&conn, "COMMIT")) {
-            Ok(()) => pending.into_iter().for_each(|p| p.committed()),
+            Ok(()) => {
+                pending.into_iter().for_each(|p| p.committed());
+                if let Some(checkpoints) = &mut checkpoints {
+                    checkpoints.after_commit(&conn);
+                }
+            }
             Err(e) => {
                 let why = e.to_string();
                 tracing::error!("a write transaction did not commit: {why}");
@@ -256,7 +274,7 @@ mod tests {
         let dir = tempfile::TempDir::new().unwrap();
         let conn = Connection::open(dir.path().join("w.db")).unwrap();
         conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (n INTEGER PRIMARY KEY)").unwrap();
-        (Writer::start(conn, |_| Ok(())).unwrap(), dir)
+        (Writer::start(conn, |_| Ok(()), None).unwrap(), dir)
     }
 
     fn count(dir: &tempfile::TempDir) -> i64 {
@@ -322,7 +340,7 @@ mod tests {
         let dir = tempfile::TempDir::new().unwrap();
         let conn = Connection::open(dir.path().join("w.db")).unwrap();
         conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (n INTEGER PRIMARY KEY)").unwrap();
-        let writer = Writer::start(conn, |_| Err(rusqlite::Error::InvalidQuery)).unwrap();
+        let writer = Writer::start(conn, |_| Err(rusqlite::Error::InvalidQuery), None).unwrap();
         let answer =
             writer.write(|conn| Ok::<_, DbError>(conn.execute("INSERT INTO t (n) VALUES (1)", [])?)).await;
         assert!(matches!(answer, Err(DbError::Commit(_))), "{answer:?}");
