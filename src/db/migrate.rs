@@ -54,4 +54,15 @@ mod tests {
         let job = crate::db::contact_jobs::by_id(&conn, "running").unwrap().unwrap();
         assert_eq!((job.status.as_str(), job.cursor), ("processing", 6), "progress kept");
     }
+
+    #[test]
+    fn the_search_index_merges_sixteen_segments_at_a_time() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        super::run(&mut conn).unwrap();
+        let setting = |key: &str| -> i64 {
+            conn.query_row("SELECT v FROM contacts_email_search_config WHERE k = ?1", [key], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!((setting("automerge"), setting("crisismerge")), (16, 64));
+    }
 }
