@@ -77,10 +77,11 @@ impl Checkpoints {
         // checkpoint after every commit would cost two `fsync`s each.
         if (copied > self.tailed && behind <= TAIL_PAGES) || behind >= BEHIND_LIMIT {
             match checkpoint(conn) {
-                Ok((_, done)) => {
+                Ok(Some(done)) => {
                     self.checkpointer.copied.store(done, Ordering::Relaxed);
                     self.tailed = done;
                 }
+                Ok(None) => {}
                 Err(e) => tracing::warn!("checkpoint failed: {e}"),
             }
         } else if behind >= PASS_PAGES {
@@ -106,7 +107,8 @@ impl Checkpointer {
             // A wake-up sent while a pass runs waits for it; later ones are dropped.
             while let Ok(()) = woken.recv() {
                 match checkpoint(&conn) {
-                    Ok((_, done)) => progress.store(done, Ordering::Relaxed),
+                    Ok(Some(done)) => progress.store(done, Ordering::Relaxed),
+                    Ok(None) => {}
                     Err(e) => tracing::warn!("background checkpoint failed: {e}"),
                 }
             }
@@ -115,10 +117,12 @@ impl Checkpointer {
     }
 }
 
-/// Runs a PASSIVE checkpoint on `conn`: `(pages in the log, pages of it copied into the
-/// database)`.
-pub fn checkpoint(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
-    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get(1)?, r.get(2)?)))
+/// Runs a PASSIVE checkpoint on `conn`: how many pages of the log are now copied into the
+/// database, or `None` when SQLite reports no figures: another connection's checkpoint was
+/// running (a PASSIVE one does not wait for it), or the database is not in WAL mode.
+pub fn checkpoint(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    let copied: i64 = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(2))?;
+    Ok((copied >= 0).then_some(copied))
 }
 
 #[cfg(test)]
@@ -162,6 +166,12 @@ mod tests {
         }
         assert!(checkpointer.copied.load(Ordering::Relaxed) >= 800);
         assert!(pages(&path, "") >= 800, "the rows are in the database file");
+    }
+
+    #[test]
+    fn no_figures_without_a_log() {
+        let conn = Connection::open_in_memory().unwrap();
+        assert_eq!(checkpoint(&conn).unwrap(), None);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
