@@ -143,7 +143,14 @@ impl Worker {
                         // Never twice in hand, should a lease have run out all the same.
                         let held: HashSet<&String> = held_ids(&ids, &pending).collect();
                         batch.retain(|email| !held.contains(&email.id));
-                        self.with_context(batch).await
+                        let claimed: Vec<String> = batch.iter().map(|email| email.id.clone()).collect();
+                        let read = self.with_context(batch).await;
+                        if read.is_err() {
+                            // Not in hand, so no renewal would keep them and no shutdown would
+                            // hand them back: free them now rather than when the lease runs out.
+                            self.hand_back(claimed, clock::now_ms() + 1_000).await;
+                        }
+                        read
                     }
                     Err(e) => Err(e),
                 };
@@ -197,21 +204,26 @@ impl Worker {
         }
         let unfinished: Vec<String> =
             ids.into_values().chain(pending.into_iter().map(|(email, _)| email.id)).collect();
-        if !unfinished.is_empty() {
-            let now = clock::now_ms();
-            let released = self
-                .state
-                .db
-                .write(move |tx| {
-                    for id in &unfinished {
-                        emails::release(tx, id, now)?;
-                    }
-                    Ok::<_, DbError>(())
-                })
-                .await;
-            if let Err(e) = released {
-                tracing::error!("could not hand back emails at shutdown; their leases will expire: {e}");
-            }
+        self.hand_back(unfinished, clock::now_ms()).await;
+    }
+
+    /// Ends the leases of claimed emails not sent, due again at `next_at`.
+    async fn hand_back(&self, unsent: Vec<String>, next_at: i64) {
+        if unsent.is_empty() {
+            return;
+        }
+        let released = self
+            .state
+            .db
+            .write(move |tx| {
+                for id in &unsent {
+                    emails::release(tx, id, next_at)?;
+                }
+                Ok::<_, DbError>(())
+            })
+            .await;
+        if let Err(e) = released {
+            tracing::error!("could not hand back claimed emails; their leases will expire: {e}");
         }
     }
 

@@ -560,3 +560,31 @@ async fn a_renewed_lease_keeps_an_email_from_being_claimed_again() {
     let later = tidings::db::write_tx(&mut conn, |tx| emails::claim(tx, now + 61_000, 10, 1_000)).unwrap();
     assert_eq!(later.len(), 1);
 }
+
+#[rocket::async_test]
+async fn emails_claimed_but_not_readable_are_handed_back_at_once() {
+    let room = Mailroom::new().await;
+    let ids = room.send_ok(json!({ "to": "a@example.test", "from": "h@example.test", "subject": "Back", "body": "<p>b</p>" })).await;
+    let db = &room.app.state.db;
+    let lease = || -> (Option<i64>, i64) {
+        db.conn()
+            .unwrap()
+            .query_row("SELECT locked_until, next_attempt_at FROM emails WHERE id = ?1", [&ids[0]], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap()
+    };
+    let (_, due) = lease();
+    // The claim (emails only) succeeds; reading the sender domain for signing fails.
+    db.conn().unwrap().execute_batch("ALTER TABLE domains RENAME TO domains_away").unwrap();
+    room.app
+        .run_jobs_until("the email handed back", async || {
+            let (locked_until, next_attempt_at) = lease();
+            locked_until.is_none() && next_attempt_at > due
+        })
+        .await;
+    assert!(room.sink.messages().is_empty());
+    db.conn().unwrap().execute_batch("ALTER TABLE domains_away RENAME TO domains").unwrap();
+    let received = room.deliver(1).await;
+    assert_eq!(received.len(), 1, "delivered once the domain can be read again");
+}
