@@ -140,7 +140,7 @@ pub struct Writer {
 
 impl Writer {
     /// Starts the writer thread on `conn`; it ends when every handle is dropped. With a
-    /// `checkpointer`, the log is checkpointed by it ([`checkpoint`]) instead of by SQLite in
+    /// `checkpointer`, the log is checkpointed by it ([`super::checkpoint`]) instead of by SQLite in
     /// the writer's commits.
     pub fn start(
         conn: Connection,
