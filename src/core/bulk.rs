@@ -59,7 +59,8 @@ pub fn remove_path(data: &mut Map<String, Value>, path: &str) -> bool {
 }
 
 /// Removes the field `path` from the project's contacts in the next `max_rows` rows after the
-/// job's cursor (see [`crate::db::audience::range`]), in the caller's transaction. Returns whether every contact has been visited.
+/// job's cursor (see [`crate::db::audience::range`]), in the caller's transaction. Returns
+/// whether every contact has been visited.
 pub fn remove_field_batch(
     conn: &Connection,
     job: &ContactJob,

@@ -499,7 +499,8 @@ pub fn is_tracked_dynamic(segment: &Segment) -> bool {
 
 /// One batch of a membership computation of segment `id`, in the caller's transaction: visits the
 /// project's contacts in the next `batch` rows after the run's cursor, stores who entered and
-/// left, emits their events, and moves the cursor. A run starts when none is in progress and ends when the contacts run out.
+/// left, emits their events, and moves the cursor. A run starts when none is in progress and
+/// ends when the contacts run out.
 pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Result<Step, ApiError> {
     let Some(mut segment) = segments::by_id(conn, id)? else { return Ok(Step::Gone) };
     if !is_tracked_dynamic(&segment) {
