@@ -267,11 +267,15 @@ mod tests {
         let signers = Signers::default();
         // Two keys of the same PEM length (most are; the encoding varies by a byte now and then),
         // the case the cache got wrong when it was keyed by the length.
-        let (old, _) = crate::core::domains::generate_dkim_key().unwrap();
-        let new = (0..20)
-            .map(|_| crate::core::domains::generate_dkim_key().unwrap().0)
-            .find(|new| new.len() == old.len())
-            .expect("a key of the same length");
+        // Keys are drawn until two share a length: the first may be one of the rare lengths, and
+        // there are far fewer lengths than draws, so a pair always turns up.
+        let mut by_length = std::collections::HashMap::new();
+        let (old, new) = (0..64)
+            .find_map(|_| {
+                let key = crate::core::domains::generate_dkim_key().unwrap().0;
+                by_length.insert(key.len(), key.clone()).map(|earlier| (earlier, key))
+            })
+            .expect("two keys of the same length");
         let a = signers.signer("example.test", "tidings", &old).unwrap();
         let b = signers.signer("example.test", "tidings", &new).unwrap();
         assert!(!Arc::ptr_eq(&a, &b));
