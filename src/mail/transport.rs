@@ -41,7 +41,8 @@ pub enum Refusal {
     Temporary(String),
     /// Do not try again (5xx).
     Permanent(String),
-    /// A relay's rate cap: not before this long.
+    /// Not tried: a relay's rate cap, or every relay resting. Not before this long; the message
+    /// has not used up one of its tries.
     Busy(Duration),
 }
 
@@ -57,8 +58,10 @@ const MAX_RATE_WAIT: Duration = Duration::from_secs(2);
 
 /// What went wrong with one relay.
 enum Failure {
-    /// The relay itself: rest it and try the next.
-    Relay(String),
+    /// The relay itself: rest it and try the next. `answered`: the relay did answer this
+    /// message (a 4xx that made too many in a row), so the message has had a try; a connection
+    /// that failed before the message was sent is no try of the message.
+    Relay { why: String, answered: bool },
     /// This message (4xx or 5xx to it, or no answer in time).
     Message(Refusal),
 }
@@ -129,15 +132,21 @@ impl Relay {
 
     /// Whether the relay is resting after failures.
     pub fn resting(&self) -> bool {
+        self.rest_left().is_some()
+    }
+
+    /// What is left of the relay's rest after failures, `None` when it is not resting.
+    fn rest_left(&self) -> Option<Duration> {
         let mut until = self.resting_until.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
         match *until {
-            Some(at) if Instant::now() < at => true,
+            Some(at) if now < at => Some(at - now),
             Some(_) => {
                 *until = None;
                 tracing::info!(relay = self.name(), "trying the relay again after its rest");
-                false
+                None
             }
-            None => false,
+            None => None,
         }
     }
 
@@ -211,7 +220,11 @@ impl Relay {
     async fn connection(&self) -> Result<(Connection, SemaphorePermit<'_>, bool), Failure> {
         let mut waits = 0;
         loop {
-            let slot = self.slots.acquire().await.map_err(|e| Failure::Relay(e.to_string()))?;
+            let slot = self
+                .slots
+                .acquire()
+                .await
+                .map_err(|e| Failure::Relay { why: e.to_string(), answered: false })?;
             let reused = {
                 let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
                 std::iter::from_fn(|| idle.pop())
@@ -243,7 +256,7 @@ impl Relay {
                     drop(slot);
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
-                Err(e) => return Err(Failure::Relay(e.message)),
+                Err(e) => return Err(Failure::Relay { why: e.message, answered: false }),
             }
         }
     }
@@ -255,7 +268,8 @@ impl Relay {
             // A reused connection the relay had closed: one more try on a fresh one.
             Ok(Err(e)) if reused && e.status().is_none() => {
                 drop(connection);
-                connection = self.connect().await.map_err(|e| Failure::Relay(e.message))?;
+                connection =
+                    self.connect().await.map_err(|e| Failure::Relay { why: e.message, answered: false })?;
                 tokio::time::timeout(self.timeout, connection.smtp.send(envelope, raw)).await
             }
             other => other,
@@ -293,7 +307,8 @@ impl Relay {
     fn temporary(&self, error: String) -> Failure {
         let in_a_row = self.temporary_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
         if in_a_row >= TEMPORARY_IN_A_ROW {
-            Failure::Relay(format!("{in_a_row} messages in a row refused for now, the last with: {error}"))
+            let why = format!("{in_a_row} messages in a row refused for now, the last with: {error}");
+            Failure::Relay { why, answered: true }
         } else {
             Failure::Message(Refusal::Temporary(error))
         }
@@ -340,9 +355,19 @@ impl Relays {
         self.relays.iter().map(Relay::pool_size).sum()
     }
 
-    /// Hands the message to the first relay that takes it.
+    /// When every relay is resting: how long until the first one is tried again.
+    pub fn resting_for(&self) -> Option<Duration> {
+        let mut rests = self.relays.iter().map(Relay::rest_left);
+        let first = rests.next()??;
+        rests.try_fold(first, |soonest, left| Some(soonest.min(left?)))
+    }
+
+    /// Hands the message to the first relay that takes it. A message no relay answered (every
+    /// relay resting, or failing before it was sent) has had no try: [`Refusal::Busy`] until the
+    /// first rest ends, so an outage of the relays uses up no message's tries, however long.
     pub async fn send(&self, envelope: &Envelope, raw: &[u8]) -> Result<(), Refusal> {
         let mut problems = Vec::new();
+        let mut answered = false;
         for relay in &self.relays {
             if relay.resting() {
                 problems.push(format!("{} is resting after failures", relay.name()));
@@ -352,11 +377,15 @@ impl Relays {
             match relay.send(envelope, raw).await {
                 Ok(()) => return Ok(()),
                 Err(Failure::Message(refusal)) => return Err(refusal),
-                Err(Failure::Relay(why)) => {
+                Err(Failure::Relay { why, answered: a }) => {
                     relay.rest(&why, self.rest);
                     problems.push(format!("{}: {why}", relay.name()));
+                    answered |= a;
                 }
             }
+        }
+        if !answered {
+            return Err(Refusal::Busy(self.resting_for().unwrap_or(self.rest)));
         }
         Err(Refusal::Temporary(format!("no relay took the message ({})", problems.join("; "))))
     }
@@ -375,6 +404,14 @@ impl Transport {
             return Transport::Capture;
         }
         Transport::Relays(Relays::new(relays, Duration::from_secs(smtp.timeout_secs.into()), REST))
+    }
+
+    /// When every relay is resting: how long until the first one is tried again.
+    pub fn resting_for(&self) -> Option<Duration> {
+        match self {
+            Transport::Relays(relays) => relays.resting_for(),
+            Transport::Capture => None,
+        }
     }
 
     /// Hands a message to a relay (the capture transport keeps it elsewhere; see delivery).

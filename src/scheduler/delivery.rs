@@ -127,7 +127,13 @@ impl Worker {
                 }
                 wake_at = wake_at.min(next_renewal);
             }
-            let wants_more = in_hand <= concurrency;
+            // With every relay resting nothing is claimed: the queue waits for the first one back
+            // rather than spending signatures and tries on mail no relay would take.
+            let resting = self.transport.resting_for();
+            if let Some(wait) = resting {
+                wake_at = wake_at.min(Instant::now() + wait);
+            }
+            let wants_more = in_hand <= concurrency && resting.is_none();
             if wants_more {
                 let lease = self.lease_ms();
                 let limit = (2 * concurrency - in_hand).min(BATCH);
@@ -283,7 +289,13 @@ impl Worker {
     }
 
     async fn deliver(&self, email: Email, context: Context) {
-        let outcome = match self.prepare(&email, context).await {
+        // Claimed before every relay went to rest: back to the queue, neither signed nor tried.
+        let resting = self.transport.resting_for();
+        let prepared = match resting {
+            Some(wait) => Err(Outcome::Later(clock::now_ms() + wait.as_millis() as i64 + 1)),
+            None => self.prepare(&email, context).await,
+        };
+        let outcome = match prepared {
             Err(outcome) => outcome,
             Ok(prepared) => self.hand_over(&email, prepared).await,
         };

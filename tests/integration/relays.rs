@@ -109,12 +109,84 @@ async fn a_relay_answering_4xx_to_everyone_rests_but_one_4xx_is_the_messages_own
 }
 
 #[tokio::test]
-async fn when_every_relay_rests_the_mail_waits() {
+async fn when_every_relay_rests_the_mail_waits_without_using_a_try() {
     let relays = relays(vec![relay(closed_port()), relay(closed_port())], Duration::from_secs(60));
-    let Err(Refusal::Temporary(why)) = send(&relays, 1).await else { panic!("a temporary refusal") };
-    assert!(why.contains("no relay took the message") && why.contains("cannot connect"), "{why}");
-    let Err(Refusal::Temporary(why)) = send(&relays, 2).await else { panic!("a temporary refusal") };
-    assert!(why.contains("resting"), "{why}");
+    // Both relays fail to connect: the message was never sent, so it has had no try, and waits
+    // for the first rest to end.
+    let Err(Refusal::Busy(wait)) = send(&relays, 1).await else { panic!("not tried") };
+    assert!(wait > Duration::from_secs(59) && wait <= Duration::from_secs(60), "{wait:?}");
+    assert!(relays.list().iter().all(|r| r.resting()));
+    // The next one is not tried at all.
+    let Err(Refusal::Busy(next)) = send(&relays, 2).await else { panic!("not tried") };
+    assert!(next <= wait && relays.resting_for().is_some_and(|left| left <= next), "the wait only shortens");
+}
+
+#[tokio::test]
+async fn the_message_a_relay_refused_too_many_times_in_a_row_has_had_its_try() {
+    let sink = SmtpSink::start();
+    let relays = relays(vec![relay(sink.port), relay(closed_port())], Duration::from_secs(60));
+    sink.script(&[Reply::Temporary; 20]);
+    for n in 0..TEMPORARY_IN_A_ROW {
+        // The last 4xx rests the first relay, the second cannot be reached: still a try, since
+        // the first relay did answer the message.
+        assert!(matches!(send(&relays, n as usize).await, Err(Refusal::Temporary(_))), "{n}");
+    }
+    assert!(relays.resting_for().is_some());
+}
+
+#[tokio::test]
+async fn the_wait_ends_with_the_first_rest_that_ends() {
+    let relays = relays(vec![relay(closed_port())], Duration::from_millis(300));
+    assert_eq!(relays.resting_for(), None, "nothing rests before a failure");
+    let Err(Refusal::Busy(wait)) = send(&relays, 1).await else { panic!("not tried") };
+    assert!(wait <= Duration::from_millis(300), "{wait:?}");
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert_eq!(relays.resting_for(), None);
+    assert!(matches!(send(&relays, 2).await, Err(Refusal::Busy(_))), "tried again, and down again");
+    assert!(relays.resting_for().is_some());
+}
+
+#[rocket::async_test]
+async fn while_every_relay_rests_queued_mail_is_neither_claimed_nor_charged_a_try() {
+    let room = Mailroom::with(|c| c.smtp.port = closed_port()).await;
+    let message =
+        |to: &str| json!({ "to": to, "from": "hello@example.test", "subject": "Hi", "body": "<p>Hello</p>" });
+    let first = room.send_ok(message("a@example.org")).await.remove(0);
+    let due = |id: &str| -> i64 {
+        let conn = room.app.state.db.conn().unwrap();
+        conn.query_row("SELECT next_attempt_at FROM emails WHERE id = ?1", [id], |r| r.get(0)).unwrap()
+    };
+    let mut later = Vec::new();
+    let mut quiet_since = None;
+    room.app
+        .run_jobs_until("the queue to stay quiet while the relay rests", async || {
+            if let Some(since) = quiet_since {
+                return Instant::now().duration_since(since) > Duration::from_millis(1500);
+            }
+            // The first email finds the relay down, which rests its minute: the email goes back
+            // to the queue, due when the rest ends.
+            if due(&first) > room.email(&first).created_at + 50_000 {
+                for to in ["b@example.org", "c@example.org"] {
+                    later.push(room.send_ok(message(to)).await.remove(0));
+                }
+                quiet_since = Some(Instant::now());
+            }
+            false
+        })
+        .await;
+    let email = room.email(&first);
+    assert_eq!((email.status.as_str(), email.attempts, email.last_error), ("QUEUED", 0, None), "no try used");
+    for id in &later {
+        let email = room.email(id);
+        assert_eq!((email.status.as_str(), email.attempts, email.last_error), ("QUEUED", 0, None), "{id}");
+        // Never claimed: a claimed one would have been handed back due at the end of the rest.
+        let due = due(id);
+        assert!(
+            due <= email.created_at,
+            "not claimed while the relay rests: due {due}, created {}",
+            email.created_at
+        );
+    }
 }
 
 #[tokio::test]
