@@ -23,3 +23,4 @@ pub mod send;
 pub mod session;
 pub mod track;
 pub mod verify;
+pub mod workflows;

@@ -32,6 +32,7 @@ pub mod sessions;
 pub mod settings;
 pub mod templates;
 pub mod users;
+pub mod workflows;
 pub mod writer;
 
 use std::path::{Path, PathBuf};

@@ -14,6 +14,11 @@ pub trait Facts {
     fn event_times(&self, name: &str) -> Option<(i64, i64)>;
     /// Whether the contact is a stored member of the (static) segment `id`.
     fn member_of(&self, segment: &str) -> bool;
+    /// The workflow execution's context, for `event.*` and `workflow.*` fields: `event.<path>`
+    /// reads `<path>` under its `event` key, `workflow.<path>` reads `<path>` from the top.
+    fn context(&self) -> Option<&Map<String, Value>> {
+        None
+    }
 }
 
 /// Whether `contact` matches `condition` at `now` (ms).
@@ -31,7 +36,7 @@ pub fn matches(condition: &Condition, contact: &Contact, facts: &dyn Facts, now:
 
 fn filter(filter: &Filter, contact: &Contact, facts: &dyn Facts, now: i64) -> bool {
     match filter {
-        Filter::Field { field, test } => field_test(field, test, contact, now),
+        Filter::Field { field, test } => field_test(field, test, contact, facts, now),
         Filter::Event { name, test } => {
             let times = facts.event_times(name);
             match test {
@@ -53,7 +58,7 @@ fn filter(filter: &Filter, contact: &Contact, facts: &dyn Facts, now: i64) -> bo
     }
 }
 
-fn field_test(field: &Field, test: &Test, contact: &Contact, now: i64) -> bool {
+fn field_test(field: &Field, test: &Test, contact: &Contact, facts: &dyn Facts, now: i64) -> bool {
     let time = match field {
         Field::CreatedAt => Some(contact.created_at),
         Field::UpdatedAt => Some(contact.updated_at),
@@ -79,6 +84,10 @@ fn field_test(field: &Field, test: &Test, contact: &Contact, now: i64) -> bool {
             Some(&owned)
         }
         Field::Data(path) => lookup(&contact.data, path),
+        Field::Context { event: false, path } => facts.context().and_then(|c| lookup(c, path)),
+        Field::Context { event: true, path } => {
+            facts.context().and_then(|c| c.get("event")?.as_object()).and_then(|e| lookup(e, path))
+        }
         Field::CreatedAt | Field::UpdatedAt => None,
     };
     match test {

@@ -89,6 +89,12 @@ pub enum Field {
     UpdatedAt,
     /// A custom field: the dotted path under `data`, split.
     Data(Vec<String>),
+    /// In a workflow's CONDITION step: a value of the execution's context, `event.<path>` (the
+    /// data of the event that started or resumed it) or `workflow.<path>` (its variables).
+    Context {
+        event: bool,
+        path: Vec<String>,
+    },
 }
 
 /// What a field filter tests, with its value already read.
@@ -227,9 +233,14 @@ impl Condition {
     /// Reads and checks a condition tree; errors are 422 naming the node (`path` is where the
     /// tree sits in the request, e.g. `condition`).
     pub fn parse(value: &Value, path: &str) -> Result<Condition, ApiError> {
-        let mut filters = 0;
-        let condition = parse_condition(value, path, 0, &mut filters)?;
-        Ok(condition)
+        parse_condition(value, path, 0, &mut Parsing { filters: 0, context: false })
+    }
+
+    /// [`Condition::parse`] for a workflow's CONDITION step, whose filters may also name
+    /// `event.<path>` and `workflow.<path>` of the execution's context. Such a tree is decided
+    /// in memory only ([`eval`]): [`sql`] has no context to read.
+    pub fn parse_in_workflow(value: &Value, path: &str) -> Result<Condition, ApiError> {
+        parse_condition(value, path, 0, &mut Parsing { filters: 0, context: true })
     }
 
     /// Every filter of the tree, nested conditions included (not the conditions of segments it
@@ -255,6 +266,7 @@ impl Condition {
         let mut refs = References::default();
         for filter in self.filters() {
             match filter {
+                Filter::Field { field: Field::Context { .. }, .. } => {}
                 Filter::Field { field, .. } => refs.fields.push(field.name()),
                 Filter::Event { name, .. } => refs.events.push(name.clone()),
                 Filter::Segment { id, .. } => refs.segments.push(id.clone()),
@@ -285,16 +297,21 @@ impl Field {
             Field::CreatedAt => "createdAt".into(),
             Field::UpdatedAt => "updatedAt".into(),
             Field::Data(path) => format!("data.{}", path.join(".")),
+            Field::Context { event, path } => {
+                format!("{}.{}", if *event { "event" } else { "workflow" }, path.join("."))
+            }
         }
     }
 }
 
-fn parse_condition(
-    value: &Value,
-    path: &str,
-    depth: usize,
-    filters: &mut usize,
-) -> Result<Condition, ApiError> {
+/// What a parse has seen so far, and what it allows.
+struct Parsing {
+    filters: usize,
+    /// Whether fields may name the workflow execution's context.
+    context: bool,
+}
+
+fn parse_condition(value: &Value, path: &str, depth: usize, p: &mut Parsing) -> Result<Condition, ApiError> {
     let Value::Object(node) = value else {
         return Err(err_received(
             path,
@@ -335,12 +352,12 @@ fn parse_condition(
     };
     let mut out = Vec::with_capacity(groups.len());
     for (i, group) in groups.iter().enumerate() {
-        out.push(parse_group(group, &format!("{groups_path}[{i}]"), depth, filters)?);
+        out.push(parse_group(group, &format!("{groups_path}[{i}]"), depth, p)?);
     }
     Ok(Condition { logic, groups: out })
 }
 
-fn parse_group(value: &Value, path: &str, depth: usize, count: &mut usize) -> Result<Group, ApiError> {
+fn parse_group(value: &Value, path: &str, depth: usize, p: &mut Parsing) -> Result<Group, ApiError> {
     let Value::Object(node) = value else {
         return Err(err_received(
             path,
@@ -365,26 +382,24 @@ fn parse_group(value: &Value, path: &str, depth: usize, count: &mut usize) -> Re
     };
     let mut filters = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        *count += 1;
-        if *count > MAX_FILTERS {
+        p.filters += 1;
+        if p.filters > MAX_FILTERS {
             return Err(err(
                 &filters_path,
                 "too_big",
                 format!("a condition holds at most {MAX_FILTERS} filters"),
             ));
         }
-        filters.push(parse_filter(item, &format!("{filters_path}[{i}]"))?);
+        filters.push(parse_filter(item, &format!("{filters_path}[{i}]"), p.context)?);
     }
     let conditions = match node.get("conditions") {
         None | Some(Value::Null) => None,
-        Some(nested) => {
-            Some(Box::new(parse_condition(nested, &format!("{path}.conditions"), depth + 1, count)?))
-        }
+        Some(nested) => Some(Box::new(parse_condition(nested, &format!("{path}.conditions"), depth + 1, p)?)),
     };
     Ok(Group { filters, conditions })
 }
 
-fn parse_filter(value: &Value, path: &str) -> Result<Filter, ApiError> {
+fn parse_filter(value: &Value, path: &str, context: bool) -> Result<Filter, ApiError> {
     let Value::Object(node) = value else {
         return Err(err_received(
             path,
@@ -419,7 +434,7 @@ fn parse_filter(value: &Value, path: &str) -> Result<Filter, ApiError> {
     let unit = node.get("unit").unwrap_or(&Value::Null);
     let value_path = format!("{path}.value");
     if FIELD_OPERATORS.contains(&operator) {
-        let field = parse_field(field, &field_path)?;
+        let field = parse_field(field, &field_path, context)?;
         let test = parse_test(&field, operator, value, unit, path)?;
         Ok(Filter::Field { field, test })
     } else if EVENT_OPERATORS.contains(&operator) {
@@ -465,7 +480,7 @@ fn parse_filter(value: &Value, path: &str) -> Result<Filter, ApiError> {
     }
 }
 
-fn parse_field(field: &str, path: &str) -> Result<Field, ApiError> {
+fn parse_field(field: &str, path: &str, context: bool) -> Result<Field, ApiError> {
     let unknown =
         |message: String| err_received(path, "unknown_field", message, &Value::String(field.into()));
     match field {
@@ -475,10 +490,22 @@ fn parse_field(field: &str, path: &str) -> Result<Field, ApiError> {
         "updatedAt" => return Ok(Field::UpdatedAt),
         _ => {}
     }
-    let Some(rest) = field.strip_prefix("data.") else {
-        return Err(unknown(format!(
-            "unknown field {field:?}: use email, subscribed, createdAt, updatedAt, or a custom field as data.<name>"
-        )));
+    let scoped = |prefix: &str| field.strip_prefix(prefix).filter(|_| context);
+    let (rest, scope) = match (field.strip_prefix("data."), scoped("event."), scoped("workflow.")) {
+        (Some(rest), _, _) => (rest, None),
+        (_, Some(rest), _) => (rest, Some(true)),
+        (_, _, Some(rest)) => (rest, Some(false)),
+        _ if context => {
+            return Err(unknown(format!(
+                "unknown field {field:?}: use email, subscribed, createdAt, updatedAt, a custom field as \
+                 data.<name>, or the execution's event.<name> or workflow.<name>"
+            )));
+        }
+        _ => {
+            return Err(unknown(format!(
+                "unknown field {field:?}: use email, subscribed, createdAt, updatedAt, or a custom field as data.<name>"
+            )));
+        }
     };
     let parts: Vec<String> = rest.split('.').map(str::to_string).collect();
     if parts.len() > crate::core::fields::MAX_DEPTH
@@ -489,7 +516,10 @@ fn parse_field(field: &str, path: &str) -> Result<Field, ApiError> {
             crate::core::fields::MAX_DEPTH
         )));
     }
-    Ok(Field::Data(parts))
+    Ok(match scope {
+        None => Field::Data(parts),
+        Some(event) => Field::Context { event, path: parts },
+    })
 }
 
 fn parse_test(

@@ -548,3 +548,55 @@ proptest! {
         }
     }
 }
+
+/// Facts of a workflow execution: its context, and nothing else.
+struct InContext(serde_json::Map<String, Value>);
+
+impl super::eval::Facts for InContext {
+    fn event_times(&self, _: &str) -> Option<(i64, i64)> {
+        None
+    }
+    fn member_of(&self, _: &str) -> bool {
+        false
+    }
+    fn context(&self) -> Option<&serde_json::Map<String, Value>> {
+        Some(&self.0)
+    }
+}
+
+#[test]
+fn workflow_conditions_read_the_execution_context_and_only_they_may() {
+    let tree = json!({ "groups": [{ "filters": [
+        { "field": "event.order.total", "operator": "greaterThan", "value": 10 },
+        { "field": "workflow.source", "operator": "equals", "value": "ads" }] }] });
+    let err = Condition::parse(&tree, "condition").unwrap_err();
+    assert_eq!(err.status().code, 422, "segments and audiences have no execution context");
+    let condition = Condition::parse_in_workflow(&tree, "condition").unwrap();
+    assert!(condition.references().fields.is_empty(), "context values are not contact fields");
+    let contact = Contact {
+        seq: 1,
+        id: "c1".into(),
+        project_id: PROJECT.into(),
+        email: "a@x.test".into(),
+        subscribed: true,
+        snoozed_until: None,
+        data: serde_json::Map::new(),
+        created_at: 0,
+        updated_at: 0,
+    };
+    let context = |total: i64, source: &str| {
+        let value = json!({ "event": { "order": { "total": total } }, "source": source });
+        InContext(value.as_object().unwrap().clone())
+    };
+    assert!(matches(&condition, &contact, &context(11, "ads"), 0));
+    assert!(!matches(&condition, &contact, &context(9, "ads"), 0));
+    assert!(!matches(&condition, &contact, &context(11, "mail"), 0));
+    // A value the context lacks is missing.
+    let missing = Condition::parse_in_workflow(
+        &json!({ "groups": [{ "filters": [{ "field": "workflow.source", "operator": "notExists" }] }] }),
+        "condition",
+    )
+    .unwrap();
+    assert!(matches(&missing, &contact, &InContext(serde_json::Map::new()), 0));
+    assert!(!matches(&missing, &contact, &context(1, "x"), 0));
+}
