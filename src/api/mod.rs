@@ -33,6 +33,7 @@ pub mod track;
 pub mod tracking;
 pub mod usage;
 pub mod verify;
+pub mod workflows;
 
 use rocket::fairing::{Fairing, Info, Kind};
 use rocket::http::Header;
@@ -68,6 +69,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         track::routes(),
         events::routes(),
         segments::routes(),
+        workflows::routes(),
         outbox::routes(),
         tracking::routes(),
         dashboard::routes(),

@@ -7,8 +7,8 @@ use crate::db::{DbError, refs};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// `{segments: [{id, name}], campaigns: [{id, name, status}], workflows: []}` for `name` of
-/// `kind` in `project` (workflows join when they exist).
+/// `{segments: [{id, name}], campaigns: [{id, name, status}], workflows: [{id, name, enabled}]}`
+/// for `name` of `kind` in `project`.
 pub async fn lists(
     state: &AppState,
     project: &str,
@@ -16,12 +16,13 @@ pub async fn lists(
     name: &str,
 ) -> Result<Map<String, Value>, ApiError> {
     let (project, name) = (project.to_string(), name.to_string());
-    let (segments, campaigns) = state
+    let (segments, campaigns, workflows) = state
         .db
         .run(move |conn| {
             Ok::<_, DbError>((
                 refs::segments(conn, &project, kind, &name)?,
                 refs::campaigns(conn, &project, kind, &name)?,
+                refs::workflows(conn, &project, kind, &name)?,
             ))
         })
         .await?;
@@ -37,6 +38,12 @@ pub async fn lists(
             .map(|(id, name, status)| json!({ "id": id, "name": name, "status": status }))
             .collect(),
     );
-    out.insert("workflows".into(), json!([]));
+    out.insert(
+        "workflows".into(),
+        workflows
+            .iter()
+            .map(|(id, name, enabled)| json!({ "id": id, "name": name, "enabled": enabled }))
+            .collect(),
+    );
     Ok(out)
 }

@@ -9,6 +9,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 pub enum Owner {
     Segment,
     Campaign,
+    Workflow,
 }
 
 impl Owner {
@@ -16,6 +17,7 @@ impl Owner {
         match self {
             Owner::Segment => "segment",
             Owner::Campaign => "campaign",
+            Owner::Workflow => "workflow",
         }
     }
 }
@@ -93,6 +95,22 @@ pub fn campaigns(
         "SELECT c.id, c.name, c.status FROM refs r JOIN campaigns c ON c.id = r.owner_id
          WHERE r.project_id = ?1 AND r.kind = ?2 AND r.name = ?3 AND r.owner_kind = 'campaign'
          ORDER BY c.name, c.id",
+    )?
+    .query_map([project, kind, name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+    .collect()
+}
+
+/// The workflows (id, name, enabled) of `project` that name `name` of `kind`.
+pub fn workflows(
+    conn: &Connection,
+    project: &str,
+    kind: &str,
+    name: &str,
+) -> rusqlite::Result<Vec<(String, String, bool)>> {
+    conn.prepare_cached(
+        "SELECT w.id, w.name, w.enabled FROM refs r JOIN workflows w ON w.id = r.owner_id
+         WHERE r.project_id = ?1 AND r.kind = ?2 AND r.name = ?3 AND r.owner_kind = 'workflow'
+         ORDER BY w.name, w.id",
     )?
     .query_map([project, kind, name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
     .collect()

@@ -30,3 +30,4 @@ mod sessions;
 mod templates;
 mod tracking;
 mod verify;
+mod workflows;

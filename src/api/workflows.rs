@@ -1,0 +1,592 @@
+//! Workflows: `/workflows`, their steps and transitions (appliance.md §11). The rules a graph
+//! change keeps are `core::workflows`'; here each change is checked against the graph as it is
+//! in the same write that saves it, so two editors cannot break a rule between them.
+
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{FromForm, Route, State, delete, get, patch, post, routes};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::guards::ProjectAccess;
+use super::json::{JsonBody, Small};
+use super::pagination;
+use crate::clock;
+use crate::core::conditions::resolve::resolve;
+use crate::core::workflows::{self as core_workflows, STEP_TYPES, StepRefs};
+use crate::db::refs::{self, Owner};
+use crate::db::workflows::{self, Step, Transition, Workflow};
+use crate::db::{DbError, templates};
+use crate::error::{ApiError, FieldError};
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![
+        list,
+        create,
+        read,
+        update,
+        remove,
+        add_step,
+        update_step,
+        remove_step,
+        add_transition,
+        remove_transition
+    ]
+}
+
+#[derive(FromForm)]
+struct ListParams<'r> {
+    page: Option<&'r str>,
+    #[field(name = "pageSize")]
+    page_size: Option<&'r str>,
+    search: Option<&'r str>,
+    sort: Option<&'r str>,
+    dir: Option<&'r str>,
+}
+
+#[get("/workflows?<params..>")]
+async fn list(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    params: ListParams<'_>,
+) -> Result<Json<Value>, ApiError> {
+    let (query, page, page_size) = pagination::list_query(
+        access.project.id,
+        (params.page, params.page_size),
+        params.search,
+        (params.sort, params.dir),
+        None,
+    )?;
+    let rows = state
+        .db
+        .run(move |conn| {
+            let (rows, total) = workflows::page(conn, &query)?;
+            let mut views = Vec::with_capacity(rows.len());
+            for w in &rows {
+                views.push(core_workflows::view(
+                    w,
+                    &workflows::steps(conn, &w.id)?,
+                    &workflows::transitions(conn, &w.id)?,
+                ));
+            }
+            Ok::<_, DbError>((views, total))
+        })
+        .await?;
+    Ok(Json(pagination::page_list(rows.0, rows.1, page, page_size)))
+}
+
+/// The body of `POST /workflows`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct NewWorkflow {
+    name: Option<String>,
+    description: Option<String>,
+    trigger_config: Option<Value>,
+    allow_reentry: Option<bool>,
+}
+
+/// The body of `PATCH /workflows/:id`: only what is given changes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct WorkflowPatch {
+    name: Option<String>,
+    description: Option<String>,
+    trigger_type: Option<String>,
+    trigger_config: Option<Value>,
+    enabled: Option<bool>,
+    allow_reentry: Option<bool>,
+}
+
+/// The workflow with its graph, read in one go.
+fn full_view(conn: &rusqlite::Connection, w: &Workflow) -> rusqlite::Result<Value> {
+    Ok(core_workflows::view(w, &workflows::steps(conn, &w.id)?, &workflows::transitions(conn, &w.id)?))
+}
+
+fn find(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Workflow, ApiError> {
+    workflows::get(conn, project, id)?.ok_or_else(|| ApiError::not_found("Workflow not found"))
+}
+
+/// 409 while executions are active: only step configs may change then.
+fn structure_unlocked(conn: &rusqlite::Connection, w: &Workflow) -> Result<(), ApiError> {
+    let active = workflows::active_executions(conn, &w.id)?;
+    if active > 0 {
+        return Err(ApiError::conflict(format!(
+            "the workflow has {active} active execution(s): while they run only step configs may change; \
+             cancel them or wait for them to finish"
+        ))
+        .with_details(json!({ "activeExecutions": active })));
+    }
+    Ok(())
+}
+
+/// Checks what a step's config names against the project (templates, segments) and records
+/// what the whole workflow refers to in the registry.
+fn check_step_refs(conn: &rusqlite::Connection, project: &str, refs: &mut StepRefs) -> Result<(), ApiError> {
+    if let Some(template) = &refs.template
+        && templates::get(conn, project, template)?.is_none()
+    {
+        return Err(ApiError::validation(vec![
+            FieldError::new("config.templateId", "not_found", "no template of this project has this id")
+                .received(json!(template)),
+        ]));
+    }
+    if let Some(condition) = &mut refs.condition {
+        resolve(conn, project, condition, None, "config.condition")?;
+    }
+    Ok(())
+}
+
+/// Rewrites the registry rows of a workflow from its steps.
+fn save_refs(conn: &rusqlite::Connection, w: &Workflow) -> Result<(), ApiError> {
+    let mut names: Vec<(&'static str, String)> = Vec::new();
+    for step in workflows::steps(conn, &w.id)? {
+        let config: Value = serde_json::from_str(&step.config).unwrap_or(Value::Null);
+        let Ok((_, refs)) = core_workflows::check_config(&step.kind, &config, "config") else { continue };
+        names.extend(refs.events.into_iter().map(|e| ("event", e)));
+        names.extend(refs.template.map(|t| ("template", t)));
+        if let Some(condition) = refs.condition {
+            let found = condition.references();
+            names.extend(found.fields.into_iter().map(|f| ("field", f)));
+            names.extend(found.segments.into_iter().map(|s| ("segment", s)));
+        }
+    }
+    let pairs: Vec<(&str, &str)> = names.iter().map(|(k, n)| (*k, n.as_str())).collect();
+    refs::set(conn, Owner::Workflow, &w.id, &w.project_id, &pairs)?;
+    Ok(())
+}
+
+#[post("/workflows", data = "<body>")]
+async fn create(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<NewWorkflow, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let body = body.0;
+    let name = core_workflows::check_name(body.name.as_deref().unwrap_or_default(), "name")?;
+    let description = core_workflows::check_text(body.description, "description")?;
+    let (trigger, event) = match &body.trigger_config {
+        None | Some(Value::Null) => (json!({}), None),
+        Some(config) => core_workflows::check_trigger_config(config, "triggerConfig")?,
+    };
+    let now = clock::now_ms();
+    let workflow = Workflow {
+        id: crate::db::new_id(),
+        project_id: access.project.id,
+        name,
+        description,
+        trigger_type: "EVENT".into(),
+        trigger_event: event,
+        enabled: false,
+        allow_reentry: body.allow_reentry.unwrap_or(false),
+        created_at: now,
+        updated_at: now,
+    };
+    let view = state
+        .db
+        .write(move |tx| {
+            workflows::insert(tx, &workflow)?;
+            let step = Step {
+                id: crate::db::new_id(),
+                workflow_id: workflow.id.clone(),
+                kind: "TRIGGER".into(),
+                name: Some("Trigger".into()),
+                config: trigger.to_string(),
+                position: None,
+                created_at: now,
+                updated_at: now,
+            };
+            workflows::insert_step(tx, &step)?;
+            save_refs(tx, &workflow)?;
+            Ok::<_, ApiError>(full_view(tx, &workflow)?)
+        })
+        .await?;
+    Ok(Json(view))
+}
+
+#[get("/workflows/<id>")]
+async fn read(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+    let (project, id) = (access.project.id, id.to_string());
+    let view = state
+        .db
+        .run(move |conn| full_view(conn, &find(conn, &project, &id)?).map_err(ApiError::from))
+        .await?;
+    Ok(Json(view))
+}
+
+#[patch("/workflows/<id>", data = "<body>")]
+async fn update(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+    body: JsonBody<WorkflowPatch, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let body = body.0;
+    let name = body.name.as_deref().map(|n| core_workflows::check_name(n, "name")).transpose()?;
+    let description =
+        body.description.map(|d| core_workflows::check_text(Some(d), "description")).transpose()?;
+    let trigger_type = match body.trigger_type.as_deref() {
+        None => None,
+        Some(t @ ("EVENT" | "MANUAL")) => Some(t.to_string()),
+        Some(other) => {
+            return Err(ApiError::validation(vec![
+                FieldError::new("triggerType", "invalid_enum_value", "triggerType is EVENT or MANUAL")
+                    .received(json!(other)),
+            ]));
+        }
+    };
+    let trigger = match &body.trigger_config {
+        None | Some(Value::Null) => None,
+        Some(config) => Some(core_workflows::check_trigger_config(config, "triggerConfig")?),
+    };
+    let (project, id) = (access.project.id, id.to_string());
+    let view = state
+        .db
+        .write(move |tx| {
+            let mut w = find(tx, &project, &id)?;
+            let now = clock::now_ms();
+            if let Some(name) = name {
+                w.name = name;
+            }
+            if let Some(description) = description {
+                w.description = description;
+            }
+            if let Some(kind) = trigger_type {
+                w.trigger_type = kind;
+            }
+            if let Some(reentry) = body.allow_reentry {
+                w.allow_reentry = reentry;
+            }
+            if let Some(enabled) = body.enabled {
+                w.enabled = enabled;
+            }
+            if let Some((config, event)) = trigger {
+                w.trigger_event = event;
+                let mut step = workflows::steps(tx, &w.id)?
+                    .into_iter()
+                    .find(|s| s.kind == "TRIGGER")
+                    .ok_or_else(|| ApiError::internal("a workflow without its trigger step"))?;
+                step.config = config.to_string();
+                step.updated_at = now;
+                workflows::update_step(tx, &step)?;
+            }
+            if w.enabled && w.trigger_type == "EVENT" && w.trigger_event.is_none() {
+                return Err(ApiError::validation(vec![FieldError::new(
+                    "triggerConfig.eventName",
+                    "required",
+                    "an enabled EVENT workflow names the event that starts it",
+                )]));
+            }
+            w.updated_at = now;
+            workflows::update(tx, &w)?;
+            save_refs(tx, &w)?;
+            Ok::<_, ApiError>(full_view(tx, &w)?)
+        })
+        .await?;
+    Ok(Json(view))
+}
+
+#[delete("/workflows/<id>")]
+async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
+    let (project, id) = (access.project.id, id.to_string());
+    state
+        .db
+        .write(move |tx| {
+            let w = find(tx, &project, &id)?;
+            let active = workflows::active_executions(tx, &w.id)?;
+            if active > 0 {
+                return Err(ApiError::conflict(format!(
+                    "the workflow has {active} active execution(s): cancel them or wait for them to finish first"
+                ))
+                .with_details(json!({ "activeExecutions": active })));
+            }
+            workflows::delete(tx, &w.id)?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(Status::NoContent)
+}
+
+/// The body of `POST /workflows/:id/steps`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewStep {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    name: Option<String>,
+    config: Option<Value>,
+    position: Option<Value>,
+}
+
+/// The body of `PATCH /workflows/:id/steps/:stepId`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepPatch {
+    name: Option<String>,
+    config: Option<Value>,
+    position: Option<Value>,
+}
+
+/// `{x, y}` numbers, where the editor draws the step.
+fn check_position(position: Option<Value>) -> Result<Option<String>, ApiError> {
+    match position {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(p))
+            if p.len() == 2
+                && p.get("x").is_some_and(Value::is_number)
+                && p.get("y").is_some_and(Value::is_number) =>
+        {
+            Ok(Some(Value::Object(p).to_string()))
+        }
+        Some(_) => {
+            Err(ApiError::invalid_field("position", "invalid_type", "position is {x, y} with two numbers"))
+        }
+    }
+}
+
+#[post("/workflows/<id>/steps", data = "<body>")]
+async fn add_step(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+    body: JsonBody<NewStep, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let body = body.0;
+    let kind = body.kind.ok_or_else(|| ApiError::invalid_field("type", "required", "type is required"))?;
+    if !STEP_TYPES.contains(&kind.as_str()) {
+        return Err(ApiError::validation(vec![
+            FieldError::new(
+                "type",
+                "invalid_enum_value",
+                format!(
+                    "type is one of {} (the TRIGGER step comes with the workflow)",
+                    STEP_TYPES.join(", ")
+                ),
+            )
+            .received(json!(kind)),
+        ]));
+    }
+    let name = body.name.as_deref().map(|n| core_workflows::check_name(n, "name")).transpose()?;
+    let (config, mut step_refs) =
+        core_workflows::check_config(&kind, body.config.as_ref().unwrap_or(&json!({})), "config")?;
+    let position = check_position(body.position)?;
+    let (project, id) = (access.project.id, id.to_string());
+    let view = state
+        .db
+        .write(move |tx| {
+            let w = find(tx, &project, &id)?;
+            structure_unlocked(tx, &w)?;
+            if workflows::steps(tx, &w.id)?.len() >= core_workflows::MAX_STEPS {
+                return Err(ApiError::bad_request(format!(
+                    "a workflow holds at most {} steps",
+                    core_workflows::MAX_STEPS
+                )));
+            }
+            check_step_refs(tx, &project, &mut step_refs)?;
+            let now = clock::now_ms();
+            let step = Step {
+                id: crate::db::new_id(),
+                workflow_id: w.id.clone(),
+                kind,
+                name,
+                config: config.to_string(),
+                position,
+                created_at: now,
+                updated_at: now,
+            };
+            workflows::insert_step(tx, &step)?;
+            workflows::touch(tx, &w.id, now)?;
+            save_refs(tx, &w)?;
+            Ok::<_, ApiError>(core_workflows::step_view(&step))
+        })
+        .await?;
+    Ok(Json(view))
+}
+
+/// Changes a step's config (its type stays), name or position: allowed while executions run.
+#[patch("/workflows/<id>/steps/<step_id>", data = "<body>")]
+async fn update_step(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+    step_id: &str,
+    body: JsonBody<StepPatch, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let body = body.0;
+    let name = body.name.as_deref().map(|n| core_workflows::check_name(n, "name")).transpose()?;
+    let position = body.position.clone().map(|p| check_position(Some(p))).transpose()?;
+    let (project, id, step_id) = (access.project.id, id.to_string(), step_id.to_string());
+    let view = state
+        .db
+        .write(move |tx| {
+            let mut w = find(tx, &project, &id)?;
+            let mut step =
+                workflows::step(tx, &w.id, &step_id)?.ok_or_else(|| ApiError::not_found("Step not found"))?;
+            let now = clock::now_ms();
+            if let Some(config) = &body.config {
+                let (config, mut step_refs) = core_workflows::check_config(&step.kind, config, "config")?;
+                check_step_refs(tx, &project, &mut step_refs)?;
+                if step.kind == "TRIGGER" {
+                    w.trigger_event = config.get("eventName").and_then(Value::as_str).map(str::to_string);
+                    if w.enabled && w.trigger_type == "EVENT" && w.trigger_event.is_none() {
+                        return Err(ApiError::invalid_field(
+                            "config.eventName",
+                            "required",
+                            "an enabled EVENT workflow names the event that starts it",
+                        ));
+                    }
+                }
+                step.config = config.to_string();
+            }
+            if let Some(name) = name {
+                step.name = Some(name);
+            }
+            if let Some(position) = position {
+                step.position = position;
+            }
+            step.updated_at = now;
+            workflows::update_step(tx, &step)?;
+            w.updated_at = now;
+            workflows::update(tx, &w)?;
+            save_refs(tx, &w)?;
+            Ok::<_, ApiError>(core_workflows::step_view(&step))
+        })
+        .await?;
+    Ok(Json(view))
+}
+
+#[derive(FromForm)]
+struct SpliceParams<'r> {
+    splice: Option<&'r str>,
+}
+
+#[delete("/workflows/<id>/steps/<step_id>?<params..>")]
+async fn remove_step(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+    step_id: &str,
+    params: SpliceParams<'_>,
+) -> Result<Status, ApiError> {
+    let splice = match params.splice {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!("splice is true or false (found {other:?})")));
+        }
+    };
+    let (project, id, step_id) = (access.project.id, id.to_string(), step_id.to_string());
+    state
+        .db
+        .write(move |tx| {
+            let w = find(tx, &project, &id)?;
+            let step =
+                workflows::step(tx, &w.id, &step_id)?.ok_or_else(|| ApiError::not_found("Step not found"))?;
+            if step.kind == "TRIGGER" {
+                return Err(ApiError::bad_request("the TRIGGER step cannot be deleted"));
+            }
+            structure_unlocked(tx, &w)?;
+            let now = clock::now_ms();
+            let reconnect = if splice {
+                core_workflows::splice(
+                    &workflows::steps(tx, &w.id)?,
+                    &workflows::transitions(tx, &w.id)?,
+                    &step.id,
+                )?
+            } else {
+                Vec::new()
+            };
+            workflows::delete_step(tx, &step.id)?;
+            for (from, to, branch) in reconnect {
+                workflows::insert_transition(
+                    tx,
+                    &Transition {
+                        id: crate::db::new_id(),
+                        workflow_id: w.id.clone(),
+                        from_step_id: from,
+                        to_step_id: to,
+                        branch,
+                        created_at: now,
+                    },
+                )?;
+            }
+            workflows::touch(tx, &w.id, now)?;
+            save_refs(tx, &w)?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(Status::NoContent)
+}
+
+/// The body of `POST /workflows/:id/transitions`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct NewTransition {
+    from_step_id: Option<String>,
+    to_step_id: Option<String>,
+    branch: Option<String>,
+}
+
+#[post("/workflows/<id>/transitions", data = "<body>")]
+async fn add_transition(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+    body: JsonBody<NewTransition, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let body = body.0;
+    let from = body
+        .from_step_id
+        .ok_or_else(|| ApiError::invalid_field("fromStepId", "required", "fromStepId is required"))?;
+    let to = body
+        .to_step_id
+        .ok_or_else(|| ApiError::invalid_field("toStepId", "required", "toStepId is required"))?;
+    let (project, id) = (access.project.id, id.to_string());
+    let view = state
+        .db
+        .write(move |tx| {
+            let w = find(tx, &project, &id)?;
+            structure_unlocked(tx, &w)?;
+            let steps = workflows::steps(tx, &w.id)?;
+            let transitions = workflows::transitions(tx, &w.id)?;
+            let branch =
+                core_workflows::check_transition(&steps, &transitions, &from, &to, body.branch.as_deref())?;
+            let now = clock::now_ms();
+            let transition = Transition {
+                id: crate::db::new_id(),
+                workflow_id: w.id.clone(),
+                from_step_id: from,
+                to_step_id: to,
+                branch,
+                created_at: now,
+            };
+            workflows::insert_transition(tx, &transition)?;
+            workflows::touch(tx, &w.id, now)?;
+            Ok::<_, ApiError>(core_workflows::transition_view(&transition))
+        })
+        .await?;
+    Ok(Json(view))
+}
+
+#[delete("/workflows/<id>/transitions/<transition_id>")]
+async fn remove_transition(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+    transition_id: &str,
+) -> Result<Status, ApiError> {
+    let (project, id, transition_id) = (access.project.id, id.to_string(), transition_id.to_string());
+    state
+        .db
+        .write(move |tx| {
+            let w = find(tx, &project, &id)?;
+            structure_unlocked(tx, &w)?;
+            if !workflows::delete_transition(tx, &w.id, &transition_id)? {
+                return Err(ApiError::not_found("Transition not found"));
+            }
+            workflows::touch(tx, &w.id, clock::now_ms())?;
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(Status::NoContent)
+}
