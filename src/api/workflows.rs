@@ -107,6 +107,18 @@ fn find(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Workflow
     workflows::get(conn, project, id)?.ok_or_else(|| ApiError::not_found("Workflow not found"))
 }
 
+/// 422 naming `field` when an enabled EVENT workflow names no event to start it.
+fn startable(w: &Workflow, field: &str) -> Result<(), ApiError> {
+    if w.enabled && w.trigger_type == "EVENT" && w.trigger_event.is_none() {
+        return Err(ApiError::invalid_field(
+            field,
+            "required",
+            "an enabled EVENT workflow names the event that starts it",
+        ));
+    }
+    Ok(())
+}
+
 /// 409 while executions are active: only step configs may change then.
 fn structure_unlocked(conn: &rusqlite::Connection, w: &Workflow) -> Result<(), ApiError> {
     let active = workflows::active_executions(conn, &w.id)?;
@@ -270,13 +282,7 @@ async fn update(
                 step.updated_at = now;
                 workflows::update_step(tx, &step)?;
             }
-            if w.enabled && w.trigger_type == "EVENT" && w.trigger_event.is_none() {
-                return Err(ApiError::validation(vec![FieldError::new(
-                    "triggerConfig.eventName",
-                    "required",
-                    "an enabled EVENT workflow names the event that starts it",
-                )]));
-            }
+            startable(&w, "triggerConfig.eventName")?;
             w.updated_at = now;
             workflows::update(tx, &w)?;
             save_refs(tx, &w)?;
@@ -428,13 +434,7 @@ async fn update_step(
                 check_step_refs(tx, &project, &mut step_refs)?;
                 if step.kind == "TRIGGER" {
                     w.trigger_event = config.get("eventName").and_then(Value::as_str).map(str::to_string);
-                    if w.enabled && w.trigger_type == "EVENT" && w.trigger_event.is_none() {
-                        return Err(ApiError::invalid_field(
-                            "config.eventName",
-                            "required",
-                            "an enabled EVENT workflow names the event that starts it",
-                        ));
-                    }
+                    startable(&w, "config.eventName")?;
                 }
                 step.config = config.to_string();
             }
