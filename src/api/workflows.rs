@@ -62,14 +62,7 @@ async fn list(
         .db
         .run(move |conn| {
             let (rows, total) = workflows::page(conn, &query)?;
-            let mut views = Vec::with_capacity(rows.len());
-            for w in &rows {
-                views.push(core_workflows::view(
-                    w,
-                    &workflows::steps(conn, &w.id)?,
-                    &workflows::transitions(conn, &w.id)?,
-                ));
-            }
+            let views = rows.iter().map(|w| full_view(conn, w)).collect::<rusqlite::Result<Vec<_>>>()?;
             Ok::<_, DbError>((views, total))
         })
         .await?;
@@ -119,13 +112,13 @@ fn startable(w: &Workflow, field: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// 409 while executions are active: only step configs may change then.
+/// 409 while executions are active: only step configs may change then, and the workflow stays.
 fn structure_unlocked(conn: &rusqlite::Connection, w: &Workflow) -> Result<(), ApiError> {
     let active = workflows::active_executions(conn, &w.id)?;
     if active > 0 {
         return Err(ApiError::conflict(format!(
-            "the workflow has {active} active execution(s): while they run only step configs may change; \
-             cancel them or wait for them to finish"
+            "the workflow has {active} active execution(s): while they run only step configs may change \
+             and the workflow cannot be deleted; cancel them or wait for them to finish"
         ))
         .with_details(json!({ "activeExecutions": active })));
     }
@@ -149,12 +142,12 @@ fn check_step_refs(conn: &rusqlite::Connection, project: &str, refs: &mut StepRe
     Ok(())
 }
 
-/// Rewrites the registry rows of a workflow from its steps.
+/// Rewrites the registry rows of a workflow from its stored steps.
 fn save_refs(conn: &rusqlite::Connection, w: &Workflow) -> Result<(), ApiError> {
     let mut names: Vec<(&'static str, String)> = Vec::new();
     for step in workflows::steps(conn, &w.id)? {
         let config: Value = serde_json::from_str(&step.config).unwrap_or(Value::Null);
-        let Ok((_, refs)) = core_workflows::check_config(&step.kind, &config, "config") else { continue };
+        let refs = core_workflows::references(&step.kind, &config);
         names.extend(refs.events.into_iter().map(|e| ("event", e)));
         names.extend(refs.template.map(|t| ("template", t)));
         if let Some(condition) = refs.condition {
@@ -299,13 +292,7 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
         .db
         .write(move |tx| {
             let w = find(tx, &project, &id)?;
-            let active = workflows::active_executions(tx, &w.id)?;
-            if active > 0 {
-                return Err(ApiError::conflict(format!(
-                    "the workflow has {active} active execution(s): cancel them or wait for them to finish first"
-                ))
-                .with_details(json!({ "activeExecutions": active })));
-            }
+            structure_unlocked(tx, &w)?;
             workflows::delete(tx, &w.id)?;
             Ok::<_, ApiError>(())
         })
@@ -422,6 +409,23 @@ async fn update_step(
     let name = body.name.as_deref().map(|n| core_workflows::check_name(n, "name")).transpose()?;
     let position = body.position.clone().map(|p| check_position(Some(p))).transpose()?;
     let (project, id, step_id) = (access.project.id, id.to_string(), step_id.to_string());
+    // The config is checked for the step's type (templates parse) before the write, not in it:
+    // a step's type never changes, so the one read here still holds there.
+    let checked = match body.config {
+        None => None,
+        Some(config) => {
+            let (project, id, step_id) = (project.clone(), id.clone(), step_id.clone());
+            let kind = state
+                .db
+                .run(move |conn| {
+                    let w = find(conn, &project, &id)?;
+                    let step = workflows::step(conn, &w.id, &step_id)?;
+                    step.map(|s| s.kind).ok_or_else(|| ApiError::not_found("Step not found"))
+                })
+                .await?;
+            Some(super::blocking(move || core_workflows::check_config(&kind, &config, "config")).await??)
+        }
+    };
     let view = state
         .db
         .write(move |tx| {
@@ -429,8 +433,7 @@ async fn update_step(
             let mut step =
                 workflows::step(tx, &w.id, &step_id)?.ok_or_else(|| ApiError::not_found("Step not found"))?;
             let now = clock::now_ms();
-            if let Some(config) = &body.config {
-                let (config, mut step_refs) = core_workflows::check_config(&step.kind, config, "config")?;
+            if let Some((config, mut step_refs)) = checked {
                 check_step_refs(tx, &project, &mut step_refs)?;
                 if step.kind == "TRIGGER" {
                     w.trigger_event = config.get("eventName").and_then(Value::as_str).map(str::to_string);

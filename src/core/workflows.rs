@@ -332,6 +332,28 @@ pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, S
     Ok((stored, refs))
 }
 
+/// What a stored step config (already checked by [`check_config`]) refers to, read without
+/// checking it again: the registry is rewritten from every step on each change, inside the
+/// writer's transaction, where templates are not parsed.
+pub fn references(kind: &str, config: &Value) -> StepRefs {
+    let text = |key: &str| config.get(key).and_then(Value::as_str).map(str::to_string);
+    let mut refs = StepRefs::default();
+    match kind {
+        "TRIGGER" | "WAIT_FOR_EVENT" => refs.events.extend(text("eventName")),
+        "SEND_EMAIL" => refs.template = text("templateId"),
+        "CONDITION" => {
+            if let Some(condition) =
+                config.get("condition").and_then(|c| Condition::parse_in_workflow(c, "").ok())
+            {
+                refs.events.extend(condition.references().events);
+                refs.condition = Some(condition);
+            }
+        }
+        _ => {}
+    }
+    refs
+}
+
 /// Webhook headers: an object of at most 50 names (HTTP tokens) with template values.
 fn check_webhook_headers(headers: &Value, field: &str) -> Result<Value, ApiError> {
     let map = match headers {
@@ -653,6 +675,28 @@ mod tests {
         assert_eq!(splice(&steps, &parted, "c").unwrap_err().status().code, 400);
         // Nothing after it: the ways in just go.
         assert_eq!(splice(&steps, &graph, "s").unwrap(), []);
+    }
+
+    #[test]
+    fn references_read_back_from_a_stored_config_are_what_the_check_found() {
+        let configs = [
+            ("TRIGGER", json!({"eventName": "signup"})),
+            ("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeoutSeconds": 60})),
+            ("SEND_EMAIL", json!({"templateId": "t1"})),
+            (
+                "CONDITION",
+                json!({"condition": {"groups": [{"filters": [
+                {"field": "data.plan", "operator": "equals", "value": "pro"},
+                {"field": "opened", "operator": "triggered"},
+                {"operator": "memberOfSegment", "value": "s1"}]}]}}),
+            ),
+            ("WEBHOOK", json!({"url": "https://x.test/{{ contact.email }}"})),
+            ("DELAY", json!({"amount": 1, "unit": "days"})),
+        ];
+        for (kind, config) in configs {
+            let (stored, refs) = check_config(kind, &config, "config").unwrap();
+            assert_eq!(references(kind, &stored), refs, "{kind}");
+        }
     }
 
     #[test]

@@ -93,6 +93,13 @@ async fn a_workflow_is_made_disabled_with_its_trigger_and_enabled_once_it_names_
     assert_eq!(status, Status::Ok);
     assert_eq!(list["data"][0]["id"], json!(id), "{list}");
 
+    // A public key reaches no workflow endpoint.
+    assert_eq!(app.get("/workflows", &keys.public_key).await.0, Status::Unauthorized);
+    assert_eq!(
+        app.post("/workflows", &keys.public_key, json!({ "name": "x" })).await.0,
+        Status::Unauthorized
+    );
+
     // Another project's key sees nothing of it.
     let (_, other) = app.user_with_project("other@example.com").await;
     assert_eq!(app.get(&format!("/workflows/{id}"), &other.secret_key).await.0, Status::NotFound);
