@@ -64,11 +64,12 @@ impl AppState {
         let limiter = ratelimit::limiter(config.limits.requests_per_minute);
         let dns = Dns::new(&config.dns);
         crate::core::lists::lists();
+        let jobs = JobQueue::new(db.wakers().clone());
         Ok(AppState {
             db,
             config: Arc::new(config),
             secrets: Arc::new(secrets),
-            jobs: JobQueue::default(),
+            jobs,
             limiter,
             attempts: Arc::new(Attempts::default()),
             keys: Arc::default(),

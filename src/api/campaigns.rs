@@ -303,7 +303,6 @@ async fn send(
             campaigns::by_id(tx, &id)?.ok_or_else(|| ApiError::not_found("Campaign not found"))
         })
         .await?;
-    state.jobs.wake();
     let message = match sent.scheduled_for {
         Some(at) => format!("Campaign scheduled for {}", clock::iso(at)),
         None => format!("Campaign is sending to {recipients} contacts"),
@@ -340,7 +339,6 @@ async fn cancel(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
             campaigns::by_id(tx, &campaign.id)?.ok_or_else(|| ApiError::not_found("Campaign not found"))
         })
         .await?;
-    state.jobs.wake();
     Ok(Json(core_campaigns::view(&cancelled)))
 }
 
@@ -373,7 +371,6 @@ async fn test(
             Ok::<_, ApiError>(email)
         })
         .await?;
-    state.jobs.wake_delivery();
     Ok(Json(json!({ "email": queued.id, "to": queued.to_email, "status": queued.status })))
 }
 

@@ -62,7 +62,6 @@ async fn queue(
             Ok::<_, ApiError>(job)
         })
         .await?;
-    state.jobs.wake();
     Ok(job)
 }
 

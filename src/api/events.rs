@@ -231,12 +231,9 @@ async fn remove(
         Some((total, false)) => {
             Ok((Status::Ok, Json(json!({ "name": name, "deleted": total, "status": "completed" }))))
         }
-        Some((total, true)) => {
-            state.jobs.wake();
-            Ok((
-                Status::Accepted,
-                Json(json!({ "name": name, "deleted": 0, "total": total, "status": "queued" })),
-            ))
-        }
+        Some((total, true)) => Ok((
+            Status::Accepted,
+            Json(json!({ "name": name, "deleted": 0, "total": total, "status": "queued" })),
+        )),
     }
 }

@@ -173,6 +173,5 @@ async fn remove(
             Ok::<_, ApiError>(job)
         })
         .await?;
-    state.jobs.wake();
     Ok((Status::Accepted, Json(json!({ "jobId": job.id, "status": job.status, "field": field }))))
 }

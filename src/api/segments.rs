@@ -137,7 +137,6 @@ async fn create(
             Ok::<_, ApiError>(segment)
         })
         .await?;
-    state.jobs.wake();
     let segment = if segment.is_static() { segment } else { core_segments::recount(state, segment).await? };
     Ok(Json(core_segments::view(&segment)))
 }
@@ -211,7 +210,6 @@ async fn change(
             Ok::<_, ApiError>(segment)
         })
         .await?;
-    state.jobs.wake();
     let segment = if condition_changed { core_segments::recount(state, segment).await? } else { segment };
     Ok(Json(core_segments::view(&segment)))
 }

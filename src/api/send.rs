@@ -100,6 +100,5 @@ async fn send_email(
             send::queue(tx, &project, &request, clock::now_ms())
         })
         .await?;
-    state.jobs.wake_delivery();
     Ok(Json(send::response(&queued)))
 }

@@ -178,7 +178,13 @@ mod tests {
     async fn under_steady_writes_the_log_starts_over_instead_of_growing() {
         let (_dir, path) = database();
         let checkpointer = Checkpointer::start(Connection::open(&path).unwrap()).unwrap();
-        let writer = Writer::start(Connection::open(&path).unwrap(), |_| Ok(()), Some(checkpointer)).unwrap();
+        let writer = Writer::start(
+            Connection::open(&path).unwrap(),
+            |_| Ok(()),
+            Some(checkpointer),
+            Default::default(),
+        )
+        .unwrap();
         // About 12,000 pages of writes, three times the most the log may hold.
         for n in 0..3_000i64 {
             writer

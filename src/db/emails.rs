@@ -139,6 +139,9 @@ pub fn insert(conn: &Connection, e: &Email, now: i64) -> rusqlite::Result<()> {
         now,
         (e.status == "FAILED").then_some(now),
     ])?;
+    if e.status == "QUEUED" {
+        super::effects::wake(super::effects::Wake::Delivery);
+    }
     Ok(())
 }
 
@@ -203,6 +206,11 @@ pub fn insert_campaign_row(conn: &Connection, e: &Email, priority: i64, now: i64
             now
         ])?
         > 0)
+    .inspect(|added| {
+        if *added {
+            super::effects::wake(super::effects::Wake::Delivery);
+        }
+    })
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Email>> {

@@ -105,6 +105,11 @@ pub fn enqueue(conn: &Connection, job: &NewJob) -> rusqlite::Result<Option<i64>>
          VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7, ?7) ON CONFLICT(dedupe_key) DO NOTHING",
         params![job.kind, job.payload, job.project_id, job.dedupe_key, job.run_at, job.max_attempts, now],
     )?;
+    if inserted > 0 {
+        // Also for a later job: the scheduler then sleeps until it is due, not until its
+        // next idle look.
+        super::effects::wake(super::effects::Wake::Jobs);
+    }
     Ok((inserted > 0).then(|| conn.last_insert_rowid()))
 }
 
@@ -119,6 +124,7 @@ pub fn enqueue_soonest(conn: &Connection, job: &NewJob) -> rusqlite::Result<()> 
            WHERE jobs.status = 'queued'",
         params![job.kind, job.payload, job.project_id, job.dedupe_key, job.run_at, job.max_attempts, now],
     )?;
+    super::effects::wake(super::effects::Wake::Jobs);
     Ok(())
 }
 

@@ -17,6 +17,7 @@ pub mod checkpoint;
 pub mod contact_jobs;
 pub mod contacts;
 pub mod domains;
+pub mod effects;
 pub mod emails;
 pub mod events;
 pub mod files;
@@ -67,6 +68,7 @@ pub struct Db {
     pool: r2d2::Pool<SqliteConnectionManager>,
     permits: Arc<Semaphore>,
     writer: writer::Writer,
+    wakers: effects::Wakers,
     path: PathBuf,
 }
 
@@ -100,6 +102,7 @@ impl Db {
             prepare(&conn, busy_timeout_ms)?;
             Ok(conn)
         };
+        let wakers = effects::Wakers::default();
         Ok(Db {
             pool,
             permits: Arc::new(Semaphore::new(pool_size as usize)),
@@ -107,9 +110,16 @@ impl Db {
                 open(path)?,
                 |conn| contacts::index_pending(conn).map(drop),
                 Some(checkpoint::Checkpointer::start(open(path)?)?),
+                wakers.clone(),
             )?,
+            wakers,
             path: path.to_path_buf(),
         })
+    }
+
+    /// The handles that wake the background workers after a commit ([`effects`]).
+    pub fn wakers(&self) -> &effects::Wakers {
+        &self.wakers
     }
 
     /// The database file.

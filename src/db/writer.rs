@@ -20,6 +20,7 @@ use tokio::sync::oneshot;
 
 use super::DbError;
 use super::checkpoint::{Checkpointer, Checkpoints};
+use super::effects::{self, Wakers};
 
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 256;
@@ -141,16 +142,18 @@ pub struct Writer {
 impl Writer {
     /// Starts the writer thread on `conn`; it ends when every handle is dropped. With a
     /// `checkpointer`, the log is checkpointed by it ([`super::checkpoint`]) instead of by SQLite in
-    /// the writer's commits.
+    /// the writer's commits. After each commit it wakes the workers its writes asked for
+    /// ([`effects`]) through `wakers`.
     pub fn start(
         conn: Connection,
         before_commit: BeforeCommit,
         checkpointer: Option<Checkpointer>,
+        wakers: Wakers,
     ) -> Result<Writer, DbError> {
         let (queue, work) = channel::<Box<dyn Work>>();
         std::thread::Builder::new().name("tidings-db-writer".into()).spawn(move || {
             let checkpoints = checkpointer.map(|c| Checkpoints::install(&conn, c));
-            run(conn, work, before_commit, checkpoints)
+            run(conn, work, before_commit, checkpoints, wakers)
         })?;
         Ok(Writer { queue })
     }
@@ -203,6 +206,7 @@ fn run(
     queue: Receiver<Box<dyn Work>>,
     before_commit: BeforeCommit,
     mut checkpoints: Option<Checkpoints>,
+    wakers: Wakers,
 ) {
     // A write alone that arrived while a shared transaction was filling up goes next.
     let mut held: Option<Box<dyn Work>> = None;
@@ -211,6 +215,8 @@ fn run(
             first.abort(&e.to_string());
             continue;
         }
+        // What an earlier transaction that did not commit asked for is void.
+        effects::take();
         let mut pending = Vec::new();
         if first.alone() {
             match first.run(&conn) {
@@ -245,6 +251,7 @@ fn run(
         }
         match before_commit(&conn).and_then(|()| exec(&conn, "COMMIT")) {
             Ok(()) => {
+                wakers.fire(effects::take());
                 pending.into_iter().for_each(|p| p.committed());
                 if let Some(checkpoints) = &mut checkpoints {
                     checkpoints.after_commit(&conn);
@@ -274,7 +281,7 @@ mod tests {
         let dir = tempfile::TempDir::new().unwrap();
         let conn = Connection::open(dir.path().join("w.db")).unwrap();
         conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (n INTEGER PRIMARY KEY)").unwrap();
-        (Writer::start(conn, |_| Ok(()), None).unwrap(), dir)
+        (Writer::start(conn, |_| Ok(()), None, Wakers::default()).unwrap(), dir)
     }
 
     fn count(dir: &tempfile::TempDir) -> i64 {
@@ -340,11 +347,63 @@ mod tests {
         let dir = tempfile::TempDir::new().unwrap();
         let conn = Connection::open(dir.path().join("w.db")).unwrap();
         conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (n INTEGER PRIMARY KEY)").unwrap();
-        let writer = Writer::start(conn, |_| Err(rusqlite::Error::InvalidQuery), None).unwrap();
+        let writer =
+            Writer::start(conn, |_| Err(rusqlite::Error::InvalidQuery), None, Wakers::default()).unwrap();
         let answer =
             writer.write(|conn| Ok::<_, DbError>(conn.execute("INSERT INTO t (n) VALUES (1)", [])?)).await;
         assert!(matches!(answer, Err(DbError::Commit(_))), "{answer:?}");
         assert_eq!(count(&dir), 0);
+    }
+
+    #[tokio::test]
+    async fn workers_are_woken_after_the_commit_that_asked_and_not_for_a_failed_transaction() {
+        use crate::db::effects::{Wake, wake};
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("w.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (n INTEGER PRIMARY KEY)").unwrap();
+        let wakers = Wakers::default();
+        // A before-commit step that fails while t holds 13: that transaction never commits.
+        let writer = Writer::start(
+            conn,
+            |c| match c.query_row("SELECT count(*) FROM t WHERE n = 13", [], |r| r.get::<_, i64>(0))? {
+                0 => Ok(()),
+                _ => Err(rusqlite::Error::InvalidQuery),
+            },
+            None,
+            wakers.clone(),
+        )
+        .unwrap();
+        let refused = writer
+            .write(|c| {
+                c.execute("INSERT INTO t (n) VALUES (13)", [])?;
+                wake(Wake::Delivery);
+                Ok::<_, DbError>(())
+            })
+            .await;
+        assert!(refused.is_err());
+        let woken = tokio::time::timeout(Duration::from_millis(100), wakers.delivery.notified()).await;
+        assert!(woken.is_err(), "a transaction that did not commit wakes nobody");
+
+        let reader = Connection::open(&path).unwrap();
+        let woken = wakers.delivery.notified();
+        let jobs = wakers.jobs.notified();
+        writer
+            .write(|c| {
+                c.execute("INSERT INTO t (n) VALUES (1)", [])?;
+                wake(Wake::Delivery);
+                Ok::<_, DbError>(())
+            })
+            .await
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(5), woken).await.expect("the delivery worker is woken");
+        // By the time it wakes, what it was woken for is there to read.
+        let n: i64 = reader.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(100), jobs).await.is_err(),
+            "only who was asked for"
+        );
     }
 
     #[tokio::test]

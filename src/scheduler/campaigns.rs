@@ -85,7 +85,6 @@ async fn send(ctx: JobContext) -> JobResult {
             .write_alone(move |tx| expand_step(tx, &step_id, EXPAND_BATCH, clock::now_ms()))
             .await
             .map_err(retry)?;
-        ctx.state.jobs.wake_delivery();
         if step != Expansion::Running {
             return Ok(JobOutcome::Done);
         }

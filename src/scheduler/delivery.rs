@@ -182,7 +182,7 @@ impl Worker {
             }
             tokio::select! {
                 _ = tokio::time::sleep_until(wake_at) => {}
-                _ = self.state.jobs.deliveries.notified() => {}
+                _ = self.state.jobs.deliveries().notified() => {}
                 Some(done) = running.join_next_with_id(), if !running.is_empty() => {
                     let id = match done { Ok((id, ())) => id, Err(e) => e.id() };
                     ids.remove(&id);

@@ -32,6 +32,7 @@ use tokio::time::Instant;
 
 use crate::clock;
 use crate::config::Config;
+use crate::db::effects::Wakers;
 use crate::db::{DbError, jobs};
 use crate::state::AppState;
 
@@ -152,22 +153,28 @@ pub fn registry(config: &Config) -> Registry {
     registry
 }
 
-/// The API's handle on the background workers: wakes them when work was added.
+/// The handle on the background workers: their wake-up handles, shared with the database's
+/// writer, which wakes them after the commits that asked for it ([`crate::db::effects`]).
 #[derive(Clone, Default)]
 pub struct JobQueue {
-    notify: Arc<Notify>,
-    deliveries: Arc<Notify>,
+    wakers: Wakers,
 }
 
 impl JobQueue {
-    /// Call after committing a transaction that enqueued a job due now.
-    pub fn wake(&self) {
-        self.notify.notify_one();
+    pub fn new(wakers: Wakers) -> Self {
+        JobQueue { wakers }
     }
 
-    /// Call after committing a transaction that queued emails.
-    pub fn wake_delivery(&self) {
-        self.deliveries.notify_one();
+    fn jobs(&self) -> &Notify {
+        &self.wakers.jobs
+    }
+
+    fn deliveries(&self) -> &Notify {
+        &self.wakers.delivery
+    }
+
+    fn workflows(&self) -> &Notify {
+        &self.wakers.workflows
     }
 }
 
@@ -280,7 +287,7 @@ impl Supervisor {
             }
             tokio::select! {
                 _ = tokio::time::sleep_until(wake_at) => {}
-                _ = self.state.jobs.notify.notified() => {}
+                _ = self.state.jobs.jobs().notified() => {}
                 Some(joined) = self.running.join_next_with_id(), if !self.running.is_empty() => {
                     self.complete(joined).await;
                 }
@@ -483,12 +490,11 @@ fn instant_at(at_ms: i64) -> Instant {
     if delta <= 0 { Instant::now() } else { Instant::now() + Duration::from_millis(delta as u64) }
 }
 
-/// Adds a job in its own transaction and wakes the scheduler; for callers with no transaction of
-/// their own. Returns the job id, or `None` when a live job has the same dedupe key.
+/// Adds a job in its own transaction (the scheduler is woken once it commits); for callers with
+/// no transaction of their own. Returns the job id, or `None` when a live job has the same
+/// dedupe key.
 pub async fn enqueue(state: &AppState, job: NewJob) -> Result<Option<i64>, DbError> {
-    let id = state.db.write(move |tx| Ok::<_, DbError>(jobs::enqueue(tx, &job)?)).await?;
-    state.jobs.wake();
-    Ok(id)
+    state.db.write(move |tx| Ok::<_, DbError>(jobs::enqueue(tx, &job)?)).await
 }
 
 #[cfg(test)]

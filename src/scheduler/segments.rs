@@ -47,7 +47,6 @@ async fn refresh_all(ctx: JobContext) -> JobResult {
             if core_segments::is_tracked_dynamic(segment) {
                 let job = compute_job(segment);
                 state.db.write(move |tx| Ok::<_, DbError>(jobs::enqueue(tx, &job)?)).await?;
-                state.jobs.wake();
             } else if let Err(e) = core_segments::recount(state, segment.clone()).await {
                 tracing::warn!(segment = segment.id, "could not refresh a segment's count: {e}");
             }
