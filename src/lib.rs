@@ -15,6 +15,7 @@ pub mod lock;
 pub mod mail;
 pub mod memory;
 pub mod metrics;
+pub mod outbound_http;
 pub mod scheduler;
 pub mod state;
 

@@ -43,6 +43,8 @@ pub struct AppState {
     pub dns: Dns,
     /// The series of `GET /metrics`.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Calls to the addresses WEBHOOK steps name.
+    pub http: crate::outbound_http::Caller,
 }
 
 impl AppState {
@@ -63,6 +65,11 @@ impl AppState {
         drop(conn);
         let limiter = ratelimit::limiter(config.limits.requests_per_minute);
         let dns = Dns::new(&config.dns);
+        let http = crate::outbound_http::Caller::new(
+            dns.clone(),
+            config.webhooks.allow_private,
+            std::time::Duration::from_secs(crate::core::workflows::WEBHOOK_TIMEOUT_SECS),
+        );
         crate::core::lists::lists();
         let jobs = JobQueue::new(db.wakers().clone());
         Ok(AppState {
@@ -76,6 +83,7 @@ impl AppState {
             scheduler: Arc::new(SchedulerStatus::default()),
             dns,
             metrics: crate::metrics::Metrics::shared(),
+            http,
         })
     }
 }

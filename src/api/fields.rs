@@ -26,19 +26,19 @@ const STANDARD: &[(&str, &str)] =
 #[get("/contacts/fields")]
 async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
     let project = access.project.id;
-    let (total, custom) = state
-        .db
-        .run(move |conn| {
-            let (total, _) = contacts::counts(conn, &project)?;
-            let mut stmt = conn.prepare_cached(
-                "SELECT path, type, contacts FROM contact_fields WHERE project_id = ?1 ORDER BY path",
-            )?;
-            let rows: Vec<(String, String, i64)> = stmt
-                .query_map([&project], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                .collect::<Result<_, _>>()?;
-            Ok::<_, DbError>((total, rows))
-        })
-        .await?;
+    let fields = state.db.run(move |conn| Ok::<_, DbError>(catalogue(conn, &project)?)).await?;
+    Ok(Json(json!({ "fields": fields })))
+}
+
+/// The project's contact fields: the standard ones and the catalogue's custom ones, each
+/// `{field, type, isCustom, coverage}` (the share of contacts that have it).
+pub fn catalogue(conn: &rusqlite::Connection, project: &str) -> rusqlite::Result<Vec<Value>> {
+    let (total, _) = contacts::counts(conn, project)?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT path, type, contacts FROM contact_fields WHERE project_id = ?1 ORDER BY path",
+    )?;
+    let custom: Vec<(String, String, i64)> =
+        stmt.query_map([project], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
     let coverage = |n: i64| if total > 0 { (n as f64 / total as f64).clamp(0.0, 1.0) } else { 0.0 };
     let mut fields: Vec<Value> = STANDARD
         .iter()
@@ -47,7 +47,7 @@ async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Val
     fields.extend(custom.into_iter().map(|(path, kind, n)| {
         json!({ "field": format!("data.{path}"), "type": kind, "isCustom": true, "coverage": coverage(n) })
     }));
-    Ok(Json(json!({ "fields": fields })))
+    Ok(fields)
 }
 
 /// The custom field a `data.<path>` name refers to, if it is in the catalogue.

@@ -11,6 +11,7 @@ pub mod dashboard;
 pub mod domains;
 pub mod emails;
 pub mod events;
+pub mod executions;
 pub mod features;
 pub mod fields;
 pub mod guards;
@@ -70,6 +71,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         events::routes(),
         segments::routes(),
         workflows::routes(),
+        executions::routes(),
         outbox::routes(),
         tracking::routes(),
         dashboard::routes(),

@@ -23,6 +23,7 @@ use crate::state::AppState;
 pub fn routes() -> Vec<Route> {
     routes![
         list,
+        fields,
         create,
         read,
         update,
@@ -67,6 +68,49 @@ async fn list(
         })
         .await?;
     Ok(Json(pagination::page_list(rows.0, rows.1, page, page_size)))
+}
+
+/// Events whose data keys `GET /workflows/fields` lists, newest names first.
+const FIELD_EVENTS: usize = 200;
+/// Events of each name sampled for their data keys.
+const FIELD_SAMPLES: usize = 20;
+
+/// What a CONDITION step can test: the contact's fields (standard and custom, from the
+/// catalogue), and for each event name the project has, the `event.<key>` fields its newest
+/// events carry (sampled: the keys of the last 20), with their types.
+#[get("/workflows/fields")]
+async fn fields(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+    let project = access.project.id;
+    let (contact, events) = state
+        .db
+        .run(move |conn| {
+            let contact = super::fields::catalogue(conn, &project)?;
+            let mut names = crate::db::events::names(conn, &project)?;
+            names.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+            names.truncate(FIELD_EVENTS);
+            let mut events = Vec::with_capacity(names.len());
+            for (name, count, _) in names {
+                let mut keys: std::collections::BTreeMap<String, &'static str> = Default::default();
+                for data in crate::db::events::recent_data(conn, &project, &name, FIELD_SAMPLES)? {
+                    if let Value::Object(map) = &data {
+                        for (path, value) in crate::core::fields::leaves(map) {
+                            if let Some(kind) = crate::core::fields::infer_type(value) {
+                                keys.entry(path).or_insert(kind);
+                            }
+                        }
+                    }
+                }
+                let fields: Vec<Value> = keys
+                    .into_iter()
+                    .map(|(key, kind)| json!({ "field": format!("event.{key}"), "key": key, "type": kind }))
+                    .collect();
+                events.push(json!({ "name": name, "count": count, "fields": fields }));
+            }
+            events.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+            Ok::<_, DbError>((contact, events))
+        })
+        .await?;
+    Ok(Json(json!({ "contact": contact, "events": events })))
 }
 
 /// The body of `POST /workflows`.

@@ -1,5 +1,7 @@
-//! Emitting events. Every event the service stores goes through [`emit`], so later features
-//! (workflow triggers) hook in here once.
+//! Emitting events. Every event the service stores goes through [`emit`], which also hands it
+//! to the workflow engine in the same transaction: the executions waiting for it resume and the
+//! workflows it triggers start, whoever emitted it (`/v1/track`, a send, an import, a segment
+//! computation, a campaign).
 
 use rusqlite::Connection;
 use serde_json::{Value, json};
@@ -12,7 +14,8 @@ pub const CONTACT_SUBSCRIBED: &str = "contact.subscribed";
 /// `contact.unsubscribed`.
 pub const CONTACT_UNSUBSCRIBED: &str = "contact.unsubscribed";
 
-/// Stores an event for a contact in the caller's transaction; returns its id.
+/// Stores an event for a contact in the caller's transaction, and runs what it triggers;
+/// returns its id.
 pub fn emit(
     conn: &Connection,
     project: &str,
@@ -21,7 +24,11 @@ pub fn emit(
     data: &Value,
     now: i64,
 ) -> rusqlite::Result<String> {
-    events::insert(conn, project, contact, name, data, now)
+    let id = events::insert(conn, project, contact, name, data, now)?;
+    if let Some(contact) = contact {
+        crate::core::workflows::engine::on_event(conn, project, contact, name, data, &id, now)?;
+    }
+    Ok(id)
 }
 
 /// The event for a subscription change, with where it came from (`api`, `bulk`, `import`, ...).

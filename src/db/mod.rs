@@ -20,6 +20,7 @@ pub mod domains;
 pub mod effects;
 pub mod emails;
 pub mod events;
+pub mod executions;
 pub mod files;
 pub mod functions;
 pub mod idempotency;

@@ -225,3 +225,45 @@ pub fn active_executions(conn: &Connection, workflow: &str) -> rusqlite::Result<
     )?
     .query_row([workflow], |r| r.get(0))
 }
+
+/// The enabled EVENT workflows of a project that `event` starts.
+pub fn triggered_by(conn: &Connection, project: &str, event: &str) -> rusqlite::Result<Vec<Workflow>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM workflows
+         WHERE project_id = ?1 AND trigger_event = ?2 AND enabled = 1 AND trigger_type = 'EVENT'"
+    ))?
+    .query_map([project, event], from_row)?
+    .collect()
+}
+
+/// A workflow by id alone (the runner's executions name theirs).
+pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Workflow>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM workflows WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()
+}
+
+/// A step by id alone.
+pub fn step_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Step>> {
+    conn.prepare_cached(&format!("SELECT {STEP_COLUMNS} FROM workflow_steps WHERE id = ?1"))?
+        .query_row([id], step_from_row)
+        .optional()
+}
+
+/// The workflow's TRIGGER step.
+pub fn trigger_step(conn: &Connection, workflow: &str) -> rusqlite::Result<Option<Step>> {
+    conn.prepare_cached(&format!(
+        "SELECT {STEP_COLUMNS} FROM workflow_steps WHERE workflow_id = ?1 AND type = 'TRIGGER'"
+    ))?
+    .query_row([workflow], step_from_row)
+    .optional()
+}
+
+/// The step that comes after `from` on `branch` (none for the steps that do not branch).
+pub fn next_step(conn: &Connection, from: &str, branch: Option<&str>) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached(
+        "SELECT to_step_id FROM workflow_transitions WHERE from_step_id = ?1 AND ifnull(branch, '') = ifnull(?2, '')",
+    )?
+    .query_row(params![from, branch], |r| r.get(0))
+    .optional()
+}

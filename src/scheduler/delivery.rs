@@ -32,6 +32,8 @@ use crate::mail::message::{self, Outgoing};
 use crate::mail::transport::{Refusal, Transport};
 use crate::state::AppState;
 
+use super::instant_at;
+
 /// Tries of one email before it fails.
 pub const MAX_ATTEMPTS: u32 = 5;
 const BATCH: usize = 64;
@@ -508,11 +510,6 @@ where
     let found = read()?.map(Arc::new);
     seen.insert(key, found.clone());
     Ok(found)
-}
-
-fn instant_at(at_ms: i64) -> Instant {
-    let delta = at_ms - clock::now_ms();
-    if delta <= 0 { Instant::now() } else { Instant::now() + Duration::from_millis(delta as u64) }
 }
 
 /// The ids of the emails a worker holds: being sent, or claimed and waiting their turn.

@@ -18,6 +18,7 @@ pub mod domains;
 pub mod events;
 pub mod segments;
 mod sweeps;
+pub mod workflows;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -132,11 +133,20 @@ impl Registry {
 /// left by a process that is gone.
 pub fn take_over(state: &AppState) -> Result<(), DbError> {
     let now = clock::now_ms();
-    let (jobs, emails) = crate::db::write_tx(&mut *state.db.conn()?, |tx| {
-        Ok::<_, DbError>((jobs::take_back_leases(tx, now)?, crate::db::emails::take_back_leases(tx, now)?))
+    let (jobs, emails, executions) = crate::db::write_tx(&mut *state.db.conn()?, |tx| {
+        Ok::<_, DbError>((
+            jobs::take_back_leases(tx, now)?,
+            crate::db::emails::take_back_leases(tx, now)?,
+            crate::db::executions::take_back_leases(tx, now)?,
+        ))
     })?;
-    if jobs + emails > 0 {
-        tracing::info!(jobs, emails, "took back the work an earlier process left leased; it resumes now");
+    if jobs + emails + executions > 0 {
+        tracing::info!(
+            jobs,
+            emails,
+            executions,
+            "took back the work an earlier process left leased; it resumes now"
+        );
     }
     Ok(())
 }
@@ -173,7 +183,7 @@ impl JobQueue {
         &self.wakers.delivery
     }
 
-    fn workflows(&self) -> &Notify {
+    pub(crate) fn workflows(&self) -> &Notify {
         &self.wakers.workflows
     }
 }
@@ -218,9 +228,10 @@ impl SchedulerHandle {
 pub fn start(state: AppState, registry: Registry) -> SchedulerHandle {
     let (stop, stopped) = watch::channel(false);
     let delivery = delivery::start(state.clone(), stopped.clone());
+    let workflows = workflows::start(state.clone(), stopped.clone());
     let trimming = tokio::spawn(crate::memory::keep_trimming(state.db.clone(), stopped.clone()));
     let supervisor = tokio::spawn(Supervisor::new(state, registry).run(stopped));
-    SchedulerHandle { stop, tasks: vec![supervisor, delivery, trimming] }
+    SchedulerHandle { stop, tasks: vec![supervisor, delivery, workflows, trimming] }
 }
 
 struct Running {
@@ -485,7 +496,7 @@ pub fn backoff_ms(base: Duration, attempt: u32) -> i64 {
     capped + rand::thread_rng().gen_range(0..=capped / 10)
 }
 
-fn instant_at(at_ms: i64) -> Instant {
+pub(crate) fn instant_at(at_ms: i64) -> Instant {
     let delta = at_ms - clock::now_ms();
     if delta <= 0 { Instant::now() } else { Instant::now() + Duration::from_millis(delta as u64) }
 }

@@ -30,4 +30,5 @@ mod sessions;
 mod templates;
 mod tracking;
 mod verify;
+mod workflow_runs;
 mod workflows;

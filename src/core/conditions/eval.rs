@@ -140,9 +140,15 @@ pub struct DbFacts<'a> {
     pub conn: &'a Connection,
     pub contact_id: &'a str,
     pub contact_seq: i64,
+    /// A workflow execution's context, when deciding a CONDITION step.
+    pub context: Option<&'a Map<String, Value>>,
 }
 
 impl Facts for DbFacts<'_> {
+    fn context(&self) -> Option<&Map<String, Value>> {
+        self.context
+    }
+
     fn event_times(&self, name: &str) -> Option<(i64, i64)> {
         let query = |conn: &Connection| {
             conn.prepare_cached(

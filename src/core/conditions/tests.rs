@@ -112,7 +112,8 @@ impl Fixture {
         self.contacts()
             .into_iter()
             .filter(|c| {
-                let facts = DbFacts { conn: &self.conn, contact_id: &c.id, contact_seq: c.seq };
+                let facts =
+                    DbFacts { conn: &self.conn, contact_id: &c.id, contact_seq: c.seq, context: None };
                 matches(condition, c, &facts, NOW)
             })
             .map(|c| c.seq)

@@ -6,6 +6,8 @@
 pub mod binary;
 #[path = "../../support/dns_server.rs"]
 pub mod dns_server;
+#[path = "../../support/http_receiver.rs"]
+pub mod http_receiver;
 pub mod probes;
 pub mod sending;
 #[path = "../../support/smtp_sink.rs"]

@@ -7,6 +7,9 @@
 //! nothing leads back to the trigger or away from an EXIT; and every cycle holds a DELAY or a
 //! WAIT_FOR_EVENT, so no execution can loop without waiting.
 
+pub mod engine;
+pub mod webhook;
+
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
@@ -22,6 +25,8 @@ use crate::error::{ApiError, FieldError};
 /// The step types `POST /workflows/:id/steps` adds (the TRIGGER step comes with the workflow).
 pub const STEP_TYPES: &[&str] =
     &["SEND_EMAIL", "DELAY", "WAIT_FOR_EVENT", "CONDITION", "WEBHOOK", "UPDATE_CONTACT", "EXIT"];
+/// How long a WEBHOOK step waits for its answer (appliance.md §11).
+pub const WEBHOOK_TIMEOUT_SECS: u64 = 10;
 /// Most steps in one workflow.
 pub const MAX_STEPS: usize = 200;
 /// The longest DELAY, and the longest timeout of a WAIT_FOR_EVENT.

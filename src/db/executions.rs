@@ -1,0 +1,291 @@
+//! Workflow executions as stored: one row per execution (where it stands, its context, when it
+//! is due), and one row per step it ran (`workflow_execution_steps`), in order.
+//!
+//! An execution the runner should look at has a `due_at` at or before now: RUNNING ones are due
+//! at once, WAITING ones when their DELAY or WAIT_FOR_EVENT timeout ends (an event wait without
+//! a timeout has none, and is found by its contact and event instead). `locked_until` is the
+//! runner's lease on the executions it works on.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+/// The statuses of an execution that is not over.
+pub const ACTIVE: [&str; 2] = ["RUNNING", "WAITING"];
+/// Every status, for the list's filter.
+pub const STATUSES: [&str; 6] = ["RUNNING", "WAITING", "COMPLETED", "EXITED", "FAILED", "CANCELLED"];
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Execution {
+    pub id: String,
+    pub workflow_id: String,
+    pub project_id: String,
+    pub contact_id: String,
+    pub status: String,
+    pub current_step_id: Option<String>,
+    /// JSON object text.
+    pub context: String,
+    pub exit_reason: Option<String>,
+    pub due_at: Option<i64>,
+    pub wait_event: Option<String>,
+    pub locked_until: Option<i64>,
+    pub started_at: i64,
+    pub completed_at: Option<i64>,
+    pub updated_at: i64,
+}
+
+impl Execution {
+    pub fn is_active(&self) -> bool {
+        ACTIVE.contains(&self.status.as_str())
+    }
+}
+
+/// One step an execution ran (or is running, or waits at).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StepRun {
+    pub execution_id: String,
+    pub seq: i64,
+    pub step_id: String,
+    /// `RUNNING`, `WAITING`, `COMPLETED`, `FAILED` or `SKIPPED`.
+    pub status: String,
+    /// JSON text.
+    pub output: Option<String>,
+    pub error: Option<String>,
+    pub started_at: i64,
+    pub completed_at: Option<i64>,
+}
+
+const COLUMNS: &str =
+    "id, workflow_id, project_id, contact_id, status, current_step_id, context, exit_reason,
+     due_at, wait_event, locked_until, started_at, completed_at, updated_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Execution> {
+    Ok(Execution {
+        id: r.get(0)?,
+        workflow_id: r.get(1)?,
+        project_id: r.get(2)?,
+        contact_id: r.get(3)?,
+        status: r.get(4)?,
+        current_step_id: r.get(5)?,
+        context: r.get(6)?,
+        exit_reason: r.get(7)?,
+        due_at: r.get(8)?,
+        wait_event: r.get(9)?,
+        locked_until: r.get(10)?,
+        started_at: r.get(11)?,
+        completed_at: r.get(12)?,
+        updated_at: r.get(13)?,
+    })
+}
+
+const RUN_COLUMNS: &str = "execution_id, seq, step_id, status, output, error, started_at, completed_at";
+
+fn run_from_row(r: &Row<'_>) -> rusqlite::Result<StepRun> {
+    Ok(StepRun {
+        execution_id: r.get(0)?,
+        seq: r.get(1)?,
+        step_id: r.get(2)?,
+        status: r.get(3)?,
+        output: r.get(4)?,
+        error: r.get(5)?,
+        started_at: r.get(6)?,
+        completed_at: r.get(7)?,
+    })
+}
+
+pub fn insert(conn: &Connection, e: &Execution) -> rusqlite::Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT INTO workflow_executions ({COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+    ))?
+    .execute(params![
+        e.id,
+        e.workflow_id,
+        e.project_id,
+        e.contact_id,
+        e.status,
+        e.current_step_id,
+        e.context,
+        e.exit_reason,
+        e.due_at,
+        e.wait_event,
+        e.locked_until,
+        e.started_at,
+        e.completed_at,
+        e.updated_at
+    ])?;
+    Ok(())
+}
+
+/// Writes where an execution stands (everything but its identity and start).
+pub fn save(conn: &Connection, e: &Execution) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE workflow_executions SET status = ?2, current_step_id = ?3, context = ?4, exit_reason = ?5,
+             due_at = ?6, wait_event = ?7, locked_until = ?8, completed_at = ?9, updated_at = ?10
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        e.id,
+        e.status,
+        e.current_step_id,
+        e.context,
+        e.exit_reason,
+        e.due_at,
+        e.wait_event,
+        e.locked_until,
+        e.completed_at,
+        e.updated_at
+    ])?;
+    Ok(())
+}
+
+pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Execution>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM workflow_executions WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()
+}
+
+/// An execution of `workflow`.
+pub fn get(conn: &Connection, workflow: &str, id: &str) -> rusqlite::Result<Option<Execution>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM workflow_executions WHERE id = ?1 AND workflow_id = ?2"
+    ))?
+    .query_row([id, workflow], from_row)
+    .optional()
+}
+
+/// One page of a workflow's executions, newest first, with how many match.
+pub fn page(
+    conn: &Connection,
+    workflow: &str,
+    status: Option<&str>,
+    (limit, offset): (i64, i64),
+) -> rusqlite::Result<(Vec<Execution>, i64)> {
+    let mut filter = String::from(" WHERE workflow_id = ?1");
+    let mut args: Vec<rusqlite::types::Value> = vec![workflow.to_string().into()];
+    if let Some(status) = status {
+        args.push(status.to_string().into());
+        filter.push_str(" AND status = ?2");
+    }
+    super::paged(
+        conn,
+        ("workflow_executions", COLUMNS, &filter, "started_at DESC, id DESC"),
+        args,
+        (limit, offset),
+        from_row,
+    )
+}
+
+/// Whether the contact has ever had an execution of the workflow (any status).
+pub fn exists_for(conn: &Connection, workflow: &str, contact: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached(
+        "SELECT 1 FROM workflow_executions WHERE workflow_id = ?1 AND contact_id = ?2 LIMIT 1",
+    )?
+    .query_row([workflow, contact], |_| Ok(()))
+    .optional()
+    .map(|found| found.is_some())
+}
+
+/// The contact's executions waiting for `event`.
+pub fn waiting_for(conn: &Connection, contact: &str, event: &str) -> rusqlite::Result<Vec<Execution>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM workflow_executions
+         WHERE contact_id = ?1 AND wait_event = ?2 AND status = 'WAITING'"
+    ))?
+    .query_map([contact, event], from_row)?
+    .collect()
+}
+
+/// Leases up to `limit` due executions not leased by a live lease, soonest due first; returns
+/// their ids.
+pub fn claim(conn: &Connection, now: i64, limit: usize, lease_ms: i64) -> rusqlite::Result<Vec<String>> {
+    let ids: Vec<String> = conn
+        .prepare_cached(
+            "SELECT id FROM workflow_executions
+             WHERE status IN ('RUNNING', 'WAITING') AND due_at IS NOT NULL AND due_at <= ?1
+               AND (locked_until IS NULL OR locked_until <= ?1)
+             ORDER BY due_at LIMIT ?2",
+        )?
+        .query_map(params![now, limit as i64], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut lease = conn.prepare_cached("UPDATE workflow_executions SET locked_until = ?2 WHERE id = ?1")?;
+    for id in &ids {
+        lease.execute(params![id, now + lease_ms])?;
+    }
+    Ok(ids)
+}
+
+/// When the next execution not leased at `now` falls due, if any does (the soonest due come
+/// first in the index, so this reads past only the few in hand).
+pub fn next_due(conn: &Connection, now: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached(
+        "SELECT due_at FROM workflow_executions
+         WHERE status IN ('RUNNING', 'WAITING') AND due_at IS NOT NULL
+           AND (locked_until IS NULL OR locked_until <= ?1)
+         ORDER BY due_at LIMIT 1",
+    )?
+    .query_row([now], |r| r.get(0))
+    .optional()
+}
+
+/// Ends the leases of executions this process took and did not finish; returns how many.
+pub fn take_back_leases(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
+    conn.prepare_cached(
+        "UPDATE workflow_executions SET locked_until = NULL WHERE locked_until > ?1 AND status IN ('RUNNING', 'WAITING')",
+    )?
+    .execute([now])
+}
+
+/// Extends the leases of the executions this process works on.
+pub fn renew_leases(conn: &Connection, ids: &[String], until: i64) -> rusqlite::Result<()> {
+    let mut renew = conn.prepare_cached(
+        "UPDATE workflow_executions SET locked_until = ?2 WHERE id = ?1 AND status IN ('RUNNING', 'WAITING')",
+    )?;
+    for id in ids {
+        renew.execute(params![id, until])?;
+    }
+    Ok(())
+}
+
+/// Up to `limit` ids of a workflow's RUNNING or WAITING executions.
+pub fn active_ids(conn: &Connection, workflow: &str, limit: usize) -> rusqlite::Result<Vec<String>> {
+    conn.prepare_cached(
+        "SELECT id FROM workflow_executions WHERE workflow_id = ?1 AND status IN ('RUNNING', 'WAITING') LIMIT ?2",
+    )?
+    .query_map(params![workflow, limit as i64], |r| r.get(0))?
+    .collect()
+}
+
+/// The steps an execution ran, in order.
+pub fn runs(conn: &Connection, execution: &str) -> rusqlite::Result<Vec<StepRun>> {
+    conn.prepare_cached(&format!(
+        "SELECT {RUN_COLUMNS} FROM workflow_execution_steps WHERE execution_id = ?1 ORDER BY seq"
+    ))?
+    .query_map([execution], run_from_row)?
+    .collect()
+}
+
+/// The last step an execution ran (or runs, or waits at).
+pub fn last_run(conn: &Connection, execution: &str) -> rusqlite::Result<Option<StepRun>> {
+    conn.prepare_cached(&format!(
+        "SELECT {RUN_COLUMNS} FROM workflow_execution_steps WHERE execution_id = ?1 ORDER BY seq DESC LIMIT 1"
+    ))?
+    .query_row([execution], run_from_row)
+    .optional()
+}
+
+/// Adds or rewrites a step run.
+pub fn put_run(conn: &Connection, run: &StepRun) -> rusqlite::Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO workflow_execution_steps ({RUN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+    ))?
+    .execute(params![
+        run.execution_id,
+        run.seq,
+        run.step_id,
+        run.status,
+        run.output,
+        run.error,
+        run.started_at,
+        run.completed_at
+    ])?;
+    Ok(())
+}
