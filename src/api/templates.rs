@@ -221,7 +221,20 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
     let template = find(state, access.project.id, id).await?;
     state
         .db
-        .write(move |tx| Ok::<_, ApiError>(templates::delete(tx, &template.project_id, &template.id)?))
+        .write(move |tx| {
+            // A workflow's SEND_EMAIL step would fail on every execution from then on.
+            let workflows = crate::db::refs::workflows(tx, &template.project_id, "template", &template.id)?;
+            if !workflows.is_empty() {
+                let names: Vec<Value> =
+                    workflows.iter().map(|(id, name, _)| json!({ "id": id, "name": name })).collect();
+                return Err(ApiError::conflict(format!(
+                    "the template is sent by {} workflow(s): change or delete their SEND_EMAIL steps first",
+                    names.len()
+                ))
+                .with_details(json!({ "workflows": names })));
+            }
+            Ok::<_, ApiError>(templates::delete(tx, &template.project_id, &template.id)?)
+        })
         .await?;
     Ok(Status::NoContent)
 }

@@ -27,7 +27,7 @@ use crate::state::AppState;
 use super::instant_at;
 
 /// Most executions in hand at once.
-const IN_FLIGHT: usize = 64;
+pub const IN_FLIGHT: usize = 64;
 /// How long an execution stays leased without a word from its runner: the longest webhook call
 /// and a good margin.
 const LEASE_MS: i64 = 6 * WEBHOOK_TIMEOUT_SECS as i64 * 1000;

@@ -30,5 +30,6 @@ mod sessions;
 mod templates;
 mod tracking;
 mod verify;
+mod workflow_crash;
 mod workflow_runs;
 mod workflows;

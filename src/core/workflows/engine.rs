@@ -271,6 +271,7 @@ fn step_once(
             let unit = match config["unit"].as_str() {
                 Some("days") => 86_400_000,
                 Some("hours") => 3_600_000,
+                Some("seconds") => 1_000,
                 _ => 60_000,
             };
             let until = now.saturating_add(amount.saturating_mul(unit));

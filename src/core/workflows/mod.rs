@@ -193,13 +193,20 @@ pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, S
                 })?;
             let unit = map.get("unit").and_then(Value::as_str).unwrap_or_default();
             let seconds = match unit {
+                // Beyond appliance.md's three units: short delays for tests and follow-ups
+                // within the minute.
+                "seconds" => 1,
                 "minutes" => 60,
                 "hours" => 3600,
                 "days" => 86_400,
                 _ => {
                     return Err(ApiError::validation(vec![
-                        FieldError::new(at("unit"), "invalid_enum_value", "unit is minutes, hours or days")
-                            .received(map.get("unit").cloned().unwrap_or(Value::Null)),
+                        FieldError::new(
+                            at("unit"),
+                            "invalid_enum_value",
+                            "unit is seconds, minutes, hours or days",
+                        )
+                        .received(map.get("unit").cloned().unwrap_or(Value::Null)),
                     ]));
                 }
             };
@@ -714,6 +721,10 @@ mod tests {
         assert!(ok("DELAY", json!({"amount": 0, "unit": "hours"})).is_err());
         assert!(ok("DELAY", json!({"amount": 366, "unit": "days"})).is_err());
         assert!(ok("DELAY", json!({"amount": 1, "unit": "weeks"})).is_err());
+        assert_eq!(
+            ok("DELAY", json!({"amount": 2, "unit": "seconds"})).unwrap(),
+            json!({"amount": 2, "unit": "seconds"})
+        );
         assert!(ok("DELAY", json!({"amount": 1, "unit": "days", "extra": 1})).is_err());
         assert_eq!(
             ok("SEND_EMAIL", json!({"templateId": "t1"})).unwrap(),

@@ -154,6 +154,17 @@ impl Server {
         (res.status().as_u16(), res.body_mut().read_json().unwrap_or(Value::Null))
     }
 
+    /// A JSON PATCH with `Authorization: Bearer <key>`: the status and the body.
+    pub fn patch_keyed(&self, path: &str, key: &str, body: Value) -> (u16, Value) {
+        let mut res = agent()
+            .patch(&self.url(path))
+            .header("Authorization", &format!("Bearer {key}"))
+            .header("content-type", "application/json")
+            .send(body.to_string())
+            .unwrap();
+        (res.status().as_u16(), res.body_mut().read_json().unwrap_or(Value::Null))
+    }
+
     /// A GET with `Authorization: Bearer <key>`: the body.
     pub fn get_keyed(&self, path: &str, key: &str) -> Value {
         agent()

@@ -16,6 +16,7 @@ use super::dns_server::DnsServer;
 pub struct Sending {
     pub server: Server,
     pub key: String,
+    pub public_key: String,
     env: Vec<(String, String)>,
 }
 
@@ -45,6 +46,7 @@ impl Sending {
         .unwrap();
         let project: Value = serde_json::from_str(&created).unwrap();
         let key = project["secretKey"].as_str().unwrap().to_string();
+        let public_key = project["publicKey"].as_str().unwrap().to_string();
         let server = tokio::task::block_in_place(|| Self::serve(dir, &env));
         let domain = tokio::task::block_in_place(|| {
             server.post_keyed("/domains", &key, serde_json::json!({ "domain": "example.test" })).1
@@ -55,7 +57,7 @@ impl Sending {
         let path = format!("/domains/{}/verify", domain["id"].as_str().unwrap());
         let verified = tokio::task::block_in_place(|| server.get_keyed(&path, &key));
         assert_eq!(verified["status"], serde_json::json!("verified"), "{verified}");
-        Sending { server, key, env }
+        Sending { server, key, public_key, env }
     }
 
     fn serve(dir: &Path, env: &[(String, String)]) -> Server {
