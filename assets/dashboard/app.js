@@ -16,6 +16,7 @@ import { Templates, TemplateEditor } from "./js/pages/templates.js";
 import { Segments, SegmentPage } from "./js/pages/segments.js";
 import { CampaignPage, Campaigns } from "./js/pages/campaigns.js";
 import { Events } from "./js/pages/events.js";
+import { WorkflowPage, Workflows } from "./js/pages/workflows.js";
 import { Domains } from "./js/pages/domains.js";
 import { Outbox, OutboxMessage } from "./js/pages/outbox.js";
 import { Settings } from "./js/pages/settings.js";
@@ -27,6 +28,7 @@ const SECTIONS = [
   ["segments", "Segments"],
   ["templates", "Templates"],
   ["campaigns", "Campaigns"],
+  ["workflows", "Workflows"],
   ["events", "Events"],
   ["domains", "Domains"],
   ["outbox", "Outbox"],
@@ -45,6 +47,8 @@ const PROJECT_ROUTES = [
   ["segments/:id", SegmentPage],
   ["campaigns", Campaigns],
   ["campaigns/:id", CampaignPage],
+  ["workflows", Workflows],
+  ["workflows/:id", WorkflowPage],
   ["events", Events],
   ["domains", Domains],
   ["outbox", Outbox],

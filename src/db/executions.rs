@@ -234,6 +234,17 @@ pub fn take_back_leases(conn: &Connection, now: i64) -> rusqlite::Result<usize> 
     .execute([now])
 }
 
+/// Ends the leases of executions a stopping runner still held, so the next runner takes them
+/// at once.
+pub fn release(conn: &Connection, ids: &[String]) -> rusqlite::Result<()> {
+    let mut release =
+        conn.prepare_cached("UPDATE workflow_executions SET locked_until = NULL WHERE id = ?1")?;
+    for id in ids {
+        release.execute([id])?;
+    }
+    Ok(())
+}
+
 /// Extends the leases of the executions this process works on.
 pub fn renew_leases(conn: &Connection, ids: &[String], until: i64) -> rusqlite::Result<()> {
     let mut renew = conn.prepare_cached(

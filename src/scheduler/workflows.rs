@@ -6,12 +6,15 @@
 //!   ended. Waiting executions are rows with a due time, so a million of them cost disk, not
 //!   memory; the runner sleeps until the soonest is due, or until a commit that started or
 //!   resumed one wakes it ([`crate::db::effects`]).
-//! - At most [`IN_FLIGHT`] executions are in hand at once, so slow webhooks (10 s each at most)
-//!   hold up neither the rest nor the writer.
-//! - On shutdown in-flight executions get the grace period; those still running are dropped,
-//!   and their leases are taken back when the next process starts ([`super::take_over`]).
+//! - Due executions are claimed and moved on in batches, one write for up to [`BATCH`] of them
+//!   (each in a savepoint of its own); the webhook calls they reach are made outside any write,
+//!   at most [`IN_FLIGHT`] at once, so slow webhooks (10 s each at most) hold up neither the
+//!   rest nor the writer.
+//! - On shutdown in-flight executions get the grace period; those still running are stopped
+//!   and their leases ended, so the next runner takes them at once (a process that dies instead
+//!   leaves them to [`super::take_over`]).
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -19,17 +22,21 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use crate::clock;
-use crate::core::workflows::engine::{self, Advanced};
+use rusqlite::Connection;
+
+use crate::core::workflows::engine::{self, Advanced, WebhookCall};
 use crate::core::workflows::{WEBHOOK_TIMEOUT_SECS, webhook};
 use crate::db::{DbError, executions};
 use crate::state::AppState;
 
 use super::instant_at;
 
-/// Most executions in hand at once.
+/// Most webhook calls in flight at once.
 pub const IN_FLIGHT: usize = 64;
+/// Most executions claimed and moved on in one write.
+const BATCH: usize = 128;
 /// How long an execution stays leased without a word from its runner: the longest webhook call
-/// and a good margin.
+/// and a good margin (a batch's calls wait at most two calls' time for a slot).
 const LEASE_MS: i64 = 6 * WEBHOOK_TIMEOUT_SECS as i64 * 1000;
 
 /// Starts the runner on the current runtime; it ends once `stopped` turns true.
@@ -39,26 +46,32 @@ pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> 
 
 async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
     let max_idle = Duration::from_secs(state.config.scheduler.max_idle_secs.into());
+    // Webhook calls under way, and the executions they belong to with those waiting for a slot.
     let mut running: JoinSet<String> = JoinSet::new();
+    let mut queued: VecDeque<WebhookCall> = VecDeque::new();
     let mut in_hand: HashSet<String> = HashSet::new();
     while !*stopped.borrow() {
         let mut wake_at = Instant::now() + max_idle;
-        let free = IN_FLIGHT - running.len();
-        if free > 0 {
-            let claimed = state
-                .db
-                .write(move |tx| Ok::<_, DbError>(executions::claim(tx, clock::now_ms(), free, LEASE_MS)?))
-                .await;
-            match claimed {
-                Ok(ids) => {
-                    let full = ids.len() == free;
-                    for id in ids {
+        while let Some(done) = running.try_join_next() {
+            if let Ok(id) = done {
+                in_hand.remove(&id);
+            }
+        }
+        while running.len() < IN_FLIGHT
+            && let Some(call) = queued.pop_front()
+        {
+            running.spawn(call_webhook(state.clone(), call));
+        }
+        if queued.is_empty() && running.len() < IN_FLIGHT {
+            match state.db.write(|tx| Ok::<_, DbError>(step_batch(tx, BATCH)?)).await {
+                Ok((claimed, calls)) => {
+                    for call in calls {
                         // Never twice in hand, should a lease have run out all the same.
-                        if in_hand.insert(id.clone()) {
-                            running.spawn(work(state.clone(), id));
+                        if in_hand.insert(call.execution.clone()) {
+                            queued.push_back(call);
                         }
                     }
-                    if full {
+                    if claimed == BATCH {
                         wake_at = Instant::now();
                     } else if let Ok(Some(due)) = state
                         .db
@@ -69,10 +82,16 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
                     }
                 }
                 Err(e) => {
-                    tracing::warn!("could not claim workflow executions: {e}");
+                    tracing::warn!("could not run workflow executions: {e}");
                     wake_at = Instant::now() + Duration::from_secs(1);
                 }
             }
+        }
+        // More due at once, or calls that can start now: no sleep.
+        if (wake_at <= Instant::now() && queued.is_empty())
+            || (!queued.is_empty() && running.len() < IN_FLIGHT)
+        {
+            continue;
         }
         tokio::select! {
             _ = tokio::time::sleep_until(wake_at) => {}
@@ -86,28 +105,61 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
         }
     }
     let grace = Duration::from_secs(state.config.server.shutdown_grace_secs.into());
-    let _ = tokio::time::timeout(grace, async { while running.join_next().await.is_some() {} }).await;
+    let _ = tokio::time::timeout(grace, async {
+        while let Some(done) = running.join_next().await {
+            if let Ok(id) = done {
+                in_hand.remove(&id);
+            }
+        }
+    })
+    .await;
     running.abort_all();
+    while let Some(done) = running.join_next().await {
+        if let Ok(id) = done {
+            in_hand.remove(&id);
+        }
+    }
+    // Stopped mid-way: free them for the next runner rather than when the lease runs out (a
+    // webhook call cut off is made again, with its key).
+    let unfinished: Vec<String> = in_hand.into_iter().collect();
+    if !unfinished.is_empty()
+        && let Err(e) =
+            state.db.write(move |tx| Ok::<_, DbError>(executions::release(tx, &unfinished)?)).await
+    {
+        tracing::error!("could not hand back workflow executions; their leases will run out: {e}");
+    }
 }
 
-/// Moves one execution as far as it goes now; returns its id.
-async fn work(state: AppState, id: String) -> String {
-    let first = id.clone();
-    let advanced = state
-        .db
-        .write(move |tx| {
-            let now = clock::now_ms();
-            engine::advance(tx, &first, now, now + LEASE_MS)
-        })
-        .await;
-    let mut next = match advanced {
-        Ok(next) => next,
-        Err(e) => {
-            // The lease runs out and the execution is taken again.
-            tracing::warn!(execution = id, "could not run a workflow execution: {e}");
-            return id;
+/// Claims up to `limit` due executions and moves each as far as it goes without a call, each
+/// in a savepoint of its own: one that fails is rolled back alone and stays leased, to be tried
+/// again when its lease runs out. Returns how many were claimed and the calls to make.
+fn step_batch(tx: &Connection, limit: usize) -> rusqlite::Result<(usize, Vec<WebhookCall>)> {
+    let now = clock::now_ms();
+    let ids = executions::claim(tx, now, limit, LEASE_MS)?;
+    let mut calls = Vec::new();
+    for id in &ids {
+        tx.execute_batch("SAVEPOINT execution")?;
+        match engine::advance(tx, id, now, now + LEASE_MS) {
+            Ok(advanced) => {
+                tx.execute_batch("RELEASE execution")?;
+                if let Advanced::Call(call) = advanced {
+                    calls.push(call);
+                }
+            }
+            Err(e) => {
+                tx.execute_batch("ROLLBACK TO execution; RELEASE execution")?;
+                tracing::warn!(execution = id, "could not run a workflow execution: {e}");
+            }
         }
-    };
+    }
+    Ok((ids.len(), calls))
+}
+
+/// Makes a webhook call and records its answer, then the calls the execution reaches after it;
+/// returns the execution's id.
+async fn call_webhook(state: AppState, call: WebhookCall) -> String {
+    let id = call.execution.clone();
+    let mut next = Advanced::Call(call);
     while let Advanced::Call(call) = next {
         let answer = match webhook::request(&call) {
             Ok(request) => webhook::outcome(state.http.call(&request).await),
@@ -123,6 +175,7 @@ async fn work(state: AppState, id: String) -> String {
         next = match finished {
             Ok(next) => next,
             Err(e) => {
+                // The lease runs out and the call is made again, with its key.
                 tracing::warn!(execution = id, "could not record a webhook's answer: {e}");
                 return id;
             }

@@ -345,6 +345,13 @@ async fn reentry_failures_and_skips_are_recorded_on_the_execution() {
     })
     .await;
     assert_eq!(executions(app, key, &once, "").await.len(), 2);
+
+    // The template it sends is listed as used by it and cannot be deleted under it.
+    let (_, usage) = app.get(&format!("/templates/{marketing}/usage"), key).await;
+    assert_eq!(usage["workflows"][0]["id"], once.as_str(), "{usage}");
+    let (status, refused) = app.call(Method::Delete, &format!("/templates/{marketing}"), key, None).await;
+    assert_eq!(status, Status::Conflict, "{refused}");
+    assert_eq!(refused["error"]["details"]["workflows"][0]["id"], once.as_str());
 }
 
 #[rocket::async_test]

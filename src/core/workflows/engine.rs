@@ -62,6 +62,7 @@ pub fn on_event(
         record(conn, &ex.id, &step, "COMPLETED", Some(output), None, now)?;
         move_on(conn, &mut ex, &step, Some("event"), now)?;
         executions::save(conn, &ex)?;
+        wake(Wake::Workflows);
     }
     for workflow in workflows::triggered_by(conn, project, name)? {
         if !workflow.allow_reentry && executions::exists_for(conn, &workflow.id, contact)? {
@@ -101,6 +102,9 @@ pub fn start(
     };
     move_on(conn, &mut ex, &trigger.id, None, now)?;
     executions::insert(conn, &ex)?;
+    if ex.is_active() {
+        wake(Wake::Workflows);
+    }
     record(conn, &ex.id, &trigger.id, "COMPLETED", Some(output), None, now)?;
     Ok(ex)
 }
@@ -298,7 +302,7 @@ fn step_once(
             ex.wait_event = Some(event);
         }
         "CONDITION" => {
-            let Some(contact) = contact_of(conn, ex)? else { return Ok(None) };
+            let Some(contact) = contact_of(conn, ex, now)? else { return Ok(None) };
             match condition_holds(conn, ex, &contact, &config, now) {
                 Ok(holds) => {
                     record(conn, &ex.id, &step.id, "COMPLETED", Some(json!({ "result": holds })), None, now)?;
@@ -308,7 +312,7 @@ fn step_once(
             }
         }
         "SEND_EMAIL" => {
-            let Some(contact) = contact_of(conn, ex)? else { return Ok(None) };
+            let Some(contact) = contact_of(conn, ex, now)? else { return Ok(None) };
             match send_email(conn, ex, &contact, &config, now)? {
                 Sent::Queued(output) => {
                     record(conn, &ex.id, &step.id, "COMPLETED", Some(output), None, now)?;
@@ -322,7 +326,7 @@ fn step_once(
             }
         }
         "UPDATE_CONTACT" => {
-            let Some(contact) = contact_of(conn, ex)? else { return Ok(None) };
+            let Some(contact) = contact_of(conn, ex, now)? else { return Ok(None) };
             match update_contact(conn, contact, &config, now) {
                 Ok(output) => {
                     record(conn, &ex.id, &step.id, "COMPLETED", Some(output), None, now)?;
@@ -338,7 +342,7 @@ fn step_once(
             end(ex, "EXITED", now);
         }
         "WEBHOOK" => {
-            let Some(contact) = contact_of(conn, ex)? else { return Ok(None) };
+            let Some(contact) = contact_of(conn, ex, now)? else { return Ok(None) };
             // A run already open for this step is a call interrupted by a crash: the same run
             // (and key) is tried again.
             let seq = match executions::last_run(conn, &ex.id)? {
@@ -363,11 +367,11 @@ fn step_once(
 
 /// The execution's contact; an execution whose contact is gone is failed (the row cascades
 /// away with the contact, so this is a contact deleted within this transaction).
-fn contact_of(conn: &Connection, ex: &mut Execution) -> rusqlite::Result<Option<Contact>> {
+fn contact_of(conn: &Connection, ex: &mut Execution, now: i64) -> rusqlite::Result<Option<Contact>> {
     let contact = contacts::by_id(conn, &ex.project_id, &ex.contact_id)?;
     if contact.is_none() {
         let at = ex.current_step_id.clone().unwrap_or_default();
-        fail(conn, ex, &at, "the contact no longer exists", crate::clock::now_ms())?;
+        fail(conn, ex, &at, "the contact no longer exists", now)?;
     }
     Ok(contact)
 }
@@ -502,7 +506,7 @@ fn merge_event(context: &mut Map<String, Value>, data: &Value) {
 }
 
 /// Moves a RUNNING or WAITING execution past `from` on `branch`: to the next step, due now, or
-/// to COMPLETED when nothing follows.
+/// to COMPLETED when nothing follows. (Callers outside the runner wake it once they are done.)
 fn move_on(
     conn: &Connection,
     ex: &mut Execution,
@@ -516,7 +520,6 @@ fn move_on(
             ex.current_step_id = Some(next);
             ex.due_at = Some(now);
             ex.wait_event = None;
-            wake(Wake::Workflows);
         }
         None => end(ex, "COMPLETED", now),
     }
