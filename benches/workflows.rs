@@ -6,7 +6,8 @@
 //!
 //! 1. Executions started per second: each event starts its execution in the transaction that
 //!    records it, so the burst's rate is the start rate; the runner then takes each to its
-//!    DELAY, and the time until every one waits is printed too.
+//!    DELAY, and the time until every one waits is printed too. The same burst for an event
+//!    that starts nothing comes first, for comparison.
 //! 2. Memory with every execution waiting: the server's RSS when idle before the burst, once
 //!    quiet after it, and after a restart with all of them still waiting (goal: within 20 MiB
 //!    of idle; waits are rows with a due time, not timers).
@@ -37,6 +38,38 @@ fn rss_mib(pid: u32) -> f64 {
 
 const ENV: &[(&str, &str)] =
     &[("TIDINGS_LIMITS__REQUESTS_PER_MINUTE", "2000000000"), ("TIDINGS_SERVER__LOG_LEVEL", "warn")];
+
+/// `n` tracked `event`s, each for a new contact, from `clients` threads; returns the seconds.
+fn burst(url: &str, key: &str, event: &str, prefix: &str, n: usize, clients: usize) -> f64 {
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let threads: Vec<_> = (0..clients)
+        .map(|_| {
+            let (next, url, key) = (next.clone(), url.to_string(), format!("Bearer {key}"));
+            let (event, prefix) = (event.to_string(), prefix.to_string());
+            std::thread::spawn(move || {
+                let agent = binary::agent();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    let body = json!({ "email": format!("{prefix}{i}@example.com"), "event": event,
+                                       "data": { "plan": "free", "n": i } });
+                    let res = agent
+                        .post(&url)
+                        .header("Authorization", &key)
+                        .header("content-type", "application/json")
+                        .send(body.to_string())
+                        .unwrap();
+                    assert_eq!(res.status().as_u16(), 200);
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    started.elapsed().as_secs_f64()
+}
 
 fn main() {
     let dir = tempfile::TempDir::new().unwrap();
@@ -83,37 +116,18 @@ fn main() {
     std::thread::sleep(Duration::from_secs(3));
     let idle = rss_mib(server.pid());
 
-    let next = Arc::new(AtomicUsize::new(0));
-    let url = server.url("/v1/track");
-    let started = Instant::now();
-    let threads: Vec<_> = (0..clients)
-        .map(|_| {
-            let (next, url, key) = (next.clone(), url.clone(), format!("Bearer {public}"));
-            std::thread::spawn(move || {
-                let agent = binary::agent();
-                loop {
-                    let n = next.fetch_add(1, Ordering::Relaxed);
-                    if n >= executions {
-                        break;
-                    }
-                    let body = json!({ "email": format!("user{n}@example.com"), "event": "signup",
-                                       "data": { "plan": "free", "n": n } });
-                    let res = agent
-                        .post(&url)
-                        .header("Authorization", &key)
-                        .header("content-type", "application/json")
-                        .send(body.to_string())
-                        .unwrap();
-                    assert_eq!(res.status().as_u16(), 200);
-                }
-            })
-        })
-        .collect();
-    threads.into_iter().for_each(|t| t.join().unwrap());
-    let burst = started.elapsed().as_secs_f64();
+    // The same burst for an event no workflow starts on: what tracking costs without them.
+    let plain = burst(&server.url("/v1/track"), &public, "visit", "plain", executions, clients);
     println!(
-        "{executions} tracked events, {clients} clients: {burst:.1} s = {:.0} executions started a second",
-        executions as f64 / burst
+        "{executions} tracked events no workflow starts on, {clients} clients: {plain:.1} s = {:.0} a second",
+        executions as f64 / plain
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let started = Instant::now();
+    let took = burst(&server.url("/v1/track"), &public, "signup", "user", executions, clients);
+    println!(
+        "{executions} tracked events starting a workflow each, {clients} clients: {took:.1} s = {:.0} executions started a second",
+        executions as f64 / took
     );
     let waiting_path = format!("/workflows/{id}/executions?status=WAITING&pageSize=1");
     loop {

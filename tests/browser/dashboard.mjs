@@ -428,7 +428,7 @@ try {
   await page.getByRole("button", { name: "Create workflow" }).click();
   await page.waitForSelector("h1:text-is('Welcome flow')");
   const workflowId = page.url().split("/").pop();
-  await page.getByRole("button", { name: /^Trigger step/ }).click();
+  await page.getByRole("button", { name: "Trigger on signed_up" }).click();
   await page.locator("#add-step select[name=type]").selectOption("SEND_EMAIL");
   await page.getByRole("button", { name: "Add step" }).click();
   await toast(page, "Send email step added");
@@ -482,7 +482,7 @@ try {
   assert.equal(runs[0].status, "CANCELLED");
   assert.equal(runs[0].steps[1].status, "COMPLETED", "the email step ran before the delay");
   await nav(page, "Workflows");
-  await page.getByLabel("Welcome flow enabled").uncheck();
+  await page.getByLabel("Welcome flow enabled").click();
   await toast(page, "Welcome flow disabled");
   assert.equal((await api("GET", `/workflows/${workflowId}`)).body.enabled, false);
   await audit(page, "workflows");

@@ -89,7 +89,7 @@ export function Workflows({ project }) {
     <//>`;
 }
 
-/** Columns by distance from the trigger, rows in order of discovery. */
+/** Rows by distance from the trigger (top to bottom), side by side in order of discovery. */
 function layout(workflow) {
   const steps = workflow.steps;
   const depth = new Map();
@@ -113,10 +113,10 @@ function layout(workflow) {
     const col = depth.get(s.id);
     const row = rows.get(col) || 0;
     rows.set(col, row + 1);
-    place.set(s.id, { x: 20 + col * 230, y: 20 + row * 90 });
+    place.set(s.id, { x: 20 + row * 230, y: 20 + col * 100 });
   }
-  const width = 20 + (Math.max(0, ...depth.values()) + 1) * 230;
-  const height = 20 + Math.max(1, ...rows.values()) * 90;
+  const width = 80 + Math.max(1, ...rows.values()) * 230;
+  const height = 20 + (Math.max(0, ...depth.values()) + 1) * 100;
   return { place, width, height };
 }
 
@@ -133,25 +133,31 @@ function Graph({ workflow, templates, selected, onSelect }) {
           const a = place.get(t.fromStepId);
           const b = place.get(t.toStepId);
           if (!a || !b) return null;
-          const [x1, y1, x2, y2] = [a.x + NODE_W, a.y + NODE_H / 2, b.x, b.y + NODE_H / 2];
-          const back = x2 <= x1;
+          const back = b.y <= a.y;
+          // Down from the bottom of one step to the top of the next; a way back goes round the side.
+          const [x1, y1] = back ? [a.x + NODE_W, a.y + NODE_H / 2] : [a.x + NODE_W / 2, a.y + NODE_H];
+          const [x2, y2] = back ? [b.x + NODE_W, b.y + NODE_H / 2] : [b.x + NODE_W / 2, b.y];
           const d = back
-            ? `M ${x1} ${y1} C ${x1 + 60} ${y1 + 80}, ${x2 - 60} ${y2 + 80}, ${x2} ${y2}`
-            : `M ${x1} ${y1} C ${(x1 + x2) / 2} ${y1}, ${(x1 + x2) / 2} ${y2}, ${x2} ${y2}`;
+            ? `M ${x1} ${y1} C ${x1 + 50} ${y1}, ${x2 + 50} ${y2}, ${x2} ${y2}`
+            : `M ${x1} ${y1} C ${x1} ${(y1 + y2) / 2}, ${x2} ${(y1 + y2) / 2}, ${x2} ${y2}`;
+          const [lx, ly] = back ? [Math.max(x1, x2) + 40, (y1 + y2) / 2] : [(x1 + x2) / 2, (y1 + y2) / 2 + 4];
           return html`<g key=${t.id} class="edge" data-branch=${t.branch || ""}>
             <path d=${d} marker-end="url(#arrow)" />
-            ${t.branch && html`<text x=${(x1 + x2) / 2} y=${(y1 + y2) / 2 - 6 + (back ? 60 : 0)} class="edge-label">${t.branch}</text>`}
+            ${t.branch && html`<text x=${lx} y=${ly} class="edge-label">${t.branch}</text>`}
           </g>`;
         })}
         ${workflow.steps.map((s) => {
           const p = place.get(s.id);
           const text = summary(s, templates);
+          const title = s.name || label(s.type);
+          const shown = text.length > 28 ? `${text.slice(0, 27)}…` : text;
+          // The accessible name is the text shown (axe: label-content-name-mismatch).
           return html`<g key=${s.id} class=${`node ${s.type.toLowerCase()}${selected === s.id ? " selected" : ""}`} tabindex="0" role="button"
-            aria-pressed=${selected === s.id} aria-label=${`${label(s.type)} step${s.name ? ` ${s.name}` : ""}: ${text}`} data-step=${s.id}
+            aria-pressed=${selected === s.id} aria-label=${`${title} ${shown}`} data-step=${s.id}
             onClick=${() => onSelect(s.id)} onKeyDown=${(e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); onSelect(s.id); } }}>
             <rect x=${p.x} y=${p.y} width=${NODE_W} height=${NODE_H} rx="8" />
-            <text x=${p.x + 10} y=${p.y + 22} class="node-type">${s.name || label(s.type)}</text>
-            <text x=${p.x + 10} y=${p.y + 42} class="node-text">${text.length > 28 ? `${text.slice(0, 27)}…` : text}</text>
+            <text x=${p.x + 10} y=${p.y + 22} class="node-type">${`${title} `}</text>
+            <text x=${p.x + 10} y=${p.y + 42} class="node-text">${shown}</text>
           </g>`;
         })}
       </svg>
