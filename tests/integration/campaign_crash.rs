@@ -10,32 +10,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::common::binary::Server;
+use crate::common::binary::wait_until;
 use crate::common::dns_server::DnsServer;
 use crate::common::sending::Sending;
 use crate::common::smtp_sink::SmtpSink;
 
 const CONTACTS: usize = 20_000;
 const UNSUBSCRIBED: usize = 500;
-
-/// Polls `path` until `done` holds for its body.
-fn wait_until(
-    server: &Server,
-    key: &str,
-    path: &str,
-    timeout: Duration,
-    done: impl Fn(&Value) -> bool,
-) -> Value {
-    let start = Instant::now();
-    loop {
-        let body = server.get_keyed(path, key);
-        if done(&body) {
-            return body;
-        }
-        assert!(start.elapsed() < timeout, "{path} did not get there in {timeout:?}: {body}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_campaign_killed_mid_send_reaches_everyone_once_after_restart() {

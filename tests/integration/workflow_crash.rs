@@ -8,34 +8,16 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tempfile::TempDir;
 
-use crate::common::binary::Server;
+use crate::common::binary::{Server, wait_until};
 use crate::common::dns_server::DnsServer;
 use crate::common::http_receiver::HttpReceiver;
 use crate::common::sending::Sending;
 use crate::common::smtp_sink::SmtpSink;
 
 const CONTACTS: usize = 2_000;
-
-fn wait_until(
-    server: &Server,
-    key: &str,
-    path: &str,
-    timeout: Duration,
-    done: impl Fn(&Value) -> bool,
-) -> Value {
-    let start = Instant::now();
-    loop {
-        let body = server.get_keyed(path, key);
-        if done(&body) {
-            return body;
-        }
-        assert!(start.elapsed() < timeout, "{path} did not get there in {timeout:?}: {body}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 /// Builds and enables trigger("go") → DELAY 2 s → SEND_EMAIL → WEBHOOK; returns its id.
 fn build(server: &Server, key: &str, receiver: &HttpReceiver) -> String {

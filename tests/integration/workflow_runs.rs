@@ -605,3 +605,90 @@ async fn service_events_and_segment_entries_start_workflows_too() {
     let ex = &executions(app, key, &on_unsubscribe, "").await[0];
     assert_eq!(ex["context"]["event"]["source"], "api", "{ex}");
 }
+
+#[rocket::async_test]
+async fn a_custom_recipient_hears_about_the_contact_without_acting_for_them() {
+    let room = room().await;
+    let key = &room.keys.secret_key.clone();
+    let tpl =
+        template(&room, "MARKETING", "New lead {{ contact.email }}", "<p>{{ event.source }}: {{ plan }}</p>")
+            .await;
+    let (id, _) = workflow(
+        &room.app,
+        key,
+        Some("lead"),
+        &[(
+            "tell",
+            "SEND_EMAIL",
+            json!({ "templateId": tpl, "recipient": { "type": "CUSTOM", "email": "Sales@Example.com" } }),
+        )],
+        &[("trigger", "tell", None)],
+    )
+    .await;
+    // Unsubscribed from marketing: the contact would get nothing, but the team still hears.
+    let (status, _) = room
+        .app
+        .post(
+            "/contacts",
+            key,
+            json!({ "email": "lead@example.com", "subscribed": false, "data": { "plan": "pro" } }),
+        )
+        .await;
+    assert_eq!(status, Status::Ok);
+    track(&room, "lead@example.com", "lead", json!({ "source": "pricing page" })).await;
+    let messages = room.deliver(1).await;
+    assert_eq!(messages[0].to, vec!["sales@example.com".to_string()]);
+    let raw = String::from_utf8_lossy(&messages[0].data).to_string();
+    assert!(raw.contains("Subject: New lead lead@example.com"), "{raw}");
+    let ex = execution_of(&room.app, key, &id, "lead@example.com").await;
+    let email = room.email(ex["steps"][1]["output"]["emailId"].as_str().unwrap());
+    assert_eq!(email.contact_id, None, "not the contact's message: no events or links on them");
+    assert_eq!(email.to_email, "sales@example.com");
+}
+
+#[tokio::test]
+async fn a_webhook_that_does_not_answer_in_time_is_given_up() {
+    use tidings::outbound_http::{Call, Caller};
+    let receiver = HttpReceiver::start();
+    receiver.delay(std::time::Duration::from_secs(2));
+    let dns = tidings::dns::Dns::new(&tidings::config::DnsConfig::default());
+    let caller = Caller::new(dns, true, std::time::Duration::from_millis(300));
+    let call = Call { method: "GET".into(), url: receiver.url("/slow"), headers: vec![], body: None };
+    let started = std::time::Instant::now();
+    let answer = caller.call(&call).await;
+    assert_eq!(answer.unwrap_err(), "no answer within the time limit");
+    assert!(started.elapsed() < std::time::Duration::from_secs(2), "it did not wait for the answer");
+    receiver.delay(std::time::Duration::ZERO);
+    let answered = caller.call(&call).await.unwrap();
+    assert_eq!(answered.status, 200);
+}
+
+#[rocket::async_test]
+async fn a_wait_in_a_loop_does_not_grow_the_context_without_bound() {
+    let room = room().await;
+    let key = &room.keys.secret_key.clone();
+    let (id, _) = workflow(
+        &room.app,
+        key,
+        Some("start"),
+        &[("wait", "WAIT_FOR_EVENT", json!({ "eventName": "ping" }))],
+        &[("trigger", "wait", None), ("wait", "wait", Some("event"))],
+    )
+    .await;
+    track(&room, "loop@example.com", "start", json!({})).await;
+    let app = &room.app;
+    app.run_jobs_until("it waits", async || executions(app, key, &id, "?status=WAITING").await.len() == 1)
+        .await;
+    for round in 0..4 {
+        track(&room, "loop@example.com", "ping", json!({ format!("k{round}"): { "value": "x".repeat(30_000), "persistent": false } })).await;
+        app.run_jobs_until("it waits again", async || {
+            executions(app, key, &id, "?status=WAITING").await.len() == 1
+        })
+        .await;
+    }
+    let ex = execution_of(app, key, &id, "loop@example.com").await;
+    let size = ex["context"].to_string().len();
+    assert!(size <= 2 * 32_000 + 100, "the context stays bounded: {size} bytes");
+    assert!(ex["context"]["event"]["k3"].is_string(), "the latest event's data is there");
+    assert_eq!(ex["steps"].as_array().unwrap().len(), 6, "trigger and five waits");
+}

@@ -42,6 +42,10 @@ use crate::error::ApiError;
 /// execution fails instead of holding the writer.
 const MAX_STEPS_AT_ONCE: usize = 1_000;
 
+/// Past this size (serialized), an awaited event's data replaces the context's `event` instead
+/// of being merged into it.
+pub const MAX_CONTEXT_BYTES: usize = 64 * 1024;
+
 /// Resumes the contact's executions waiting for `name` and starts the workflows `name`
 /// triggers, in the caller's transaction (the one recording the event).
 pub fn on_event(
@@ -57,7 +61,14 @@ pub fn on_event(
         let Some(step) = ex.current_step_id.clone() else { continue };
         let mut context = context_of(&ex);
         merge_event(&mut context, data);
-        ex.context = Value::Object(context).to_string();
+        let mut text = Value::Object(context.clone()).to_string();
+        if text.len() > MAX_CONTEXT_BYTES {
+            // A wait in a loop would otherwise grow the context with every event's new keys:
+            // past the cap, the awaited event's data replaces what was there.
+            context.insert("event".into(), data.clone());
+            text = Value::Object(context).to_string();
+        }
+        ex.context = text;
         let output = json!({ "event": name, "eventId": event_id });
         record(conn, &ex.id, &step, "COMPLETED", Some(output), None, now)?;
         move_on(conn, &mut ex, &step, Some("event"), now)?;

@@ -235,3 +235,22 @@ impl Drop for Server {
         }
     }
 }
+
+/// Polls `GET path` with `key` every 100 ms until `done` holds for its body; fails after `timeout`.
+pub fn wait_until(
+    server: &Server,
+    key: &str,
+    path: &str,
+    timeout: Duration,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let start = Instant::now();
+    loop {
+        let body = server.get_keyed(path, key);
+        if done(&body) {
+            return body;
+        }
+        assert!(start.elapsed() < timeout, "{path} did not get there in {timeout:?}: {body}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
