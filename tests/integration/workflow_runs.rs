@@ -680,7 +680,13 @@ async fn a_wait_in_a_loop_does_not_grow_the_context_without_bound() {
     app.run_jobs_until("it waits", async || executions(app, key, &id, "?status=WAITING").await.len() == 1)
         .await;
     for round in 0..4 {
-        track(&room, "loop@example.com", "ping", json!({ format!("k{round}"): { "value": "x".repeat(30_000), "persistent": false } })).await;
+        track(
+            &room,
+            "loop@example.com",
+            "ping",
+            json!({ format!("k{round}"): { "value": "x".repeat(30_000), "persistent": false } }),
+        )
+        .await;
         app.run_jobs_until("it waits again", async || {
             executions(app, key, &id, "?status=WAITING").await.len() == 1
         })
@@ -691,4 +697,40 @@ async fn a_wait_in_a_loop_does_not_grow_the_context_without_bound() {
     assert!(size <= 2 * 32_000 + 100, "the context stays bounded: {size} bytes");
     assert!(ex["context"]["event"]["k3"].is_string(), "the latest event's data is there");
     assert_eq!(ex["steps"].as_array().unwrap().len(), 6, "trigger and five waits");
+}
+
+#[rocket::async_test]
+async fn events_from_delivery_and_bulk_jobs_start_workflows() {
+    let room = room().await;
+    let key = &room.keys.secret_key.clone();
+    let app = &room.app;
+    let (on_sent, _) = workflow(app, key, Some("email.sent"), &[], &[]).await;
+    let (on_unsubscribed, _) = workflow(app, key, Some("contact.unsubscribed"), &[], &[]).await;
+    // The relay's acceptance is recorded by the delivery worker, as for campaign mail.
+    let tpl = template(&room, "TRANSACTIONAL", "Receipt", "<p>thanks</p>").await;
+    room.send_ok(json!({ "to": "buyer@example.com", "template": tpl })).await;
+    // A bulk job (a background batch, like an import's) that unsubscribes a contact.
+    let (_, leaver) =
+        app.post("/contacts", key, json!({ "email": "leaver@example.com", "subscribed": true })).await;
+    let (status, queued) =
+        app.post("/contacts/bulk-unsubscribe", key, json!({ "contactIds": [leaver["id"]] })).await;
+    assert_eq!(status, Status::Accepted, "{queued}");
+    let db = app.state.db.clone();
+    let completed = move || -> i64 {
+        db.conn()
+            .unwrap()
+            .query_row("SELECT count(*) FROM workflow_executions WHERE status = 'COMPLETED'", [], |r| {
+                r.get(0)
+            })
+            .unwrap()
+    };
+    app.run_jobs_until("both workflows ran", async || completed() == 2).await;
+    let sent = &executions(app, key, &on_sent, "").await[0];
+    assert_eq!(sent["contactEmail"], "buyer@example.com");
+    assert_eq!(sent["context"]["event"]["subject"], "Receipt", "{sent}");
+    let left = &executions(app, key, &on_unsubscribed, "").await[0];
+    assert_eq!(
+        (left["contactEmail"].clone(), left["context"]["event"]["source"].clone()),
+        (json!("leaver@example.com"), json!("bulk"))
+    );
 }
