@@ -165,7 +165,13 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<contacts::C
 #[get("/contacts/<id>")]
 async fn read(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
     let contact = find(state, access.project.id, id).await?;
-    Ok(Json(core_contacts::view(&contact)))
+    let of = contact.id.clone();
+    let suppression =
+        state.db.run(move |conn| Ok::<_, DbError>(crate::db::suppressions::get(conn, &of)?)).await?;
+    let mut view = core_contacts::view(&contact);
+    // Only here: a hard bounce or a complaint keeps MARKETING mail away from the contact.
+    view["suppression"] = crate::core::feedback::suppression_view(suppression.as_ref());
+    Ok(Json(view))
 }
 
 #[derive(Deserialize)]

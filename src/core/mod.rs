@@ -10,6 +10,7 @@ pub mod data;
 pub mod domains;
 pub mod email;
 pub mod events;
+pub mod feedback;
 pub mod fields;
 pub mod import;
 pub mod keys;

@@ -393,3 +393,31 @@ pub fn advance(conn: &Connection, id: &str, status: &str, now: i64) -> rusqlite:
     conn.execute("UPDATE emails SET status = ?2 WHERE id = ?1", params![id, status])?;
     Ok(true)
 }
+
+/// The email that went out with this `Message-ID` (with or without its angle brackets).
+pub fn by_message_id(conn: &Connection, message_id: &str) -> rusqlite::Result<Option<Email>> {
+    let bare = message_id.trim().trim_start_matches('<').trim_end_matches('>');
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM emails WHERE message_id = ?1 LIMIT 1"))?
+        .query_row([format!("<{bare}>")], from_row)
+        .optional()
+}
+
+/// The kind of bounce recorded on an email, if any.
+pub fn bounce_type(conn: &Connection, id: &str) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT bounce_type FROM emails WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()
+        .map(Option::flatten)
+}
+
+/// Records the kind of bounce; a hard bounce is never turned back into a soft one. Whether it
+/// changed.
+pub fn set_bounce_type(conn: &Connection, id: &str, kind: &str, now: i64) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE emails SET bounce_type = ?2, updated_at = ?3
+             WHERE id = ?1 AND (bounce_type IS NULL OR (bounce_type = 'soft' AND ?2 = 'hard'))",
+        )?
+        .execute(params![id, kind, now])?
+        > 0)
+}

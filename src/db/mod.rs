@@ -32,6 +32,7 @@ pub mod refs;
 pub mod segments;
 pub mod sessions;
 pub mod settings;
+pub mod suppressions;
 pub mod templates;
 pub mod users;
 pub mod workflows;

@@ -25,6 +25,7 @@ use crate::core::{domains as core_domains, events, links, outbound, send::Attach
 use crate::db::{
     DbError, campaigns, contacts, domains,
     emails::{self, Email},
+    suppressions,
 };
 use crate::error::ApiError;
 use crate::mail::dkim::Signers;
@@ -56,6 +57,8 @@ enum Outcome {
 /// What one email needs besides its row.
 struct Context {
     contact: Option<contacts::Contact>,
+    /// For MARKETING mail: why the contact is suppressed, if it is.
+    suppressed: Option<String>,
     domain: Option<Arc<domains::Domain>>,
     /// For campaign mail: the campaign, `None` when it was deleted.
     campaign: Option<Option<Arc<campaigns::Campaign>>>,
@@ -265,6 +268,10 @@ impl Worker {
                         Some(id) => contacts::by_id(conn, project, id)?,
                         None => None,
                     };
+                    let suppressed = match (&contact, email.kind.as_str()) {
+                        (Some(c), "MARKETING") => suppressions::get(conn, &c.id)?.map(|s| s.reason),
+                        _ => None,
+                    };
                     let from_domain = email.from_email.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
                     let key = (project.to_string(), from_domain.to_string());
                     let domain = read_once(&mut domains_seen, key, || {
@@ -283,7 +290,7 @@ impl Worker {
                             read_once(&mut attachments_seen, id.clone(), || emails::attachment_set(conn, id))?
                         }
                     };
-                    out.push((email, Context { contact, domain, campaign, attachments }));
+                    out.push((email, Context { contact, suppressed, domain, campaign, attachments }));
                 }
                 Ok::<_, DbError>(out)
             })
@@ -315,7 +322,7 @@ impl Worker {
 
     /// Renders, builds and signs the message.
     async fn prepare(&self, email: &Email, context: Context) -> Result<(Vec<u8>, String), Outcome> {
-        let Context { contact, domain, campaign, attachments: shared_attachments } = context;
+        let Context { contact, suppressed, domain, campaign, attachments: shared_attachments } = context;
         // A campaign's rows carry no subject or body: the campaign has them.
         let mut email = email.clone();
         match campaign {
@@ -342,6 +349,13 @@ impl Worker {
         if email.kind == "MARKETING" && !test && contact.as_ref().is_some_and(|c| !c.subscribed) {
             return Err(Outcome::Fail {
                 error: "not sent: the contact unsubscribed from marketing email".into(),
+                counted: false,
+            });
+        }
+        if let Some(reason) = suppressed.filter(|_| !test) {
+            let why = if reason == "complaint" { "complained about earlier mail" } else { "hard-bounced" };
+            return Err(Outcome::Fail {
+                error: format!("not sent: the contact is suppressed for marketing email (it {why})"),
                 counted: false,
             });
         }

@@ -16,6 +16,7 @@ mod dns;
 mod domains;
 mod envelope;
 mod events;
+mod feedback;
 mod hostile;
 mod idempotency;
 mod imports;

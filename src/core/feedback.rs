@@ -1,0 +1,111 @@
+//! What comes back about a sent email, from any source (SES through SNS, a DSN or a feedback
+//! report at the bounce listener): one code path for its effects (appliance.md §11, §12).
+//!
+//! - The email's status moves forward only (`SENT < DELIVERED < … < BOUNCED < COMPLAINED`), and
+//!   the campaign counters follow it (the triggers of migration V7).
+//! - `email.delivered`, `email.bounced` (with `bounceType`) and `email.complained` are emitted
+//!   once each: a notification delivered twice changes nothing the second time. A hard bounce
+//!   after a soft one is recorded and emitted again, as hard.
+//! - A hard bounce or a complaint unsubscribes the contact (`contact.unsubscribed`, source
+//!   `bounce` or `complaint`) and suppresses it: no MARKETING mail reaches it again, even after
+//!   it subscribes again.
+
+use rusqlite::Connection;
+use serde_json::json;
+
+use super::contacts::set_subscribed;
+use super::events::{self, email_data};
+use crate::db::contacts;
+use crate::db::emails::{self, Email};
+use crate::db::suppressions::{self, Suppression};
+use crate::error::ApiError;
+
+/// What a source reports about an email.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Feedback {
+    /// The receiving server took it.
+    Delivered,
+    /// It came back: `hard` (permanent, 5.x.x) or soft (temporary, 4.x.x), with what the source
+    /// said.
+    Bounce { hard: bool, detail: Option<String> },
+    /// The recipient marked it as spam.
+    Complaint { detail: Option<String> },
+}
+
+/// What applying a report changed.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Applied {
+    /// The event it emitted, if any (`email.delivered`, `email.bounced`, `email.complained`).
+    pub event: Option<&'static str>,
+    /// Whether the contact was suppressed by it.
+    pub suppressed: bool,
+}
+
+/// Applies `feedback` to `email` in the caller's transaction.
+pub fn apply(conn: &Connection, email: &Email, feedback: &Feedback, now: i64) -> Result<Applied, ApiError> {
+    let mut applied = Applied::default();
+    if email.sent_at.is_none() {
+        // Nothing to report on a message that never left.
+        return Ok(applied);
+    }
+    let mut data = email_data(email, &email.subject);
+    let (event, suppress) = match feedback {
+        Feedback::Delivered => {
+            let moved = emails::advance(conn, &email.id, "DELIVERED", now)?;
+            (moved.then_some("email.delivered"), None)
+        }
+        Feedback::Bounce { hard, detail } => {
+            let kind = if *hard { "hard" } else { "soft" };
+            emails::advance(conn, &email.id, "BOUNCED", now)?;
+            let recorded = emails::set_bounce_type(conn, &email.id, kind, now)?;
+            data["bounceType"] = json!(kind);
+            if let Some(detail) = detail {
+                data["diagnostic"] = json!(detail);
+            }
+            (recorded.then_some("email.bounced"), hard.then(|| ("hard_bounce", detail.clone())))
+        }
+        Feedback::Complaint { detail } => {
+            let moved = emails::advance(conn, &email.id, "COMPLAINED", now)?;
+            if let Some(detail) = detail {
+                data["feedbackType"] = json!(detail);
+            }
+            (moved.then_some("email.complained"), Some(("complaint", detail.clone())))
+        }
+    };
+    if let Some(name) = event {
+        events::emit(conn, &email.project_id, email.contact_id.as_deref(), name, &data, now)?;
+        applied.event = Some(name);
+    }
+    if let (Some((reason, detail)), Some(contact_id)) = (suppress, &email.contact_id)
+        && let Some(contact) = contacts::by_id(conn, &email.project_id, contact_id)?
+    {
+        let already = suppressions::get(conn, &contact.id)?;
+        let source = if reason == "complaint" { "complaint" } else { "bounce" };
+        set_subscribed(conn, contact.clone(), false, source, now)?;
+        if already.as_ref().is_none_or(|s| s.reason != "complaint" && reason == "complaint") {
+            let suppression = Suppression {
+                contact_id: contact.id.clone(),
+                reason: reason.to_string(),
+                email_id: Some(email.id.clone()),
+                detail,
+                created_at: now,
+            };
+            suppressions::put(conn, &email.project_id, &suppression)?;
+            applied.suppressed = true;
+        }
+    }
+    Ok(applied)
+}
+
+/// A contact's suppression as the API shows it: `{reason, emailId, detail, since}` or null.
+pub fn suppression_view(s: Option<&Suppression>) -> serde_json::Value {
+    match s {
+        None => serde_json::Value::Null,
+        Some(s) => json!({
+            "reason": s.reason,
+            "emailId": s.email_id,
+            "detail": s.detail,
+            "since": crate::clock::iso(s.created_at),
+        }),
+    }
+}
