@@ -277,13 +277,33 @@ impl BillingConfig {
 }
 
 /// `[webhooks]`: inbound provider notifications and outbound workflow webhooks.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WebhooksConfig {
+    /// Serves `POST /webhooks/sns` for SES bounce, complaint and delivery notifications.
     pub sns_enabled: bool,
+    /// The SNS topics whose messages are accepted; any other topic's are refused.
     pub sns_topic_arns: Vec<String>,
+    /// Hosts a `SigningCertURL` (and a `SubscribeURL`) may name, always over https; `*` stands
+    /// for one DNS label. The default is AWS's SNS endpoints.
+    pub sns_cert_hosts: Vec<String>,
+    /// A PEM file of extra certificate authorities trusted when fetching signing certificates
+    /// (an SNS-compatible service behind a private CA, or tests).
+    pub sns_ca_file: Option<PathBuf>,
     /// Lets WEBHOOK steps call private, loopback and link-local addresses.
     pub allow_private: bool,
+}
+
+impl Default for WebhooksConfig {
+    fn default() -> Self {
+        WebhooksConfig {
+            sns_enabled: false,
+            sns_topic_arns: Vec::new(),
+            sns_cert_hosts: vec!["sns.*.amazonaws.com".into(), "sns.*.amazonaws.com.cn".into()],
+            sns_ca_file: None,
+            allow_private: false,
+        }
+    }
 }
 
 /// `[metrics]`: `GET /metrics` in the Prometheus (OpenMetrics) text format.
@@ -619,6 +639,7 @@ mod tests {
         defaults.billing.stripe_secret_key = Some(String::new());
         defaults.billing.stripe_webhook_secret = Some(String::new());
         defaults.metrics.token = Some(String::new());
+        defaults.webhooks.sns_ca_file = Some(PathBuf::new());
         let tree: toml::Table = toml::from_str(&toml::to_string(&defaults).unwrap()).unwrap();
         for (section, keys) in tree {
             assert!(text.contains(&format!("[{section}]")), "section [{section}] is documented");

@@ -17,6 +17,7 @@ pub mod memory;
 pub mod metrics;
 pub mod outbound_http;
 pub mod scheduler;
+pub mod sns;
 pub mod state;
 
 use figment::Figment;

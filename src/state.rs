@@ -45,6 +45,8 @@ pub struct AppState {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Calls to the addresses WEBHOOK steps name.
     pub http: crate::outbound_http::Caller,
+    /// Verifies SNS messages and keeps their signing certificates.
+    pub sns: Arc<crate::sns::Verifier>,
 }
 
 impl AppState {
@@ -72,6 +74,7 @@ impl AppState {
         );
         crate::core::lists::lists();
         let jobs = JobQueue::new(db.wakers().clone());
+        let sns = Arc::new(crate::sns::Verifier::new(&config.webhooks));
         Ok(AppState {
             db,
             config: Arc::new(config),
@@ -84,6 +87,7 @@ impl AppState {
             dns,
             metrics: crate::metrics::Metrics::shared(),
             http,
+            sns,
         })
     }
 }

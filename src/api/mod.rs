@@ -29,6 +29,7 @@ pub mod ratelimit;
 pub mod roles;
 pub mod segments;
 pub mod send;
+pub mod sns;
 pub mod templates;
 pub mod track;
 pub mod tracking;
@@ -72,6 +73,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         segments::routes(),
         workflows::routes(),
         executions::routes(),
+        sns::routes(),
         outbox::routes(),
         tracking::routes(),
         dashboard::routes(),

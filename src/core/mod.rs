@@ -21,6 +21,7 @@ pub mod projects;
 pub mod render;
 pub mod segments;
 pub mod send;
+pub mod ses;
 pub mod session;
 pub mod track;
 pub mod verify;

@@ -28,6 +28,7 @@ mod relays;
 mod segments;
 mod send;
 mod sessions;
+mod sns;
 mod templates;
 mod tracking;
 mod verify;

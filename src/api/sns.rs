@@ -1,0 +1,61 @@
+//! `POST /webhooks/sns` (when `[webhooks] sns_enabled`): SES bounce, complaint and delivery
+//! notifications through Amazon SNS. Only messages of the configured topics whose signature
+//! verifies are acted on ([`crate::sns`]); anything else answers 403 and changes nothing. A
+//! subscription is confirmed by visiting its `SubscribeURL`; a notification about an email this
+//! server did not send is acknowledged and ignored, so SNS does not retry it.
+
+use rocket::serde::json::Json;
+use rocket::{Route, State, post, routes};
+use serde_json::{Value, json};
+
+use super::json::{JsonBody, Medium};
+use crate::clock;
+use crate::core::{feedback, ses};
+use crate::db::emails;
+use crate::error::ApiError;
+use crate::sns::Message;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![receive]
+}
+
+#[post("/webhooks/sns", data = "<body>")]
+async fn receive(state: &State<AppState>, body: JsonBody<Value, Medium>) -> Result<Json<Value>, ApiError> {
+    if !state.config.webhooks.sns_enabled {
+        return Err(ApiError::not_found("SNS notifications are not enabled ([webhooks] sns_enabled)"));
+    }
+    let message = Message::parse(&body.0).map_err(ApiError::bad_request)?;
+    if let Err(why) = state.sns.verify(&message).await {
+        tracing::warn!(topic = message.topic_arn, "refused an SNS message: {why}");
+        return Err(ApiError::forbidden(format!("the SNS message was refused: {why}")));
+    }
+    match message.kind.as_str() {
+        "SubscriptionConfirmation" => {
+            state.sns.confirm(&message).await.map_err(ApiError::bad_request)?;
+            tracing::info!(topic = message.topic_arn, "confirmed the SNS subscription");
+            Ok(Json(json!({ "success": true, "confirmed": true })))
+        }
+        "UnsubscribeConfirmation" => Ok(Json(json!({ "success": true }))),
+        _ => {
+            let notification: Value = serde_json::from_str(&message.message).unwrap_or(Value::Null);
+            let Some((ids, report)) = ses::report(&notification) else {
+                return Ok(Json(json!({ "success": true, "applied": false })));
+            };
+            let applied = state
+                .db
+                .write(move |tx| {
+                    for id in &ids {
+                        if let Some(email) = emails::by_message_id(tx, id)? {
+                            return Ok::<_, ApiError>(
+                                feedback::apply(tx, &email, &report, clock::now_ms())?.event,
+                            );
+                        }
+                    }
+                    Ok(None)
+                })
+                .await?;
+            Ok(Json(json!({ "success": true, "applied": applied.is_some(), "event": applied })))
+        }
+    }
+}
