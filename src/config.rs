@@ -29,6 +29,7 @@ pub struct Config {
     pub tracking: TrackingConfig,
     pub billing: BillingConfig,
     pub webhooks: WebhooksConfig,
+    pub reputation: ReputationConfig,
     pub scheduler: SchedulerConfig,
     pub metrics: MetricsConfig,
 }
@@ -302,6 +303,35 @@ impl Default for WebhooksConfig {
             sns_cert_hosts: vec!["sns.*.amazonaws.com".into(), "sns.*.amazonaws.com.cn".into()],
             sns_ca_file: None,
             allow_private: false,
+        }
+    }
+}
+
+/// `[reputation]`: bounce and complaint rates per project over a rolling window, and the
+/// automatic suspension above them (SES's own review thresholds by default).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReputationConfig {
+    /// Suspend a project (disable it) when a rate goes above its threshold.
+    pub suspend: bool,
+    /// The rolling window, in days.
+    pub window_days: u32,
+    /// Hard bounces per sent email above which a project is suspended.
+    pub bounce_rate: f64,
+    /// Complaints per sent email above which a project is suspended.
+    pub complaint_rate: f64,
+    /// Emails sent within the window before the rates count.
+    pub min_sent: u32,
+}
+
+impl Default for ReputationConfig {
+    fn default() -> Self {
+        ReputationConfig {
+            suspend: true,
+            window_days: 7,
+            bounce_rate: 0.10,
+            complaint_rate: 0.005,
+            min_sent: 200,
         }
     }
 }

@@ -74,6 +74,7 @@ impl AppState {
         );
         crate::core::lists::lists();
         let jobs = JobQueue::new(db.wakers().clone());
+        let keys = Arc::new(crate::api::key_cache::KeyCache::watching(db.wakers().keys.clone()));
         let sns = Arc::new(crate::sns::Verifier::new(&config.webhooks));
         Ok(AppState {
             db,
@@ -82,7 +83,7 @@ impl AppState {
             jobs,
             limiter,
             attempts: Arc::new(Attempts::default()),
-            keys: Arc::default(),
+            keys,
             scheduler: Arc::new(SchedulerStatus::default()),
             dns,
             metrics: crate::metrics::Metrics::shared(),

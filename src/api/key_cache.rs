@@ -10,7 +10,8 @@
 //! ever bypass the API (the CLI only creates projects, whose new keys are not cached yet).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::db::keys::KeyKind;
@@ -24,26 +25,50 @@ const MAX_ENTRIES: usize = 8192;
 #[derive(Default)]
 pub struct KeyCache {
     inner: Mutex<Inner>,
+    /// Raised by writes that change what keys resolve to (a suspension, deep in a bounce's
+    /// transaction), through the writer's after-commit effects (`db::effects::Wake::Keys`).
+    changed: Arc<AtomicU64>,
 }
 
 #[derive(Default)]
 struct Inner {
+    /// The value of `changed` the entries were read under.
+    seen: u64,
     /// Raised by every [`KeyCache::forget_all`].
     generation: u64,
     entries: HashMap<String, (Project, KeyKind, Instant)>,
 }
 
 impl KeyCache {
+    /// A cache that also forgets everything whenever `changed` is raised.
+    pub fn watching(changed: Arc<AtomicU64>) -> KeyCache {
+        KeyCache { inner: Mutex::default(), changed }
+    }
+
     /// The project and kind of the key with this digest, when known and fresh.
     pub fn get(&self, digest: &str) -> Option<(Project, KeyKind)> {
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let changed = self.changed.load(Ordering::Acquire);
+        if inner.seen != changed {
+            inner.seen = changed;
+            inner.generation += 1;
+            inner.entries.clear();
+            return None;
+        }
         let (project, kind, at) = inner.entries.get(digest)?;
         (at.elapsed() < TTL).then(|| (project.clone(), *kind))
     }
 
     /// Taken before reading the database; [`KeyCache::put`] compares it.
     pub fn generation(&self) -> u64 {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).generation
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let changed = self.changed.load(Ordering::Acquire);
+        if inner.seen != changed {
+            inner.seen = changed;
+            inner.generation += 1;
+            inner.entries.clear();
+        }
+        inner.generation
     }
 
     /// Keeps what a lookup read, unless keys or projects changed since `generation`.
@@ -86,5 +111,18 @@ mod tests {
         assert!(found.disabled && kind == KeyKind::Public);
         cache.forget_all();
         assert!(cache.get("d").is_none());
+    }
+
+    #[test]
+    fn a_raised_change_forgets_everything() {
+        let changed = Arc::new(AtomicU64::new(0));
+        let cache = KeyCache::watching(changed.clone());
+        cache.put(cache.generation(), "d".into(), project(false), KeyKind::Secret);
+        assert!(cache.get("d").is_some());
+        let before = cache.generation();
+        changed.fetch_add(1, Ordering::Release);
+        assert!(cache.get("d").is_none(), "the project may be disabled now");
+        cache.put(before, "d".into(), project(false), KeyKind::Secret);
+        assert!(cache.get("d").is_none(), "a lookup from before the change is not kept");
     }
 }

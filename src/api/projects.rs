@@ -11,14 +11,14 @@ use super::guards::Session;
 use super::json::{JsonBody, Small};
 use super::roles::{ProjectAdmin, ProjectMember, ProjectOwner};
 use crate::clock;
-use crate::core::{keys, projects as core_projects};
+use crate::core::{keys, projects as core_projects, reputation};
 use crate::db::projects::{self, Project, Role};
 use crate::db::{DbError, keys as db_keys};
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
 
 pub fn routes() -> Vec<Route> {
-    routes![me, list, read, create, update, regenerate_keys, remove]
+    routes![me, list, read, create, update, security, project_security, regenerate_keys, remove]
 }
 
 /// A project as the API shows it; the secret key only right after it was made.
@@ -125,6 +125,10 @@ async fn update(
         .write(move |tx| {
             let updated = projects::update(tx, &project.id, name.as_deref(), disabled)?
                 .ok_or_else(|| ApiError::not_found("Project not found"))?;
+            if disabled == Some(false) {
+                // Enabled again by an owner or admin: a suspension ends here.
+                reputation::lift(tx, &project.id, clock::now_ms())?;
+            }
             let public_key = db_keys::public_key(tx, &project.id)?;
             Ok::<_, ApiError>((updated, public_key))
         })
@@ -133,6 +137,35 @@ async fn update(
     state.keys.forget_all();
     let (updated, public_key) = changed?;
     Ok(Json(project_view(&updated, public_key.as_deref(), role, None)))
+}
+
+/// Bounce and complaint rates over the window, the thresholds, and the recent suspensions.
+#[get("/users/@me/projects/<_>/security")]
+async fn security(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+    security_state(state, member.project).await
+}
+
+/// The project's security state (the same as under `/users/@me/projects`).
+#[get("/projects/<_>/security")]
+async fn project_security(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+    security_state(state, member.project).await
+}
+
+async fn security_state(state: &AppState, project: Project) -> Result<Json<Value>, ApiError> {
+    let config = state.config.reputation.clone();
+    let view = state
+        .db
+        .run(move |conn| {
+            Ok::<_, DbError>(reputation::state(
+                conn,
+                &project.id,
+                project.disabled,
+                &config,
+                clock::now_ms(),
+            )?)
+        })
+        .await?;
+    Ok(Json(view))
 }
 
 #[post("/users/@me/projects/<_>/regenerate-keys")]

@@ -42,20 +42,28 @@ async fn receive(state: &State<AppState>, body: JsonBody<Value, Medium>) -> Resu
             let Some((ids, report)) = ses::report(&notification) else {
                 return Ok(Json(json!({ "success": true, "applied": false })));
             };
+            let reputation = state.config.reputation.clone();
             let applied = state
                 .db
                 .write(move |tx| {
                     for id in &ids {
                         if let Some(email) = emails::by_message_id(tx, id)? {
-                            return Ok::<_, ApiError>(
-                                feedback::apply(tx, &email, &report, clock::now_ms())?.event,
-                            );
+                            let now = clock::now_ms();
+                            return Ok::<_, ApiError>(Some(feedback::apply(
+                                tx,
+                                &email,
+                                &report,
+                                &reputation,
+                                now,
+                            )?));
                         }
                     }
                     Ok(None)
                 })
-                .await?;
-            Ok(Json(json!({ "success": true, "applied": applied.is_some(), "event": applied })))
+                .await?
+                .unwrap_or_default();
+            let event = applied.event;
+            Ok(Json(json!({ "success": true, "applied": event.is_some(), "event": event })))
         }
     }
 }

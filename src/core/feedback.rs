@@ -15,6 +15,8 @@ use serde_json::json;
 
 use super::contacts::set_subscribed;
 use super::events::{self, email_data};
+use super::reputation;
+use crate::config::ReputationConfig;
 use crate::db::contacts;
 use crate::db::emails::{self, Email};
 use crate::db::suppressions::{self, Suppression};
@@ -33,16 +35,26 @@ pub enum Feedback {
 }
 
 /// What applying a report changed.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Applied {
     /// The event it emitted, if any (`email.delivered`, `email.bounced`, `email.complained`).
     pub event: Option<&'static str>,
     /// Whether the contact was suppressed by it.
     pub suppressed: bool,
+    /// Why the project was suspended by it, when it pushed a rate over its threshold
+    /// ([`super::reputation`]; its keys stop working once this commits).
+    pub suspended: Option<String>,
 }
 
-/// Applies `feedback` to `email` in the caller's transaction.
-pub fn apply(conn: &Connection, email: &Email, feedback: &Feedback, now: i64) -> Result<Applied, ApiError> {
+/// Applies `feedback` to `email` in the caller's transaction, then checks the project's
+/// reputation against `reputation`.
+pub fn apply(
+    conn: &Connection,
+    email: &Email,
+    feedback: &Feedback,
+    reputation: &ReputationConfig,
+    now: i64,
+) -> Result<Applied, ApiError> {
     let mut applied = Applied::default();
     if email.sent_at.is_none() {
         // Nothing to report on a message that never left.
@@ -93,6 +105,9 @@ pub fn apply(conn: &Connection, email: &Email, feedback: &Feedback, now: i64) ->
             suppressions::put(conn, &email.project_id, &suppression)?;
             applied.suppressed = true;
         }
+    }
+    if applied.event.is_some() && !matches!(feedback, Feedback::Delivered) {
+        applied.suspended = reputation::check(conn, &email.project_id, reputation, now)?;
     }
     Ok(applied)
 }

@@ -19,6 +19,7 @@ pub mod lists;
 pub mod outbound;
 pub mod projects;
 pub mod render;
+pub mod reputation;
 pub mod segments;
 pub mod send;
 pub mod ses;

@@ -13,6 +13,7 @@
 
 use std::cell::Cell;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::Notify;
 
@@ -25,6 +26,8 @@ pub enum Wake {
     Delivery = 2,
     /// The workflow runner: an execution was started or resumed.
     Workflows = 4,
+    /// The API's cache of keys: what a key resolves to changed (a project was suspended).
+    Keys = 8,
 }
 
 thread_local! {
@@ -47,6 +50,8 @@ pub struct Wakers {
     pub jobs: Arc<Notify>,
     pub delivery: Arc<Notify>,
     pub workflows: Arc<Notify>,
+    /// Raised whenever keys must be looked up again ([`crate::api::key_cache`] watches it).
+    pub keys: Arc<AtomicU64>,
 }
 
 impl Wakers {
@@ -58,6 +63,9 @@ impl Wakers {
             if asked & worker as u8 != 0 {
                 notify.notify_one();
             }
+        }
+        if asked & Wake::Keys as u8 != 0 {
+            self.keys.fetch_add(1, Ordering::Release);
         }
     }
 }

@@ -26,13 +26,14 @@ async fn template(room: &Mailroom, kind: &str) -> String {
 /// Applies `report` to the email that went out with `message_id`, as a receiver does.
 async fn report(room: &Mailroom, message_id: &str, report: Feedback) -> Option<&'static str> {
     let message_id = message_id.to_string();
+    let reputation = room.app.state.config.reputation.clone();
     room.app
         .state
         .db
         .write(move |tx| {
             let email = emails::by_message_id(tx, &message_id)?.expect("the email of this Message-ID");
             Ok::<_, tidings::error::ApiError>(
-                feedback::apply(tx, &email, &report, tidings::clock::now_ms())?.event,
+                feedback::apply(tx, &email, &report, &reputation, tidings::clock::now_ms())?.event,
             )
         })
         .await
@@ -186,4 +187,102 @@ async fn a_complaint_outranks_a_bounce_and_campaign_counters_follow() {
         .query_row("SELECT status FROM emails WHERE to_email = 'bob@example.com'", [], |r| r.get(0))
         .unwrap();
     assert_eq!(bob_status, "COMPLAINED");
+}
+
+/// The owner's session (the Mailroom's owner signed up with the test password).
+async fn owner_session(room: &Mailroom) -> rocket::http::Cookie<'static> {
+    let res = room
+        .app
+        .post_json("/auth/login", &json!({ "email": "owner@example.com", "password": "password123" }))
+        .await;
+    assert_eq!(res.status(), Status::Ok);
+    crate::common::session_cookie(&res)
+}
+
+#[rocket::async_test]
+async fn a_bounce_rate_above_the_threshold_suspends_the_project_until_it_is_enabled_again() {
+    let room = Mailroom::with(|c| {
+        c.reputation.min_sent = 4;
+        c.reputation.bounce_rate = 0.2;
+    })
+    .await;
+    let (key, project) = (room.keys.secret_key.clone(), room.keys.id.clone());
+    let session = owner_session(&room).await;
+    let security = async || {
+        let res = room
+            .app
+            .client
+            .get(format!("/users/@me/projects/{project}/security"))
+            .cookie(session.clone())
+            .dispatch()
+            .await;
+        assert_eq!(res.status(), Status::Ok);
+        res.into_json::<Value>().await.unwrap()
+    };
+    let mut ids = Vec::new();
+    for n in 0..4 {
+        let to = format!("r{n}@example.com");
+        ids.extend(
+            room.send_ok(
+                json!({ "to": to, "subject": "Hi", "body": "<p>hi</p>", "from": "news@example.test" }),
+            )
+            .await,
+        );
+    }
+    room.deliver(4).await;
+    let message = |i: usize| room.email(&ids[i]).message_id;
+    let state = security().await;
+    assert_eq!((state["status"].clone(), state["sent"].clone()), (json!("ok"), json!(4)), "{state}");
+
+    // A soft bounce does not count; one hard bounce in four sent (25 %) is above 20 %.
+    assert_eq!(
+        report(&room, &message(0), Feedback::Bounce { hard: false, detail: None }).await,
+        Some("email.bounced")
+    );
+    assert_eq!(security().await["status"], "ok");
+    assert_eq!(
+        report(&room, &message(1), Feedback::Bounce { hard: true, detail: None }).await,
+        Some("email.bounced")
+    );
+    let state = security().await;
+    assert_eq!(state["status"], "suspended", "{state}");
+    assert_eq!((state["hardBounces"].clone(), state["bounceRate"].clone()), (json!(1), json!(0.25)));
+    let reason = state["suspension"]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("hard-bounce rate 25.00 % over the last 7 days (1 of 4 sent)"), "{reason}");
+    let (status, refused) = room.send(json!({ "to": "x@example.com", "subject": "Hi", "body": "<p>hi</p>", "from": "news@example.test" })).await;
+    assert_eq!(status, Status::Forbidden, "{refused}");
+    assert_eq!(refused["error"]["code"], "PROJECT_DISABLED");
+    let res =
+        room.app.client.get(format!("/projects/{project}/security")).cookie(session.clone()).dispatch().await;
+    assert_eq!(
+        res.into_json::<Value>().await.unwrap()["status"],
+        "suspended",
+        "the same state under /projects"
+    );
+
+    // An admin enables it again: the suspension is lifted, kept in the history.
+    let res = room
+        .app
+        .client
+        .patch(format!("/users/@me/projects/{project}"))
+        .cookie(session.clone())
+        .header(rocket::http::ContentType::JSON)
+        .body(r#"{"disabled": false}"#)
+        .dispatch()
+        .await;
+    assert_eq!(res.status(), Status::Ok);
+    let state = security().await;
+    assert_eq!(state["suspension"], Value::Null);
+    assert!(state["suspensions"][0]["liftedAt"].is_string(), "{state}");
+    assert_eq!(state["status"], "warning", "still above half the threshold");
+    room.send_ok(
+        json!({ "to": "x@example.com", "subject": "Hi", "body": "<p>hi</p>", "from": "news@example.test" }),
+    )
+    .await;
+    // Another member's view is refused to outsiders.
+    let (other, _) = room.app.user_with_project("mallory@example.com").await;
+    let res =
+        room.app.client.get(format!("/users/@me/projects/{project}/security")).cookie(other).dispatch().await;
+    assert!(matches!(res.status().code, 403 | 404), "{}", res.status());
+    let _ = key;
 }
