@@ -343,8 +343,19 @@ fn serve(config: Config) -> Result<(), CliError> {
             "no [smtp] host is configured: mail is kept in the capture outbox (GET /outbox) instead of being sent"
         );
     }
+    if config.bounces.listen.is_some() && config.bounces.verp_domain().is_none() {
+        tracing::error!("[bounces] listen is set without [bounces] domain: the bounce listener stays off");
+    }
     runtime.block_on(async move {
         let scheduler = scheduler::start(state.clone(), scheduler::registry(&config));
+        let (stop_bounces, bounces_stopped) = tokio::sync::watch::channel(false);
+        if let (Some(listen), Some(domain)) = (config.bounces.listen, config.bounces.verp_domain()) {
+            let listener = tokio::net::TcpListener::bind(listen)
+                .await
+                .map_err(|e| CliError(format!("the bounce listener could not listen on {listen}: {e}")))?;
+            tracing::info!(%listen, domain, "bounce listener taking reports for b-…@{domain}");
+            crate::bounces::start(state.clone(), listener, bounces_stopped);
+        }
         let rocket = build_rocket(state).attach(rocket::fairing::AdHoc::on_liftoff("announce", |rocket| {
             Box::pin(async move {
                 let c = rocket.config();
@@ -358,6 +369,7 @@ fn serve(config: Config) -> Result<(), CliError> {
         }));
         let launched = rocket.launch().await;
         tracing::info!("HTTP server stopped; stopping the scheduler");
+        let _ = stop_bounces.send(true);
         scheduler.shutdown().await;
         match launched {
             Ok(_) => {

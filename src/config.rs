@@ -30,6 +30,7 @@ pub struct Config {
     pub billing: BillingConfig,
     pub webhooks: WebhooksConfig,
     pub reputation: ReputationConfig,
+    pub bounces: BouncesConfig,
     pub scheduler: SchedulerConfig,
     pub metrics: MetricsConfig,
 }
@@ -333,6 +334,33 @@ impl Default for ReputationConfig {
             complaint_rate: 0.005,
             min_sent: 200,
         }
+    }
+}
+
+/// `[bounces]`: the inbound SMTP listener for bounces and complaints from any relay.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BouncesConfig {
+    /// Where the listener takes connections (`"0.0.0.0:25"`); off when unset.
+    pub listen: Option<SocketAddr>,
+    /// The domain of the envelope senders (`b-<token>@<domain>`); its MX points at the listener.
+    pub domain: Option<String>,
+    /// Largest report accepted, in bytes.
+    pub max_message_bytes: u64,
+    /// Connections served at once.
+    pub max_connections: u32,
+}
+
+impl Default for BouncesConfig {
+    fn default() -> Self {
+        BouncesConfig { listen: None, domain: None, max_message_bytes: 1024 * 1024, max_connections: 32 }
+    }
+}
+
+impl BouncesConfig {
+    /// The domain of the envelope senders when the listener is on.
+    pub fn verp_domain(&self) -> Option<&str> {
+        self.listen.and(self.domain.as_deref()).filter(|d| !d.is_empty())
     }
 }
 
@@ -670,6 +698,8 @@ mod tests {
         defaults.billing.stripe_webhook_secret = Some(String::new());
         defaults.metrics.token = Some(String::new());
         defaults.webhooks.sns_ca_file = Some(PathBuf::new());
+        defaults.bounces.listen = Some("0.0.0.0:25".parse().unwrap());
+        defaults.bounces.domain = Some(String::new());
         let tree: toml::Table = toml::from_str(&toml::to_string(&defaults).unwrap()).unwrap();
         for (section, keys) in tree {
             assert!(text.contains(&format!("[{section}]")), "section [{section}] is documented");

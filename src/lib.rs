@@ -4,6 +4,7 @@
 //! HTTP server around an [`AppState`]. The scheduler runs beside it ([`scheduler::start`]).
 
 pub mod api;
+pub mod bounces;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -297,6 +297,15 @@ impl Worker {
             .await
     }
 
+    /// The envelope sender: the message's own address, or with the bounce listener on, the
+    /// signed `b-<token>@<[bounces] domain>` that brings its bounces back to this server.
+    fn envelope_sender(&self, email: &Email) -> String {
+        match self.state.config.bounces.verp_domain() {
+            Some(domain) => crate::core::verp::address(&self.state.secrets.link, &email.id, domain),
+            None => email.from_email.clone(),
+        }
+    }
+
     async fn deliver(&self, email: Email, context: Context) {
         // Claimed before every relay went to rest: back to the queue, neither signed nor tried.
         let resting = self.transport.resting_for();
@@ -447,7 +456,7 @@ impl Worker {
     async fn send(&self, email: &Email, raw: Vec<u8>, subject: String) -> Outcome {
         match &self.transport {
             Transport::Capture => Outcome::Sent { subject, captured: Some(raw) },
-            transport => match transport.send(&email.from_email, &email.to_email, &raw).await {
+            transport => match transport.send(&self.envelope_sender(email), &email.to_email, &raw).await {
                 Ok(()) => Outcome::Sent { subject, captured: None },
                 Err(Refusal::Temporary(e)) => Outcome::Retry(e),
                 Err(Refusal::Permanent(e)) => Outcome::Fail { error: e, counted: true },

@@ -5,6 +5,7 @@ mod common;
 
 mod accounts;
 mod binary;
+mod bounces;
 mod browser;
 mod campaign_crash;
 mod campaigns;
