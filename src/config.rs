@@ -292,7 +292,8 @@ pub struct WebhooksConfig {
     /// A PEM file of extra certificate authorities trusted when fetching signing certificates
     /// (an SNS-compatible service behind a private CA, or tests).
     pub sns_ca_file: Option<PathBuf>,
-    /// Lets WEBHOOK steps call private, loopback and link-local addresses.
+    /// Lets WEBHOOK steps and outbound webhook endpoints call private, loopback and link-local
+    /// addresses.
     pub allow_private: bool,
 }
 

@@ -10,7 +10,7 @@ use super::guards::ProjectAccess;
 use super::pagination;
 use crate::clock;
 use crate::core::track;
-use crate::db::events::{self, ListQuery, Listed};
+use crate::db::events::{self, ListQuery};
 use crate::db::{DbError, contacts, jobs};
 use crate::error::ApiError;
 use crate::scheduler::events::{DELETE_BATCH, delete_job};
@@ -28,15 +28,7 @@ struct Position {
 }
 
 /// An event as the API shows it.
-pub fn view(e: &Listed) -> Value {
-    json!({
-        "id": e.id,
-        "name": e.name,
-        "contact": e.contact_id.as_ref().map(|id| json!({ "id": id, "email": e.email })),
-        "data": e.data,
-        "createdAt": clock::iso(e.created_at),
-    })
-}
+pub use crate::core::events::view;
 
 async fn page(
     state: &AppState,

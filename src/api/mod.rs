@@ -35,6 +35,7 @@ pub mod track;
 pub mod tracking;
 pub mod usage;
 pub mod verify;
+pub mod webhooks;
 pub mod workflows;
 
 use rocket::fairing::{Fairing, Info, Kind};
@@ -74,6 +75,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         workflows::routes(),
         executions::routes(),
         sns::routes(),
+        webhooks::routes(),
         outbox::routes(),
         tracking::routes(),
         dashboard::routes(),

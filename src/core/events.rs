@@ -1,5 +1,5 @@
-//! Emitting events. Every event the service stores goes through [`emit`], which also hands it
-//! to the workflow engine in the same transaction: the executions waiting for it resume and the
+//! Emitting events. Every event the service stores goes through [`emit`], which also queues its
+//! outbound webhook deliveries and hands it to the workflow engine in the same transaction: the executions waiting for it resume and the
 //! workflows it triggers start, whoever emitted it (`/v1/track`, a send, an import, a segment
 //! computation, a campaign).
 
@@ -28,6 +28,7 @@ pub fn emit(
     if let Some(contact) = contact {
         crate::core::workflows::engine::on_event(conn, project, contact, name, data, &id, now)?;
     }
+    crate::core::webhooks::on_event(conn, project, &id, name, contact, data, now)?;
     Ok(id)
 }
 
@@ -54,5 +55,16 @@ pub fn email_data(email: &Email, subject: &str) -> Value {
         "campaignId": email.campaign_id,
         "workflowId": email.workflow_id,
         "sourceType": email.source_type,
+    })
+}
+
+/// An event as `GET /events` lists it (and as outbound webhooks carry it).
+pub fn view(e: &events::Listed) -> Value {
+    json!({
+        "id": e.id,
+        "name": e.name,
+        "contact": e.contact_id.as_ref().map(|id| json!({ "id": id, "email": e.email })),
+        "data": e.data,
+        "createdAt": crate::clock::iso(e.created_at),
     })
 }

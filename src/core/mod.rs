@@ -28,4 +28,5 @@ pub mod session;
 pub mod track;
 pub mod verify;
 pub mod verp;
+pub mod webhooks;
 pub mod workflows;

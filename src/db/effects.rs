@@ -28,6 +28,8 @@ pub enum Wake {
     Workflows = 4,
     /// The API's cache of keys: what a key resolves to changed (a project was suspended).
     Keys = 8,
+    /// The outbound webhook worker: deliveries were queued.
+    Webhooks = 16,
 }
 
 thread_local! {
@@ -50,6 +52,7 @@ pub struct Wakers {
     pub jobs: Arc<Notify>,
     pub delivery: Arc<Notify>,
     pub workflows: Arc<Notify>,
+    pub webhooks: Arc<Notify>,
     /// Raised whenever keys must be looked up again ([`crate::api::key_cache`] watches it).
     pub keys: Arc<AtomicU64>,
 }
@@ -57,8 +60,12 @@ pub struct Wakers {
 impl Wakers {
     /// Wakes the workers named in `asked` (bits of [`Wake`]).
     pub fn fire(&self, asked: u8) {
-        let handles =
-            [(Wake::Jobs, &self.jobs), (Wake::Delivery, &self.delivery), (Wake::Workflows, &self.workflows)];
+        let handles = [
+            (Wake::Jobs, &self.jobs),
+            (Wake::Delivery, &self.delivery),
+            (Wake::Workflows, &self.workflows),
+            (Wake::Webhooks, &self.webhooks),
+        ];
         for (worker, notify) in handles {
             if asked & worker as u8 != 0 {
                 notify.notify_one();

@@ -35,6 +35,7 @@ pub mod settings;
 pub mod suppressions;
 pub mod templates;
 pub mod users;
+pub mod webhooks;
 pub mod workflows;
 pub mod writer;
 

@@ -18,6 +18,7 @@ pub mod domains;
 pub mod events;
 pub mod segments;
 mod sweeps;
+pub mod webhooks;
 pub mod workflows;
 
 use std::collections::HashMap;
@@ -137,7 +138,8 @@ pub fn take_over(state: &AppState) -> Result<(), DbError> {
         Ok::<_, DbError>((
             jobs::take_back_leases(tx, now)?,
             crate::db::emails::take_back_leases(tx, now)?,
-            crate::db::executions::take_back_leases(tx, now)?,
+            crate::db::executions::take_back_leases(tx, now)?
+                + crate::db::webhooks::take_back_leases(tx, now)?,
         ))
     })?;
     if jobs + emails + executions > 0 {
@@ -186,6 +188,10 @@ impl JobQueue {
     pub(crate) fn workflows(&self) -> &Notify {
         &self.wakers.workflows
     }
+
+    pub(crate) fn webhooks(&self) -> &Notify {
+        &self.wakers.webhooks
+    }
 }
 
 /// Whether the scheduler runs, for `/health`.
@@ -229,9 +235,10 @@ pub fn start(state: AppState, registry: Registry) -> SchedulerHandle {
     let (stop, stopped) = watch::channel(false);
     let delivery = delivery::start(state.clone(), stopped.clone());
     let workflows = workflows::start(state.clone(), stopped.clone());
+    let webhooks = webhooks::start(state.clone(), stopped.clone());
     let trimming = tokio::spawn(crate::memory::keep_trimming(state.db.clone(), stopped.clone()));
     let supervisor = tokio::spawn(Supervisor::new(state, registry).run(stopped));
-    SchedulerHandle { stop, tasks: vec![supervisor, delivery, workflows, trimming] }
+    SchedulerHandle { stop, tasks: vec![supervisor, delivery, workflows, webhooks, trimming] }
 }
 
 struct Running {

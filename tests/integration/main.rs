@@ -33,6 +33,7 @@ mod sns;
 mod templates;
 mod tracking;
 mod verify;
+mod webhooks;
 mod workflow_crash;
 mod workflow_runs;
 mod workflows;

@@ -1,0 +1,205 @@
+//! Outbound webhook endpoints (appliance.md §12): `/webhooks` CRUD, each endpoint's delivery
+//! log, and a test send. The secret signing the deliveries is answered once, when the endpoint
+//! is made. What is sent and when is `core::webhooks` and `scheduler::webhooks`.
+
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{FromForm, Route, State, delete, get, patch, post, routes};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::guards::ProjectAccess;
+use super::json::{JsonBody, Small};
+use super::pagination;
+use crate::clock;
+use crate::core::webhooks::{self as core_webhooks, check_events, check_url, delivery_view, view};
+use crate::core::workflows::check_text;
+use crate::db::webhooks::{self, Endpoint};
+use crate::db::{DbError, new_id};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![list, create, read, update, remove, deliveries, test]
+}
+
+/// Most endpoints per project.
+const MAX_ENDPOINTS: usize = 20;
+
+fn find(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Endpoint, ApiError> {
+    webhooks::get(conn, project, id)?.ok_or_else(|| ApiError::not_found("Webhook endpoint not found"))
+}
+
+#[get("/webhooks")]
+async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+    let project = access.project.id;
+    let all = state.db.run(move |conn| Ok::<_, DbError>(webhooks::list(conn, &project)?)).await?;
+    Ok(Json(Value::Array(all.iter().map(view).collect())))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewEndpoint {
+    url: Option<String>,
+    events: Option<Value>,
+    description: Option<String>,
+    enabled: Option<bool>,
+}
+
+#[post("/webhooks", data = "<body>")]
+async fn create(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    body: JsonBody<NewEndpoint, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let body = body.0;
+    let url = check_url(body.url.as_deref().unwrap_or_default())?;
+    let events = check_events(body.events.as_ref().unwrap_or(&json!(["*"])))?;
+    let description = check_text(body.description, "description")?;
+    let now = clock::now_ms();
+    let endpoint = Endpoint {
+        id: new_id(),
+        project_id: access.project.id,
+        url,
+        events,
+        enabled: body.enabled.unwrap_or(true),
+        description,
+        secret: core_webhooks::new_secret(),
+        created_at: now,
+        updated_at: now,
+        ..Endpoint::default()
+    };
+    let saved = endpoint.clone();
+    state
+        .db
+        .write(move |tx| {
+            if webhooks::list(tx, &saved.project_id)?.len() >= MAX_ENDPOINTS {
+                return Err(ApiError::bad_request(format!(
+                    "a project has at most {MAX_ENDPOINTS} webhook endpoints"
+                )));
+            }
+            Ok::<_, ApiError>(webhooks::insert(tx, &saved)?)
+        })
+        .await?;
+    let mut answer = view(&endpoint);
+    // The only time the secret is shown.
+    answer["secret"] = json!(endpoint.secret);
+    Ok(Json(answer))
+}
+
+#[get("/webhooks/<id>")]
+async fn read(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+    let (project, id) = (access.project.id, id.to_string());
+    let endpoint = state.db.run(move |conn| find(conn, &project, &id)).await?;
+    Ok(Json(view(&endpoint)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EndpointPatch {
+    url: Option<String>,
+    events: Option<Value>,
+    description: Option<String>,
+    enabled: Option<bool>,
+}
+
+#[patch("/webhooks/<id>", data = "<body>")]
+async fn update(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+    body: JsonBody<EndpointPatch, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let body = body.0;
+    let url = body.url.as_deref().map(check_url).transpose()?;
+    let events = body.events.as_ref().map(check_events).transpose()?;
+    let description = body.description.map(|d| check_text(Some(d), "description")).transpose()?;
+    let (project, id) = (access.project.id, id.to_string());
+    let updated = state
+        .db
+        .write(move |tx| {
+            let mut endpoint = find(tx, &project, &id)?;
+            if let Some(url) = url {
+                endpoint.url = url;
+            }
+            if let Some(events) = events {
+                endpoint.events = events;
+            }
+            if let Some(description) = description {
+                endpoint.description = description;
+            }
+            if let Some(enabled) = body.enabled {
+                if enabled && !endpoint.enabled {
+                    // Enabled again: its failures start over.
+                    endpoint.failing_since = None;
+                    endpoint.disabled_reason = None;
+                }
+                endpoint.enabled = enabled;
+            }
+            endpoint.updated_at = clock::now_ms();
+            webhooks::update(tx, &endpoint)?;
+            Ok::<_, ApiError>(endpoint)
+        })
+        .await?;
+    Ok(Json(view(&updated)))
+}
+
+#[delete("/webhooks/<id>")]
+async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
+    let (project, id) = (access.project.id, id.to_string());
+    state
+        .db
+        .write(move |tx| {
+            let endpoint = find(tx, &project, &id)?;
+            Ok::<_, ApiError>(webhooks::delete(tx, &endpoint.id)?)
+        })
+        .await?;
+    Ok(Status::NoContent)
+}
+
+#[derive(FromForm)]
+struct PageParams<'r> {
+    page: Option<&'r str>,
+    #[field(name = "pageSize")]
+    page_size: Option<&'r str>,
+}
+
+#[get("/webhooks/<id>/deliveries?<params..>")]
+async fn deliveries(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+    params: PageParams<'_>,
+) -> Result<Json<Value>, ApiError> {
+    let (page, size) = pagination::page_params(params.page, params.page_size, pagination::MAX_LIMIT)?;
+    let (project, id) = (access.project.id, id.to_string());
+    let (rows, total) = state
+        .db
+        .run(move |conn| {
+            let endpoint = find(conn, &project, &id)?;
+            Ok::<_, ApiError>(webhooks::deliveries(conn, &endpoint.id, (size, (page - 1) * size))?)
+        })
+        .await?;
+    Ok(Json(pagination::page_list(rows.iter().map(delivery_view).collect(), total, page, size)))
+}
+
+/// Queues a `webhook.test` delivery to the endpoint; it shows in the log like any other.
+#[post("/webhooks/<id>/test")]
+async fn test(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<(Status, Json<Value>), ApiError> {
+    let (project, id) = (access.project.id, id.to_string());
+    let delivery = state
+        .db
+        .write(move |tx| {
+            let endpoint = find(tx, &project, &id)?;
+            let now = clock::now_ms();
+            let payload = json!({ "type": "webhook.test", "timestamp": clock::iso(now),
+                "data": { "endpointId": endpoint.id, "message": "A test delivery from Tidings" } });
+            Ok::<_, ApiError>(core_webhooks::queue(tx, &endpoint, "webhook.test", &payload.to_string(), now)?)
+        })
+        .await?;
+    Ok((Status::Accepted, Json(json!({ "deliveryId": delivery, "status": "pending" }))))
+}

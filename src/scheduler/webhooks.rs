@@ -1,0 +1,148 @@
+//! The outbound webhook worker: takes due deliveries with a lease, POSTs each (Standard Webhooks
+//! headers and signature, 10 s, the private-address rule of [`crate::outbound_http`]), and
+//! records the try: a 2xx succeeds; anything else is tried again with backoff (the first retry
+//! within 30 s) until the delivery is 24 hours old. An endpoint whose deliveries have failed for
+//! 24 hours is disabled, with the reason kept. At least once: a delivery whose answer came but
+//! whose record did not (a crash) is sent again with the same `webhook-id`.
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
+
+use super::instant_at;
+use crate::clock;
+use crate::core::webhooks::{GIVE_UP_MS, next_try, signature};
+use crate::db::DbError;
+use crate::db::webhooks::{self, Delivery};
+use crate::outbound_http::Call;
+use crate::state::AppState;
+
+/// Deliveries sent at once.
+const IN_FLIGHT: usize = 32;
+/// A claimed delivery's lease: the 10 s call and a margin.
+const LEASE_MS: i64 = 60_000;
+
+pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> {
+    tokio::spawn(run(state, stopped))
+}
+
+async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
+    let max_idle = Duration::from_secs(state.config.scheduler.max_idle_secs.into());
+    let mut running: JoinSet<()> = JoinSet::new();
+    while !*stopped.borrow() {
+        while running.try_join_next().is_some() {}
+        let mut wake_at = Instant::now() + max_idle;
+        let free = IN_FLIGHT - running.len();
+        if free > 0 {
+            let claimed = state
+                .db
+                .write(move |tx| Ok::<_, DbError>(webhooks::claim(tx, clock::now_ms(), free, LEASE_MS)?))
+                .await;
+            match claimed {
+                Ok(batch) => {
+                    let full = batch.len() == free;
+                    for delivery in batch {
+                        running.spawn(send(state.clone(), delivery));
+                    }
+                    if full {
+                        wake_at = Instant::now();
+                    } else if let Ok(Some(due)) = state
+                        .db
+                        .run(|conn| Ok::<_, DbError>(webhooks::next_due(conn, clock::now_ms())?))
+                        .await
+                    {
+                        wake_at = wake_at.min(instant_at(due));
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("could not claim webhook deliveries: {e}");
+                    wake_at = Instant::now() + Duration::from_secs(1);
+                }
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep_until(wake_at) => {}
+            _ = state.jobs.webhooks().notified() => {}
+            Some(_) = running.join_next(), if !running.is_empty() => {}
+            _ = stopped.changed() => {}
+        }
+    }
+    let grace = Duration::from_secs(state.config.server.shutdown_grace_secs.into());
+    let _ = tokio::time::timeout(grace, async { while running.join_next().await.is_some() {} }).await;
+    running.abort_all();
+    // What was cut off is sent again by the next worker (its lease is taken back at start).
+}
+
+/// Sends one delivery and records the try.
+async fn send(state: AppState, delivery: Delivery) {
+    let endpoint_id = delivery.endpoint_id.clone();
+    let endpoint =
+        state.db.run(move |conn| Ok::<_, DbError>(webhooks::by_id(conn, &endpoint_id)?)).await.ok().flatten();
+    let Some(endpoint) = endpoint else { return };
+    let timestamp = clock::now_ms() / 1000;
+    let call = Call {
+        method: "POST".into(),
+        url: endpoint.url.clone(),
+        headers: vec![
+            ("Content-Type".into(), "application/json".into()),
+            ("webhook-id".into(), delivery.id.clone()),
+            ("webhook-timestamp".into(), timestamp.to_string()),
+            (
+                "webhook-signature".into(),
+                signature(&endpoint.secret, &delivery.id, timestamp, &delivery.payload),
+            ),
+        ],
+        body: Some(delivery.payload.clone()),
+    };
+    let (code, error) = match state.http.call(&call).await {
+        Ok(answer) if (200..300).contains(&answer.status) => (Some(i64::from(answer.status)), None),
+        Ok(answer) => {
+            let start: String = answer.body.chars().take(200).collect();
+            (
+                Some(i64::from(answer.status)),
+                Some(format!("the endpoint answered {}: {start}", answer.status)),
+            )
+        }
+        Err(why) => (None, Some(why)),
+    };
+    let recorded = state
+        .db
+        .write(move |tx| {
+            let now = clock::now_ms();
+            let Some(mut endpoint) = webhooks::by_id(tx, &endpoint.id)? else { return Ok::<_, DbError>(()) };
+            match &error {
+                None => {
+                    webhooks::record(tx, &delivery.id, "succeeded", code, None, None, now)?;
+                    if endpoint.failing_since.is_some() {
+                        endpoint.failing_since = None;
+                        endpoint.updated_at = now;
+                        webhooks::update(tx, &endpoint)?;
+                    }
+                }
+                Some(why) => {
+                    let next = next_try(delivery.created_at, delivery.attempts + 1, now);
+                    let status = if next.is_some() { "pending" } else { "failed" };
+                    webhooks::record(tx, &delivery.id, status, code, Some(why), next, now)?;
+                    let since = *endpoint.failing_since.get_or_insert(now);
+                    if now - since >= GIVE_UP_MS && endpoint.enabled {
+                        endpoint.enabled = false;
+                        endpoint.disabled_reason =
+                            Some(format!("every delivery failed for 24 hours; the last: {why}"));
+                        tracing::warn!(
+                            endpoint = endpoint.id,
+                            "webhook endpoint disabled after 24 hours of failures"
+                        );
+                    }
+                    endpoint.updated_at = now;
+                    webhooks::update(tx, &endpoint)?;
+                }
+            }
+            Ok(())
+        })
+        .await;
+    if let Err(e) = recorded {
+        tracing::error!("could not record a webhook delivery; it is sent again when its lease runs out: {e}");
+    }
+}
