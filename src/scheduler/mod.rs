@@ -134,19 +134,20 @@ impl Registry {
 /// left by a process that is gone.
 pub fn take_over(state: &AppState) -> Result<(), DbError> {
     let now = clock::now_ms();
-    let (jobs, emails, executions) = crate::db::write_tx(&mut *state.db.conn()?, |tx| {
+    let (jobs, emails, executions, webhooks) = crate::db::write_tx(&mut *state.db.conn()?, |tx| {
         Ok::<_, DbError>((
             jobs::take_back_leases(tx, now)?,
             crate::db::emails::take_back_leases(tx, now)?,
-            crate::db::executions::take_back_leases(tx, now)?
-                + crate::db::webhooks::take_back_leases(tx, now)?,
+            crate::db::executions::take_back_leases(tx, now)?,
+            crate::db::webhooks::take_back_leases(tx, now)?,
         ))
     })?;
-    if jobs + emails + executions > 0 {
+    if jobs + emails + executions + webhooks > 0 {
         tracing::info!(
             jobs,
             emails,
             executions,
+            webhooks,
             "took back the work an earlier process left leased; it resumes now"
         );
     }
