@@ -16,6 +16,7 @@ use crate::clock;
 use crate::core::webhooks::{GIVE_UP_MS, next_try, signature};
 use crate::db::DbError;
 use crate::db::webhooks::{self, Delivery};
+use crate::metrics::ResultLabel;
 use crate::outbound_http::Call;
 use crate::state::AppState;
 
@@ -107,6 +108,8 @@ async fn send(state: AppState, delivery: Delivery) {
         }
         Err(why) => (None, Some(why)),
     };
+    let result = if error.is_none() { "success" } else { "failure" };
+    state.metrics.webhook_deliveries.get_or_create(&ResultLabel { result: result.into() }).inc();
     let recorded = state
         .db
         .write(move |tx| {

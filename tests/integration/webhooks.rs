@@ -159,6 +159,12 @@ async fn matching_events_arrive_signed_retried_logged_and_an_endpoint_failing_a_
     let test = receiver.requests().into_iter().find(|r| r.body.contains("webhook.test")).unwrap();
     assert!(verified(&secret, &test));
     assert_eq!(test.headers["webhook-id"], queued["deliveryId"].as_str().unwrap());
+    let metrics = app.client.get("/metrics").dispatch().await.into_string().await.unwrap();
+    let count = |result: &str| -> f64 {
+        let prefix = format!("tidings_webhook_deliveries_total{{result=\"{result}\"}} ");
+        metrics.lines().find_map(|l| l.strip_prefix(&prefix)).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+    };
+    assert!(count("success") >= 4.0 && count("failure") >= 2.0, "{metrics}");
 }
 
 #[rocket::async_test]
