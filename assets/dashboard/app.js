@@ -17,6 +17,7 @@ import { Segments, SegmentPage } from "./js/pages/segments.js";
 import { CampaignPage, Campaigns } from "./js/pages/campaigns.js";
 import { Events } from "./js/pages/events.js";
 import { WorkflowPage, Workflows } from "./js/pages/workflows.js";
+import { Webhooks } from "./js/pages/webhooks.js";
 import { Domains } from "./js/pages/domains.js";
 import { Outbox, OutboxMessage } from "./js/pages/outbox.js";
 import { Settings } from "./js/pages/settings.js";
@@ -32,6 +33,7 @@ const SECTIONS = [
   ["events", "Events"],
   ["domains", "Domains"],
   ["outbox", "Outbox"],
+  ["webhooks", "Webhooks"],
   ["settings", "Settings"],
 ];
 
@@ -53,6 +55,7 @@ const PROJECT_ROUTES = [
   ["domains", Domains],
   ["outbox", Outbox],
   ["outbox/:id", OutboxMessage],
+  ["webhooks", Webhooks],
   ["settings", Settings],
 ];
 

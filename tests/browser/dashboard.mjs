@@ -487,8 +487,32 @@ try {
   assert.equal((await api("GET", `/workflows/${workflowId}`)).body.enabled, false);
   await audit(page, "workflows");
 
+  step("webhooks: add an endpoint (its secret shown once), send a test, see the log, disable it");
+  await nav(page, "Webhooks");
+  await page.waitForSelector("text=No endpoints yet");
+  await page.fill("#webhook-form input[name=url]", "https://hooks.example.test/tidings");
+  await page.fill("#webhook-form input[name=events]", "email.*, signed_up");
+  await page.getByRole("button", { name: "Add endpoint" }).click();
+  await toast(page, "Endpoint added");
+  const shownSecret = (await page.textContent("[data-webhook-secret]")).trim();
+  assert.match(shownSecret, /^whsec_[A-Za-z0-9+/=]{32}$/);
+  const [endpoint] = (await api("GET", "/webhooks")).body;
+  assert.deepEqual(endpoint.events, ["email.*", "signed_up"]);
+  assert.equal(endpoint.secret, undefined, "the API never shows it again");
+  await page.locator('#webhooks-table tr[data-webhook="https://hooks.example.test/tidings"]').getByRole("button", { name: "Deliveries" }).click();
+  await page.getByRole("button", { name: "Send test" }).click();
+  await toast(page, "Test delivery queued");
+  await page.waitForSelector('#deliveries-table tr[data-delivery="webhook.test"]');
+  const log = (await api("GET", `/webhooks/${endpoint.id}/deliveries`)).body.data;
+  assert.equal(log[0].eventType, "webhook.test");
+  await audit(page, "webhooks");
+  await page.locator('#webhooks-table tr[data-webhook="https://hooks.example.test/tidings"]').getByRole("button", { name: "Disable" }).click();
+  await toast(page, "Endpoint disabled");
+  assert.equal((await api("GET", `/webhooks/${endpoint.id}`)).body.enabled, false);
+
   step("settings: add a member, rotate the keys");
   await nav(page, "Settings");
+  await page.waitForSelector("#security .badge:text('ok')");
   await page.fill("#member-form input[name=email]", F.member);
   await page.getByRole("button", { name: "Add member" }).click();
   await page.waitForSelector(`tr[data-member="${F.member}"]`);

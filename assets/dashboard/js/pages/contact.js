@@ -130,6 +130,11 @@ function Details({ contact, onChanged }) {
           ${" "}<${ActionButton} action=${toggle}>${contact.subscribed ? "Unsubscribe" : "Subscribe"}<//>
           <${ErrorBox} error=${toggle.error} />
         </dd>
+        ${contact.suppression && html`
+          <dt>Suppressed</dt>
+          <dd id="suppression"><${Badge} kind="bad">${contact.suppression.reason === "complaint" ? "complained" : "hard bounce"}<//>
+            <span class="meta"> since ${date(contact.suppression.since)}: no marketing mail reaches this contact, even subscribed.</span>
+            ${contact.suppression.detail && html`<div class="meta">${contact.suppression.detail}</div>`}</dd>`}
         <dt>Created</dt><dd>${date(contact.createdAt)}</dd>
         <dt>Updated</dt><dd>${date(contact.updatedAt)}</dd>
         <dt>Id</dt><dd><code>${contact.id}</code></dd>

@@ -136,11 +136,32 @@ function Danger({ project }) {
     </section>`;
 }
 
+const percent2 = (r) => `${(r * 100).toFixed(2)} %`;
+
+/** Sender reputation: the rates over the window, and why sending is suspended if it is. */
+function Security({ project }) {
+  const state = useLoad(() => get(`/users/@me/projects/${encodeURIComponent(project.id)}/security`), [project.id, project.disabled]);
+  return html`
+    <section class="card" aria-labelledby="security-heading" id="security">
+      <h2 id="security-heading">Sender reputation</h2>
+      <${Loaded} result=${state}>${(s) => html`
+        <p><${Badge} kind=${s.status === "ok" ? "ok" : "bad"}>${s.status}<//>
+          <span class="meta"> over the last ${s.window.days} days: ${s.sent} sent, ${s.hardBounces} hard bounces (${percent2(s.bounceRate)}),
+          ${s.complaints} complaints (${percent2(s.complaintRate)}). Sending is suspended above ${percent2(s.thresholds.bounceRate)} bounces
+          or ${percent2(s.thresholds.complaintRate)} complaints, from ${s.thresholds.minSent} sent.</span></p>
+        ${s.suspension && html`<div class="error" role="alert" id="suspension"><strong>Sending is suspended</strong> since ${date(s.suspension.createdAt)}: ${s.suspension.reason}.
+          An owner or admin enables the project again above, once the list is cleaned.</div>`}
+        ${s.suspensions.length > 0 && html`<details><summary>Earlier suspensions</summary><ul>${s.suspensions.map((x) => html`
+          <li key=${x.id}>${date(x.createdAt)}: ${x.reason}${x.liftedAt ? ` (lifted ${date(x.liftedAt)})` : ""}</li>`)}</ul></details>`}`}<//>
+    </section>`;
+}
+
 export function Settings({ project, user, onProjectsChanged }) {
   const manage = project.role === "OWNER" || project.role === "ADMIN";
   return html`
     <${Page} title="Settings">
       <${General} project=${project} manage=${manage} onChanged=${onProjectsChanged} />
+      <${Security} project=${project} />
       ${manage && html`<${Keys} project=${project} manage=${manage} onChanged=${onProjectsChanged} />`}
       ${!manage && html`<section class="card"><h2>API keys</h2><p class="meta">Only owners and admins see and rotate this project's keys.</p></section>`}
       <${Members} project=${project} user=${user} manage=${manage} />
