@@ -195,6 +195,9 @@ async fn test(
         .db
         .write(move |tx| {
             let endpoint = find(tx, &project, &id)?;
+            if !endpoint.enabled {
+                return Err(ApiError::bad_request("the endpoint is disabled: enable it to send a test"));
+            }
             let now = clock::now_ms();
             let payload = json!({ "type": "webhook.test", "timestamp": clock::iso(now),
                 "data": { "endpointId": endpoint.id, "message": "A test delivery from Tidings" } });

@@ -210,7 +210,17 @@ pub fn record(
     Ok(())
 }
 
-/// Frees deliveries a stopping worker held, or a dead process left leased.
+/// Ends the leases of deliveries a stopping worker still held.
+pub fn release(conn: &Connection, ids: &[String]) -> rusqlite::Result<()> {
+    let mut release =
+        conn.prepare_cached("UPDATE webhook_deliveries SET locked_until = NULL WHERE id = ?1")?;
+    for id in ids {
+        release.execute([id])?;
+    }
+    Ok(())
+}
+
+/// Frees deliveries a dead process left leased.
 pub fn take_back_leases(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
     conn.prepare_cached(
         "UPDATE webhook_deliveries SET locked_until = NULL WHERE locked_until > ?1 AND status = 'pending'",

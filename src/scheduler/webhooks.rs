@@ -3,8 +3,10 @@
 //! records the try: a 2xx succeeds; anything else is tried again with backoff (the first retry
 //! within 30 s) until the delivery is 24 hours old. An endpoint whose deliveries have failed for
 //! 24 hours is disabled, with the reason kept. At least once: a delivery whose answer came but
-//! whose record did not (a crash) is sent again with the same `webhook-id`.
+//! whose record did not (a crash, or a stop that cut it off) is sent again with the same
+//! `webhook-id`.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -31,9 +33,14 @@ pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> 
 
 async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
     let max_idle = Duration::from_secs(state.config.scheduler.max_idle_secs.into());
-    let mut running: JoinSet<()> = JoinSet::new();
+    let mut running: JoinSet<String> = JoinSet::new();
+    let mut in_hand: HashSet<String> = HashSet::new();
     while !*stopped.borrow() {
-        while running.try_join_next().is_some() {}
+        while let Some(done) = running.try_join_next() {
+            if let Ok(id) = done {
+                in_hand.remove(&id);
+            }
+        }
         let mut wake_at = Instant::now() + max_idle;
         let free = IN_FLIGHT - running.len();
         if free > 0 {
@@ -45,7 +52,9 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
                 Ok(batch) => {
                     let full = batch.len() == free;
                     for delivery in batch {
-                        running.spawn(send(state.clone(), delivery));
+                        if in_hand.insert(delivery.id.clone()) {
+                            running.spawn(send(state.clone(), delivery));
+                        }
                     }
                     if full {
                         wake_at = Instant::now();
@@ -66,22 +75,66 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
         tokio::select! {
             _ = tokio::time::sleep_until(wake_at) => {}
             _ = state.jobs.webhooks().notified() => {}
-            Some(_) = running.join_next(), if !running.is_empty() => {}
+            Some(done) = running.join_next(), if !running.is_empty() => {
+                if let Ok(id) = done {
+                    in_hand.remove(&id);
+                }
+            }
             _ = stopped.changed() => {}
         }
     }
     let grace = Duration::from_secs(state.config.server.shutdown_grace_secs.into());
-    let _ = tokio::time::timeout(grace, async { while running.join_next().await.is_some() {} }).await;
+    let _ = tokio::time::timeout(grace, async {
+        while let Some(done) = running.join_next().await {
+            if let Ok(id) = done {
+                in_hand.remove(&id);
+            }
+        }
+    })
+    .await;
     running.abort_all();
-    // What was cut off is sent again by the next worker (its lease is taken back at start).
+    while let Some(done) = running.join_next().await {
+        if let Ok(id) = done {
+            in_hand.remove(&id);
+        }
+    }
+    // Cut off: free them for the next worker now rather than when their lease runs out (a call
+    // that reached its endpoint is sent again, with its webhook-id).
+    let unfinished: Vec<String> = in_hand.into_iter().collect();
+    if !unfinished.is_empty()
+        && let Err(e) = state.db.write(move |tx| Ok::<_, DbError>(webhooks::release(tx, &unfinished)?)).await
+    {
+        tracing::error!("could not hand back webhook deliveries; their leases will run out: {e}");
+    }
 }
 
-/// Sends one delivery and records the try.
-async fn send(state: AppState, delivery: Delivery) {
+/// Sends one delivery and records the try; returns its id.
+async fn send(state: AppState, delivery: Delivery) -> String {
+    let id = delivery.id.clone();
+    deliver(&state, delivery).await;
+    id
+}
+
+async fn deliver(state: &AppState, delivery: Delivery) {
     let endpoint_id = delivery.endpoint_id.clone();
     let endpoint =
         state.db.run(move |conn| Ok::<_, DbError>(webhooks::by_id(conn, &endpoint_id)?)).await.ok().flatten();
     let Some(endpoint) = endpoint else { return };
+    if !endpoint.enabled {
+        // Disabled after it was queued: not sent, and the log says why.
+        let id = delivery.id.clone();
+        let recorded = state
+            .db
+            .write(move |tx| {
+                let why = "not sent: the endpoint is disabled";
+                Ok::<_, DbError>(webhooks::record(tx, &id, "failed", None, Some(why), None, clock::now_ms())?)
+            })
+            .await;
+        if let Err(e) = recorded {
+            tracing::error!("could not record a webhook delivery: {e}");
+        }
+        return;
+    }
     let timestamp = clock::now_ms() / 1000;
     let call = Call {
         method: "POST".into(),

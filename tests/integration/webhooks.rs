@@ -92,6 +92,11 @@ async fn matching_events_arrive_signed_retried_logged_and_an_endpoint_failing_a_
     assert_eq!(signup["data"]["contact"]["email"], "ada@example.com", "{signup}");
     assert_eq!(signup["data"]["data"]["plan"], "pro");
     assert!(bodies.iter().any(|b| b["type"] == "email.sent"), "{bodies:?}");
+    // The receiver answered before the try was recorded: wait for the record too.
+    app.run_jobs_until("both recorded", async || {
+        deliveries(app, &key, &id).await.iter().all(|d| d["status"] == "succeeded")
+    })
+    .await;
     let log = deliveries(app, &key, &id).await;
     assert_eq!(log.len(), 2);
     assert!(
@@ -103,6 +108,7 @@ async fn matching_events_arrive_signed_retried_logged_and_an_endpoint_failing_a_
     receiver.answer(500);
     track(&room, "bob@example.com", "signup").await;
     app.run_jobs_until("the first try", async || receiver.requests().len() == 3).await;
+    app.run_jobs_until("its record", async || deliveries(app, &key, &id).await[0]["attempts"] == 1).await;
     let failed = deliveries(app, &key, &id).await[0].clone();
     assert_eq!(
         (failed["status"].clone(), failed["attempts"].clone(), failed["lastStatusCode"].clone()),
@@ -123,6 +129,7 @@ async fn matching_events_arrive_signed_retried_logged_and_an_endpoint_failing_a_
     receiver.answer(503);
     track(&room, "cy@example.com", "signup").await;
     app.run_jobs_until("a failure", async || receiver.requests().len() == 5).await;
+    app.run_jobs_until("its record", async || deliveries(app, &key, &id).await[0]["attempts"] == 1).await;
     let failing = deliveries(app, &key, &id).await[0]["id"].as_str().unwrap().to_string();
     let status_of = async |delivery: &str| {
         deliveries(app, &key, &id).await.into_iter().find(|d| d["id"] == delivery).unwrap()["status"].clone()
@@ -140,6 +147,8 @@ async fn matching_events_arrive_signed_retried_logged_and_an_endpoint_failing_a_
     assert!(endpoint["disabledReason"].as_str().unwrap().contains("503"));
     track(&room, "dee@example.com", "signup").await;
     assert_eq!(deliveries(app, &key, &id).await.len(), 4, "a disabled endpoint gets nothing new");
+    let (status, refused) = app.post(&format!("/webhooks/{id}/test"), &key, json!({})).await;
+    assert_eq!(status, Status::BadRequest, "no test to a disabled endpoint: {refused}");
 
     // Enabled again, a test send goes through.
     let (status, enabled) =
@@ -188,6 +197,20 @@ async fn endpoints_are_checked_private_addresses_refused_and_other_projects_kept
     app.run_jobs_until("a try", async || deliveries(app, &key, &id).await[0]["attempts"] == 1).await;
     let log = deliveries(app, &key, &id).await;
     assert!(log[0]["lastError"].as_str().unwrap().contains("private, loopback or link-local"), "{log:?}");
+    assert!(receiver.requests().is_empty());
+
+    // Disabled while a delivery waits: it is not sent, and the log says why.
+    let (_, second) =
+        app.post("/webhooks", &key, json!({ "url": receiver.url("/y"), "events": ["late"] })).await;
+    let second = second["id"].as_str().unwrap().to_string();
+    track(&room, "ada@example.com", "late").await;
+    let (status, _) = app
+        .call(Method::Patch, &format!("/webhooks/{second}"), &key, Some(json!({ "enabled": false })))
+        .await;
+    assert_eq!(status, Status::Ok);
+    app.run_jobs_until("recorded", async || deliveries(app, &key, &second).await[0]["status"] == "failed")
+        .await;
+    assert!(deliveries(app, &key, &second).await[0]["lastError"].as_str().unwrap().contains("disabled"));
     assert!(receiver.requests().is_empty());
 
     let (_, other) = app.user_with_project("mallory@example.com").await;
