@@ -25,10 +25,13 @@ pub fn emit(
     now: i64,
 ) -> rusqlite::Result<String> {
     let id = events::insert(conn, project, contact, name, data, now)?;
-    if let Some(contact) = contact {
+    let (workflows, webhooks) = events::interest(conn, project, contact, name)?;
+    if let Some(contact) = contact.filter(|_| workflows) {
         crate::core::workflows::engine::on_event(conn, project, contact, name, data, &id, now)?;
     }
-    crate::core::webhooks::on_event(conn, project, &id, name, contact, data, now)?;
+    if webhooks {
+        crate::core::webhooks::on_event(conn, project, &id, name, contact, data, now)?;
+    }
     Ok(id)
 }
 

@@ -178,3 +178,22 @@ pub fn recent_data(
     })?
     .collect()
 }
+
+/// Whether a new event has anything to do beyond being stored: a workflow it starts or an
+/// execution of its contact waiting for it, and an enabled webhook endpoint of the project. One
+/// statement, so that the common case (nothing) costs one step of SQLite per event.
+pub fn interest(
+    conn: &Connection,
+    project: &str,
+    contact: Option<&str>,
+    name: &str,
+) -> rusqlite::Result<(bool, bool)> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM workflows WHERE project_id = ?1 AND trigger_event = ?2 AND enabled = 1
+                          AND trigger_type = 'EVENT')
+                OR EXISTS (SELECT 1 FROM workflow_executions WHERE contact_id = ?3 AND wait_event = ?2
+                          AND status = 'WAITING'),
+                EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = ?1 AND enabled = 1)",
+    )?
+    .query_row(params![project, name, contact], |r| Ok((r.get(0)?, r.get(1)?)))
+}
