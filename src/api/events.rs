@@ -22,9 +22,9 @@ pub fn routes() -> Vec<Route> {
 
 /// Where the next page starts.
 #[derive(Serialize, Deserialize)]
-struct Position {
-    t: i64,
-    r: i64,
+pub struct Position {
+    pub t: i64,
+    pub r: i64,
 }
 
 /// An event as the API shows it.
@@ -53,6 +53,7 @@ async fn page(
             let q = ListQuery {
                 project: &project,
                 name: name.as_deref(),
+                names: &[],
                 contact: contact.as_deref(),
                 after,
                 limit: limit + 1,

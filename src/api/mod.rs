@@ -2,6 +2,7 @@
 //!
 //! Handlers are thin: parse, authorize, call `core`/`db` through the funnel, shape the reply.
 
+pub mod analytics;
 pub mod attempts;
 pub mod auth;
 pub mod campaigns;
@@ -76,6 +77,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         executions::routes(),
         sns::routes(),
         webhooks::routes(),
+        analytics::routes(),
         outbox::routes(),
         tracking::routes(),
         dashboard::routes(),

@@ -42,6 +42,9 @@ pub struct Listed {
 pub struct ListQuery<'a> {
     pub project: &'a str,
     pub name: Option<&'a str>,
+    /// Any of these names (none: no such filter); `*` alone stands for the tracked events (not
+    /// the service's `email.*`, `contact.*` and `segment.*`).
+    pub names: &'a [&'a str],
     pub contact: Option<&'a str>,
     /// The (created_at, rowid) of the last event of the previous page.
     pub after: Option<(i64, i64)>,
@@ -64,6 +67,18 @@ pub fn list(conn: &Connection, q: &ListQuery<'_>) -> rusqlite::Result<Vec<(Liste
     if let Some(contact) = q.contact {
         args.push(contact.to_string().into());
         sql.push_str(&format!(" AND e.contact_id = ?{}", args.len()));
+    }
+    if !q.names.is_empty() {
+        let mut any = Vec::new();
+        for name in q.names {
+            if *name == "*" {
+                any.push("(e.name NOT LIKE 'email.%' AND e.name NOT LIKE 'contact.%' AND e.name NOT LIKE 'segment.%')".to_string());
+            } else {
+                args.push(name.to_string().into());
+                any.push(format!("e.name = ?{}", args.len()));
+            }
+        }
+        sql.push_str(&format!(" AND ({})", any.join(" OR ")));
     }
     if let Some((at, rowid)) = q.after {
         args.push(at.into());

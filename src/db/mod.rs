@@ -29,6 +29,7 @@ pub mod keys;
 pub mod migrate;
 pub mod projects;
 pub mod refs;
+pub mod rollups;
 pub mod segments;
 pub mod sessions;
 pub mod settings;

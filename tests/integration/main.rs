@@ -4,6 +4,7 @@
 mod common;
 
 mod accounts;
+mod analytics;
 mod binary;
 mod bounces;
 mod browser;

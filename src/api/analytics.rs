@@ -1,0 +1,434 @@
+//! Activity and analytics (issue 14): the activity feed and its counts, and time series, top
+//! events and campaign figures. Counts come from the per-hour rollups kept as events are written
+//! (`db::rollups`), so they read a few hundred rows however many events a project has; the
+//! feed pages through the events themselves, newest first.
+
+use rocket::serde::json::Json;
+use rocket::{FromForm, Route, State, get, routes};
+use serde_json::{Map, Value, json};
+
+use super::events::Position;
+use super::guards::ProjectAccess;
+use super::pagination;
+use crate::clock;
+use crate::core::campaigns as core_campaigns;
+use crate::db::events::{self, ListQuery};
+use crate::db::{DbError, campaigns, rollups};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![feed, types, stats, recent_count, upcoming, timeseries, top_events, top_campaigns, campaign_stats]
+}
+
+const HOUR: i64 = 3_600_000;
+const DAY: i64 = 24 * HOUR;
+
+/// Activity types and the events they are; `event` is every tracked event.
+const TYPES: &[(&str, &str)] = &[
+    ("send", "email.sent"),
+    ("delivery", "email.delivered"),
+    ("open", "email.opened"),
+    ("click", "email.clicked"),
+    ("bounce", "email.bounced"),
+    ("complaint", "email.complained"),
+    ("failure", "email.failed"),
+    ("inbound", "email.received"),
+    ("subscribe", "contact.subscribed"),
+    ("unsubscribe", "contact.unsubscribed"),
+    ("event", "*"),
+];
+
+/// The activity type of an event name.
+fn type_of(name: &str) -> &'static str {
+    TYPES.iter().find(|(_, n)| *n == name).map(|(t, _)| *t).unwrap_or(
+        if name.starts_with("email.") || name.starts_with("contact.") || name.starts_with("segment.") {
+            "other"
+        } else {
+            "event"
+        },
+    )
+}
+
+/// The names of `types` (comma-separated), or 400 naming an unknown one.
+fn names_of(types: Option<&str>) -> Result<Vec<&'static str>, ApiError> {
+    let Some(types) = types.filter(|t| !t.trim().is_empty()) else {
+        return Ok(TYPES.iter().map(|(_, n)| *n).collect());
+    };
+    types
+        .split(',')
+        .map(|t| {
+            let t = t.trim();
+            TYPES.iter().find(|(k, _)| *k == t).map(|(_, n)| *n).ok_or_else(|| {
+                let known: Vec<&str> = TYPES.iter().map(|(k, _)| *k).collect();
+                ApiError::bad_request(format!("unknown activity type {t:?}; types are {}", known.join(", ")))
+            })
+        })
+        .collect()
+}
+
+/// A range from `from` and `to` (dates or ms; default the last `default_days` days), no longer
+/// than `max_days`.
+fn range(
+    from: Option<&str>,
+    to: Option<&str>,
+    default_days: i64,
+    max_days: i64,
+) -> Result<(i64, i64), ApiError> {
+    let at = |raw: Option<&str>, name: &str| -> Result<Option<i64>, ApiError> {
+        match raw.map(str::trim).filter(|r| !r.is_empty()) {
+            None => Ok(None),
+            Some(raw) => raw
+                .parse::<i64>()
+                .ok()
+                .or_else(|| clock::parse_date(raw).map(|(ms, _)| ms))
+                .map(Some)
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!("{name} is a date (2026-11-24 or ISO 8601) or ms"))
+                }),
+        }
+    };
+    let to = at(to, "to")?.unwrap_or_else(clock::now_ms);
+    let from = at(from, "from")?.unwrap_or(to - default_days * DAY);
+    if from >= to {
+        return Err(ApiError::bad_request("from must be before to"));
+    }
+    if to - from > max_days * DAY {
+        return Err(ApiError::bad_request(format!("a range is at most {max_days} days")));
+    }
+    Ok((from, to))
+}
+
+#[derive(FromForm)]
+struct FeedParams<'r> {
+    types: Option<&'r str>,
+    limit: Option<&'r str>,
+    cursor: Option<&'r str>,
+}
+
+/// The activity feed: sends, deliveries, opens, clicks, bounces, complaints, failures, inbound
+/// mail, subscription changes and tracked events, newest first (`types` narrows it).
+#[get("/activity?<params..>")]
+async fn feed(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    params: FeedParams<'_>,
+) -> Result<Json<Value>, ApiError> {
+    let names = names_of(params.types)?;
+    let limit = pagination::limit(params.limit)?;
+    let after = match params.cursor.filter(|c| !c.is_empty()) {
+        None => None,
+        Some(c) => {
+            let p: Position = pagination::decode(c)?;
+            Some((p.t, p.r))
+        }
+    };
+    let project = access.project.id;
+    let rows = state
+        .db
+        .run(move |conn| {
+            let q = ListQuery {
+                project: &project,
+                name: None,
+                names: &names,
+                contact: None,
+                after,
+                limit: limit + 1,
+            };
+            Ok::<_, DbError>(events::list(conn, &q)?)
+        })
+        .await?;
+    let more = rows.len() > limit;
+    let rows = &rows[..rows.len().min(limit)];
+    let next =
+        more.then(|| rows.last().map(|(_, (t, r))| pagination::encode(&Position { t: *t, r: *r }))).flatten();
+    let items = rows
+        .iter()
+        .map(|(e, _)| {
+            let mut item = crate::core::events::view(e);
+            item["type"] = json!(type_of(&e.name));
+            item
+        })
+        .collect();
+    Ok(Json(pagination::page(items, next, None)))
+}
+
+/// The activity types, with how many of each the project has had in the last 30 days.
+#[get("/activity/types")]
+async fn types(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+    let counts =
+        counts_by_type(state, access.project.id, clock::now_ms() - 30 * DAY, clock::now_ms()).await?;
+    let list: Vec<Value> = TYPES
+        .iter()
+        .map(|(t, n)| json!({ "type": t, "event": n, "count": counts.get(*t).and_then(Value::as_i64).unwrap_or(0) }))
+        .collect();
+    Ok(Json(json!({ "types": list })))
+}
+
+async fn counts_by_type(
+    state: &AppState,
+    project: String,
+    from: i64,
+    to: i64,
+) -> Result<Map<String, Value>, ApiError> {
+    let totals =
+        state.db.run(move |conn| Ok::<_, DbError>(rollups::totals(conn, &project, from, to)?)).await?;
+    let mut counts: Map<String, Value> = TYPES.iter().map(|(t, _)| (t.to_string(), json!(0))).collect();
+    for (name, n) in totals {
+        let t = type_of(&name);
+        if t != "other" {
+            let was = counts.get(t).and_then(Value::as_i64).unwrap_or(0);
+            counts.insert(t.to_string(), json!(was + n));
+        }
+    }
+    Ok(counts)
+}
+
+#[derive(FromForm)]
+struct RangeParams<'r> {
+    from: Option<&'r str>,
+    to: Option<&'r str>,
+}
+
+/// Counts per activity type over a range (default the last 30 days), with open, click, bounce
+/// and complaint rates per send.
+#[get("/activity/stats?<params..>")]
+async fn stats(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    params: RangeParams<'_>,
+) -> Result<Json<Value>, ApiError> {
+    let (from, to) = range(params.from, params.to, 30, 3660)?;
+    let counts = counts_by_type(state, access.project.id, from, to).await?;
+    let n = |t: &str| counts.get(t).and_then(Value::as_i64).unwrap_or(0) as f64;
+    let rate = |t: &str| if n("send") > 0.0 { n(t) / n("send") } else { 0.0 };
+    Ok(Json(json!({
+        "from": clock::iso(from), "to": clock::iso(to), "counts": counts,
+        "rates": { "open": rate("open"), "click": rate("click"), "bounce": rate("bounce"), "complaint": rate("complaint") },
+    })))
+}
+
+#[derive(FromForm)]
+struct RecentParams<'r> {
+    hours: Option<&'r str>,
+}
+
+/// How many events the project recorded in the last `hours` (default 24; whole hours).
+#[get("/activity/recent-count?<params..>")]
+async fn recent_count(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    params: RecentParams<'_>,
+) -> Result<Json<Value>, ApiError> {
+    let hours = match params.hours {
+        None => 24,
+        Some(h) => h
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|h| (1..=24 * 90).contains(h))
+            .ok_or_else(|| ApiError::bad_request("hours is a whole number from 1 to 2160"))?,
+    };
+    let now = clock::now_ms();
+    let from = (now / HOUR - hours + 1) * HOUR;
+    let project = access.project.id;
+    let total: i64 = state
+        .db
+        .run(move |conn| Ok::<_, DbError>(rollups::totals(conn, &project, from, now + HOUR)?))
+        .await?
+        .iter()
+        .map(|(_, n)| n)
+        .sum();
+    Ok(Json(json!({ "count": total, "hours": hours, "since": clock::iso(from) })))
+}
+
+/// Scheduled campaigns, soonest first, and the workflow executions waiting with a due time.
+#[get("/activity/upcoming")]
+async fn upcoming(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+    let project = access.project.id;
+    let (scheduled, waiting) = state
+        .db
+        .run(move |conn| {
+            let scheduled: Vec<Value> = conn
+                .prepare_cached(
+                    "SELECT id, name, scheduled_for FROM campaigns WHERE project_id = ?1 AND status = 'SCHEDULED'
+                     ORDER BY scheduled_for LIMIT 20",
+                )?
+                .query_map([&project], |r| {
+                    Ok(json!({ "id": r.get::<_, String>(0)?, "name": r.get::<_, String>(1)?,
+                               "scheduledFor": r.get::<_, Option<i64>>(2)?.map(clock::iso) }))
+                })?
+                .collect::<Result<_, _>>()?;
+            let waiting: Vec<Value> = conn
+                .prepare_cached(
+                    "SELECT e.id, e.workflow_id, w.name, e.contact_id, e.due_at FROM workflow_executions e
+                     JOIN workflows w ON w.id = e.workflow_id
+                     WHERE e.project_id = ?1 AND e.status = 'WAITING' AND e.due_at IS NOT NULL
+                     ORDER BY e.due_at LIMIT 20",
+                )?
+                .query_map([&project], |r| {
+                    Ok(json!({ "executionId": r.get::<_, String>(0)?, "workflowId": r.get::<_, String>(1)?,
+                               "workflowName": r.get::<_, String>(2)?, "contactId": r.get::<_, String>(3)?,
+                               "dueAt": clock::iso(r.get(4)?) }))
+                })?
+                .collect::<Result<_, _>>()?;
+            Ok::<_, DbError>((scheduled, waiting))
+        })
+        .await?;
+    Ok(Json(json!({ "campaigns": scheduled, "executions": waiting })))
+}
+
+#[derive(FromForm)]
+struct SeriesParams<'r> {
+    from: Option<&'r str>,
+    to: Option<&'r str>,
+    interval: Option<&'r str>,
+}
+
+/// Sends, deliveries, opens, clicks, bounces and complaints per day (at most 366) or hour (at
+/// most 31 days), every bucket present.
+#[get("/analytics/timeseries?<params..>")]
+async fn timeseries(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    params: SeriesParams<'_>,
+) -> Result<Json<Value>, ApiError> {
+    let (bucket, max_days) = match params.interval.unwrap_or("day") {
+        "day" => (DAY, 366),
+        "hour" => (HOUR, 31),
+        other => return Err(ApiError::bad_request(format!("interval is day or hour (found {other:?})"))),
+    };
+    let (from, to) = range(params.from, params.to, 30, max_days)?;
+    let (from, to) = (from / bucket * bucket, (to + bucket - 1) / bucket * bucket);
+    const SERIES: &[(&str, &str)] = &[
+        ("sent", "email.sent"),
+        ("delivered", "email.delivered"),
+        ("opened", "email.opened"),
+        ("clicked", "email.clicked"),
+        ("bounced", "email.bounced"),
+        ("complained", "email.complained"),
+    ];
+    let project = access.project.id;
+    let names: Vec<&'static str> = SERIES.iter().map(|(_, n)| *n).collect();
+    let rows = state
+        .db
+        .run(move |conn| Ok::<_, DbError>(rollups::series(conn, &project, (from, to), bucket, &names)?))
+        .await?;
+    let mut points = Vec::new();
+    let mut at = from;
+    let mut rows = rows.into_iter().peekable();
+    while at < to {
+        let mut point = json!({ "date": clock::iso(at) });
+        for (key, _) in SERIES {
+            point[*key] = json!(0);
+        }
+        while let Some((_, name, n)) = rows.next_if(|(b, _, _)| *b == at) {
+            if let Some((key, _)) = SERIES.iter().find(|(_, e)| *e == name) {
+                point[*key] = json!(n);
+            }
+        }
+        points.push(point);
+        at += bucket;
+    }
+    let interval = if bucket == DAY { "day" } else { "hour" };
+    Ok(Json(
+        json!({ "from": clock::iso(from), "to": clock::iso(to), "interval": interval, "series": points }),
+    ))
+}
+
+#[derive(FromForm)]
+struct TopParams<'r> {
+    from: Option<&'r str>,
+    to: Option<&'r str>,
+    limit: Option<&'r str>,
+}
+
+/// The most frequent event names over a range (default the last 30 days).
+#[get("/analytics/top-events?<params..>")]
+async fn top_events(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    params: TopParams<'_>,
+) -> Result<Json<Value>, ApiError> {
+    let (from, to) = range(params.from, params.to, 30, 3660)?;
+    let limit = pagination::limit(params.limit)?;
+    let project = access.project.id;
+    let totals =
+        state.db.run(move |conn| Ok::<_, DbError>(rollups::totals(conn, &project, from, to)?)).await?;
+    let events: Vec<Value> = totals
+        .iter()
+        .take(limit)
+        .map(|(name, n)| json!({ "name": name, "count": n, "type": type_of(name) }))
+        .collect();
+    Ok(Json(json!({ "from": clock::iso(from), "to": clock::iso(to), "events": events })))
+}
+
+#[derive(FromForm)]
+struct CampaignParams<'r> {
+    metric: Option<&'r str>,
+    limit: Option<&'r str>,
+}
+
+/// The project's sent campaigns ranked by `metric` (`sent`, `opened`, `clicked`, or the rates
+/// `openRate`, `clickRate`), with their figures.
+#[get("/analytics/top-campaigns?<params..>")]
+async fn top_campaigns(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    params: CampaignParams<'_>,
+) -> Result<Json<Value>, ApiError> {
+    let metric = params.metric.unwrap_or("opened").to_string();
+    if !["sent", "opened", "clicked", "openRate", "clickRate"].contains(&metric.as_str()) {
+        return Err(ApiError::bad_request("metric is sent, opened, clicked, openRate or clickRate"));
+    }
+    let limit = pagination::limit(params.limit)?;
+    let mut all = sent_campaigns(state, access.project.id).await?;
+    let value = |s: &Value| -> f64 {
+        match metric.as_str() {
+            "openRate" => s["rates"]["open"].as_f64().unwrap_or(0.0),
+            "clickRate" => s["rates"]["click"].as_f64().unwrap_or(0.0),
+            m => s[m].as_f64().unwrap_or(0.0),
+        }
+    };
+    all.sort_by(|a, b| value(b).total_cmp(&value(a)));
+    all.truncate(limit);
+    Ok(Json(json!({ "metric": metric, "campaigns": all })))
+}
+
+/// Every sent (or sending) campaign's figures, newest first.
+#[get("/analytics/campaign-stats")]
+async fn campaign_stats(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+    Ok(Json(json!({ "campaigns": sent_campaigns(state, access.project.id).await? })))
+}
+
+async fn sent_campaigns(state: &AppState, project: String) -> Result<Vec<Value>, ApiError> {
+    let rows = state
+        .db
+        .run(move |conn| {
+            let ids: Vec<String> = conn
+                .prepare_cached(
+                    "SELECT id FROM campaigns WHERE project_id = ?1 AND status IN ('SENDING', 'SENT')
+                     ORDER BY coalesce(sent_at, created_at) DESC LIMIT 500",
+                )?
+                .query_map([&project], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(c) = campaigns::by_id(conn, &id)? {
+                    out.push(c);
+                }
+            }
+            Ok::<_, DbError>(out)
+        })
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|c| {
+            let mut figures = core_campaigns::stats(c);
+            figures["id"] = json!(c.id);
+            figures["name"] = json!(c.name);
+            figures["sentAt"] = json!(c.sent_at.map(clock::iso));
+            figures
+        })
+        .collect())
+}
