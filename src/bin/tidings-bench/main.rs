@@ -6,11 +6,14 @@
 //!   columns) through the import job's batches.
 //! - `segments` seeds the same contacts, then times counting dynamic segments and computing a
 //!   tracked segment's membership, from nothing and after churn.
+//! - `analytics` seeds 10,000,000 events over 90 days and times the activity and analytics
+//!   endpoints.
 //! - `render` and `dkim` time the per-message work of delivery on one core.
 //!
 //! The campaign benchmark (a million recipients through the built binary) is `cargo bench
 //! --bench campaign`: it needs the test DNS server and SMTP sink, which are dev-dependencies.
 
+mod analytics;
 mod contacts;
 mod mail;
 mod seed;
@@ -73,6 +76,21 @@ enum Bench {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// Activity and analytics over many events.
+    Analytics {
+        /// Events to seed.
+        #[arg(long, default_value_t = 10_000_000)]
+        events: usize,
+        /// Contacts they belong to.
+        #[arg(long, default_value_t = 100_000)]
+        contacts: usize,
+        /// Requests per timed endpoint.
+        #[arg(long, default_value_t = 30)]
+        repeat: usize,
+        /// Directory for the database (default: a new temporary directory, removed afterwards).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 fn main() {
@@ -84,6 +102,9 @@ fn main() {
         }
         Bench::Segments { contacts, repeat, churn, dir } => {
             segments::segments_bench(contacts, repeat, churn, dir)
+        }
+        Bench::Analytics { events, contacts, repeat, dir } => {
+            analytics::analytics_bench(events, contacts, repeat, dir)
         }
     }
 }
