@@ -495,6 +495,47 @@ impl Supervisor {
     }
 }
 
+/// Tasks that each work on one leased row and return its id, with the ids in hand (running, or
+/// claimed and waiting their turn): what the workflow runner and the webhook worker hold.
+#[derive(Default)]
+pub(crate) struct InHand {
+    pub running: JoinSet<String>,
+    pub ids: std::collections::HashSet<String>,
+}
+
+impl InHand {
+    /// Forgets the ids of the tasks that finished.
+    pub fn reap(&mut self) {
+        while let Some(done) = self.running.try_join_next() {
+            self.finished(done);
+        }
+    }
+
+    pub fn finished(&mut self, done: Result<String, tokio::task::JoinError>) {
+        if let Ok(id) = done {
+            self.ids.remove(&id);
+        }
+    }
+
+    /// On shutdown: gives running tasks `grace`, stops the rest, and returns the ids still in
+    /// hand, whose leases the caller ends so the next process takes them at once.
+    pub async fn stop(mut self, grace: Duration) -> Vec<String> {
+        let _ = tokio::time::timeout(grace, async {
+            while let Some(done) = self.running.join_next().await {
+                if let Ok(id) = done {
+                    self.ids.remove(&id);
+                }
+            }
+        })
+        .await;
+        self.running.abort_all();
+        while let Some(done) = self.running.join_next().await {
+            self.finished(done);
+        }
+        self.ids.into_iter().collect()
+    }
+}
+
 /// Retry delay after failed attempt number `attempt`: base, 2×base, 4×base, … capped at 6 hours,
 /// with up to 10 % jitter so retries of many jobs spread out.
 pub fn backoff_ms(base: Duration, attempt: u32) -> i64 {

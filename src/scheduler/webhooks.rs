@@ -6,14 +6,13 @@
 //! whose record did not (a crash, or a stop that cut it off) is sent again with the same
 //! `webhook-id`.
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::instant_at;
+use super::{InHand, instant_at};
 use crate::clock;
 use crate::core::webhooks::{GIVE_UP_MS, next_try, signature};
 use crate::db::DbError;
@@ -33,16 +32,11 @@ pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> 
 
 async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
     let max_idle = Duration::from_secs(state.config.scheduler.max_idle_secs.into());
-    let mut running: JoinSet<String> = JoinSet::new();
-    let mut in_hand: HashSet<String> = HashSet::new();
+    let mut hand = InHand::default();
     while !*stopped.borrow() {
-        while let Some(done) = running.try_join_next() {
-            if let Ok(id) = done {
-                in_hand.remove(&id);
-            }
-        }
+        hand.reap();
         let mut wake_at = Instant::now() + max_idle;
-        let free = IN_FLIGHT - running.len();
+        let free = IN_FLIGHT - hand.running.len();
         if free > 0 {
             let claimed = state
                 .db
@@ -52,8 +46,8 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
                 Ok(batch) => {
                     let full = batch.len() == free;
                     for delivery in batch {
-                        if in_hand.insert(delivery.id.clone()) {
-                            running.spawn(send(state.clone(), delivery));
+                        if hand.ids.insert(delivery.id.clone()) {
+                            hand.running.spawn(send(state.clone(), delivery));
                         }
                     }
                     if full {
@@ -75,32 +69,14 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
         tokio::select! {
             _ = tokio::time::sleep_until(wake_at) => {}
             _ = state.jobs.webhooks().notified() => {}
-            Some(done) = running.join_next(), if !running.is_empty() => {
-                if let Ok(id) = done {
-                    in_hand.remove(&id);
-                }
-            }
+            Some(done) = hand.running.join_next(), if !hand.running.is_empty() => hand.finished(done),
             _ = stopped.changed() => {}
         }
     }
     let grace = Duration::from_secs(state.config.server.shutdown_grace_secs.into());
-    let _ = tokio::time::timeout(grace, async {
-        while let Some(done) = running.join_next().await {
-            if let Ok(id) = done {
-                in_hand.remove(&id);
-            }
-        }
-    })
-    .await;
-    running.abort_all();
-    while let Some(done) = running.join_next().await {
-        if let Ok(id) = done {
-            in_hand.remove(&id);
-        }
-    }
+    let unfinished = hand.stop(grace).await;
     // Cut off: free them for the next worker now rather than when their lease runs out (a call
     // that reached its endpoint is sent again, with its webhook-id).
-    let unfinished: Vec<String> = in_hand.into_iter().collect();
     if !unfinished.is_empty()
         && let Err(e) = state.db.write(move |tx| Ok::<_, DbError>(webhooks::release(tx, &unfinished)?)).await
     {

@@ -14,11 +14,11 @@
 //!   and their leases ended, so the next runner takes them at once (a process that dies instead
 //!   leaves them to [`super::take_over`]).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::clock;
@@ -29,7 +29,7 @@ use crate::core::workflows::{WEBHOOK_TIMEOUT_SECS, webhook};
 use crate::db::{DbError, executions};
 use crate::state::AppState;
 
-use super::instant_at;
+use super::{InHand, instant_at};
 
 /// Most webhook calls in flight at once.
 pub const IN_FLIGHT: usize = 64;
@@ -47,27 +47,22 @@ pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> 
 async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
     let max_idle = Duration::from_secs(state.config.scheduler.max_idle_secs.into());
     // Webhook calls under way, and the executions they belong to with those waiting for a slot.
-    let mut running: JoinSet<String> = JoinSet::new();
+    let mut hand = InHand::default();
     let mut queued: VecDeque<WebhookCall> = VecDeque::new();
-    let mut in_hand: HashSet<String> = HashSet::new();
     while !*stopped.borrow() {
         let mut wake_at = Instant::now() + max_idle;
-        while let Some(done) = running.try_join_next() {
-            if let Ok(id) = done {
-                in_hand.remove(&id);
-            }
-        }
-        while running.len() < IN_FLIGHT
+        hand.reap();
+        while hand.running.len() < IN_FLIGHT
             && let Some(call) = queued.pop_front()
         {
-            running.spawn(call_webhook(state.clone(), call));
+            hand.running.spawn(call_webhook(state.clone(), call));
         }
-        if queued.is_empty() && running.len() < IN_FLIGHT {
+        if queued.is_empty() && hand.running.len() < IN_FLIGHT {
             match state.db.write(|tx| Ok::<_, DbError>(step_batch(tx, BATCH)?)).await {
                 Ok((claimed, calls)) => {
                     for call in calls {
                         // Never twice in hand, should a lease have run out all the same.
-                        if in_hand.insert(call.execution.clone()) {
+                        if hand.ids.insert(call.execution.clone()) {
                             queued.push_back(call);
                         }
                     }
@@ -89,39 +84,21 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
         }
         // More due at once, or calls that can start now: no sleep.
         if (wake_at <= Instant::now() && queued.is_empty())
-            || (!queued.is_empty() && running.len() < IN_FLIGHT)
+            || (!queued.is_empty() && hand.running.len() < IN_FLIGHT)
         {
             continue;
         }
         tokio::select! {
             _ = tokio::time::sleep_until(wake_at) => {}
             _ = state.jobs.workflows().notified() => {}
-            Some(done) = running.join_next(), if !running.is_empty() => {
-                if let Ok(id) = done {
-                    in_hand.remove(&id);
-                }
-            }
+            Some(done) = hand.running.join_next(), if !hand.running.is_empty() => hand.finished(done),
             _ = stopped.changed() => {}
         }
     }
     let grace = Duration::from_secs(state.config.server.shutdown_grace_secs.into());
-    let _ = tokio::time::timeout(grace, async {
-        while let Some(done) = running.join_next().await {
-            if let Ok(id) = done {
-                in_hand.remove(&id);
-            }
-        }
-    })
-    .await;
-    running.abort_all();
-    while let Some(done) = running.join_next().await {
-        if let Ok(id) = done {
-            in_hand.remove(&id);
-        }
-    }
+    let unfinished = hand.stop(grace).await;
     // Stopped mid-way: free them for the next runner rather than when the lease runs out (a
     // webhook call cut off is made again, with its key).
-    let unfinished: Vec<String> = in_hand.into_iter().collect();
     if !unfinished.is_empty()
         && let Err(e) =
             state.db.write(move |tx| Ok::<_, DbError>(executions::release(tx, &unfinished)?)).await
