@@ -18,12 +18,14 @@ import { CampaignPage, Campaigns } from "./js/pages/campaigns.js";
 import { Events } from "./js/pages/events.js";
 import { WorkflowPage, Workflows } from "./js/pages/workflows.js";
 import { Webhooks } from "./js/pages/webhooks.js";
+import { Overview } from "./js/pages/overview.js";
 import { Domains } from "./js/pages/domains.js";
 import { Outbox, OutboxMessage } from "./js/pages/outbox.js";
 import { Settings } from "./js/pages/settings.js";
 
 /** Pages of a project, in the order the navigation lists them. */
 const SECTIONS = [
+  ["overview", "Overview"],
   ["contacts", "Contacts"],
   ["fields", "Fields"],
   ["segments", "Segments"],
@@ -39,6 +41,7 @@ const SECTIONS = [
 
 /** Routes under /app/p/:pid, first match wins. */
 const PROJECT_ROUTES = [
+  ["overview", Overview],
   ["contacts", Contacts],
   ["contacts/import", Import],
   ["contacts/:id", Contact],

@@ -420,6 +420,15 @@ try {
   assert.ok(outbox.includes("[Test] Hi , news from Oslo"), `the test message: ${outbox}`);
   assert.ok(outbox.includes("Hi Dan, news from Oslo") && outbox.includes("Hi Eve, news from Oslo"), `${outbox}`);
 
+  step("overview: the mail chart and rates, the activity feed");
+  await nav(page, "Overview");
+  await page.waitForSelector("#overview-chart canvas");
+  const sentStat = (await api("GET", "/activity/stats")).body.counts.send;
+  await page.waitForSelector(`#overview-rates:has-text("${sentStat} sent")`);
+  await page.waitForSelector('#activity-table tr[data-activity="send"]');
+  await audit(page, "overview");
+  await shot(page, "overview");
+
   step("workflows: build a graph, configure its steps, enable it, run it by hand, cancel, switch it off");
   await nav(page, "Workflows");
   await page.waitForSelector("text=No workflows yet");
