@@ -90,7 +90,7 @@ async fn list(
         after,
         limit: limit + 1,
     };
-    let (mut rows, total) = state
+    let (mut rows, total, mut views) = state
         .db
         .run(move |conn| {
             if let Some(search) = &query.search {
@@ -98,11 +98,29 @@ async fn list(
             }
             let rows = contacts::list(conn, &query)?;
             let total = if first_page { Some(contacts::count(conn, &query)?) } else { None };
-            Ok::<_, DbError>((rows, total))
+            // The page's suppressions (a point lookup each, at most a page of them).
+            let suppressed = rows
+                .iter()
+                .map(|c| crate::db::suppressions::get(conn, &c.id))
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok::<_, DbError>((rows, total, suppressed))
         })
-        .await?;
+        .await
+        .map(|(rows, total, suppressed)| {
+            let views: Vec<Value> = rows
+                .iter()
+                .zip(&suppressed)
+                .map(|(c, s)| {
+                    let mut view = core_contacts::view(c);
+                    view["suppression"] = crate::core::feedback::suppression_view(s.as_ref());
+                    view
+                })
+                .collect();
+            (rows, total, views)
+        })?;
     let has_more = rows.len() > limit;
     rows.truncate(limit);
+    views.truncate(limit);
     let next = rows.last().filter(|_| has_more).map(|last| {
         let (s, d) = (sort_name.to_string(), dir_name.to_string());
         pagination::encode(&match sort {
@@ -110,7 +128,7 @@ async fn list(
             Sort::Email => Position { s, d, t: None, q: None, e: Some(last.email.clone()) },
         })
     });
-    Ok(Json(pagination::page(rows.iter().map(core_contacts::view).collect(), next, total)))
+    Ok(Json(pagination::page(views, next, total)))
 }
 
 #[derive(Deserialize)]

@@ -92,6 +92,8 @@ async fn bounces_move_the_email_forward_once_and_a_hard_one_suppresses_the_conta
     assert_eq!(ada["suppression"]["reason"], "hard_bounce", "{ada}");
     assert_eq!(ada["suppression"]["emailId"], ids[0].as_str());
     assert_eq!(ada["suppression"]["detail"], "5.1.1 user unknown");
+    let (_, listed) = room.app.get("/contacts?search=ada%40example.com", key).await;
+    assert_eq!(listed["data"][0]["suppression"]["reason"], "hard_bounce", "the list shows it too: {listed}");
     let names = event_names(&room, "ada@example.com").await;
     let tail: Vec<&str> = names.iter().map(String::as_str).skip_while(|n| *n != "email.delivered").collect();
     assert_eq!(tail, ["email.delivered", "email.bounced", "email.bounced", "contact.unsubscribed"]);

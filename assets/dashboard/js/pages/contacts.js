@@ -119,7 +119,8 @@ export function Contacts({ project }) {
                   <tr key=${c.id} data-contact=${c.email}>
                     <td><input type="checkbox" aria-label=${`Select ${c.email}`} checked=${selected.has(c.id)} onChange=${() => toggle(c.id)} /></td>
                     <td><a href=${`${base}/contacts/${encodeURIComponent(c.id)}`}>${c.email}</a></td>
-                    <td>${c.subscribed ? html`<${Badge} kind="ok">subscribed<//>` : html`<${Badge}>unsubscribed<//>`}</td>
+                    <td>${c.subscribed ? html`<${Badge} kind="ok">subscribed<//>` : html`<${Badge}>unsubscribed<//>`}
+                      ${c.suppression && html` <${Badge} kind="bad">suppressed: ${c.suppression.reason === "complaint" ? "complaint" : "hard bounce"}<//>`}</td>
                     <td>${Object.keys(c.data || {}).length}</td>
                     <td>${date(c.createdAt)}</td>
                   </tr>`)}
