@@ -213,7 +213,8 @@ async fn session(state: &AppState, mut stream: TcpStream) -> std::io::Result<()>
 
 /// Applies a received report to the emails its recipients name; the SMTP reply.
 async fn deliver(state: &AppState, recipients: &[String], raw: Vec<u8>) -> String {
-    let Some(report) = api_blocking(move || reports::read(&raw)).await else {
+    // Parsing off the executor.
+    let Ok(Some(report)) = crate::api::blocking(move || reports::read(&raw)).await else {
         // Not a report we act on (an auto-reply, say): taken and dropped, so it is not retried.
         return "250 2.0.0 accepted\r\n".into();
     };
@@ -237,9 +238,4 @@ async fn deliver(state: &AppState, recipients: &[String], raw: Vec<u8>) -> Strin
             "451 4.3.0 try again later\r\n".into()
         }
     }
-}
-
-/// Parsing off the executor.
-async fn api_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(f).await.expect("report parsing does not panic")
 }

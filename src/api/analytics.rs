@@ -7,7 +7,6 @@ use rocket::serde::json::Json;
 use rocket::{FromForm, Route, State, get, routes};
 use serde_json::{Map, Value, json};
 
-use super::events::Position;
 use super::guards::ProjectAccess;
 use super::pagination;
 use crate::clock;
@@ -116,13 +115,7 @@ async fn feed(
 ) -> Result<Json<Value>, ApiError> {
     let names = names_of(params.types)?;
     let limit = pagination::limit(params.limit)?;
-    let after = match params.cursor.filter(|c| !c.is_empty()) {
-        None => None,
-        Some(c) => {
-            let p: Position = pagination::decode(c)?;
-            Some((p.t, p.r))
-        }
-    };
+    let after = super::events::after(params.cursor)?;
     let project = access.project.id;
     let rows = state
         .db
@@ -138,19 +131,11 @@ async fn feed(
             Ok::<_, DbError>(events::list(conn, &q)?)
         })
         .await?;
-    let more = rows.len() > limit;
-    let rows = &rows[..rows.len().min(limit)];
-    let next =
-        more.then(|| rows.last().map(|(_, (t, r))| pagination::encode(&Position { t: *t, r: *r }))).flatten();
-    let items = rows
-        .iter()
-        .map(|(e, _)| {
-            let mut item = crate::core::events::view(e);
-            item["type"] = json!(type_of(&e.name));
-            item
-        })
-        .collect();
-    Ok(Json(pagination::page(items, next, None)))
+    Ok(Json(super::events::page_of(&rows, limit, None, |e| {
+        let mut item = crate::core::events::view(e);
+        item["type"] = json!(type_of(&e.name));
+        item
+    })))
 }
 
 /// The activity types, with how many of each the project has had in the last 30 days.

@@ -10,7 +10,7 @@ use super::guards::ProjectAccess;
 use super::pagination;
 use crate::clock;
 use crate::core::track;
-use crate::db::events::{self, ListQuery};
+use crate::db::events::{self, ListQuery, Listed};
 use crate::db::{DbError, contacts, jobs};
 use crate::error::ApiError;
 use crate::scheduler::events::{DELETE_BATCH, delete_job};
@@ -22,9 +22,35 @@ pub fn routes() -> Vec<Route> {
 
 /// Where the next page starts.
 #[derive(Serialize, Deserialize)]
-pub struct Position {
-    pub t: i64,
-    pub r: i64,
+struct Position {
+    t: i64,
+    r: i64,
+}
+
+/// The position a cursor of an events list names, if one is given (400 when it is not ours).
+pub fn after(cursor: Option<&str>) -> Result<Option<(i64, i64)>, ApiError> {
+    match cursor.filter(|c| !c.is_empty()) {
+        None => Ok(None),
+        Some(c) => {
+            let p: Position = pagination::decode(c)?;
+            Ok(Some((p.t, p.r)))
+        }
+    }
+}
+
+/// A page of events read with `limit + 1` rows: the first `limit` shown by `show`, and the
+/// cursor of the next page when there is one.
+pub fn page_of(
+    rows: &[(Listed, (i64, i64))],
+    limit: usize,
+    total: Option<i64>,
+    show: impl Fn(&Listed) -> Value,
+) -> Value {
+    let more = rows.len() > limit;
+    let rows = &rows[..rows.len().min(limit)];
+    let next =
+        more.then(|| rows.last().map(|(_, (t, r))| pagination::encode(&Position { t: *t, r: *r }))).flatten();
+    pagination::page(rows.iter().map(|(e, _)| show(e)).collect(), next, total)
 }
 
 /// An event as the API shows it.
@@ -39,13 +65,7 @@ async fn page(
     cursor: Option<&str>,
 ) -> Result<Value, ApiError> {
     let limit = pagination::limit(limit)?;
-    let after = match cursor.filter(|c| !c.is_empty()) {
-        None => None,
-        Some(c) => {
-            let p: Position = pagination::decode(c)?;
-            Some((p.t, p.r))
-        }
-    };
+    let after = after(cursor)?;
     let first = after.is_none();
     let (rows, total) = state
         .db
@@ -63,11 +83,7 @@ async fn page(
             Ok::<_, DbError>((rows, total))
         })
         .await?;
-    let more = rows.len() > limit;
-    let rows = &rows[..rows.len().min(limit)];
-    let next =
-        more.then(|| rows.last().map(|(_, (t, r))| pagination::encode(&Position { t: *t, r: *r }))).flatten();
-    Ok(pagination::page(rows.iter().map(|(e, _)| view(e)).collect(), next, total))
+    Ok(page_of(&rows, limit, total, view))
 }
 
 #[derive(FromForm)]
