@@ -43,7 +43,8 @@ const BATCH: usize = 64;
 enum Outcome {
     Sent {
         subject: String,
-        captured: Option<Vec<u8>>,
+        /// In capture mode: the envelope sender a relay would have been given, and the message.
+        captured: Option<(String, Vec<u8>)>,
     },
     Retry(String),
     Fail {
@@ -455,7 +456,9 @@ impl Worker {
 
     async fn send(&self, email: &Email, raw: Vec<u8>, subject: String) -> Outcome {
         match &self.transport {
-            Transport::Capture => Outcome::Sent { subject, captured: Some(raw) },
+            Transport::Capture => {
+                Outcome::Sent { subject, captured: Some((self.envelope_sender(email), raw)) }
+            }
             transport => match transport.send(&self.envelope_sender(email), &email.to_email, &raw).await {
                 Ok(()) => Outcome::Sent { subject, captured: None },
                 Err(Refusal::Temporary(e)) => Outcome::Retry(e),
@@ -475,11 +478,11 @@ impl Worker {
                 match outcome {
                     Outcome::Sent { subject, captured } => {
                         if emails::mark_sent(tx, &email.id, &subject, now)? {
-                            if let Some(raw) = captured {
+                            if let Some((envelope_from, raw)) = captured {
                                 tx.execute(
                                     "INSERT INTO outbox (project_id, email_id, message_id, envelope_from, envelope_to, subject, raw, created_at)
                                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                                    rusqlite::params![email.project_id, email.id, email.message_id, email.from_email, email.to_email, subject, raw, now],
+                                    rusqlite::params![email.project_id, email.id, email.message_id, envelope_from, email.to_email, subject, raw, now],
                                 )?;
                             }
                             events::emit(tx, &email.project_id, email.contact_id.as_deref(), "email.sent", &events::email_data(&email, &subject), now)?;

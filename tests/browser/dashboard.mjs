@@ -6,81 +6,9 @@
 // With SCREENSHOTS=<dir> it also saves the pictures the README shows.
 
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { chromium } from "playwright-core";
+import { F, api, audit, base, drive, lookup, nav, shot, signInToAcme, step, toast, useSecretKey, watch } from "./lib.mjs";
 
-const base = process.argv[2];
-const F = JSON.parse(process.env.FIXTURE);
-const shots = process.env.SCREENSHOTS;
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-let secretKey = F.secretKey;
-
-/** The API, as an app calls it. */
-async function api(method, path, body, key = secretKey) {
-  const headers = { authorization: `Bearer ${key}` };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: res.status, body: res.status === 204 ? null : await res.json() };
-}
-
-async function lookup(email) {
-  const { body } = await api("POST", "/contacts/lookup", { emails: [email] });
-  return body.data[0];
-}
-
-const violations = [];
-/** Runs axe-core on the page as it is now; keeps serious and critical violations. */
-async function audit(page, name) {
-  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.addScriptTag({ content: axeSource });
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
-  for (const v of result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")) {
-    violations.push(`${name}: ${v.id} (${v.impact}) ${v.help}\n    ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("\n    ")}`);
-  }
-}
-
-async function shot(page, name) {
-  if (!shots) return;
-  await page.addStyleTag({ content: ".toasts { display: none !important; }" });
-  await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
-  await page.addStyleTag({ content: ".toasts { display: flex !important; }" });
-}
-
-let current = "start";
-function step(name) {
-  current = name;
-  console.log(`- ${name}`);
-}
-
-async function nav(page, label) {
-  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: label, exact: true }).click();
-  await page.waitForSelector(`h1:text-is("${label}")`);
-}
-
-/** Signs in on the sign-in page and opens the project Acme. */
-async function signInToAcme(page, email) {
-  await page.goto(`${base}/login`);
-  await page.fill("#email", email);
-  await page.fill("#password", F.password);
-  await page.click("#auth-form button[type=submit]");
-  await page.getByRole("link", { name: "Acme" }).click();
-  await page.waitForSelector('#contacts-table tr[data-contact="ada@example.com"]');
-}
-
-const toast = (page, text) => page.waitForSelector(`.toast:has-text("${text}")`);
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-});
-const errors = [];
-const watch = (page) => {
-  page.on("pageerror", (e) => errors.push(`${current}: ${e.message}`));
-  page.on("dialog", (d) => d.accept());
-};
-
-try {
+await drive("dashboard", async (browser) => {
   // ---------------------------------------------------------------------------------------
   step("sign up, create a project, see its keys");
   {
@@ -159,6 +87,17 @@ try {
   await page.waitForSelector("td:text('signed_up')");
   await page.waitForSelector("td:has-text('Welcome')");
   await shot(page, "contact");
+
+  step("contacts: a contact who complained is suppressed, on the list and on her page");
+  await page.goto(`${home}/contacts`);
+  const deeRow = page.locator('#contacts-table tr[data-contact="dee@example.com"]');
+  await deeRow.locator(".badge.bad:text-is('suppressed: complaint')").waitFor();
+  await deeRow.getByRole("link", { name: "dee@example.com" }).click();
+  await page.waitForSelector("#suppression .badge:text-is('complained')");
+  const dee = (await api("GET", `/contacts/${(await lookup("dee@example.com")).id}`)).body;
+  assert.equal(dee.subscribed, false, "a complaint unsubscribes");
+  assert.equal(dee.suppression.reason, "complaint");
+  await audit(page, "suppressed contact");
 
   step("contacts: bulk unsubscribe with the job's progress");
   await page.goto(`${home}/contacts`);
@@ -545,7 +484,7 @@ try {
   const rotated = (await (await page.waitForSelector("[data-secret-key]")).textContent()).trim();
   assert.match(rotated, /^sk_[A-Za-z0-9]{40}$/);
   assert.equal((await api("GET", "/contacts")).status, 401, "the old secret key stopped working");
-  secretKey = rotated;
+  useSecretKey(rotated);
   assert.equal((await api("GET", "/contacts")).status, 200, "the new one works");
   const shownPublic = (await page.textContent("[data-public-key]")).trim();
   assert.notEqual(shownPublic, F.publicKey);
@@ -608,13 +547,4 @@ try {
     await member.waitForSelector('#segments-table tr[data-segment="VIPs"]');
     await memberContext.close();
   }
-
-  assert.deepEqual(violations, [], `accessibility violations:\n${violations.join("\n")}`);
-  assert.deepEqual(errors, [], "no script errors");
-  console.log("dashboard ok");
-} catch (e) {
-  console.error(`failed at: ${current}`);
-  throw e;
-} finally {
-  await browser.close();
-}
+});

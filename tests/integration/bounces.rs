@@ -32,15 +32,16 @@ async fn room(max_bytes: u64) -> (Mailroom, Listener) {
     (room, Listener { port: addr.port(), _stop: stop })
 }
 
-/// Sends `raw` over SMTP from the null sender to `to`, as a bouncing MTA does.
-async fn report(listener: &Listener, to: &str, raw: &str) -> Result<(), String> {
-    let smtp =
-        AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous("127.0.0.1").port(listener.port).build();
+/// Sends `raw` over SMTP from the null sender to `to` at the listener on `port`, as a bouncing
+/// MTA does.
+pub async fn report(port: u16, to: &str, raw: &str) -> Result<(), String> {
+    let smtp = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous("127.0.0.1").port(port).build();
     let envelope = Envelope::new(None, vec![to.parse().map_err(|e| format!("{e}"))?]).unwrap();
     smtp.send_raw(&envelope, raw.as_bytes()).await.map(drop).map_err(|e| e.to_string())
 }
 
-fn dsn(action: &str, status: &str, diagnostic: &str) -> String {
+/// A postfix-style DSN (RFC 3464) whose one recipient had `action` and `status`.
+pub fn dsn(action: &str, status: &str, diagnostic: &str) -> String {
     format!(
         "From: MAILER-DAEMON@mx.example.net\r\nTo: {DOMAIN}\r\nSubject: Undelivered Mail Returned to Sender\r\n\
 MIME-Version: 1.0\r\nContent-Type: multipart/report; report-type=delivery-status;\r\n\tboundary=\"B0UND\"\r\n\r\n\
@@ -55,7 +56,7 @@ Content-Description: Undelivered Message Headers\r\nContent-Type: text/rfc822-he
 }
 
 /// RFC 5965's example of an abuse report (shortened).
-fn arf(kind: &str) -> String {
+pub fn arf(kind: &str) -> String {
     format!(
         "From: <abusedesk@example.com>\r\nDate: Thu, 8 Mar 2005 17:40:36 EDT\r\nSubject: FW: Earn money\r\nTo: <abuse@{DOMAIN}>\r\n\
 MIME-Version: 1.0\r\nContent-Type: multipart/report; report-type=feedback-report;\r\n     boundary=\"part1_13d.2e68ed54_boundary\"\r\n\r\n\
@@ -106,17 +107,17 @@ async fn reports_over_smtp_bounce_and_complain_the_email_their_address_names() {
     // A postfix hard bounce, an Exchange one, a postfix delay (soft) and an abuse report.
     let postfix =
         dsn("failed", "5.1.1", "smtp; 550 5.1.1 <ada@example.com>: Recipient address rejected: User unknown");
-    report(&listener, &verp[0], &postfix).await.unwrap();
+    report(listener.port, &verp[0], &postfix).await.unwrap();
     let exchange = dsn(
         "failed",
         "5.1.10",
         "smtp;550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup",
     );
-    report(&listener, &verp[1], &exchange).await.unwrap();
-    report(&listener, &verp[2], &dsn("delayed", "4.4.1", "smtp; 421 4.4.1 connection timed out"))
+    report(listener.port, &verp[1], &exchange).await.unwrap();
+    report(listener.port, &verp[2], &dsn("delayed", "4.4.1", "smtp; 421 4.4.1 connection timed out"))
         .await
         .unwrap();
-    report(&listener, &verp[3], &arf("abuse")).await.unwrap();
+    report(listener.port, &verp[3], &arf("abuse")).await.unwrap();
 
     let status = |i: usize| room.email(&ids[i]).status;
     assert_eq!([status(0), status(1), status(2), status(3)], ["BOUNCED", "BOUNCED", "BOUNCED", "COMPLAINED"]);
@@ -142,8 +143,8 @@ async fn reports_over_smtp_bounce_and_complain_the_email_their_address_names() {
 
     // Not a report (an auto-reply), or a report that is not a complaint: taken, nothing changes.
     let before = room.email(&ids[2]).status;
-    report(&listener, &verp[2], "Subject: Out of office\r\n\r\nI am away.\r\n").await.unwrap();
-    report(&listener, &verp[2], &arf("not-spam")).await.unwrap();
+    report(listener.port, &verp[2], "Subject: Out of office\r\n\r\nI am away.\r\n").await.unwrap();
+    report(listener.port, &verp[2], &arf("not-spam")).await.unwrap();
     assert_eq!(room.email(&ids[2]).status, before);
 }
 
@@ -165,7 +166,7 @@ async fn unknown_tokens_other_domains_and_oversized_reports_are_refused() {
         "someone@gmail.com",
         "postmaster@bounces.example.test",
     ] {
-        let refused = report(&listener, to, &bounce).await.unwrap_err();
+        let refused = report(listener.port, to, &bounce).await.unwrap_err();
         assert!(refused.contains("550") || refused.to_lowercase().contains("permanent"), "{to}: {refused}");
     }
     // Too big for the listener.
@@ -174,7 +175,7 @@ async fn unknown_tokens_other_domains_and_oversized_reports_are_refused() {
         "This is the mail system",
         &format!("{}\r\nThis is the mail system", vec![padding; 300].join("\r\n")),
     );
-    let refused = report(&listener, &verp, &big).await.unwrap_err();
+    let refused = report(listener.port, &verp, &big).await.unwrap_err();
     assert!(
         refused.contains("552")
             || refused.to_lowercase().contains("size")
@@ -185,6 +186,6 @@ async fn unknown_tokens_other_domains_and_oversized_reports_are_refused() {
     assert_eq!(contact(&room, "ada@example.com").await["suppression"], Value::Null);
 
     // The right address still works afterwards.
-    report(&listener, &verp, &bounce).await.unwrap();
+    report(listener.port, &verp, &bounce).await.unwrap();
     assert_eq!(room.email(&ids[0]).status, "BOUNCED");
 }

@@ -4,10 +4,12 @@
 //! Needs `chromium` (apt) and `npm ci --prefix tests/browser`; `.ci/run` installs both. Where
 //! they are missing the test says so and passes, except under CI, where it fails.
 //!
-//! The built binary serves on loopback with the capture transport and a DNS server on
-//! loopback, so `example.test` can be verified. The test seeds a project through the CLI and the
-//! API (contacts, a tracked event, a template, a captured message), then the script signs in and
-//! works every page, checking what it does through the API.
+//! The built binary serves on loopback with the capture transport, its bounce listener and a DNS
+//! server on loopback, so `example.test` can be verified. The test seeds a project through the
+//! CLI and the API (contacts, a tracked event, a template, captured messages, a complaint over
+//! SMTP), then `dashboard.mjs` signs in and works every page, checking what it does through the
+//! API. Then a hard bounce takes the project over its (lowered) bounce threshold, and
+//! `suspended.mjs` reads the suspension in Settings and enables the project again.
 
 use std::path::Path;
 use std::process::Command;
@@ -16,7 +18,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::common::binary::{Server, run, stdout};
+use crate::bounces::{arf, dsn, report};
+use crate::common::binary::{Server, free_port, run, stdout, wait_until};
 use crate::common::dns_server::DnsServer;
 
 /// What is missing to run the browser, if anything.
@@ -34,8 +37,20 @@ fn missing_tools(root: &Path, chromium: &str) -> Vec<&'static str> {
     missing
 }
 
-/// Seeds what the pages should show, through the API as an app would.
-async fn seed(server: &Server, dns: &DnsServer, key: &str, public_key: &str) {
+/// The envelope sender the captured message to `to` left with: its VERP bounce address.
+fn bounce_address(server: &Server, key: &str, to: &str) -> String {
+    let to = json!(to);
+    let outbox = wait_until(server, key, "/outbox?limit=100", Duration::from_secs(30), |b| {
+        b["data"].as_array().is_some_and(|d| d.iter().any(|m| m["to"] == to))
+    });
+    let message = outbox["data"].as_array().unwrap().iter().find(|m| m["to"] == to).unwrap();
+    message["from"].as_str().unwrap().to_string()
+}
+
+/// Seeds what the pages should show, through the API as an app would, and a complaint about
+/// dee's mail through the bounce listener on `bounces`. Returns the bounce address of ada's
+/// welcome mail, which bounces later.
+async fn seed(server: &Server, dns: &DnsServer, key: &str, public_key: &str, bounces: u16) -> String {
     let blocking = |f: &dyn Fn() -> (u16, Value)| tokio::task::block_in_place(f);
     let (status, domain) =
         blocking(&|| server.post_keyed("/domains", key, json!({ "domain": "example.test" })));
@@ -50,11 +65,19 @@ async fn seed(server: &Server, dns: &DnsServer, key: &str, public_key: &str) {
         ("ada@example.com", json!({ "firstName": "Ada", "plan": "pro", "city": "London" })),
         ("bob@example.com", json!({ "firstName": "Bob", "plan": "free", "city": "Oslo" })),
         ("cy@example.com", json!({ "firstName": "Cy", "plan": "free", "city": "Paris" })),
+        ("dee@example.com", json!({ "firstName": "Dee" })),
     ] {
         let (status, _) =
             blocking(&|| server.post_keyed("/contacts", key, json!({ "email": email, "data": data })));
         assert_eq!(status, 200);
     }
+    // Dee's mailbox provider reports her mail as spam: she is unsubscribed and suppressed.
+    let mail = json!({ "to": "dee@example.com", "subject": "Hi Dee", "body": "<p>Hi</p>", "from": "hello@example.test" });
+    let (status, sent) = blocking(&|| server.post_keyed("/v1/send", key, mail.clone()));
+    assert_eq!(status, 200, "{sent}");
+    let dee = tokio::task::block_in_place(|| bounce_address(server, key, "dee@example.com"));
+    assert!(dee.ends_with("@bounces.example.test"), "{dee}");
+    report(bounces, &dee, &arf("abuse")).await.unwrap();
     let track = json!({ "email": "ada@example.com", "event": "signed_up", "data": { "source": "web" } });
     let (status, tracked) = blocking(&|| server.post_keyed("/v1/track", public_key, track.clone()));
     assert_eq!(status, 200, "{tracked}");
@@ -66,6 +89,21 @@ async fn seed(server: &Server, dns: &DnsServer, key: &str, public_key: &str) {
     let send = json!({ "to": "ada@example.com", "template": template["id"] });
     let (status, sent) = blocking(&|| server.post_keyed("/v1/send", key, send.clone()));
     assert_eq!(status, 200, "{sent}");
+    tokio::task::block_in_place(|| bounce_address(server, key, "ada@example.com"))
+}
+
+/// Runs the browser script `name` against the server; fails with its report and the server's log.
+fn drive(root: &Path, chromium: &str, server: &Server, name: &str, fixture: &Value) {
+    let out = Command::new("node")
+        .arg(root.join(format!("{name}.mjs")))
+        .arg(server.url(""))
+        .env("CHROMIUM", chromium)
+        .env("FIXTURE", fixture.to_string())
+        .output()
+        .unwrap();
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{name}.mjs failed:\n{report}\nserver log:\n{}", server.log());
+    assert!(report.contains(&format!("{name} ok")), "{report}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -97,25 +135,31 @@ async fn dashboard_in_chromium() {
     let public_key = project["publicKey"].as_str().unwrap().to_string();
 
     let nameservers = format!("[\"{}\"]", dns.nameserver());
-    let mut server = Server::start(dir.path(), &[("TIDINGS_DNS__NAMESERVERS", nameservers.as_str())]);
+    let bounces = free_port();
+    let listen = format!("127.0.0.1:{bounces}");
+    // One hard bounce in the few mails the test sends is over 1 %; complaints never suspend here.
+    let env = [
+        ("TIDINGS_DNS__NAMESERVERS", nameservers.as_str()),
+        ("TIDINGS_BOUNCES__LISTEN", listen.as_str()),
+        ("TIDINGS_BOUNCES__DOMAIN", "bounces.example.test"),
+        ("TIDINGS_REPUTATION__MIN_SENT", "1"),
+        ("TIDINGS_REPUTATION__BOUNCE_RATE", "0.01"),
+        ("TIDINGS_REPUTATION__COMPLAINT_RATE", "1"),
+    ];
+    let mut server = Server::start(dir.path(), &env);
     tokio::task::block_in_place(|| server.wait_healthy(Duration::from_secs(30)));
-    seed(&server, &dns, &key, &public_key).await;
+    let ada = seed(&server, &dns, &key, &public_key, bounces).await;
 
     let fixture = json!({
         "projectId": project["id"], "secretKey": key, "publicKey": public_key,
         "owner": "owner@example.com", "member": "member@example.com", "password": "password123",
     });
-    let out = tokio::task::block_in_place(|| {
-        Command::new("node")
-            .arg(root.join("dashboard.mjs"))
-            .arg(server.url(""))
-            .env("CHROMIUM", &chromium)
-            .env("FIXTURE", fixture.to_string())
-            .output()
-            .unwrap()
-    });
-    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "the dashboard script failed:\n{report}\nserver log:\n{}", server.log());
-    assert!(report.contains("dashboard ok"), "{report}");
+    tokio::task::block_in_place(|| drive(&root, &chromium, &server, "dashboard", &fixture));
+
+    // Ada's welcome mail bounces for good: over the threshold, the project is suspended.
+    let bounce =
+        dsn("failed", "5.1.1", "smtp; 550 5.1.1 <ada@example.com>: Recipient address rejected: User unknown");
+    report(bounces, &ada, &bounce).await.unwrap();
+    tokio::task::block_in_place(|| drive(&root, &chromium, &server, "suspended", &fixture));
     tokio::task::block_in_place(|| server.terminate(Duration::from_secs(15)));
 }

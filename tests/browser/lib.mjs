@@ -1,0 +1,101 @@
+// What the browser scripts share: the server and FIXTURE they are given, the API as an app
+// calls it, axe-core audits, steps, signing in, and the browser itself.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { chromium } from "playwright-core";
+
+export const base = process.argv[2];
+export const F = JSON.parse(process.env.FIXTURE);
+const shots = process.env.SCREENSHOTS;
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+let secretKey = F.secretKey;
+
+/** From now on `api` calls with `key` (after the keys were rotated). */
+export function useSecretKey(key) {
+  secretKey = key;
+}
+
+/** The API, as an app calls it. */
+export async function api(method, path, body, key = secretKey) {
+  const headers = { authorization: `Bearer ${key}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: res.status === 204 ? null : await res.json() };
+}
+
+export async function lookup(email) {
+  const { body } = await api("POST", "/contacts/lookup", { emails: [email] });
+  return body.data[0];
+}
+
+const violations = [];
+/** Runs axe-core on the page as it is now; keeps serious and critical violations. */
+export async function audit(page, name) {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.addScriptTag({ content: axeSource });
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  for (const v of result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")) {
+    violations.push(`${name}: ${v.id} (${v.impact}) ${v.help}\n    ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("\n    ")}`);
+  }
+}
+
+export async function shot(page, name) {
+  if (!shots) return;
+  await page.addStyleTag({ content: ".toasts { display: none !important; }" });
+  await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+  await page.addStyleTag({ content: ".toasts { display: flex !important; }" });
+}
+
+let current = "start";
+export function step(name) {
+  current = name;
+  console.log(`- ${name}`);
+}
+
+export async function nav(page, label) {
+  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: label, exact: true }).click();
+  await page.waitForSelector(`h1:text-is("${label}")`);
+}
+
+/** Signs in on the sign-in page and opens the project Acme. */
+export async function signInToAcme(page, email) {
+  await page.goto(`${base}/login`);
+  await page.fill("#email", email);
+  await page.fill("#password", F.password);
+  await page.click("#auth-form button[type=submit]");
+  await page.getByRole("link", { name: "Acme" }).click();
+  await page.waitForSelector('#contacts-table tr[data-contact="ada@example.com"]');
+}
+
+export const toast = (page, text) => page.waitForSelector(`.toast:has-text("${text}")`);
+
+const errors = [];
+/** Records the page's script errors and accepts its confirmation dialogs. */
+export const watch = (page) => {
+  page.on("pageerror", (e) => errors.push(`${current}: ${e.message}`));
+  page.on("dialog", (d) => d.accept());
+};
+
+/**
+ * Runs `script` with a headless Chromium; fails on any accessibility violation or script error
+ * it met, and prints `<name> ok` when all went well.
+ */
+export async function drive(name, script) {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"],
+  });
+  try {
+    await script(browser);
+    assert.deepEqual(violations, [], `accessibility violations:\n${violations.join("\n")}`);
+    assert.deepEqual(errors, [], "no script errors");
+    console.log(`${name} ok`);
+  } catch (e) {
+    console.error(`failed at: ${current}`);
+    throw e;
+  } finally {
+    await browser.close();
+  }
+}
