@@ -54,6 +54,9 @@ pub struct ServerConfig {
     pub shutdown_grace_secs: u32,
     /// `error`, `warn`, `info`, `debug` or `trace`, or a tracing filter directive.
     pub log_level: String,
+    /// Sender of the mail the server sends itself (verification, password reset, invitations):
+    /// `"Name <address>"` or an address. Default: `Tidings <tidings@<public_url's host>>`.
+    pub system_from: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -66,6 +69,7 @@ impl Default for ServerConfig {
             data_dir: PathBuf::from("./data"),
             shutdown_grace_secs: 5,
             log_level: "info".into(),
+            system_from: None,
         }
     }
 }
@@ -511,6 +515,13 @@ impl Config {
         {
             problems.push(format!("`server.public_url` {why} (found {url:?})"));
         }
+        if let Some(from) = &self.server.system_from
+            && from.parse::<lettre::message::Mailbox>().is_err()
+        {
+            problems.push(format!(
+                "`server.system_from` must be an address or \"Name <address>\" (found {from:?})"
+            ));
+        }
         if self.server.log_level.trim().is_empty() {
             problems.push("`server.log_level` must not be empty".into());
         }
@@ -562,6 +573,21 @@ impl Config {
     }
 
     /// Whether session cookies must be marked `Secure`.
+    /// The sender of system mail: `[server] system_from`, or `Tidings <tidings@<host>>` with
+    /// the host of the public URL (`localhost` when that is an IP address).
+    pub fn system_sender(&self) -> lettre::message::Mailbox {
+        if let Some(from) = self.server.system_from.as_deref().and_then(|f| f.parse().ok()) {
+            return from;
+        }
+        let url = self.public_url();
+        let host = url.split_once("://").map_or("", |(_, rest)| rest);
+        let host = host.split(['/', ':']).next().unwrap_or_default();
+        let host = if host.parse::<IpAddr>().is_ok() || !host.contains('.') { "localhost" } else { host };
+        format!("Tidings <tidings@{host}>")
+            .parse()
+            .unwrap_or_else(|_| "Tidings <tidings@localhost>".parse().expect("a valid fixed mailbox"))
+    }
+
     pub fn secure_cookies(&self) -> bool {
         self.public_url().starts_with("https://")
     }
@@ -667,6 +693,19 @@ mod tests {
         assert!(!config.secure_cookies());
         assert!(!config.smtp_enabled());
         assert!(!config.billing.enabled());
+    }
+
+    #[test]
+    fn system_mail_comes_from_system_from_or_the_public_host() {
+        let mut config = Config::defaults();
+        assert_eq!(config.system_sender().to_string(), "Tidings <tidings@localhost>");
+        config.server.public_url = Some("https://mail.example.com:8443/base".into());
+        assert_eq!(config.system_sender().email.to_string(), "tidings@mail.example.com");
+        config.server.system_from = Some("Acme <noreply@acme.test>".into());
+        assert_eq!(config.system_sender().to_string(), "Acme <noreply@acme.test>");
+        assert!(config.validate().is_ok());
+        config.server.system_from = Some("not an address".into());
+        assert!(config.validate().is_err());
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct AppState {
     pub limiter: Arc<dyn ProjectLimiter>,
     /// Failed sign-ins and sign-ups, per account and per address.
     pub attempts: Arc<Attempts>,
+    /// Requests for password reset and verification mail.
+    pub mail_requests: Arc<Attempts>,
     /// API keys already looked up ([`crate::api::key_cache`]).
     pub keys: Arc<crate::api::key_cache::KeyCache>,
     pub scheduler: Arc<SchedulerStatus>,
@@ -83,6 +85,7 @@ impl AppState {
             jobs,
             limiter,
             attempts: Arc::new(Attempts::default()),
+            mail_requests: Arc::new(Attempts::for_mail()),
             keys,
             scheduler: Arc::new(SchedulerStatus::default()),
             dns,

@@ -28,24 +28,57 @@ pub const WINDOW: Duration = Duration::from_secs(15 * 60);
 
 type Keyed = RateLimiter<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
 
-/// The failure counters of one server.
+/// Requests for account mail (password reset, verification) one account may make in
+/// [`MAIL_WINDOW`]; every request counts, whether or not the account exists.
+pub const MAIL_PER_ACCOUNT: u32 = 5;
+/// Requests for account mail one client address may make in [`MAIL_WINDOW`].
+pub const MAIL_PER_ADDRESS: u32 = 50;
+pub const MAIL_WINDOW: Duration = Duration::from_secs(3600);
+
+/// The counters of one server for one kind of attempt.
 pub struct Attempts {
     accounts: Keyed,
     addresses: Keyed,
     locked: Mutex<HashMap<String, Instant>>,
+    refusal: &'static str,
 }
 
 impl Default for Attempts {
+    /// Failed sign-ins and sign-ups.
     fn default() -> Self {
+        Self::new(PER_ACCOUNT, PER_ADDRESS, WINDOW, "Too many failed attempts; try again later")
+    }
+}
+
+impl Attempts {
+    fn new(per_account: u32, per_address: u32, window: Duration, refusal: &'static str) -> Self {
         let quota = |n: u32| {
             let n = NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN);
-            Quota::with_period(WINDOW / n.get()).unwrap_or_else(|| Quota::per_minute(n)).allow_burst(n)
+            Quota::with_period(window / n.get()).unwrap_or_else(|| Quota::per_minute(n)).allow_burst(n)
         };
         Attempts {
-            accounts: RateLimiter::keyed(quota(PER_ACCOUNT)).with_middleware(),
-            addresses: RateLimiter::keyed(quota(PER_ADDRESS)).with_middleware(),
+            accounts: RateLimiter::keyed(quota(per_account)).with_middleware(),
+            addresses: RateLimiter::keyed(quota(per_address)).with_middleware(),
             locked: Mutex::new(HashMap::new()),
+            refusal,
         }
+    }
+
+    /// Requests for account mail, all counted ([`Attempts::take`]).
+    pub fn for_mail() -> Self {
+        Self::new(
+            MAIL_PER_ACCOUNT,
+            MAIL_PER_ADDRESS,
+            MAIL_WINDOW,
+            "Too many requests for this account or from this address; try again later",
+        )
+    }
+
+    /// Counts one request, or 429 while the account or the address is locked.
+    pub fn take(&self, account: Option<&str>, address: Option<IpAddr>) -> Result<(), ApiError> {
+        self.check(account, address)?;
+        self.failed(account, address);
+        Ok(())
     }
 }
 
@@ -74,7 +107,7 @@ impl Attempts {
             .filter_map(|(_, key)| locked.get(&key).and_then(|until| until.checked_duration_since(now)))
             .max();
         match wait {
-            Some(wait) => Err(refused(wait)),
+            Some(wait) => Err(ApiError::retry_after(self.refusal, wait)),
             None => Ok(()),
         }
     }
@@ -106,10 +139,6 @@ impl Attempts {
             locked.retain(|_, until| *until > now);
         }
     }
-}
-
-fn refused(wait: Duration) -> ApiError {
-    ApiError::retry_after("Too many failed attempts; try again later", wait)
 }
 
 #[cfg(test)]

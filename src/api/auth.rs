@@ -1,4 +1,5 @@
-//! Dashboard sign-up, sign-in and sign-out, and the OAuth provider list.
+//! Dashboard sign-up, sign-in and sign-out, address verification, password reset and change,
+//! and the OAuth provider list.
 
 use rocket::http::{Cookie, CookieJar, SameSite};
 use rocket::serde::json::Json;
@@ -7,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::blocking;
-use super::guards::{ClientIp, SameOrigin};
+use super::guards::{ClientIp, SameOrigin, Session};
 use super::json::{JsonBody, Small};
 use crate::core::{accounts, session};
 use crate::db::users::{self, User};
@@ -16,7 +17,17 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 pub fn routes() -> Vec<Route> {
-    routes![signup, login, logout, oauth_config]
+    routes![
+        signup,
+        login,
+        logout,
+        oauth_config,
+        verify_email,
+        request_verification,
+        request_password_reset,
+        reset_password,
+        change_password
+    ]
 }
 
 #[derive(Deserialize)]
@@ -38,7 +49,7 @@ pub fn user_view(user: &User) -> Value {
 }
 
 /// Sets the cookie for a session started with [`session::start`].
-fn set_cookie(cookies: &CookieJar<'_>, state: &AppState, token: String) {
+pub(super) fn set_cookie(cookies: &CookieJar<'_>, state: &AppState, token: String) {
     let hours = state.config.auth.session_hours;
     let cookie = Cookie::build((session::COOKIE, token))
         .path("/")
@@ -51,7 +62,7 @@ fn set_cookie(cookies: &CookieJar<'_>, state: &AppState, token: String) {
 
 /// Runs a sign-in or sign-up under the attempt limits: refused at once while the account or the
 /// address is locked, and counted when it fails for the client's reasons (not for ours: a 5xx).
-async fn limited<T>(
+pub(super) async fn limited<T>(
     state: &AppState,
     account: Option<String>,
     client: &ClientIp,
@@ -92,10 +103,12 @@ async fn create_account(state: &AppState, body: Credentials) -> Result<(User, St
     let hash =
         blocking(move || accounts::hash_password(&password, cost)).await?.map_err(ApiError::internal)?;
     let (secret, hours) = (state.secrets.jwt.clone(), state.config.auth.session_hours);
+    let config = state.config.clone();
     state
         .db
         .write(move |tx| {
             let user = accounts::insert_user(tx, &email, &hash)?;
+            accounts::send_verification(tx, &config, &user, crate::clock::now_ms())?;
             let token = session::start(tx, &user.id, &secret, hours)?;
             Ok((user, token))
         })
@@ -147,4 +160,169 @@ async fn logout(state: &State<AppState>, cookies: &CookieJar<'_>) -> Result<Json
 #[get("/auth/oauth-config")]
 fn oauth_config() -> Json<Value> {
     Json(json!({ "providers": [] }))
+}
+
+#[derive(Deserialize)]
+struct TokenBody {
+    token: Option<String>,
+}
+
+/// Opens a verification link: the address the link was mailed to is verified.
+#[post("/auth/verify-email", data = "<body>")]
+async fn verify_email(
+    state: &State<AppState>,
+    _origin: SameOrigin,
+    body: JsonBody<TokenBody, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let token = accounts::token_field(body.0.token.as_deref())?.to_string();
+    let user = state.db.write(move |tx| accounts::verify_email(tx, &token, crate::clock::now_ms())).await?;
+    Ok(Json(user_view(&user)))
+}
+
+/// Mails the signed-in user a new verification link (limited like reset requests).
+#[post("/auth/request-verification")]
+async fn request_verification(
+    state: &State<AppState>,
+    session: Session,
+    client: ClientIp,
+) -> Result<Json<Value>, ApiError> {
+    let user = session.user;
+    if user.email_verified {
+        return Err(ApiError::conflict("This email address is already verified"));
+    }
+    state.mail_requests.take(Some(&user.email), client.0)?;
+    let config = state.config.clone();
+    let email = user.email.clone();
+    state
+        .db
+        .write(move |tx| {
+            Ok::<_, ApiError>(accounts::send_verification(tx, &config, &user, crate::clock::now_ms())?)
+        })
+        .await?;
+    Ok(Json(json!({ "success": true, "message": format!("A new link is on its way to {email}") })))
+}
+
+#[derive(Deserialize)]
+struct ResetRequest {
+    email: Option<String>,
+}
+
+/// Mails a password reset link to the account with this address, if there is one. The answer
+/// is the same either way, and requests are limited per address asked for and per client
+/// whether or not the account exists, so neither tells who has an account.
+#[post("/auth/request-password-reset", data = "<body>")]
+async fn request_password_reset(
+    state: &State<AppState>,
+    _origin: SameOrigin,
+    client: ClientIp,
+    body: JsonBody<ResetRequest, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let email =
+        body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
+    let email = crate::core::email::normalize(&email).map_err(|why| {
+        ApiError::invalid_field("email", "invalid_string", format!("Invalid email: the address {why}"))
+    })?;
+    state.mail_requests.take(Some(&email), client.0)?;
+    let config = state.config.clone();
+    state
+        .db
+        .write(move |tx| {
+            Ok::<_, ApiError>(accounts::send_password_reset(tx, &config, &email, crate::clock::now_ms())?)
+        })
+        .await?;
+    Ok(Json(json!({
+        "success": true,
+        "message": "If an account uses this address, a link to reset its password is on its way",
+    })))
+}
+
+#[derive(Deserialize)]
+struct PasswordReset {
+    token: Option<String>,
+    password: Option<String>,
+}
+
+/// Sets a new password with a reset link's token; every session of the user ends, and this
+/// browser is signed in afresh.
+#[post("/auth/reset-password", data = "<body>")]
+async fn reset_password(
+    state: &State<AppState>,
+    cookies: &CookieJar<'_>,
+    _origin: SameOrigin,
+    client: ClientIp,
+    body: JsonBody<PasswordReset, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let (user, token) = limited(state, None, &client, reset_with_token(state, body.0)).await?;
+    set_cookie(cookies, state, token);
+    Ok(Json(user_view(&user)))
+}
+
+async fn reset_with_token(state: &AppState, body: PasswordReset) -> Result<(User, String), ApiError> {
+    let token = accounts::token_field(body.token.as_deref())?.to_string();
+    let hash = new_password_hash(state, "password", body.password).await?;
+    let (secret, hours) = (state.secrets.jwt.clone(), state.config.auth.session_hours);
+    state
+        .db
+        .write(move |tx| {
+            let user = accounts::reset_password(tx, &token, &hash, crate::clock::now_ms())?;
+            let session = session::start(tx, &user.id, &secret, hours)?;
+            Ok((user, session))
+        })
+        .await
+}
+
+/// Checks a new password against the rules (422 naming `field`) and hashes it off the executor.
+pub(super) async fn new_password_hash(
+    state: &AppState,
+    field: &str,
+    password: Option<String>,
+) -> Result<String, ApiError> {
+    let password =
+        password.ok_or_else(|| ApiError::invalid_field(field, "required", format!("{field} is required")))?;
+    accounts::check_password(&password)
+        .map_err(|why| ApiError::invalid_field(field, "too_short", format!("{field} {why}")))?;
+    let cost = state.config.auth.bcrypt_cost;
+    blocking(move || accounts::hash_password(&password, cost)).await?.map_err(ApiError::internal)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PasswordChange {
+    current_password: Option<String>,
+    new_password: Option<String>,
+}
+
+/// Changes the signed-in user's password, given the current one (a wrong one counts as a
+/// failed sign-in); every other session ends and this one is started afresh.
+#[post("/users/@me/password", data = "<body>")]
+async fn change_password(
+    state: &State<AppState>,
+    cookies: &CookieJar<'_>,
+    session: Session,
+    client: ClientIp,
+    body: JsonBody<PasswordChange, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let account = Some(session.user.email.clone());
+    let token = limited(state, account, &client, change_with_current(state, session.user, body.0)).await?;
+    set_cookie(cookies, state, token);
+    Ok(Json(json!({ "success": true })))
+}
+
+async fn change_with_current(state: &AppState, user: User, body: PasswordChange) -> Result<String, ApiError> {
+    let current = body.current_password.ok_or_else(|| {
+        ApiError::invalid_field("currentPassword", "required", "currentPassword is required")
+    })?;
+    let hash = new_password_hash(state, "newPassword", body.new_password).await?;
+    let (cost, stored) = (state.config.auth.bcrypt_cost, user.password_hash.clone());
+    if !blocking(move || accounts::verify_password(&current, Some(&stored), cost)).await? {
+        return Err(ApiError::new(401, "INVALID_CREDENTIALS", "The current password is incorrect"));
+    }
+    let (secret, hours) = (state.secrets.jwt.clone(), state.config.auth.session_hours);
+    state
+        .db
+        .write(move |tx| {
+            accounts::change_password(tx, &user.id, &hash)?;
+            Ok::<_, ApiError>(session::start(tx, &user.id, &secret, hours)?)
+        })
+        .await
 }

@@ -1,4 +1,5 @@
-//! Project members: `/projects/<id>/members`.
+//! Project members: `/projects/<id>/members`, and invitations for emails with no account
+//! (`/projects/<id>/invitations`).
 //!
 //! Any member may list members. Owners and admins add, change and remove them, with two limits:
 //! an admin cannot touch an owner or make anyone an owner, and a project always keeps at least
@@ -13,14 +14,15 @@ use serde_json::{Value, json};
 use super::json::{JsonBody, Small};
 use super::roles::{ProjectAdmin, ProjectMember};
 use crate::clock;
-use crate::core::email;
+use crate::core::{email, invitations};
+use crate::db::invitations::{self as db_invitations, Invitation};
 use crate::db::projects::{self, Member, Role};
 use crate::db::{DbError, users};
 use crate::error::{ApiError, FieldError, conflict_on_unique};
 use crate::state::AppState;
 
 pub fn routes() -> Vec<Route> {
-    routes![list, add, change_role, remove]
+    routes![list, add, change_role, remove, invitations_list, revoke]
 }
 
 fn member_view(member: &Member) -> Value {
@@ -67,13 +69,15 @@ struct NewMember {
     role: Option<String>,
 }
 
+/// Adds the user with this email; an email with no account is invited instead (202 with the
+/// invitation: a link is mailed that creates the account and joins).
 #[post("/projects/<_>/members", data = "<body>")]
 async fn add(
     state: &State<AppState>,
     admin: ProjectAdmin,
     body: JsonBody<NewMember, Small>,
-) -> Result<Json<Value>, ApiError> {
-    let ProjectMember { project, role: actor, .. } = admin.0;
+) -> Result<(Status, Json<Value>), ApiError> {
+    let ProjectMember { project, role: actor, user: inviter } = admin.0;
     let address =
         body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
     let address = email::normalize(&address).map_err(|why| {
@@ -81,18 +85,66 @@ async fn add(
     })?;
     let role = parse_role(body.0.role.as_deref(), Some(Role::Member))?;
     may_touch(actor, role)?;
-    let member = state
+    let config = state.config.clone();
+    state
         .db
         .write(move |tx| {
-            let user = users::by_email(tx, &address)?.ok_or_else(|| {
-                ApiError::not_found("No account uses this email; ask them to sign up first, then add them")
-            })?;
+            let Some(user) = users::by_email(tx, &address)? else {
+                let invited =
+                    invitations::invite(tx, &config, &project, &inviter, &address, role, clock::now_ms())?;
+                return Ok((Status::Accepted, Json(json!({ "invitation": invitation_view(&invited) }))));
+            };
             projects::add_member(tx, &project.id, &user.id, role)
                 .map_err(|e| conflict_on_unique(e, "This user is already a member of the project"))?;
-            projects::member(tx, &project.id, &user.id)?.ok_or_else(|| ApiError::internal("member vanished"))
+            let member = projects::member(tx, &project.id, &user.id)?
+                .ok_or_else(|| ApiError::internal("member vanished"))?;
+            Ok((Status::Ok, Json(member_view(&member))))
+        })
+        .await
+}
+
+/// An invitation as the API shows it.
+pub fn invitation_view(invitation: &Invitation) -> Value {
+    json!({
+        "id": invitation.id,
+        "email": invitation.email,
+        "role": invitation.role,
+        "invitedBy": invitation.invited_by,
+        "createdAt": clock::iso(invitation.created_at),
+        "expiresAt": clock::iso(invitation.expires_at),
+    })
+}
+
+/// The project's pending invitations, newest first.
+#[get("/projects/<_>/invitations")]
+async fn invitations_list(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+    let project = member.project.id;
+    let pending = state
+        .db
+        .run(move |conn| Ok::<_, DbError>(db_invitations::for_project(conn, &project, clock::now_ms())?))
+        .await?;
+    Ok(Json(Value::Array(pending.iter().map(invitation_view).collect())))
+}
+
+/// Revokes a pending invitation: its link stops working.
+#[delete("/projects/<_>/invitations/<id>")]
+async fn revoke(state: &State<AppState>, admin: ProjectAdmin, id: &str) -> Result<Status, ApiError> {
+    let ProjectMember { project, role: actor, .. } = admin.0;
+    let id = id.to_string();
+    state
+        .db
+        .write(move |tx| {
+            let pending = db_invitations::for_project(tx, &project.id, clock::now_ms())?;
+            let invitation = pending
+                .iter()
+                .find(|i| i.id == id)
+                .ok_or_else(|| ApiError::not_found("No pending invitation with this id in the project"))?;
+            may_touch(actor, invitation.role)?;
+            db_invitations::delete(tx, &project.id, &id)?;
+            Ok::<_, ApiError>(())
         })
         .await?;
-    Ok(Json(member_view(&member)))
+    Ok(Status::NoContent)
 }
 
 #[derive(Deserialize)]

@@ -18,6 +18,7 @@ pub mod fields;
 pub mod guards;
 pub mod health;
 pub mod idempotency;
+pub mod invitation_links;
 pub mod json;
 pub mod key_cache;
 pub mod members;
@@ -60,6 +61,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         auth::routes(),
         projects::routes(),
         members::routes(),
+        invitation_links::routes(),
         contacts::routes(),
         emails::routes(),
         fields::routes(),

@@ -1,12 +1,21 @@
-//! Dashboard accounts: password rules and hashing.
+//! Dashboard accounts: password rules and hashing, and the links mailed to a user (address
+//! verification, password reset).
 //!
 //! bcrypt is deliberately slow; callers on an async executor run these on a blocking thread.
+//! A mailed token is 40 random characters kept only as its digest, used once (taking it deletes
+//! it) and expiring.
 
 use rusqlite::Connection;
 
 use super::email;
+use super::keys::{digest, random_token};
+use super::system_mail::{self, RESET_HOURS, SystemMail, VERIFY_HOURS};
+use crate::config::Config;
+use crate::db::account_tokens::{self, Purpose};
 use crate::db::users::{self, User};
 use crate::error::{ApiError, FieldError, conflict_on_unique};
+
+const HOUR_MS: i64 = 3_600_000;
 
 /// Shortest accepted password.
 pub const MIN_PASSWORD_CHARS: usize = 8;
@@ -85,12 +94,91 @@ pub fn insert_user(conn: &Connection, email: &str, password_hash: &str) -> Resul
         .map_err(|e| conflict_on_unique(e, "An account with this email already exists"))
 }
 
-/// Sets a user's password and ends every session they have, in the caller's transaction (a
-/// stolen cookie must not outlive the password it was signed in with). Returns how many
-/// sessions ended.
+/// Sets a user's password and ends every session and reset link they have, in the caller's
+/// transaction (a stolen cookie must not outlive the password it was signed in with). Returns
+/// how many sessions ended.
 pub fn change_password(conn: &Connection, user: &str, password_hash: &str) -> rusqlite::Result<usize> {
     users::set_password(conn, user, password_hash)?;
+    account_tokens::end_all(conn, user, Purpose::ResetPassword)?;
     crate::core::session::end_all(conn, user)
+}
+
+/// Mails `user` a link that verifies their address, replacing any earlier one.
+pub fn send_verification(conn: &Connection, config: &Config, user: &User, now: i64) -> rusqlite::Result<()> {
+    let token = random_token();
+    let expires = now + VERIFY_HOURS * HOUR_MS;
+    account_tokens::issue(conn, &digest(&token), &user.id, Purpose::VerifyEmail, &user.email, now, expires)?;
+    system_mail::queue(conn, config, &user.email, &SystemMail::VerifyEmail { token: &token }, now)?;
+    Ok(())
+}
+
+/// Mails the account with `email`, if there is one, a link to choose a new password. Says
+/// nothing either way: the caller answers the same whether or not the account exists.
+pub fn send_password_reset(
+    conn: &Connection,
+    config: &Config,
+    email: &str,
+    now: i64,
+) -> rusqlite::Result<()> {
+    let Some(user) = users::by_email(conn, email)? else { return Ok(()) };
+    let token = random_token();
+    let expires = now + RESET_HOURS * HOUR_MS;
+    account_tokens::issue(
+        conn,
+        &digest(&token),
+        &user.id,
+        Purpose::ResetPassword,
+        &user.email,
+        now,
+        expires,
+    )?;
+    system_mail::queue(conn, config, &user.email, &SystemMail::ResetPassword { token: &token }, now)?;
+    Ok(())
+}
+
+/// The 400 for a token that is unknown, used or expired.
+pub fn invalid_token() -> ApiError {
+    ApiError::new(400, "INVALID_TOKEN", "This link is invalid, already used or expired; ask for a new one")
+}
+
+/// Checks the `token` field of a request: present, and shaped like a token we mail.
+pub fn token_field(token: Option<&str>) -> Result<&str, ApiError> {
+    match token {
+        None => Err(ApiError::invalid_field("token", "required", "token is required")),
+        Some(t) if t.is_empty() || t.len() > 100 => Err(invalid_token()),
+        Some(t) => Ok(t),
+    }
+}
+
+/// Uses a verification token: the user's address is verified if the token was mailed to the
+/// address the account still has.
+pub fn verify_email(conn: &Connection, token: &str, now: i64) -> Result<User, ApiError> {
+    let taken =
+        account_tokens::take(conn, &digest(token), Purpose::VerifyEmail, now)?.ok_or_else(invalid_token)?;
+    let user = users::by_id(conn, &taken.user_id)?.ok_or_else(invalid_token)?;
+    if user.email != taken.email {
+        return Err(invalid_token());
+    }
+    users::set_verified(conn, &user.id)?;
+    Ok(User { email_verified: true, ..user })
+}
+
+/// Uses a reset token: sets the password (already hashed), ends every session and every other
+/// reset link of the user, and counts the address as verified (the link reached it).
+pub fn reset_password(
+    conn: &Connection,
+    token: &str,
+    password_hash: &str,
+    now: i64,
+) -> Result<User, ApiError> {
+    let taken =
+        account_tokens::take(conn, &digest(token), Purpose::ResetPassword, now)?.ok_or_else(invalid_token)?;
+    let user = users::by_id(conn, &taken.user_id)?.ok_or_else(invalid_token)?;
+    change_password(conn, &user.id, password_hash)?;
+    if user.email == taken.email {
+        users::set_verified(conn, &user.id)?;
+    }
+    users::by_id(conn, &user.id)?.ok_or_else(invalid_token)
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ pub const CONTACT_SUBSCRIBED: &str = "contact.subscribed";
 pub const CONTACT_UNSUBSCRIBED: &str = "contact.unsubscribed";
 
 /// Stores an event for a contact in the caller's transaction, and runs what it triggers;
-/// returns its id.
+/// returns its id (empty for the system project, which records none).
 pub fn emit(
     conn: &Connection,
     project: &str,
@@ -24,6 +24,11 @@ pub fn emit(
     data: &Value,
     now: i64,
 ) -> rusqlite::Result<String> {
+    // The system project's mail (verification, resets, invitations) records no events: no
+    // one reads them, and they would only swell the tables.
+    if project == crate::db::projects::SYSTEM {
+        return Ok(String::new());
+    }
     let id = events::insert(conn, project, contact, name, data, now)?;
     let (workflows, webhooks) = events::interest(conn, project, contact, name)?;
     if let Some(contact) = contact.filter(|_| workflows) {

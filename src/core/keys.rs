@@ -19,8 +19,13 @@ pub fn generate(kind: KeyKind) -> String {
         KeyKind::Public => PUBLIC_PREFIX,
         KeyKind::Secret => SECRET_PREFIX,
     };
-    let body: String = rand::thread_rng().sample_iter(&Alphanumeric).take(BODY_LEN).map(char::from).collect();
-    format!("{prefix}{body}")
+    format!("{prefix}{}", random_token())
+}
+
+/// 40 random characters from `[A-Za-z0-9]`: the body of a key, a session id, a token mailed
+/// to a user. Stored only as its [`digest`].
+pub fn random_token() -> String {
+    rand::thread_rng().sample_iter(&Alphanumeric).take(BODY_LEN).map(char::from).collect()
 }
 
 /// The hex SHA-256 digest under which a key is stored.

@@ -6,8 +6,6 @@
 //! though its signature and expiry still hold.
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation, decode, encode};
-use rand::Rng;
-use rand::distributions::Alphanumeric;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
@@ -36,7 +34,7 @@ pub struct Named {
 /// Starts a session of `user` for `hours` in the caller's transaction; returns the token for
 /// the cookie.
 pub fn start(conn: &Connection, user: &str, secret: &str, hours: u32) -> rusqlite::Result<String> {
-    let sid: String = rand::thread_rng().sample_iter(&Alphanumeric).take(40).map(char::from).collect();
+    let sid = crate::core::keys::random_token();
     let now = clock::now_ms();
     let expires_at = now + i64::from(hours) * 3_600_000;
     sessions::insert(conn, &crate::core::keys::digest(&sid), user, now, expires_at)?;

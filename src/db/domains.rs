@@ -138,6 +138,20 @@ pub fn verified_among(
 
 /// The domain whose key signs mail from one of `names` (most specific first): a verified one
 /// if there is one, else any.
+/// The first of `names` verified in any project: system mail's signing domain (appliance.md
+/// §4), since it belongs to no user's project.
+pub fn verified_anywhere(conn: &Connection, names: &[String]) -> rusqlite::Result<Option<Domain>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM domains WHERE domain = ?1 AND status = 'verified' ORDER BY created_at LIMIT 1"
+    ))?;
+    for name in names {
+        if let Some(domain) = stmt.query_row([name.as_str()], from_row).optional()? {
+            return Ok(Some(domain));
+        }
+    }
+    Ok(None)
+}
+
 pub fn for_signing(conn: &Connection, project: &str, names: &[String]) -> rusqlite::Result<Option<Domain>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM domains WHERE domain = ?1 AND project_id = ?2 ORDER BY status = 'verified' DESC LIMIT 1"

@@ -11,6 +11,7 @@
 //! The submodules hold plain synchronous query functions on `&Connection`, so several of them can
 //! share one transaction.
 
+pub mod account_tokens;
 pub mod audience;
 pub mod campaigns;
 pub mod checkpoint;
@@ -24,6 +25,7 @@ pub mod executions;
 pub mod files;
 pub mod functions;
 pub mod idempotency;
+pub mod invitations;
 pub mod jobs;
 pub mod keys;
 pub mod migrate;

@@ -92,14 +92,18 @@ pub fn for_user(conn: &Connection, user: &str) -> rusqlite::Result<Vec<(Project,
     stmt.query_map([user], |r| Ok((from_row(r)?, r.get(5)?)))?.collect()
 }
 
-/// Every project with its owners' emails, oldest first (for `tidings project list`).
+/// The project that owns the mail the server sends itself (migration V17): no members, no keys.
+pub const SYSTEM: &str = "system";
+
+/// Every project with its owners' emails, oldest first (for `tidings project list`); not the
+/// [`SYSTEM`] one.
 pub fn all_with_owners(conn: &Connection) -> rusqlite::Result<Vec<(Project, String)>> {
     let mut stmt = conn.prepare(&format!(
         "SELECT {COLUMNS}, coalesce((SELECT group_concat(u.email, ',') FROM memberships m
                  JOIN users u ON u.id = m.user_id WHERE m.project_id = p.id AND m.role = 'OWNER'), '')
-         FROM projects p ORDER BY p.created_at, p.rowid"
+         FROM projects p WHERE p.id != ?1 ORDER BY p.created_at, p.rowid"
     ))?;
-    stmt.query_map([], |r| Ok((from_row(r)?, r.get(5)?)))?.collect()
+    stmt.query_map([SYSTEM], |r| Ok((from_row(r)?, r.get(5)?)))?.collect()
 }
 
 /// Changes the name and/or the disabled flag; returns the updated project.

@@ -61,3 +61,11 @@ pub fn set_password(conn: &Connection, id: &str, password_hash: &str) -> rusqlit
         params![id, password_hash, clock::now_ms()],
     )? > 0)
 }
+
+/// Marks the user's address as verified (a link mailed to it was opened).
+pub fn set_verified(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE users SET email_verified = 1, updated_at = ?2 WHERE id = ?1 AND email_verified = 0",
+        params![id, clock::now_ms()],
+    )? > 0)
+}

@@ -25,7 +25,7 @@ use crate::core::{domains as core_domains, events, links, outbound, send::Attach
 use crate::db::{
     DbError, campaigns, contacts, domains,
     emails::{self, Email},
-    suppressions,
+    projects, suppressions,
 };
 use crate::error::ApiError;
 use crate::mail::dkim::Signers;
@@ -276,7 +276,12 @@ impl Worker {
                     let from_domain = email.from_email.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
                     let key = (project.to_string(), from_domain.to_string());
                     let domain = read_once(&mut domains_seen, key, || {
-                        domains::for_signing(conn, project, &core_domains::candidates(from_domain))
+                        let names = core_domains::candidates(from_domain);
+                        if project == projects::SYSTEM {
+                            domains::verified_anywhere(conn, &names)
+                        } else {
+                            domains::for_signing(conn, project, &names)
+                        }
                     })?;
                     let campaign =
                         match email.campaign_id.as_ref().filter(|_| email.source_type == "CAMPAIGN") {
@@ -369,7 +374,9 @@ impl Worker {
                 counted: false,
             });
         }
-        let Some(domain) = domain else {
+        // System mail goes out signed when its domain is verified in some project, else unsigned.
+        let system = email.project_id == projects::SYSTEM;
+        if domain.is_none() && !system {
             return Err(Outcome::Fail {
                 error: format!(
                     "the sender domain of {} is no longer a domain of the project",
@@ -377,7 +384,7 @@ impl Worker {
                 ),
                 counted: false,
             });
-        };
+        }
         if let Some(throttle) = &self.throttle
             && let Err(wait) = throttle.check(&email.project_id)
         {
@@ -405,7 +412,7 @@ impl Worker {
                 counted: false,
             })?;
             let (subject, mut html) = (rendered.subject, rendered.html);
-            if email.kind != "HEADLESS" {
+            if email.kind != "HEADLESS" && !system {
                 if config.tracking.clicks {
                     html = links::track_clicks(&html, &public_url, &secret, &email.id);
                 }
@@ -438,9 +445,12 @@ impl Worker {
                 unsubscribe,
             };
             let raw = message::build(&outgoing).map_err(|e| Outcome::Fail { error: e, counted: false })?;
-            let signed = signers
-                .sign(&domain.domain, &domain.dkim_selector, &domain.dkim_private_key, &raw)
-                .map_err(|e| Outcome::Fail { error: e, counted: false })?;
+            let signed = match &domain {
+                Some(domain) => signers
+                    .sign(&domain.domain, &domain.dkim_selector, &domain.dkim_private_key, &raw)
+                    .map_err(|e| Outcome::Fail { error: e, counted: false })?,
+                None => raw,
+            };
             Ok((signed, subject))
         })
         .await

@@ -1,4 +1,5 @@
-//! Periodic housekeeping: expired idempotency records and sessions, old finished jobs, idle
+//! Periodic housekeeping: expired idempotency records, sessions, account tokens and
+//! invitations, old finished jobs, idle
 //! rate-limit and sign-in attempt state.
 
 use std::time::Duration;
@@ -6,7 +7,7 @@ use std::time::Duration;
 use super::{JobContext, JobOutcome, JobResult, Registry};
 use crate::clock;
 use crate::config::Config;
-use crate::db::{DbError, idempotency, jobs, sessions};
+use crate::db::{DbError, account_tokens, idempotency, invitations, jobs, sessions};
 
 pub const IDEMPOTENCY_SWEEP: &str = "sweep.idempotency";
 pub const JOB_SWEEP: &str = "sweep.jobs";
@@ -17,19 +18,30 @@ pub fn register(registry: &mut Registry, config: &Config) {
     registry.periodic(JOB_SWEEP, Duration::from_secs(3600), sweep_jobs);
 }
 
-/// Deletes idempotency records past their expiry (the key may then be used again) and expired
-/// sessions, and forgets idle limiter state.
+/// Deletes idempotency records past their expiry (the key may then be used again), expired
+/// sessions, account tokens and invitations, and forgets idle limiter state.
 async fn sweep_idempotency(ctx: JobContext) -> JobResult {
     let deleted = ctx.state.db.write(|tx| Ok::<_, DbError>(idempotency::sweep(tx, clock::now_ms())?)).await?;
     if deleted > 0 {
         tracing::info!(deleted, "swept expired idempotency keys");
     }
-    let sessions = ctx.state.db.write(|tx| Ok::<_, DbError>(sessions::sweep(tx, clock::now_ms())?)).await?;
-    if sessions > 0 {
-        tracing::info!(sessions, "swept expired sessions");
+    let (sessions, tokens) = ctx
+        .state
+        .db
+        .write(|tx| {
+            let now = clock::now_ms();
+            Ok::<_, DbError>((
+                sessions::sweep(tx, now)?,
+                account_tokens::sweep(tx, now)? + invitations::sweep(tx, now)?,
+            ))
+        })
+        .await?;
+    if sessions > 0 || tokens > 0 {
+        tracing::info!(sessions, tokens, "swept expired sessions and account tokens");
     }
     ctx.state.limiter.forget_idle();
     ctx.state.attempts.forget_idle();
+    ctx.state.mail_requests.forget_idle();
     Ok(JobOutcome::Done)
 }
 

@@ -193,6 +193,29 @@ impl TestApp {
     }
 
     /// A request with `Authorization: Bearer <key>`.
+    /// A JSON request as the dashboard makes it, with `session`'s cookie (when given); returns
+    /// the status, the body (null when empty) and the session cookie the response set, if any.
+    pub async fn as_user(
+        &self,
+        method: Method,
+        path: &str,
+        session: Option<&Cookie<'static>>,
+        body: Option<Value>,
+    ) -> (Status, Value, Option<Cookie<'static>>) {
+        // The dashboard names JSON on every request (cookie requests must: CSRF rules).
+        let mut req = self.client.req(method, path.to_string()).header(ContentType::JSON);
+        if let Some(cookie) = session {
+            req = req.cookie(cookie.clone());
+        }
+        if let Some(body) = body {
+            req = req.body(body.to_string());
+        }
+        let res = req.dispatch().await;
+        let cookie = res.cookies().get("tidings_session").map(|c| c.clone().into_owned());
+        let status = res.status();
+        (status, body_or_null(res).await, cookie)
+    }
+
     pub fn keyed<'c>(&'c self, request: LocalRequest<'c>, key: &str) -> LocalRequest<'c> {
         request.header(Header::new("Authorization", format!("Bearer {key}")))
     }

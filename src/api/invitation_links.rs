@@ -1,0 +1,86 @@
+//! The invitation link's side (`/auth/invitation`, `/auth/accept-invitation`): what an
+//! invitation offers, and accepting it with a new password or as the signed-in user it names.
+//! The token is the only credential; it is used once.
+
+use rocket::http::CookieJar;
+use rocket::serde::json::Json;
+use rocket::{Route, State, get, post, routes};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::auth::{limited, new_password_hash, set_cookie, user_view};
+use super::guards::{ClientIp, SameOrigin, Session};
+use super::json::{JsonBody, Small};
+use crate::clock;
+use crate::core::{accounts, invitations, session};
+use crate::db::users;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![show, accept]
+}
+
+/// What the invitation offers: the project, the role and the address, and whether that address
+/// has an account already (then its owner signs in to accept).
+#[get("/auth/invitation?<token>")]
+async fn show(state: &State<AppState>, token: Option<&str>) -> Result<Json<Value>, ApiError> {
+    let token = accounts::token_field(token)?.to_string();
+    let view = state
+        .db
+        .run(move |conn| {
+            let (invitation, project) = invitations::open(conn, &token, clock::now_ms())?;
+            let has_account = users::by_email(conn, &invitation.email)?.is_some();
+            Ok::<_, ApiError>(json!({
+                "email": invitation.email,
+                "role": invitation.role,
+                "project": { "id": project.id, "name": project.name },
+                "expiresAt": clock::iso(invitation.expires_at),
+                "hasAccount": has_account,
+            }))
+        })
+        .await?;
+    Ok(Json(view))
+}
+
+#[derive(Deserialize)]
+struct Acceptance {
+    token: Option<String>,
+    password: Option<String>,
+}
+
+/// Accepts: signed in as the invited address, that account joins; otherwise a password creates
+/// the account (its address verified by the link), which joins and is signed in.
+#[post("/auth/accept-invitation", data = "<body>")]
+async fn accept(
+    state: &State<AppState>,
+    cookies: &CookieJar<'_>,
+    _origin: SameOrigin,
+    client: ClientIp,
+    session: Option<Session>,
+    body: JsonBody<Acceptance, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let token = accounts::token_field(body.0.token.as_deref())?.to_string();
+    if let Some(Session { user }) = session {
+        let view = user_view(&user);
+        let project =
+            state.db.write(move |tx| invitations::accept_as(tx, &token, &user, clock::now_ms())).await?;
+        return Ok(Json(json!({ "user": view, "project": { "id": project.id, "name": project.name } })));
+    }
+    let password = body.0.password;
+    let (user, project, session) = limited(state, None, &client, async {
+        let hash = new_password_hash(state, "password", password).await?;
+        let (secret, hours) = (state.secrets.jwt.clone(), state.config.auth.session_hours);
+        state
+            .db
+            .write(move |tx| {
+                let (user, project) = invitations::accept_new(tx, &token, &hash, clock::now_ms())?;
+                let session = session::start(tx, &user.id, &secret, hours)?;
+                Ok::<_, ApiError>((user, project, session))
+            })
+            .await
+    })
+    .await?;
+    set_cookie(cookies, state, session);
+    Ok(Json(json!({ "user": user_view(&user), "project": { "id": project.id, "name": project.name } })))
+}
