@@ -7,6 +7,7 @@ import { api, get, setProject } from "./js/api.js";
 import { match, navigate, useLocation } from "./js/router.js";
 import { ErrorBox, Loading, Toasts } from "./js/ui.js";
 import { Auth } from "./js/pages/auth.js";
+import { LINK_PAGES } from "./js/pages/account.js";
 import { Projects } from "./js/pages/projects.js";
 import { Contacts } from "./js/pages/contacts.js";
 import { Contact } from "./js/pages/contact.js";
@@ -228,8 +229,9 @@ function App() {
   }, []);
 
   const { user, checked } = session;
+  const linkPage = LINK_PAGES[path];
   useEffect(() => {
-    if (!checked) return;
+    if (!checked || linkPage) return;
     if (user && (path === "/" || path === "/login" || path === "/signup")) {
       const last = localStorage.getItem(LAST_PROJECT);
       navigate(last ? `/app/p/${encodeURIComponent(last)}/contacts` : "/app/projects", { replace: true });
@@ -239,9 +241,18 @@ function App() {
   }, [checked, user, path]);
 
   if (!checked) return html`<${Loading} />`;
+  const signedIn = (u, next = "/app/projects") => {
+    localStorage.removeItem(LAST_PROJECT);
+    setSession({ checked: true, user: u });
+    navigate(next, { replace: true });
+  };
+  if (linkPage) {
+    const token = new URLSearchParams(location.search).get("token") || "";
+    return html`<main id="main"><${linkPage} token=${token} user=${user} onSignedIn=${signedIn} /></main><${Toasts} />`;
+  }
   if (!user) {
     return html`<main id="main"><${Auth} mode=${path === "/signup" ? "signup" : "login"} signups=${features.signups}
-      onSignedIn=${(u) => { localStorage.removeItem(LAST_PROJECT); setSession({ checked: true, user: u }); navigate("/app/projects", { replace: true }); }} /></main><${Toasts} />`;
+      onSignedIn=${(u) => signedIn(u)} /></main><${Toasts} />`;
   }
   const signOut = async () => {
     await api("GET", "/auth/logout").catch(() => {});

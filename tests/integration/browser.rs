@@ -9,7 +9,9 @@
 //! CLI and the API (contacts, a tracked event, a template, captured messages, a complaint over
 //! SMTP), then `dashboard.mjs` signs in and works every page, checking what it does through the
 //! API. Then a hard bounce takes the project over its (lowered) bounce threshold, and
-//! `suspended.mjs` reads the suspension in Settings and enables the project again.
+//! `suspended.mjs` reads the suspension in Settings and enables the project again. Last,
+//! `accounts.mjs` opens the links of the mail the server sent itself (read from the capture
+//! outbox): a password reset, an invitation and an address verification.
 
 use std::path::Path;
 use std::process::Command;
@@ -19,7 +21,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use crate::bounces::{arf, dsn, report};
-use crate::common::binary::{Server, free_port, run, stdout, wait_until};
+use crate::common::binary::{Server, agent, free_port, run, stdout, wait_until};
 use crate::common::dns_server::DnsServer;
 
 /// What is missing to run the browser, if anything.
@@ -92,6 +94,45 @@ async fn seed(server: &Server, dns: &DnsServer, key: &str, public_key: &str, bou
     tokio::task::block_in_place(|| bounce_address(server, key, "ada@example.com"))
 }
 
+/// The path and query of the link to `page` in the newest system mail to `to`, read from the
+/// capture outbox in the server's database once every such mail has left the queue.
+fn captured_link(dir: &Path, to: &str, page: &str) -> String {
+    use rusqlite::{OpenFlags, OptionalExtension};
+    let start = std::time::Instant::now();
+    loop {
+        let conn = rusqlite::Connection::open_with_flags(
+            dir.join("data/tidings.db"),
+            OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        let queued: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM emails WHERE project_id = 'system' AND to_email = ?1 AND status = 'QUEUED'",
+                [to],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let raw: Option<Vec<u8>> = conn
+            .query_row(
+                "SELECT o.raw FROM outbox o JOIN emails e ON e.id = o.email_id
+                 WHERE o.project_id = 'system' AND o.envelope_to = ?1 ORDER BY e.created_at DESC, e.id DESC LIMIT 1",
+                [to],
+                |r| r.get(0),
+            )
+            .optional()
+            .unwrap();
+        if let (0, Some(raw)) = (queued, raw) {
+            let message = mail_parser::MessageParser::default().parse(&raw).unwrap();
+            let html = message.body_html(0).unwrap().to_string();
+            let at =
+                html.find(&format!("/{page}?token=")).unwrap_or_else(|| panic!("no /{page} link: {html}"));
+            return html[at..].chars().take_while(|c| *c != '"' && !c.is_whitespace() && *c != '<').collect();
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "no system mail to {to} was captured");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Runs the browser script `name` against the server; fails with its report and the server's log.
 fn drive(root: &Path, chromium: &str, server: &Server, name: &str, fixture: &Value) {
     let out = Command::new("node")
@@ -150,9 +191,10 @@ async fn dashboard_in_chromium() {
     tokio::task::block_in_place(|| server.wait_healthy(Duration::from_secs(30)));
     let ada = seed(&server, &dns, &key, &public_key, bounces).await;
 
-    let fixture = json!({
+    let mut fixture = json!({
         "projectId": project["id"], "secretKey": key, "publicKey": public_key,
         "owner": "owner@example.com", "member": "member@example.com", "password": "password123",
+        "invitee": "invitee@example.com",
     });
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "dashboard", &fixture));
 
@@ -161,5 +203,20 @@ async fn dashboard_in_chromium() {
         dsn("failed", "5.1.1", "smtp; 550 5.1.1 <ada@example.com>: Recipient address rejected: User unknown");
     report(bounces, &ada, &bounce).await.unwrap();
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "suspended", &fixture));
+
+    // The links of the mail the server sent itself meanwhile, and of a reset asked for now.
+    let links = tokio::task::block_in_place(|| {
+        let asked = agent()
+            .post(&server.url("/auth/request-password-reset"))
+            .send_json(json!({ "email": "member@example.com" }));
+        assert_eq!(asked.unwrap().status(), 200);
+        json!({
+            "reset": captured_link(dir.path(), "member@example.com", "reset-password"),
+            "invitation": captured_link(dir.path(), "invitee@example.com", "invitation"),
+            "verify": captured_link(dir.path(), "newbie@example.com", "verify-email"),
+        })
+    });
+    fixture["links"] = links;
+    tokio::task::block_in_place(|| drive(&root, &chromium, &server, "accounts", &fixture));
     tokio::task::block_in_place(|| server.terminate(Duration::from_secs(15)));
 }

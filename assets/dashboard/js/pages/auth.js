@@ -21,6 +21,7 @@ export function Auth({ mode, signups, onSignedIn }) {
             autocomplete=${signup ? "new-password" : "current-password"} />
         <//>
       <//>
+      ${!signup && html`<p class="meta"><a href="/forgot-password">Forgot your password?</a></p>`}
       ${signup
         ? html`<p class="meta">Have an account? <a href="/login">Sign in</a></p>`
         : signups

@@ -2,6 +2,7 @@
 
 import { html, useState } from "../../vendor/preact-htm.js";
 import { post } from "../api.js";
+import { AccountCard } from "./account.js";
 import { Badge, Copy, Empty, Field, Form, Page, date, useAction } from "../ui.js";
 
 /** The secret key of a project, just made: shown once, with a copy button. */
@@ -14,7 +15,7 @@ export function SecretKeyNotice({ project }) {
     </div>`;
 }
 
-export function Projects({ projects, onProjectsChanged }) {
+export function Projects({ projects, user, onProjectsChanged }) {
   const [fresh, setFresh] = useState(null);
   const create = useAction(async (data, form) => {
     const created = await post("/users/@me/projects", { name: data.get("name") });
@@ -42,5 +43,6 @@ export function Projects({ projects, onProjectsChanged }) {
           <${Field} label="Name"><input name="name" required maxlength="100" /><//>
         <//>
       </section>
+      <${AccountCard} user=${user} />
     <//>`;
 }

@@ -65,12 +65,22 @@ function Keys({ project, manage, onChanged }) {
 function Members({ project, user, manage }) {
   const pid = encodeURIComponent(project.id);
   const members = useLoad(() => get(`/projects/${pid}/members`), [pid]);
+  const invitations = useLoad(() => get(`/projects/${pid}/invitations`), [pid]);
   const add = useAction(async (data, form) => {
     const added = await post(`/projects/${pid}/members`, { email: data.get("email"), role: data.get("role") });
     form.reset();
+    // Preact sets `selected` as a property, so a reset would fall back to the first option
+    // (owner): back to the default role explicitly.
+    form.elements.role.value = "MEMBER";
     members.reload();
+    invitations.reload();
     return added;
-  }, (m) => `${m.email} added as ${m.role.toLowerCase()}`);
+  }, (m) => (m.invitation ? `Invitation sent to ${m.invitation.email}` : `${m.email} added as ${m.role.toLowerCase()}`));
+  const revoke = useAction(async (invitation) => {
+    await del(`/projects/${pid}/invitations/${encodeURIComponent(invitation.id)}`);
+    invitations.reload();
+    return invitation;
+  }, (i) => `Invitation of ${i.email} revoked`);
   const change = useAction(async (member, role) => {
     const saved = await patch(`/projects/${pid}/members/${encodeURIComponent(member.userId)}`, { role });
     members.reload();
@@ -91,7 +101,7 @@ function Members({ project, user, manage }) {
     <section class="card" aria-labelledby="members-heading" id="members">
       <h2 id="members-heading">Members</h2>
       <p class="meta">Owners and admins manage keys, members and settings; only owners make owners and delete the project. Members use everything else.</p>
-      <${ErrorBox} error=${change.error || remove.error} />
+      <${ErrorBox} error=${change.error || remove.error || revoke.error} />
       <${Loaded} result=${members}>${(list) => html`
         <${Table} label="Members" id="members-table">
           <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Since</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
@@ -110,10 +120,19 @@ function Members({ project, user, manage }) {
             </tr>`;
           })}</tbody>
         <//>`}<//>
+      <${Loaded} result=${invitations}>${(pending) => pending.length > 0 && html`
+        <h3>Pending invitations</h3>
+        <${Table} label="Pending invitations" id="invitations-table">
+          <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <tbody>${pending.map((i) => html`<tr key=${i.id} data-invitation=${i.email}>
+            <td>${i.email}</td><td>${i.role.toLowerCase()}</td><td>${date(i.expiresAt)}</td>
+            <td>${manage && (owner || i.role !== "OWNER") && html`<button type="button" class="danger small" onClick=${() => revoke.run(i)}>Revoke</button>`}</td>
+          </tr>`)}</tbody>
+        <//>`}<//>
       ${manage && html`
         <h3>Add a member</h3>
         <${Form} class="inline" id="member-form" action=${add} submit="Add member">
-          <${Field} label="Email" hint="They need an account on this server first."><input name="email" type="email" required /><//>
+          <${Field} label="Email" hint="Someone without an account here gets an invitation by email."><input name="email" type="email" required /><//>
           <${Field} label="Role">
             <select name="role">${ROLES.filter((r) => owner || r !== "OWNER").map((r) => html`<option value=${r} selected=${r === "MEMBER"}>${r.toLowerCase()}</option>`)}</select>
           <//>
