@@ -5,6 +5,7 @@
 use rocket::http::{Cookie, Method, Status};
 use serde_json::{Value, json};
 
+use crate::accounts::add_member as invite;
 use crate::common::TestApp;
 use crate::send::Mailroom;
 
@@ -228,19 +229,6 @@ async fn a_signed_in_password_change_needs_the_current_password() {
     assert_eq!(me(&app, &first).await.0, Status::Unauthorized, "so does the old cookie");
     assert_eq!(me(&app, &renewed.unwrap()).await.0, Status::Ok, "this browser stays signed in");
     assert_eq!(login(&app, "ada@example.com", "a new password").await, Status::Ok);
-}
-
-async fn invite(
-    app: &TestApp,
-    session: &Cookie<'static>,
-    project: &str,
-    email: &str,
-    role: &str,
-) -> (Status, Value) {
-    let path = format!("/projects/{project}/members");
-    let (status, body, _) =
-        app.as_user(Method::Post, &path, Some(session), Some(json!({ "email": email, "role": role }))).await;
-    (status, body)
 }
 
 #[rocket::async_test]

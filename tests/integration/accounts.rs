@@ -169,7 +169,7 @@ async fn projects_are_listed_with_public_keys_only() {
     assert_eq!(body(res).await.as_array().unwrap().len(), 1);
 }
 
-async fn add_member(
+pub async fn add_member(
     app: &TestApp,
     session: &Cookie<'static>,
     project: &str,
