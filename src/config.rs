@@ -572,7 +572,6 @@ impl Config {
         }
     }
 
-    /// Whether session cookies must be marked `Secure`.
     /// The sender of system mail: `[server] system_from`, or `Tidings <tidings@<host>>` with
     /// the host of the public URL (`localhost` when that is an IP address).
     pub fn system_sender(&self) -> lettre::message::Mailbox {
@@ -588,6 +587,7 @@ impl Config {
             .unwrap_or_else(|_| "Tidings <tidings@localhost>".parse().expect("a valid fixed mailbox"))
     }
 
+    /// Whether session cookies must be marked `Secure`.
     pub fn secure_cookies(&self) -> bool {
         self.public_url().starts_with("https://")
     }

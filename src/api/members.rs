@@ -134,10 +134,7 @@ async fn revoke(state: &State<AppState>, admin: ProjectAdmin, id: &str) -> Resul
     state
         .db
         .write(move |tx| {
-            let pending = db_invitations::for_project(tx, &project.id, clock::now_ms())?;
-            let invitation = pending
-                .iter()
-                .find(|i| i.id == id)
+            let invitation = db_invitations::get(tx, &project.id, &id, clock::now_ms())?
                 .ok_or_else(|| ApiError::not_found("No pending invitation with this id in the project"))?;
             may_touch(actor, invitation.role)?;
             db_invitations::delete(tx, &project.id, &id)?;

@@ -105,11 +105,7 @@ pub fn change_password(conn: &Connection, user: &str, password_hash: &str) -> ru
 
 /// Mails `user` a link that verifies their address, replacing any earlier one.
 pub fn send_verification(conn: &Connection, config: &Config, user: &User, now: i64) -> rusqlite::Result<()> {
-    let token = random_token();
-    let expires = now + VERIFY_HOURS * HOUR_MS;
-    account_tokens::issue(conn, &digest(&token), &user.id, Purpose::VerifyEmail, &user.email, now, expires)?;
-    system_mail::queue(conn, config, &user.email, &SystemMail::VerifyEmail { token: &token }, now)?;
-    Ok(())
+    mail_token(conn, config, user, Purpose::VerifyEmail, now)
 }
 
 /// Mails the account with `email`, if there is one, a link to choose a new password. Says
@@ -120,19 +116,29 @@ pub fn send_password_reset(
     email: &str,
     now: i64,
 ) -> rusqlite::Result<()> {
-    let Some(user) = users::by_email(conn, email)? else { return Ok(()) };
+    match users::by_email(conn, email)? {
+        Some(user) => mail_token(conn, config, &user, Purpose::ResetPassword, now),
+        None => Ok(()),
+    }
+}
+
+/// Issues a token for `purpose` (ending the user's earlier ones) and queues the mail with its
+/// link to the user's address.
+fn mail_token(
+    conn: &Connection,
+    config: &Config,
+    user: &User,
+    purpose: Purpose,
+    now: i64,
+) -> rusqlite::Result<()> {
     let token = random_token();
-    let expires = now + RESET_HOURS * HOUR_MS;
-    account_tokens::issue(
-        conn,
-        &digest(&token),
-        &user.id,
-        Purpose::ResetPassword,
-        &user.email,
-        now,
-        expires,
-    )?;
-    system_mail::queue(conn, config, &user.email, &SystemMail::ResetPassword { token: &token }, now)?;
+    let (hours, mail) = match purpose {
+        Purpose::VerifyEmail => (VERIFY_HOURS, SystemMail::VerifyEmail { token: &token }),
+        Purpose::ResetPassword => (RESET_HOURS, SystemMail::ResetPassword { token: &token }),
+    };
+    let expires = now + hours * HOUR_MS;
+    account_tokens::issue(conn, &digest(&token), &user.id, purpose, &user.email, now, expires)?;
+    system_mail::queue(conn, config, &user.email, &mail, now)?;
     Ok(())
 }
 

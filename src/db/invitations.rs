@@ -64,6 +64,16 @@ pub fn for_project(conn: &Connection, project: &str, now: i64) -> rusqlite::Resu
     stmt.query_map(params![project, now], from_row)?.collect()
 }
 
+/// A pending (unexpired) invitation of a project.
+pub fn get(conn: &Connection, project: &str, id: &str, now: i64) -> rusqlite::Result<Option<Invitation>> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM invitations WHERE project_id = ?1 AND id = ?2 AND expires_at > ?3"),
+        params![project, id, now],
+        from_row,
+    )
+    .optional()
+}
+
 /// The unexpired invitation a token's digest names.
 pub fn by_digest(conn: &Connection, digest: &str, now: i64) -> rusqlite::Result<Option<Invitation>> {
     conn.query_row(

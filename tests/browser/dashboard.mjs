@@ -472,6 +472,15 @@ await drive("dashboard", async (browser) => {
   await page.getByRole("button", { name: "Add member" }).click();
   await toast(page, `Invitation sent to ${F.invitee}`);
   await page.waitForSelector(`#invitations-table tr[data-invitation="${F.invitee}"] td:text-is("member")`);
+  // A second invitation is revoked on the page.
+  await page.fill("#member-form input[name=email]", "mistake@example.com");
+  await page.getByRole("button", { name: "Add member" }).click();
+  const mistake = page.locator('#invitations-table tr[data-invitation="mistake@example.com"]');
+  await mistake.getByRole("button", { name: "Revoke" }).click();
+  await toast(page, "Invitation of mistake@example.com revoked");
+  await mistake.waitFor({ state: "detached" });
+  const pending = (await (await page.request.get(`${base}/projects/${F.projectId}/invitations`)).json()).map((i) => i.email);
+  assert.deepEqual(pending, [F.invitee]);
   await audit(page, "settings");
   const roleOf = async () => (await (await page.request.get(`${base}/projects/${F.projectId}/members`)).json())
     .find((m) => m.email === F.member).role;
