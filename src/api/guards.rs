@@ -17,7 +17,7 @@ use rocket::request::{FromRequest, Outcome, Request};
 
 use crate::core::{keys, session};
 use crate::db::keys::KeyKind;
-use crate::db::projects::Project;
+use crate::db::projects::{Project, Wipe};
 use crate::db::users::User;
 use crate::db::{self, DbError};
 use crate::error::{ApiError, stash};
@@ -130,6 +130,16 @@ async fn project_for(req: &Request<'_>, wanted: KeyKind) -> Result<Project, ApiE
     });
     if let Some(RateCheck { limit, outcome: Err(wait) }) = &rate.0 {
         return Err(too_many(*limit, *wait));
+    }
+    match project.wiping {
+        Some(Wipe::Reset) => {
+            return Err(ApiError::conflict(
+                "This project is being reset; its keys work again once the reset has finished",
+            ));
+        }
+        // Its keys are deleted with the request; this is a lookup from just before.
+        Some(Wipe::Delete) => return Err(ApiError::conflict("This project is being deleted")),
+        None => {}
     }
     if project.disabled {
         return Err(ApiError::new(

@@ -96,7 +96,7 @@ mod tests {
     use super::*;
 
     fn project(disabled: bool) -> Project {
-        Project { id: "p".into(), name: "P".into(), disabled, created_at: 0, updated_at: 0 }
+        Project { id: "p".into(), name: "P".into(), disabled, wiping: None, created_at: 0, updated_at: 0 }
     }
 
     #[test]

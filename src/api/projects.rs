@@ -12,13 +12,13 @@ use super::json::{JsonBody, Small};
 use super::roles::{ProjectAdmin, ProjectMember, ProjectOwner};
 use crate::clock;
 use crate::core::{keys, projects as core_projects, reputation};
-use crate::db::projects::{self, Project, Role};
+use crate::db::projects::{self, Project, Role, Wipe};
 use crate::db::{DbError, keys as db_keys};
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
 
 pub fn routes() -> Vec<Route> {
-    routes![me, list, read, create, update, security, project_security, regenerate_keys, remove]
+    routes![me, list, read, create, update, security, project_security, regenerate_keys, reset, remove]
 }
 
 /// A project as the API shows it; the secret key only right after it was made.
@@ -33,6 +33,8 @@ pub fn project_view(
         "name": project.name,
         "publicKey": public_key,
         "disabled": project.disabled,
+        // True from a reset's request until its last batch: the keys are refused meanwhile.
+        "resetting": project.wiping == Some(Wipe::Reset),
         "role": role,
         "createdAt": clock::iso(project.created_at),
         "updatedAt": clock::iso(project.updated_at),
@@ -179,10 +181,32 @@ async fn regenerate_keys(state: &State<AppState>, admin: ProjectAdmin) -> Result
     Ok(Json(project_view(&project, Some(&issued.public_key), role, Some(&issued.secret_key))))
 }
 
+/// Wipes the project's data (contacts, events, emails, templates, campaigns, segments,
+/// workflows) and keeps the project, its members, keys, domains and webhook endpoints. Answers
+/// at once; a job deletes the rows in small batches, and the keys are refused until it is done.
+#[post("/users/@me/projects/<_>/reset")]
+async fn reset(state: &State<AppState>, owner: ProjectOwner) -> Result<(Status, Json<Value>), ApiError> {
+    let ProjectMember { project, role, .. } = owner.0;
+    let id = project.id.clone();
+    let started = state
+        .db
+        .write(move |tx| {
+            core_projects::start_wipe(tx, &id, Wipe::Reset)?;
+            let project = projects::get(tx, &id)?.ok_or_else(|| ApiError::not_found("Project not found"))?;
+            Ok::<_, ApiError>((project, db_keys::public_key(tx, &id)?))
+        })
+        .await;
+    state.keys.forget_all();
+    let (project, public_key) = started?;
+    Ok((Status::Accepted, Json(project_view(&project, public_key.as_deref(), role, None))))
+}
+
+/// Deletes the project: it is gone for its members and keys at once; a job deletes its rows
+/// in small batches.
 #[delete("/users/@me/projects/<_>")]
 async fn remove(state: &State<AppState>, owner: ProjectOwner) -> Result<Status, ApiError> {
     let project = owner.0.project;
-    let deleted = state.db.write(move |tx| Ok::<_, ApiError>(projects::delete(tx, &project.id)?)).await;
+    let deleted = state.db.write(move |tx| core_projects::start_wipe(tx, &project.id, Wipe::Delete)).await;
     state.keys.forget_all();
     deleted?;
     Ok(Status::NoContent)

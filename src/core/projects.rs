@@ -1,9 +1,13 @@
-//! Creating projects: the row, the owner's membership and the first pair of keys, together.
+//! Creating projects (the row, the owner's membership and the first pair of keys, together),
+//! and starting their reset or deletion.
 
 use rusqlite::Connection;
 
 use super::keys::{self, IssuedKeys};
-use crate::db::projects::{self, Project};
+use crate::db::projects::{self, Project, Wipe};
+use crate::db::{jobs, wipe};
+use crate::error::ApiError;
+use crate::scheduler::wipes;
 
 /// Longest project name.
 pub const MAX_NAME_CHARS: usize = 100;
@@ -35,6 +39,23 @@ pub fn create(conn: &Connection, name: &str, owner: &str) -> rusqlite::Result<Cr
     let project = projects::insert(conn, name, owner)?;
     let keys = keys::issue(conn, &project.id)?;
     Ok(CreatedProject { project, keys })
+}
+
+/// Starts resetting or deleting the project: from this commit its keys are refused, its
+/// workers stop and a durable job deletes its rows in small batches. A deletion may follow a
+/// reset under way (the job then finishes with the deletion); a second reset may not.
+pub fn start_wipe(conn: &Connection, id: &str, wipe: Wipe) -> Result<(), ApiError> {
+    let project = projects::get(conn, id)?.ok_or_else(|| ApiError::not_found("Project not found"))?;
+    match (project.wiping, wipe) {
+        (Some(Wipe::Delete), _) => return Err(ApiError::not_found("Project not found")),
+        (Some(Wipe::Reset), Wipe::Reset) => {
+            return Err(ApiError::conflict("This project is being reset already"));
+        }
+        _ => {}
+    }
+    wipe::begin(conn, id, wipe)?;
+    jobs::enqueue(conn, &wipes::job(id))?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -94,7 +94,7 @@ mod tests {
     fn a_walk_visits_each_of_its_projects_contacts_once() {
         let mut conn = Connection::open_in_memory().unwrap();
         crate::db::migrate::run(&mut conn).unwrap();
-        conn.execute_batch("INSERT INTO projects VALUES ('a', 'A', 0, 0, 0), ('b', 'B', 0, 0, 0)").unwrap();
+        conn.execute_batch("INSERT INTO projects (id, name, disabled, created_at, updated_at) VALUES ('a', 'A', 0, 0, 0), ('b', 'B', 0, 0, 0)").unwrap();
         let data = serde_json::Map::new();
         for n in 0..25 {
             let project = if n % 3 == 0 { "a" } else { "b" };

@@ -324,7 +324,7 @@ mod plan_tests {
         crate::db::migrate::run(&mut conn).unwrap();
         conn.execute_batch(
             "INSERT INTO users VALUES ('u', 'u@example.com', 'x', 0, 0, 0);
-             INSERT INTO projects VALUES ('p', 'P', 0, 0, 0), ('q', 'Q', 0, 0, 0);",
+             INSERT INTO projects (id, name, disabled, created_at, updated_at) VALUES ('p', 'P', 0, 0, 0), ('q', 'Q', 0, 0, 0);",
         )
         .unwrap();
         let data = Map::new();
@@ -407,7 +407,10 @@ mod pending_tests {
     fn rows_changed_or_deleted_before_their_commit_are_indexed_as_they_end_up() {
         let mut conn = Connection::open_in_memory().unwrap();
         crate::db::migrate::run(&mut conn).unwrap();
-        conn.execute_batch("INSERT INTO projects VALUES ('p', 'P', 0, 0, 0)").unwrap();
+        conn.execute_batch(
+            "INSERT INTO projects (id, name, disabled, created_at, updated_at) VALUES ('p', 'P', 0, 0, 0)",
+        )
+        .unwrap();
         let data = Map::new();
         let add = |email: &str| insert(&conn, "p", email, true, &data, 1, Indexing::AtCommit).unwrap();
         let kept = add("kept@old.test");

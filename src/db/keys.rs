@@ -2,7 +2,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::projects::{COLUMNS, Project, from_row};
+use super::projects::{COLUMN_COUNT, COLUMNS, Project, from_row};
 use crate::clock;
 
 /// Which of a project's two keys.
@@ -59,7 +59,7 @@ pub fn find(conn: &Connection, digest: &str) -> rusqlite::Result<Option<(Project
         "SELECT {COLUMNS}, k.kind FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.digest = ?1"
     ))?
     .query_row([digest], |r| {
-        let kind: String = r.get(5)?;
+        let kind: String = r.get(COLUMN_COUNT)?;
         Ok((from_row(r)?, if kind == "public" { KeyKind::Public } else { KeyKind::Secret }))
     })
     .optional()

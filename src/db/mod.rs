@@ -39,6 +39,7 @@ pub mod suppressions;
 pub mod templates;
 pub mod users;
 pub mod webhooks;
+pub mod wipe;
 pub mod workflows;
 pub mod writer;
 

@@ -43,27 +43,61 @@ impl rusqlite::types::FromSql for Role {
     }
 }
 
+/// What a wipe of the project does when its batches are done ([`crate::core::wipe`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wipe {
+    /// The project's data goes; the project, its members, keys, domains, webhook endpoints and
+    /// sending history stay.
+    Reset,
+    /// Everything goes, the project last.
+    Delete,
+}
+
+impl Wipe {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Wipe::Reset => "reset",
+            Wipe::Delete => "delete",
+        }
+    }
+}
+
+impl rusqlite::types::FromSql for Wipe {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        match value.as_str()? {
+            "reset" => Ok(Wipe::Reset),
+            "delete" => Ok(Wipe::Delete),
+            other => Err(rusqlite::types::FromSqlError::Other(format!("bad wipe {other}").into())),
+        }
+    }
+}
+
 /// A project as stored.
 #[derive(Debug, Clone)]
 pub struct Project {
     pub id: String,
     pub name: String,
     pub disabled: bool,
+    /// Set while a reset or deletion is under way: the keys are refused meanwhile.
+    pub wiping: Option<Wipe>,
     pub created_at: i64,
     pub updated_at: i64,
 }
 
 /// The columns [`from_row`] reads, for queries that alias `projects` as `p`.
-pub const COLUMNS: &str = "p.id, p.name, p.disabled, p.created_at, p.updated_at";
+pub const COLUMNS: &str = "p.id, p.name, p.disabled, p.wiping, p.created_at, p.updated_at";
+/// How many columns [`COLUMNS`] names: a query's own columns come after them.
+pub const COLUMN_COUNT: usize = 6;
 
-/// Reads a project from the first five columns of a row selected with [`COLUMNS`].
+/// Reads a project from the first [`COLUMN_COUNT`] columns of a row selected with [`COLUMNS`].
 pub fn from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
     Ok(Project {
         id: r.get(0)?,
         name: r.get(1)?,
         disabled: r.get(2)?,
-        created_at: r.get(3)?,
-        updated_at: r.get(4)?,
+        wiping: r.get(3)?,
+        created_at: r.get(4)?,
+        updated_at: r.get(5)?,
     })
 }
 
@@ -76,7 +110,7 @@ pub fn insert(conn: &Connection, name: &str, owner: &str) -> rusqlite::Result<Pr
         params![id, name, now],
     )?;
     add_member(conn, &id, owner, Role::Owner)?;
-    Ok(Project { id, name: name.into(), disabled: false, created_at: now, updated_at: now })
+    Ok(Project { id, name: name.into(), disabled: false, wiping: None, created_at: now, updated_at: now })
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Project>> {
@@ -89,7 +123,7 @@ pub fn for_user(conn: &Connection, user: &str) -> rusqlite::Result<Vec<(Project,
         "SELECT {COLUMNS}, m.role FROM projects p JOIN memberships m ON m.project_id = p.id
          WHERE m.user_id = ?1 ORDER BY p.created_at, p.rowid"
     ))?;
-    stmt.query_map([user], |r| Ok((from_row(r)?, r.get(5)?)))?.collect()
+    stmt.query_map([user], |r| Ok((from_row(r)?, r.get(COLUMN_COUNT)?)))?.collect()
 }
 
 /// The project that owns the mail the server sends itself (migration V17): no members, no keys.
@@ -101,9 +135,18 @@ pub fn all_with_owners(conn: &Connection) -> rusqlite::Result<Vec<(Project, Stri
     let mut stmt = conn.prepare(&format!(
         "SELECT {COLUMNS}, coalesce((SELECT group_concat(u.email, ',') FROM memberships m
                  JOIN users u ON u.id = m.user_id WHERE m.project_id = p.id AND m.role = 'OWNER'), '')
-         FROM projects p WHERE p.id != ?1 ORDER BY p.created_at, p.rowid"
+         FROM projects p WHERE p.id != ?1 AND p.wiping IS NOT 'delete' ORDER BY p.created_at, p.rowid"
     ))?;
-    stmt.query_map([SYSTEM], |r| Ok((from_row(r)?, r.get(5)?)))?.collect()
+    stmt.query_map([SYSTEM], |r| Ok((from_row(r)?, r.get(COLUMN_COUNT)?)))?.collect()
+}
+
+/// Whether the project is being reset or deleted (or no longer exists): the workers then drop
+/// its queued work instead of doing it.
+pub fn is_wiping(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT wiping IS NOT NULL FROM projects WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()
+        .map(|found| found.unwrap_or(true))
 }
 
 /// Changes the name and/or the disabled flag; returns the updated project.
@@ -119,11 +162,6 @@ pub fn update(
         params![id, name, disabled, clock::now_ms()],
     )?;
     get(conn, id)
-}
-
-/// Deletes a project and, by cascade, everything it owns.
-pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
-    Ok(conn.execute("DELETE FROM projects WHERE id = ?1", [id])? > 0)
 }
 
 /// The role of `user` in `project`, if a member.

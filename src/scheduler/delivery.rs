@@ -53,6 +53,8 @@ enum Outcome {
     },
     /// Throttled or shut down: try again at this time.
     Later(i64),
+    /// The project is being reset or deleted: the row goes, unsent, without an event.
+    Discard,
 }
 
 /// What one email needs besides its row.
@@ -64,6 +66,8 @@ struct Context {
     /// For campaign mail: the campaign, `None` when it was deleted.
     campaign: Option<Option<Arc<campaigns::Campaign>>>,
     attachments: Option<Arc<String>>,
+    /// The project is being reset or deleted.
+    wiping: bool,
 }
 
 struct Worker {
@@ -262,6 +266,7 @@ impl Worker {
                 let mut domains_seen = HashMap::new();
                 let mut campaigns_seen = HashMap::new();
                 let mut attachments_seen = HashMap::new();
+                let mut wiping_seen = HashMap::new();
                 let mut out = Vec::with_capacity(batch.len());
                 for email in batch {
                     let project = email.project_id.as_str();
@@ -296,7 +301,13 @@ impl Worker {
                             read_once(&mut attachments_seen, id.clone(), || emails::attachment_set(conn, id))?
                         }
                     };
-                    out.push((email, Context { contact, suppressed, domain, campaign, attachments }));
+                    let wiping = match wiping_seen.get(project) {
+                        Some(wiping) => *wiping,
+                        None => *wiping_seen
+                            .entry(project.to_string())
+                            .or_insert(projects::is_wiping(conn, project)?),
+                    };
+                    out.push((email, Context { contact, suppressed, domain, campaign, attachments, wiping }));
                 }
                 Ok::<_, DbError>(out)
             })
@@ -328,7 +339,7 @@ impl Worker {
             Outcome::Fail { .. } => self.state.metrics.email("failed"),
             Outcome::Retry(_) if email.attempts + 1 >= MAX_ATTEMPTS => self.state.metrics.email("failed"),
             Outcome::Retry(_) => self.state.metrics.email("deferred"),
-            Outcome::Later(_) => {}
+            Outcome::Later(_) | Outcome::Discard => {}
         }
         if let Err(e) = self.record(&email, outcome).await {
             tracing::error!(email = email.id, "could not record a delivery; the email will be retried: {e}");
@@ -337,7 +348,11 @@ impl Worker {
 
     /// Renders, builds and signs the message.
     async fn prepare(&self, email: &Email, context: Context) -> Result<(Vec<u8>, String), Outcome> {
-        let Context { contact, suppressed, domain, campaign, attachments: shared_attachments } = context;
+        let Context { contact, suppressed, domain, campaign, attachments: shared_attachments, wiping } =
+            context;
+        if wiping {
+            return Err(Outcome::Discard);
+        }
         // A campaign's rows carry no subject or body: the campaign has them.
         let mut email = email.clone();
         match campaign {
@@ -505,6 +520,9 @@ impl Worker {
                     Outcome::Retry(error) => fail(tx, &email, &format!("gave up after {MAX_ATTEMPTS} tries: {error}"), true, now)?,
                     Outcome::Fail { error, counted } => fail(tx, &email, &error, counted, now)?,
                     Outcome::Later(at) => emails::release(tx, &email.id, at)?,
+                    Outcome::Discard => {
+                        tx.execute("DELETE FROM emails WHERE id = ?1 AND status = 'QUEUED'", [&email.id])?;
+                    }
                 }
                 // The request's attachments go once its last email has left the queue.
                 if let Some(set) = &email.attachment_set {

@@ -19,6 +19,7 @@ pub mod events;
 pub mod segments;
 mod sweeps;
 pub mod webhooks;
+pub mod wipes;
 pub mod workflows;
 
 use std::collections::HashMap;
@@ -163,6 +164,7 @@ pub fn registry(config: &Config) -> Registry {
     events::register(&mut registry);
     segments::register(&mut registry, config);
     campaigns::register(&mut registry);
+    wipes::register(&mut registry);
     registry
 }
 

@@ -15,8 +15,8 @@ use tokio::time::Instant;
 use super::{InHand, instant_at};
 use crate::clock;
 use crate::core::webhooks::{GIVE_UP_MS, next_try, signature};
-use crate::db::DbError;
 use crate::db::webhooks::{self, Delivery};
+use crate::db::{DbError, projects};
 use crate::metrics::ResultLabel;
 use crate::outbound_http::Call;
 use crate::state::AppState;
@@ -92,9 +92,28 @@ async fn send(state: AppState, delivery: Delivery) -> String {
 }
 
 async fn deliver(state: &AppState, delivery: Delivery) {
-    let endpoint_id = delivery.endpoint_id.clone();
-    let endpoint =
-        state.db.run(move |conn| Ok::<_, DbError>(webhooks::by_id(conn, &endpoint_id)?)).await.ok().flatten();
+    let (endpoint_id, project) = (delivery.endpoint_id.clone(), delivery.project_id.clone());
+    let found = state
+        .db
+        .run(move |conn| {
+            Ok::<_, DbError>((webhooks::by_id(conn, &endpoint_id)?, projects::is_wiping(conn, &project)?))
+        })
+        .await;
+    let Ok((endpoint, wiping)) = found else { return };
+    if wiping {
+        // The project is being reset or deleted: the delivery goes, unsent.
+        let id = delivery.id.clone();
+        let dropped = state
+            .db
+            .write(move |tx| {
+                Ok::<_, DbError>(tx.execute("DELETE FROM webhook_deliveries WHERE id = ?1", [&id])?)
+            })
+            .await;
+        if let Err(e) = dropped {
+            tracing::error!("could not drop a webhook delivery: {e}");
+        }
+        return;
+    }
     let Some(endpoint) = endpoint else { return };
     if !endpoint.enabled {
         // Disabled after it was queued: not sent, and the log says why.

@@ -21,6 +21,8 @@ pub const LINKS: &str = "https://links.example.test";
 /// An app with a verified sender domain, an SMTP sink as its relay and a DNS server.
 pub struct Mailroom {
     pub app: TestApp,
+    /// The owner's session.
+    pub session: rocket::http::Cookie<'static>,
     pub keys: Keys,
     pub dns: DnsServer,
     pub sink: SmtpSink,
@@ -44,8 +46,8 @@ impl Mailroom {
             tweak(c);
         })
         .await;
-        let (_, keys) = app.user_with_project("owner@example.com").await;
-        let room = Mailroom { app, keys, dns, sink };
+        let (session, keys) = app.user_with_project("owner@example.com").await;
+        let room = Mailroom { app, session, keys, dns, sink };
         // Signing the owner up queued an address verification mail; these tests are about
         // their own mail, so it is dropped before anything is delivered.
         room.app
@@ -485,8 +487,8 @@ async fn the_capture_transport_keeps_messages_in_the_outbox() {
     let dns = DnsServer::start(&["test"]).await;
     let nameserver = dns.nameserver();
     let app = TestApp::with(|c| c.dns.nameservers = vec![nameserver]).await;
-    let (_, keys) = app.user_with_project("owner@example.com").await;
-    let room = Mailroom { app, keys, dns, sink: SmtpSink::start() };
+    let (session, keys) = app.user_with_project("owner@example.com").await;
+    let room = Mailroom { app, session, keys, dns, sink: SmtpSink::start() };
     room.verify_domain("example.test").await;
     let ids = room.send_ok(json!({ "to": "ada@example.test", "from": "h@example.test", "subject": "Captured", "body": "<p>c</p>" })).await;
     let db = room.app.state.db.clone();

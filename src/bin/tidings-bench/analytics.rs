@@ -13,21 +13,6 @@ use tidings::{AppState, build_rocket, clock, db};
 
 use crate::{Lcg, report, seed, setup_project, tempfile_dir};
 
-/// Event names and their shares (in thousandths) of what is seeded.
-const MIX: &[(&str, u64)] = &[
-    ("page.viewed", 350),
-    ("signup", 60),
-    ("purchase", 40),
-    ("feature.used", 130),
-    ("email.sent", 200),
-    ("email.delivered", 120),
-    ("email.opened", 60),
-    ("email.clicked", 25),
-    ("email.bounced", 10),
-    ("email.complained", 1),
-    ("contact.unsubscribed", 4),
-];
-
 pub fn analytics_bench(events: usize, contacts: usize, repeat: usize, dir: Option<PathBuf>) {
     let remove_after = dir.is_none();
     let temp = tempfile_dir(dir);
@@ -36,39 +21,8 @@ pub fn analytics_bench(events: usize, contacts: usize, repeat: usize, dir: Optio
     let state = AppState::open(config).expect("open the database");
     let (project, secret_key) = setup_project(&state);
     seed(&state, &project, contacts);
-    let ids: Vec<String> = {
-        let conn = state.db.conn().unwrap();
-        let mut stmt = conn.prepare("SELECT id FROM contacts WHERE project_id = ?1").unwrap();
-        stmt.query_map([&project], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
-    };
-    let total: u64 = MIX.iter().map(|(_, w)| w).sum();
-    let now = clock::now_ms();
-    let span = 90 * 24 * 3_600_000i64;
     let started = Instant::now();
-    let mut rng = Lcg(42);
-    let mut conn = state.db.conn().unwrap();
-    let batch = 100_000;
-    let mut written = 0;
-    while written < events {
-        let n = batch.min(events - written);
-        db::write_tx(&mut conn, |tx| {
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO events (id, project_id, contact_id, name, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
-            for k in 0..n {
-                let mut pick = rng.next_u64() % total;
-                let name = MIX.iter().find(|(_, w)| if pick < *w { true } else { pick -= w; false }).unwrap().0;
-                let contact = &ids[(rng.next_u64() % ids.len() as u64) as usize];
-                // Time-ordered, as they are written: spread evenly over the 90 days.
-                let at = now - span + (span * (written + k) as i64) / events as i64;
-                insert.execute(params![db::new_id(), project, contact, name, "{\"plan\":\"pro\"}", at])?;
-            }
-            Ok::<_, rusqlite::Error>(())
-        })
-        .expect("seed events");
-        written += n;
-    }
-    drop(conn);
+    seed_events(&state, &project, events);
     println!("seeded {events} events for {contacts} contacts in {:.1} s", started.elapsed().as_secs_f64());
 
     let client = Client::untracked(build_rocket(state.clone())).expect("rocket");
@@ -104,5 +58,56 @@ pub fn analytics_bench(events: usize, contacts: usize, repeat: usize, dir: Optio
     drop(state);
     if remove_after {
         let _ = std::fs::remove_dir_all(&temp);
+    }
+}
+
+/// Event names and their shares (in thousandths) of what is seeded.
+const MIX: &[(&str, u64)] = &[
+    ("page.viewed", 350),
+    ("signup", 60),
+    ("purchase", 40),
+    ("feature.used", 130),
+    ("email.sent", 200),
+    ("email.delivered", 120),
+    ("email.opened", 60),
+    ("email.clicked", 25),
+    ("email.bounced", 10),
+    ("email.complained", 1),
+    ("contact.unsubscribed", 4),
+];
+
+/// Inserts `events` events of the project's contacts, spread evenly over the last 90 days in
+/// time order with the names of [`MIX`], through the triggers that keep the rollups.
+pub fn seed_events(state: &AppState, project: &str, events: usize) {
+    let ids: Vec<String> = {
+        let conn = state.db.conn().unwrap();
+        let mut stmt = conn.prepare("SELECT id FROM contacts WHERE project_id = ?1").unwrap();
+        stmt.query_map([project], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    let total: u64 = MIX.iter().map(|(_, w)| w).sum();
+    let now = clock::now_ms();
+    let span = 90 * 24 * 3_600_000i64;
+    let mut rng = Lcg(42);
+    let mut conn = state.db.conn().unwrap();
+    let batch = 100_000;
+    let mut written = 0;
+    while written < events {
+        let n = batch.min(events - written);
+        db::write_tx(&mut conn, |tx| {
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO events (id, project_id, contact_id, name, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for k in 0..n {
+                let mut pick = rng.next_u64() % total;
+                let name = MIX.iter().find(|(_, w)| if pick < *w { true } else { pick -= w; false }).unwrap().0;
+                let contact = &ids[(rng.next_u64() % ids.len() as u64) as usize];
+                // Time-ordered, as they are written: spread evenly over the 90 days.
+                let at = now - span + (span * (written + k) as i64) / events as i64;
+                insert.execute(params![db::new_id(), project, contact, name, "{\"plan\":\"pro\"}", at])?;
+            }
+            Ok::<_, rusqlite::Error>(())
+        })
+        .expect("seed events");
+        written += n;
     }
 }

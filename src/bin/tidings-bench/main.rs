@@ -8,6 +8,8 @@
 //!   tracked segment's membership, from nothing and after churn.
 //! - `analytics` seeds 10,000,000 events over 90 days and times the activity and analytics
 //!   endpoints.
+//! - `wipe` seeds 1,000,000 contacts and 10,000,000 events, then resets (or deletes) the project
+//!   in the job's batches and prints the longest writer hold of a batch.
 //! - `render` and `dkim` time the per-message work of delivery on one core.
 //!
 //! The campaign benchmark (a million recipients through the built binary) is `cargo bench
@@ -18,6 +20,7 @@ mod contacts;
 mod mail;
 mod seed;
 mod segments;
+mod wipe;
 
 pub use seed::{Lcg, person, seed, setup_project, tempfile_dir};
 
@@ -91,6 +94,21 @@ enum Bench {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// Resetting (or deleting) a large project in the job's batches: the longest writer hold.
+    Wipe {
+        /// Contacts to seed.
+        #[arg(long, default_value_t = 1_000_000)]
+        contacts: usize,
+        /// Events to seed.
+        #[arg(long, default_value_t = 10_000_000)]
+        events: usize,
+        /// Delete the project instead of resetting it.
+        #[arg(long)]
+        delete: bool,
+        /// Directory for the database (default: a new temporary directory, removed afterwards).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 fn main() {
@@ -106,6 +124,7 @@ fn main() {
         Bench::Analytics { events, contacts, repeat, dir } => {
             analytics::analytics_bench(events, contacts, repeat, dir)
         }
+        Bench::Wipe { contacts, events, delete, dir } => wipe::wipe_bench(contacts, events, delete, dir),
     }
 }
 

@@ -34,7 +34,7 @@ use crate::db::effects::{Wake, wake};
 use crate::db::emails::{self, Email};
 use crate::db::executions::{self, Execution, StepRun};
 use crate::db::workflows::{self, Step, Workflow};
-use crate::db::{new_id, templates};
+use crate::db::{new_id, projects, templates};
 use crate::error::ApiError;
 
 /// Most steps one call of [`advance`] runs: far more than a path through 200 steps without a
@@ -156,6 +156,11 @@ pub enum Advanced {
 /// runner's lease then lasts until `lease_until`, through the call.
 pub fn advance(conn: &Connection, id: &str, now: i64, lease_until: i64) -> Result<Advanced, ApiError> {
     let Some(mut ex) = executions::by_id(conn, id)? else { return Ok(Advanced::Idle) };
+    if projects::is_wiping(conn, &ex.project_id)? {
+        // The project is being reset or deleted: the execution goes now rather than run on.
+        conn.execute("DELETE FROM workflow_executions WHERE id = ?1", [id])?;
+        return Ok(Advanced::Idle);
+    }
     let outcome = run(conn, &mut ex, now)?;
     settle(conn, &mut ex, outcome, now, lease_until)
 }

@@ -1,0 +1,110 @@
+//! Resetting or deleting a large project: seeds contacts (1,000,000 by default) and events
+//! (10,000,000) straight into the database, then runs the wipe's steps through the database's
+//! writer exactly as the job does, while another task writes a row every few milliseconds as a
+//! request would. Prints the longest a step held the writer and the longest the other writes
+//! waited (goal: a few tens of milliseconds, whatever the size).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use tidings::config::Config;
+use tidings::core::projects::start_wipe;
+use tidings::db::DbError;
+use tidings::db::projects::Wipe;
+use tidings::db::wipe::{self, Step};
+use tidings::error::ApiError;
+use tidings::scheduler::wipes::STEP_BUDGET;
+use tidings::{AppState, clock};
+
+use crate::analytics::seed_events;
+use crate::{report, seed, setup_project, tempfile_dir};
+
+pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<PathBuf>) {
+    let remove_after = dir.is_none();
+    let temp = tempfile_dir(dir);
+    let mut config = Config::defaults();
+    config.server.data_dir = temp.clone();
+    let state = AppState::open(config).expect("open the database");
+    let (project, _) = setup_project(&state);
+    let started = Instant::now();
+    seed(&state, &project, contacts);
+    seed_events(&state, &project, events);
+    println!("seeded {contacts} contacts and {events} events in {:.1} s", started.elapsed().as_secs_f64());
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let kind = if delete { Wipe::Delete } else { Wipe::Reset };
+        let id = project.clone();
+        let started: Result<(), ApiError> = state.db.write(move |tx| start_wipe(tx, &id, kind)).await;
+        assert!(started.is_ok(), "the wipe did not start");
+
+        // A request's write every 5 ms while the wipe runs.
+        let running = Arc::new(AtomicBool::new(true));
+        let probe = {
+            let (db, running) = (state.db.clone(), running.clone());
+            tokio::spawn(async move {
+                let mut waits = Vec::new();
+                let mut n = 0u64;
+                while running.load(Ordering::Relaxed) {
+                    let t = Instant::now();
+                    n += 1;
+                    db.write(move |tx| {
+                        tx.execute(
+                            "INSERT OR REPLACE INTO settings (key, value, created_at) VALUES ('bench.probe', ?1, ?2)",
+                            rusqlite::params![n.to_string(), clock::now_ms()],
+                        )?;
+                        Ok::<_, DbError>(())
+                    })
+                    .await
+                    .unwrap();
+                    waits.push(t.elapsed());
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                waits
+            })
+        };
+
+        let started = Instant::now();
+        let (mut steps, mut rows) = (Vec::new(), 0);
+        loop {
+            let id = project.clone();
+            let t = Instant::now();
+            let step = state
+                .db
+                .write_alone(move |tx| Ok::<_, DbError>(wipe::step(tx, &id, STEP_BUDGET)?))
+                .await
+                .unwrap();
+            steps.push(t.elapsed());
+            match step {
+                Step::More { deleted } => rows += deleted,
+                Step::Finished { deleted, .. } => {
+                    rows += deleted;
+                    break;
+                }
+                Step::Idle => panic!("the project is not being wiped"),
+            }
+        }
+        let took = started.elapsed();
+        running.store(false, Ordering::Relaxed);
+        let mut waits = probe.await.unwrap();
+        println!(
+            "{} of the project: {rows} rows in {} steps, {:.1} s ({:.0} rows/s)",
+            if delete { "deletion" } else { "reset" },
+            steps.len(),
+            took.as_secs_f64(),
+            rows as f64 / took.as_secs_f64()
+        );
+        let longest = steps.iter().max().copied().unwrap_or_default();
+        report("one step (holds the writer)", &mut steps);
+        println!("longest writer hold by a step: {:.1} ms", longest.as_secs_f64() * 1000.0);
+        let worst = waits.iter().max().copied().unwrap_or_default();
+        report("a request's write meanwhile", &mut waits);
+        println!("longest wait of a request's write: {:.1} ms", worst.as_secs_f64() * 1000.0);
+    });
+    drop(state);
+    if remove_after {
+        let _ = std::fs::remove_dir_all(&temp);
+    }
+}
