@@ -18,7 +18,19 @@ use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
 
 pub fn routes() -> Vec<Route> {
-    routes![me, list, read, create, update, security, project_security, regenerate_keys, reset, remove]
+    routes![
+        me,
+        list,
+        read,
+        create,
+        update,
+        security,
+        project_security,
+        regenerate_keys,
+        reset,
+        remove,
+        setup_state
+    ]
 }
 
 /// A project as the API shows it; the secret key only right after it was made.
@@ -139,6 +151,14 @@ async fn update(
     state.keys.forget_all();
     let (updated, public_key) = changed?;
     Ok(Json(project_view(&updated, public_key.as_deref(), role, None)))
+}
+
+/// The onboarding checklist: which first steps the project has taken.
+#[get("/projects/<_>/setup-state")]
+async fn setup_state(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+    let id = member.project.id;
+    let view = state.db.run(move |conn| Ok::<_, DbError>(core_projects::setup_state(conn, &id)?)).await?;
+    Ok(Json(view))
 }
 
 /// Bounce and complaint rates over the window, the thresholds, and the recent suspensions.

@@ -4,6 +4,7 @@
 use rusqlite::Connection;
 
 use super::keys::{self, IssuedKeys};
+use super::track;
 use crate::db::projects::{self, Project, Wipe};
 use crate::db::{jobs, wipe};
 use crate::error::ApiError;
@@ -56,6 +57,38 @@ pub fn start_wipe(conn: &Connection, id: &str, wipe: Wipe) -> Result<(), ApiErro
     wipe::begin(conn, id, wipe)?;
     jobs::enqueue(conn, &wipes::job(id))?;
     Ok(())
+}
+
+/// The onboarding checklist of `GET /projects/:id/setup-state`: each first step taken or not,
+/// in the order the dashboard lists them. Each is one indexed lookup.
+pub fn setup_state(conn: &Connection, id: &str) -> rusqlite::Result<serde_json::Value> {
+    let exists = |sql: &str| conn.query_row(&format!("SELECT EXISTS ({sql})"), [id], |r| r.get::<_, bool>(0));
+    let domain = exists("SELECT 1 FROM domains WHERE project_id = ?1 AND status = 'verified'")?;
+    let contact = exists("SELECT 1 FROM contacts WHERE project_id = ?1")?;
+    // Mail that reached a relay (or the capture outbox), counted by day for the reputation.
+    let send = exists("SELECT 1 FROM sending_days WHERE project_id = ?1 AND sent > 0")?;
+    let campaign = exists("SELECT 1 FROM campaigns WHERE project_id = ?1")?;
+    // An event of the app's own, not one the service records about its mail or contacts.
+    let names: Vec<String> = conn
+        .prepare("SELECT name FROM event_names WHERE project_id = ?1")?
+        .query_map([id], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let event = names.iter().any(|name| !track::is_reserved(name));
+    let steps = [
+        ("domainVerified", domain),
+        ("firstContact", contact),
+        ("firstEvent", event),
+        ("firstSend", send),
+        ("firstCampaign", campaign),
+    ];
+    let mut state = serde_json::Map::new();
+    for (step, done) in steps {
+        state.insert(step.into(), done.into());
+    }
+    let done = steps.iter().filter(|(_, done)| *done).count();
+    state.insert("completed".into(), done.into());
+    state.insert("total".into(), steps.len().into());
+    Ok(state.into())
 }
 
 #[cfg(test)]

@@ -35,7 +35,12 @@ await drive("dashboard", async (browser) => {
     const res = await fetch(`${base}/contacts`, { headers: { authorization: `Bearer ${secret}` } });
     assert.equal(res.status, 200, "the shown key works");
     await audit(page, "projects");
-    await page.reload();
+    // A new project's first page lists its first steps, none taken.
+    await page.getByRole("link", { name: "My shop" }).click();
+    await page.waitForSelector("#checklist h2:has-text('0 of 5 done')");
+    assert.equal(await page.locator("#checklist li.todo a").count(), 5);
+    await audit(page, "contacts with the onboarding checklist");
+    await page.goto(`${base}/app/projects`);
     await page.waitForSelector("article[data-project]");
     await page.waitForSelector("#account .badge:text-is('not confirmed')");
     await page.getByRole("button", { name: "Send a new confirmation link" }).click();
@@ -61,6 +66,11 @@ await drive("dashboard", async (browser) => {
 
   step("contacts: the API's contacts are listed; one is created on the page");
   await page.waitForSelector('#contacts-table tr[data-contact="cy@example.com"]');
+  const setupState = async () => (await page.request.get(`${base}/projects/${F.projectId}/setup-state`)).json();
+  const firstSteps = await setupState();
+  assert.equal(firstSteps.firstCampaign, false, JSON.stringify(firstSteps));
+  await page.waitForSelector('#checklist li[data-step="firstCampaign"].todo a');
+  assert.equal(await page.locator("#checklist li.done").count(), firstSteps.completed, "the checklist shows what the API says");
   await shot(page, "contacts");
   await audit(page, "contacts");
   await page.click("#new-contact summary");
@@ -361,6 +371,15 @@ await drive("dashboard", async (browser) => {
   const outbox = (await api("GET", "/outbox?limit=100")).body.data.map((m) => m.subject);
   assert.ok(outbox.includes("[Test] Hi , news from Oslo"), `the test message: ${outbox}`);
   assert.ok(outbox.includes("Hi Dan, news from Oslo") && outbox.includes("Hi Eve, news from Oslo"), `${outbox}`);
+
+  step("contacts: the onboarding checklist is gone once every first step is taken");
+  const allSteps = await setupState();
+  assert.equal(allSteps.completed, allSteps.total, JSON.stringify(allSteps));
+  const asked = page.waitForResponse((r) => r.url().endsWith(`/projects/${F.projectId}/setup-state`));
+  await nav(page, "Contacts");
+  assert.equal((await asked).status(), 200);
+  await page.waitForSelector("#contacts-table tr[data-contact]");
+  assert.equal(await page.locator("#checklist").count(), 0);
 
   step("overview: the mail chart and rates, the activity feed");
   await nav(page, "Overview");

@@ -9,9 +9,10 @@
 //! CLI and the API (contacts, a tracked event, a template, captured messages, a complaint over
 //! SMTP), then `dashboard.mjs` signs in and works every page, checking what it does through the
 //! API. Then a hard bounce takes the project over its (lowered) bounce threshold, and
-//! `suspended.mjs` reads the suspension in Settings and enables the project again. Last,
+//! `suspended.mjs` reads the suspension in Settings and enables the project again. Then
 //! `accounts.mjs` opens the links of the mail the server sent itself (read from the capture
-//! outbox): a password reset, an invitation and an address verification.
+//! outbox): a password reset, an invitation and an address verification. Last, `wipes.mjs`
+//! resets the project and deletes it from the danger zone.
 
 use std::path::Path;
 use std::process::Command;
@@ -218,5 +219,6 @@ async fn dashboard_in_chromium() {
     });
     fixture["links"] = links;
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "accounts", &fixture));
+    tokio::task::block_in_place(|| drive(&root, &chromium, &server, "wipes", &fixture));
     tokio::task::block_in_place(|| server.terminate(Duration::from_secs(15)));
 }

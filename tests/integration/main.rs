@@ -26,6 +26,7 @@ mod imports;
 mod jobs;
 mod keys;
 mod metrics;
+mod onboarding;
 mod project_wipes;
 mod ratelimit;
 mod relays;

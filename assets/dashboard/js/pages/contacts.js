@@ -4,6 +4,7 @@
 import { html, useState } from "../../vendor/preact-htm.js";
 import { get, post } from "../api.js";
 import { navigate, setQuery, useLocation } from "../router.js";
+import { Checklist } from "./onboarding.js";
 import {
   Badge, CursorPager, Empty, ErrorBox, Field, Form, JobProgress, Loaded, Page, date, useAction, useCursor,
   useLoad, useSearch, Table } from "../ui.js";
@@ -91,6 +92,7 @@ export function Contacts({ project }) {
     <${Page} title="Contacts" actions=${html`
       <a class="button-link" href=${`${base}/contacts/import`}>Import CSV</a>
       <a class="button-link" href=${`${base}/fields`}>Fields</a>`}>
+      <${Checklist} project=${project} />
       <${NewContact} base=${base} />
       <div class="toolbar" role="search">
         <${Field} label="Search by email"><input type="search" value=${search.text} onInput=${(e) => search.setText(e.currentTarget.value)} placeholder="part of an address" /><//>

@@ -1,8 +1,8 @@
-// Project settings: name, keys, members and roles, and the project's deletion. What a member
+// Project settings: name, keys, members and roles, and the project's reset and deletion. What a member
 // sees follows their role: only owners and admins manage keys, members and the project; only
 // owners delete it.
 
-import { html, useState } from "../../vendor/preact-htm.js";
+import { html, useEffect, useState } from "../../vendor/preact-htm.js";
 import { api, del, get, patch, post } from "../api.js";
 import { navigate } from "../router.js";
 import { SecretKeyNotice } from "./projects.js";
@@ -140,18 +140,68 @@ function Members({ project, user, manage }) {
     </section>`;
 }
 
-function Danger({ project }) {
+/** A destructive action, confirmed by typing the project's name. */
+function Confirmed({ id, name, action, button, children }) {
+  const [typed, setTyped] = useState("");
+  const matches = typed.trim() === name;
+  const onSubmit = (event) => {
+    event.preventDefault();
+    if (matches) action.run();
+  };
+  return html`
+    <form class="stack" id=${id} onSubmit=${onSubmit}>
+      ${children}
+      <${Field} label=${html`Type <strong>${name}</strong> to confirm`}>
+        <input name="confirm" autocomplete="off" spellcheck="false" value=${typed} onInput=${(e) => setTyped(e.currentTarget.value)} />
+      <//>
+      <${ErrorBox} error=${action.error} />
+      <div class="buttons"><button type="submit" class="danger" disabled=${action.busy || !matches}>${action.busy ? "Working…" : button}</button></div>
+    </form>`;
+}
+
+/** Reset and deletion, for owners. Both answer at once and go on in the background. */
+function Danger({ project, onChanged }) {
+  const path = `/users/@me/projects/${encodeURIComponent(project.id)}`;
+  const reset = useAction(async () => {
+    const saved = await post(`${path}/reset`);
+    await onChanged(saved);
+    return saved;
+  }, "Reset started: the data goes in the background");
   const remove = useAction(async () => {
-    await api("DELETE", `/users/@me/projects/${encodeURIComponent(project.id)}`);
+    await api("DELETE", path);
     toast(`${project.name} deleted`);
     window.location.assign("/app/projects");
   });
+  // While a reset runs, look again every two seconds until it is done.
+  useEffect(() => {
+    if (!project.resetting) return undefined;
+    const timer = setInterval(async () => {
+      try {
+        const fresh = await get(path);
+        if (!fresh.resetting) {
+          await onChanged(fresh);
+          toast(`${project.name} is reset; its keys work again`);
+        }
+      } catch (_) {
+        // The next look tries again.
+      }
+    }, 2000);
+    return () => clearInterval(timer);
+  }, [project.id, project.resetting]);
   return html`
-    <section class="card" aria-labelledby="danger-heading">
-      <h2 id="danger-heading">Delete the project</h2>
-      <p>Deleting removes every contact, event, template, segment, domain and email of ${project.name}. It cannot be undone.</p>
-      <${ActionButton} class="danger" action=${remove} confirm=${`Delete ${project.name} and everything in it? This cannot be undone.`}>Delete project<//>
-      <${ErrorBox} error=${remove.error} />
+    <section class="card" aria-labelledby="danger-heading" id="danger">
+      <h2 id="danger-heading">Danger zone</h2>
+      <h3>Reset the project</h3>
+      ${project.resetting
+        ? html`<p role="status" id="resetting"><${Badge} kind="bad">resetting<//> The project's data is being deleted. Its API keys are refused until that is done; this page updates by itself.</p>`
+        : html`<${Confirmed} id="reset-form" name=${project.name} action=${reset} button="Reset project">
+            <p>Resetting deletes every contact, event, email, template, segment, campaign and workflow of ${project.name}.
+              The project, its members, keys, domains and webhook endpoints stay; the keys are refused until the reset is done. It cannot be undone.</p>
+          <//>`}
+      <h3>Delete the project</h3>
+      <${Confirmed} id="delete-form" name=${project.name} action=${remove} button="Delete project">
+        <p>Deleting removes ${project.name} and everything in it, for every member, and its keys stop working at once. It cannot be undone.</p>
+      <//>
     </section>`;
 }
 
@@ -184,6 +234,6 @@ export function Settings({ project, user, onProjectsChanged }) {
       ${manage && html`<${Keys} project=${project} manage=${manage} onChanged=${onProjectsChanged} />`}
       ${!manage && html`<section class="card"><h2>API keys</h2><p class="meta">Only owners and admins see and rotate this project's keys.</p></section>`}
       <${Members} project=${project} user=${user} manage=${manage} />
-      ${project.role === "OWNER" && html`<${Danger} project=${project} />`}
+      ${project.role === "OWNER" && html`<${Danger} project=${project} onChanged=${onProjectsChanged} />`}
     <//>`;
 }
