@@ -17,8 +17,10 @@ use super::effects::{self, Wake};
 use super::projects::Wipe;
 use crate::clock;
 
-/// Rows deleted per statement.
+/// Most rows deleted per statement; fewer where rows cost more (see [`step`]).
 pub const CHUNK: i64 = 200;
+/// Fewest rows deleted per statement.
+const MIN_CHUNK: i64 = 10;
 
 /// How a table's rows of the project are found, and the key that names one of them.
 struct Stage {
@@ -79,8 +81,9 @@ const STAGES: &[Stage] = &[
 /// What one step did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
-    /// Rows were deleted and the budget ran out: more steps are needed.
-    More { deleted: usize },
+    /// Rows were deleted and the budget ran out, in the stage of `table`: more steps are needed,
+    /// each deleting `chunk` rows a statement to begin with.
+    More { deleted: usize, table: &'static str, chunk: i64 },
     /// The wipe finished in this step (the project reset or gone).
     Finished { deleted: usize, wipe: Wipe },
     /// The project is not being wiped (or no longer exists): nothing to do.
@@ -106,23 +109,34 @@ pub fn begin(conn: &Connection, project: &str, wipe: Wipe) -> rusqlite::Result<(
 }
 
 /// Deletes the project's rows for about `budget`, and finishes the wipe when none are left.
-/// Run in a transaction of its own.
-pub fn step(conn: &Connection, project: &str, budget: Duration) -> rusqlite::Result<Step> {
+/// Run in a transaction of its own. Statements delete `chunk` rows at first; one that takes
+/// over a quarter of the budget (rows with many index entries, pages not in memory) halves it,
+/// one under a sixteenth doubles it, up to [`CHUNK`], so no single statement holds the writer
+/// long whatever a row costs. The step says where to begin the next one.
+pub fn step(conn: &Connection, project: &str, budget: Duration, chunk: i64) -> rusqlite::Result<Step> {
     let wipe: Option<Option<Wipe>> =
         conn.query_row("SELECT wiping FROM projects WHERE id = ?1", [project], |r| r.get(0)).optional()?;
     let Some(Some(wipe)) = wipe else { return Ok(Step::Idle) };
     let started = Instant::now();
+    let mut chunk = chunk.clamp(MIN_CHUNK, CHUNK);
     let mut deleted = 0;
     for stage in STAGES {
         let mut delete = conn.prepare_cached(&stage.sql())?;
         loop {
-            let n = delete.execute(params![project, CHUNK])?;
+            let statement = Instant::now();
+            let n = delete.execute(params![project, chunk])?;
             deleted += n;
-            if (n as i64) < CHUNK {
+            if (n as i64) < chunk {
                 break;
             }
+            let took = statement.elapsed();
+            if took > budget / 4 {
+                chunk = (chunk / 2).max(MIN_CHUNK);
+            } else if took < budget / 16 {
+                chunk = (chunk * 2).min(CHUNK);
+            }
             if started.elapsed() >= budget {
-                return Ok(Step::More { deleted });
+                return Ok(Step::More { deleted, table: stage.table, chunk });
             }
         }
     }

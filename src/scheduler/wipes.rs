@@ -32,13 +32,19 @@ struct Payload {
 
 async fn run(ctx: JobContext) -> JobResult {
     let Payload { project } = ctx.payload()?;
-    let mut deleted = 0;
+    let (mut deleted, mut chunk) = (0, wipe::CHUNK);
     loop {
         let id = project.clone();
-        let step =
-            ctx.state.db.write_alone(move |tx| Ok::<_, DbError>(wipe::step(tx, &id, STEP_BUDGET)?)).await?;
+        let step = ctx
+            .state
+            .db
+            .write_alone(move |tx| Ok::<_, DbError>(wipe::step(tx, &id, STEP_BUDGET, chunk)?))
+            .await?;
         match step {
-            Step::More { deleted: n } => deleted += n,
+            Step::More { deleted: n, chunk: next, .. } => {
+                deleted += n;
+                chunk = next;
+            }
             Step::Finished { deleted: n, wipe } => {
                 tracing::info!(project, rows = deleted + n, "project {}: done", wipe.as_str());
                 return Ok(JobOutcome::Done);

@@ -68,17 +68,27 @@ pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<Path
 
         let started = Instant::now();
         let (mut steps, mut rows) = (Vec::new(), 0);
+        let mut by_table: Vec<(&'static str, Vec<Duration>)> = Vec::new();
+        let mut chunk = wipe::CHUNK;
         loop {
             let id = project.clone();
             let t = Instant::now();
             let step = state
                 .db
-                .write_alone(move |tx| Ok::<_, DbError>(wipe::step(tx, &id, STEP_BUDGET)?))
+                .write_alone(move |tx| Ok::<_, DbError>(wipe::step(tx, &id, STEP_BUDGET, chunk)?))
                 .await
                 .unwrap();
-            steps.push(t.elapsed());
+            let took = t.elapsed();
+            steps.push(took);
             match step {
-                Step::More { deleted } => rows += deleted,
+                Step::More { deleted, table, chunk: next } => {
+                    rows += deleted;
+                    chunk = next;
+                    match by_table.iter_mut().find(|(t, _)| *t == table) {
+                        Some((_, samples)) => samples.push(took),
+                        None => by_table.push((table, vec![took])),
+                    }
+                }
                 Step::Finished { deleted, .. } => {
                     rows += deleted;
                     break;
@@ -97,6 +107,9 @@ pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<Path
             rows as f64 / took.as_secs_f64()
         );
         let longest = steps.iter().max().copied().unwrap_or_default();
+        for (table, samples) in &mut by_table {
+            report(&format!("a step in {table} ({} steps)", samples.len()), samples);
+        }
         report("one step (holds the writer)", &mut steps);
         println!("longest writer hold by a step: {:.1} ms", longest.as_secs_f64() * 1000.0);
         let worst = waits.iter().max().copied().unwrap_or_default();
