@@ -278,13 +278,54 @@ impl<'r> Responder<'r, 'static> for ApiError {
 
 impl From<rusqlite::Error> for ApiError {
     fn from(e: rusqlite::Error) -> Self {
-        Self::internal(format!("database: {e}"))
+        match over_cap(&e) {
+            Some(category) => Self::billing_limit(category),
+            None => Self::internal(format!("database: {e}")),
+        }
     }
 }
 
 impl From<crate::db::DbError> for ApiError {
     fn from(e: crate::db::DbError) -> Self {
-        Self::internal(format!("database: {e}"))
+        match e {
+            crate::db::DbError::Sqlite(e) => e.into(),
+            e => Self::internal(format!("database: {e}")),
+        }
+    }
+}
+
+/// The category whose monthly cap a write went over: the `billing_*` triggers (migration V19)
+/// abort the insert with `BILLING_LIMIT_EXCEEDED:<category>`.
+pub fn over_cap(e: &rusqlite::Error) -> Option<&str> {
+    match e {
+        rusqlite::Error::SqliteFailure(f, Some(message))
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_TRIGGER =>
+        {
+            message.strip_prefix("BILLING_LIMIT_EXCEEDED:")
+        }
+        _ => None,
+    }
+}
+
+impl ApiError {
+    /// 402 `BILLING_LIMIT_EXCEEDED`: the write would take the project over this month's cap of
+    /// `category`; nothing of it was kept.
+    pub fn billing_limit(category: &str) -> Self {
+        let what = match category {
+            "transactional" => "transactional emails",
+            "marketing" => "campaign emails",
+            "workflow" => "workflow emails",
+            _ => "tracked events",
+        };
+        Self::new(
+            402,
+            "BILLING_LIMIT_EXCEEDED",
+            format!("This project has reached its monthly limit of {what}; nothing was queued or recorded"),
+        )
+        .with_details(serde_json::json!({ "category": category }))
+        .with_suggestion(
+            "An owner or admin can raise the limit under Settings, or wait for the next month (UTC)",
+        )
     }
 }
 

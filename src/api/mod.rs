@@ -5,6 +5,7 @@
 pub mod analytics;
 pub mod attempts;
 pub mod auth;
+mod billing;
 pub mod campaigns;
 pub mod contact_jobs;
 pub mod contacts;
@@ -60,6 +61,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         features::routes(),
         auth::routes(),
         projects::routes(),
+        billing::routes(),
         members::routes(),
         invitation_links::routes(),
         contacts::routes(),

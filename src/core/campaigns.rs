@@ -21,7 +21,7 @@ use crate::clock;
 use crate::db::campaigns::{self, Campaign};
 use crate::db::refs::{self, Owner};
 use crate::db::{audience, emails, segments, templates};
-use crate::error::{ApiError, FieldError};
+use crate::error::{ApiError, FieldError, over_cap};
 
 /// Contacts visited per expansion transaction.
 pub const EXPAND_BATCH: usize = 2000;
@@ -228,6 +228,7 @@ pub fn view(c: &Campaign) -> Value {
         "projectId": c.project_id,
         "sentAt": c.sent_at.map(clock::iso),
         "finishedAt": c.finished_at.map(clock::iso),
+        "stoppedReason": c.stopped_reason,
         "createdAt": clock::iso(c.created_at),
         "updatedAt": clock::iso(c.updated_at),
     })
@@ -262,6 +263,7 @@ pub fn stats(c: &Campaign) -> Value {
         "expanded": c.expanded,
         "sentAt": c.sent_at.map(clock::iso),
         "finishedAt": c.finished_at.map(clock::iso),
+        "stoppedReason": c.stopped_reason,
     })
 }
 
@@ -379,8 +381,16 @@ pub fn expand_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resul
             created_at: now,
             ..Default::default()
         };
-        if emails::insert_campaign_row(conn, &email, PRIORITY, now)? {
-            added += 1;
+        match emails::insert_campaign_row(conn, &email, PRIORITY, now) {
+            Ok(true) => added += 1,
+            Ok(false) => {}
+            // The marketing cap is met: the campaign ends with the recipients queued so far.
+            Err(e) if over_cap(&e).is_some() => {
+                let reason = "the project's monthly limit of campaign emails was reached";
+                campaigns::stop_expansion(conn, &c.id, walk.cursor, added, reason, now)?;
+                return Ok(Expansion::Done);
+            }
+            Err(e) => return Err(e.into()),
         }
     }
     campaigns::record_expansion(conn, &c.id, walk.cursor, added, walk.done, now)?;

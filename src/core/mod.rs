@@ -1,6 +1,7 @@
 //! HTTP-free logic, unit-tested here and shared by the API, the CLI and the scheduler.
 
 pub mod accounts;
+pub mod billing;
 pub mod bulk;
 pub mod campaigns;
 pub mod compose;

@@ -32,6 +32,8 @@ pub struct Campaign {
     pub counts: Counts,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Why sending stopped before the whole audience was queued (the marketing cap was met).
+    pub stopped_reason: Option<String>,
 }
 
 /// What happened to a campaign's emails.
@@ -51,7 +53,7 @@ const COLUMNS: &str =
     "id, project_id, name, description, subject, body, from_email, from_name, reply_to, type,
      status, audience_type, segment_id, audience_condition, template_id, scheduled_for, sent_at, finished_at,
      expand_cursor, expanded, total_recipients, sent_count, failed_count, delivered_count, opened_count,
-     clicked_count, bounced_count, complained_count, unsubscribed_count, created_at, updated_at";
+     clicked_count, bounced_count, complained_count, unsubscribed_count, created_at, updated_at, stopped_reason";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
     Ok(Campaign {
@@ -88,7 +90,23 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
         },
         created_at: r.get(29)?,
         updated_at: r.get(30)?,
+        stopped_reason: r.get(31)?,
     })
+}
+
+/// Ends a campaign's expansion early, with the recipients queued so far and the reason.
+pub fn stop_expansion(
+    conn: &Connection,
+    id: &str,
+    cursor: i64,
+    added: i64,
+    reason: &str,
+    now: i64,
+) -> rusqlite::Result<()> {
+    record_expansion(conn, id, cursor, added, true, now)?;
+    conn.prepare_cached("UPDATE campaigns SET stopped_reason = ?2 WHERE id = ?1")?
+        .execute(params![id, reason])?;
+    Ok(())
 }
 
 /// Inserts a new campaign (counters start at zero).

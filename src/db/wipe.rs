@@ -160,8 +160,8 @@ pub fn step(conn: &Connection, project: &str, budget: Duration, chunk: i64) -> r
 mod tests {
     use super::STAGES;
 
-    /// The project's tables a reset keeps: its settings and its sending history (a reset must not
-    /// clear the bounce and complaint record its suspensions are judged on).
+    /// The project's tables a reset keeps: its settings, its sending history (a reset must not
+    /// clear the bounce and complaint record its suspensions are judged on) and its consumption.
     const KEPT: &[&str] = &[
         "projects",
         "memberships",
@@ -173,6 +173,9 @@ mod tests {
         "suspensions",
         "contact_counts",
         "jobs",
+        // What the project used this month stays used, and its caps stay.
+        "billing_limits",
+        "billing_usage",
     ];
 
     fn migrated() -> rusqlite::Connection {

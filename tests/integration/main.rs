@@ -6,6 +6,7 @@ mod common;
 mod account_mail;
 mod accounts;
 mod analytics;
+mod billing;
 mod binary;
 mod bounces;
 mod browser;
