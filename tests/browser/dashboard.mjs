@@ -527,6 +527,28 @@ await drive("dashboard", async (browser) => {
   assert.equal((await api("POST", "/v1/track", { email: "ada@example.com", event: "rotated" }, shownPublic)).status, 200);
   await shot(page, "settings");
 
+  step("settings: this month's consumption, and a limit set on the page");
+  await page.reload();
+  await page.waitForSelector("#usage-table");
+  const usagePath = `${base}/users/@me/projects/${F.projectId}/billing-consumption`;
+  const usage = await (await page.request.get(usagePath)).json();
+  const eventsRow = page.locator('#usage-table tr[data-category="events"]');
+  assert.equal((await eventsRow.locator("td").nth(1).textContent()).trim(), usage.usage.events.used.toLocaleString("en-US"));
+  const cap = usage.usage.events.used + 1;
+  await page.locator("#limits-form").getByLabel("Tracked events").fill(String(cap));
+  await page.getByRole("button", { name: "Save limits" }).click();
+  await toast(page, "Limits saved");
+  await eventsRow.locator(".badge:text-is('1')").waitFor();
+  assert.equal((await api("POST", "/v1/track", { email: "ada@example.com", event: "capped" }, shownPublic)).status, 200);
+  const over = await api("POST", "/v1/track", { email: "ada@example.com", event: "capped" }, shownPublic);
+  assert.equal(over.status, 402, JSON.stringify(over.body));
+  assert.equal(over.body.error.code, "BILLING_LIMIT_EXCEEDED");
+  await page.locator("#limits-form").getByLabel("Tracked events").fill("");
+  await page.getByRole("button", { name: "Save limits" }).click();
+  await toast(page, "Limits saved");
+  await eventsRow.locator("td:text-is('no limit')").waitFor();
+  await audit(page, "settings, limits");
+
   step("the project switcher keeps the page and changes the project");
   await page.goto(`${base}/app/projects`);
   await page.fill("#project-form input[name=name]", "Beta");

@@ -205,6 +205,53 @@ function Danger({ project, onChanged }) {
     </section>`;
 }
 
+const CATEGORIES = [
+  ["transactional", "Transactional emails", "POST /v1/send"],
+  ["marketing", "Campaign emails", "one per recipient"],
+  ["workflow", "Workflow emails", "sent by workflow steps"],
+  ["events", "Tracked events", "POST /v1/track"],
+];
+
+/** This month's consumption by category, and the monthly caps (owners and admins set them). */
+function Limits({ project, manage }) {
+  const path = `/users/@me/projects/${encodeURIComponent(project.id)}`;
+  const usage = useLoad(() => get(`${path}/billing-consumption`), [project.id]);
+  const save = useAction(async (data) => {
+    const body = {};
+    for (const [key] of CATEGORIES) {
+      const text = data.get(key).trim();
+      body[key] = text === "" ? null : Number(text);
+    }
+    const saved = await api("PUT", `${path}/billing-limits`, body);
+    await usage.reload();
+    return saved;
+  }, "Limits saved");
+  const number = (n) => (n === null ? "no limit" : n.toLocaleString());
+  return html`
+    <section class="card" aria-labelledby="limits-heading" id="limits">
+      <h2 id="limits-heading">Monthly limits</h2>
+      <${Loaded} result=${usage}>${(u) => html`
+        <p class="meta">This month (UTC), from ${date(u.period.start)} until ${date(u.period.end)}. Past a limit, sends and tracked events are refused with
+          <code>402 BILLING_LIMIT_EXCEEDED</code> and nothing is kept; a campaign stops at its limit.</p>
+        <${Table} label="Consumption this month" id="usage-table">
+          <thead><tr><th scope="col">Category</th><th scope="col">Used</th><th scope="col">Limit</th><th scope="col">Left</th></tr></thead>
+          <tbody>${CATEGORIES.map(([key, label, hint]) => {
+            const c = u.usage[key];
+            return html`<tr key=${key} data-category=${key}>
+              <td>${label} <span class="meta">${hint}</span></td><td>${c.used.toLocaleString()}</td><td>${number(c.limit)}</td>
+              <td>${c.remaining === null ? "" : html`<${Badge} kind=${c.remaining === 0 ? "bad" : "ok"}>${c.remaining.toLocaleString()}<//>`}</td>
+            </tr>`;
+          })}</tbody>
+        <//>
+        ${manage && html`<${Form} id="limits-form" action=${save} submit="Save limits">
+          <div class="grid2">${CATEGORIES.map(([key, label]) => html`
+            <${Field} key=${key} label=${label} hint="Empty for no limit">
+              <input name=${key} type="number" min="0" step="1" inputmode="numeric" value=${u.usage[key].limit ?? ""} />
+            <//>`)}</div>
+        <//>`}`}<//>
+    </section>`;
+}
+
 const percent2 = (r) => `${(r * 100).toFixed(2)} %`;
 
 /** Sender reputation: the rates over the window, and why sending is suspended if it is. */
@@ -234,6 +281,7 @@ export function Settings({ project, user, onProjectsChanged }) {
       ${manage && html`<${Keys} project=${project} manage=${manage} onChanged=${onProjectsChanged} />`}
       ${!manage && html`<section class="card"><h2>API keys</h2><p class="meta">Only owners and admins see and rotate this project's keys.</p></section>`}
       <${Members} project=${project} user=${user} manage=${manage} />
+      <${Limits} project=${project} manage=${manage} />
       ${project.role === "OWNER" && html`<${Danger} project=${project} onChanged=${onProjectsChanged} />`}
     <//>`;
 }
