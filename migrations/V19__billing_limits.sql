@@ -61,3 +61,15 @@ END;
 
 -- A campaign whose expansion met the marketing cap ends with the recipients queued so far.
 ALTER TABLE campaigns ADD COLUMN stopped_reason TEXT;
+
+-- With Stripe configured: the customer a project's checkout made, and its subscription as the
+-- last event Stripe sent about it says (`updated_at` is that event's time, so an older event
+-- arriving late changes nothing).
+CREATE TABLE project_billing (
+    project_id          TEXT PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+    stripe_customer     TEXT NOT NULL,
+    stripe_subscription TEXT,
+    subscription_status TEXT,
+    updated_at          INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX project_billing_by_customer ON project_billing(stripe_customer);

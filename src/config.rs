@@ -267,12 +267,26 @@ impl Default for TrackingConfig {
 }
 
 /// `[billing]`: Stripe; billing is on only when the secret key and webhook secret are both set.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BillingConfig {
     pub stripe_secret_key: Option<String>,
     pub stripe_webhook_secret: Option<String>,
+    /// The prices a checkout may subscribe to; the first is the default.
     pub price_ids: Vec<String>,
+    /// Stripe's API (another address only for a test double or a proxy).
+    pub stripe_api_base: String,
+}
+
+impl Default for BillingConfig {
+    fn default() -> Self {
+        Self {
+            stripe_secret_key: None,
+            stripe_webhook_secret: None,
+            price_ids: Vec::new(),
+            stripe_api_base: "https://api.stripe.com".into(),
+        }
+    }
 }
 
 impl BillingConfig {
@@ -521,6 +535,14 @@ impl Config {
             problems.push(format!(
                 "`server.system_from` must be an address or \"Name <address>\" (found {from:?})"
             ));
+        }
+        if let Err(why) = check_public_url(&self.billing.stripe_api_base) {
+            problems
+                .push(format!("`billing.stripe_api_base` {why} (found {:?})", self.billing.stripe_api_base));
+        }
+        if self.billing.enabled() && self.billing.price_ids.is_empty() {
+            problems
+                .push("`billing.price_ids` must name at least one Stripe price when billing is on".into());
         }
         if self.server.log_level.trim().is_empty() {
             problems.push("`server.log_level` must not be empty".into());

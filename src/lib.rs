@@ -20,6 +20,7 @@ pub mod outbound_http;
 pub mod scheduler;
 pub mod sns;
 pub mod state;
+pub mod stripe;
 
 use figment::Figment;
 use rocket::config::{LogLevel, Shutdown, Sig};

@@ -49,6 +49,8 @@ pub struct AppState {
     pub http: crate::outbound_http::Caller,
     /// Verifies SNS messages and keeps their signing certificates.
     pub sns: Arc<crate::sns::Verifier>,
+    /// Stripe's API, when `[billing]` is configured.
+    pub stripe: Option<Arc<crate::stripe::Stripe>>,
 }
 
 impl AppState {
@@ -78,6 +80,7 @@ impl AppState {
         let jobs = JobQueue::new(db.wakers().clone());
         let keys = Arc::new(crate::api::key_cache::KeyCache::watching(db.wakers().keys.clone()));
         let sns = Arc::new(crate::sns::Verifier::new(&config.webhooks));
+        let stripe = crate::stripe::Stripe::new(&config.billing).map(Arc::new);
         Ok(AppState {
             db,
             config: Arc::new(config),
@@ -92,6 +95,7 @@ impl AppState {
             metrics: crate::metrics::Metrics::shared(),
             http,
             sns,
+            stripe,
         })
     }
 }

@@ -1,20 +1,34 @@
-//! Monthly caps and consumption: `/users/@me/projects/:id/billing-limits` and
-//! `billing-consumption`. Any member reads them; owners and admins change the caps.
+//! Billing: monthly caps and consumption (`/users/@me/projects/:id/billing-limits` and
+//! `billing-consumption`: any member reads them, owners and admins change the caps), and with
+//! Stripe configured, checkout, the billing portal, invoices and Stripe's events. Without Stripe
+//! those answer 404 saying so.
 
+use rocket::request::{FromRequest, Outcome, Request};
 use rocket::serde::json::Json;
-use rocket::{Route, State, get, put, routes};
-use serde_json::Value;
+use rocket::{Route, State, get, post, put, routes};
+use serde::Deserialize;
+use serde_json::{Value, json};
 
-use super::json::{JsonBody, Small};
+use super::json::{JsonBody, Medium, OptionalJsonBody, RawBody, Small};
 use super::roles::{ProjectAdmin, ProjectMember};
 use crate::clock;
 use crate::core::billing;
 use crate::db::DbError;
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::stripe::{self, Stripe};
 
 pub fn routes() -> Vec<Route> {
-    routes![limits, set_limits, consumption]
+    routes![limits, set_limits, consumption, checkout, portal, invoices, stripe_event]
+}
+
+/// Stripe's client; 404 when billing is off.
+fn stripe_of(state: &AppState) -> Result<&Stripe, ApiError> {
+    state.stripe.as_deref().ok_or_else(|| {
+        ApiError::not_found(
+            "Billing is not configured on this server: set [billing] stripe_secret_key, stripe_webhook_secret and price_ids",
+        )
+    })
 }
 
 #[get("/users/@me/projects/<_>/billing-limits")]
@@ -47,5 +61,145 @@ async fn set_limits(
 async fn consumption(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
     let id = member.project.id;
     let now = clock::now_ms();
-    Ok(Json(state.db.run(move |conn| Ok::<_, DbError>(billing::consumption(conn, &id, now)?)).await?))
+    let billing_on = state.stripe.is_some();
+    let view = state
+        .db
+        .run(move |conn| {
+            let mut view = billing::consumption(conn, &id, now)?;
+            if billing_on {
+                let subscription = billing::subscription(conn, &id)?;
+                view["subscription"] = json!(subscription.map(|s| json!({ "status": s.status })));
+            }
+            Ok::<_, DbError>(view)
+        })
+        .await?;
+    Ok(Json(view))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CheckoutBody {
+    price_id: Option<String>,
+}
+
+/// Starts a Stripe Checkout for a subscription to one of the configured prices (the first by
+/// default); answers `{id, url}`, the page to send the user to.
+#[post("/users/@me/projects/<_>/checkout", data = "<body>")]
+async fn checkout(
+    state: &State<AppState>,
+    admin: ProjectAdmin,
+    body: OptionalJsonBody<CheckoutBody, Small>,
+) -> Result<Json<Value>, ApiError> {
+    let stripe = stripe_of(state)?;
+    let prices = &state.config.billing.price_ids;
+    let price = match body.0.and_then(|b| b.price_id) {
+        Some(price) if prices.contains(&price) => price,
+        Some(price) => {
+            return Err(ApiError::invalid_field(
+                "priceId",
+                "invalid_enum_value",
+                format!("priceId is one of {}", prices.join(", ")),
+            )
+            .with_details(json!({ "received": price })));
+        }
+        None => prices.first().cloned().unwrap_or_default(),
+    };
+    let (project, user) = (admin.0.project, admin.0.user);
+    let id = project.id.clone();
+    let known = state.db.run(move |conn| Ok::<_, DbError>(billing::subscription(conn, &id)?)).await?;
+    let settings = format!("{}/app/p/{}/settings", state.config.public_url(), project.id);
+    let mut form = vec![
+        ("mode", "subscription".to_string()),
+        ("line_items[0][price]", price),
+        ("line_items[0][quantity]", "1".into()),
+        ("client_reference_id", project.id.clone()),
+        ("metadata[project_id]", project.id.clone()),
+        ("success_url", format!("{settings}?billing=success")),
+        ("cancel_url", format!("{settings}?billing=cancelled")),
+    ];
+    match known {
+        Some(s) => form.push(("customer", s.customer)),
+        None => form.push(("customer_email", user.email)),
+    }
+    let session = stripe.post("checkout/sessions", &form).await?;
+    Ok(Json(json!({ "id": session["id"], "url": session["url"] })))
+}
+
+/// Opens Stripe's billing portal for the project's customer; answers `{url}`.
+#[post("/users/@me/projects/<_>/billing-portal")]
+async fn portal(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<Value>, ApiError> {
+    let stripe = stripe_of(state)?;
+    let id = admin.0.project.id.clone();
+    let known = state.db.run(move |conn| Ok::<_, DbError>(billing::subscription(conn, &id)?)).await?;
+    let Some(known) = known else {
+        return Err(ApiError::conflict(
+            "This project has no Stripe customer yet; subscribe through checkout first",
+        ));
+    };
+    let return_url = format!("{}/app/p/{}/settings", state.config.public_url(), admin.0.project.id);
+    let session = stripe
+        .post("billing_portal/sessions", &[("customer", known.customer), ("return_url", return_url)])
+        .await?;
+    Ok(Json(json!({ "url": session["url"] })))
+}
+
+/// The project's invoices from Stripe, newest first: `{data: [{id, number, status, currency,
+/// amountDue, amountPaid, createdAt, url, pdf}]}` (none before a checkout).
+#[get("/users/@me/projects/<_>/billing-invoices")]
+async fn invoices(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<Value>, ApiError> {
+    let stripe = stripe_of(state)?;
+    let id = admin.0.project.id;
+    let known = state.db.run(move |conn| Ok::<_, DbError>(billing::subscription(conn, &id)?)).await?;
+    let Some(known) = known else { return Ok(Json(json!({ "data": [] }))) };
+    let list = stripe.get("invoices", &[("customer", known.customer), ("limit", "24".into())]).await?;
+    let data: Vec<Value> = list["data"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|i| {
+                    json!({
+                        "id": i["id"], "number": i["number"], "status": i["status"], "currency": i["currency"],
+                        "amountDue": i["amount_due"], "amountPaid": i["amount_paid"],
+                        "createdAt": i["created"].as_i64().map(|s| clock::iso(s * 1000)),
+                        "url": i["hosted_invoice_url"], "pdf": i["invoice_pdf"],
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Json(json!({ "data": data })))
+}
+
+/// The `Stripe-Signature` header, when there is one.
+struct StripeSignature(Option<String>);
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for StripeSignature {
+    type Error = ApiError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, ApiError> {
+        Outcome::Success(StripeSignature(req.headers().get_one("Stripe-Signature").map(str::to_string)))
+    }
+}
+
+/// Events from Stripe: acted on only when their signature checks out (400 otherwise, and
+/// nothing changes); 200 for every signed event, acted on or not, so Stripe does not retry it.
+#[post("/webhooks/incoming/stripe", data = "<body>")]
+async fn stripe_event(
+    state: &State<AppState>,
+    signature: StripeSignature,
+    body: RawBody<Medium>,
+) -> Result<Json<Value>, ApiError> {
+    stripe_of(state)?;
+    let secret = state.config.billing.stripe_webhook_secret.clone().unwrap_or_default();
+    let header = signature.0.unwrap_or_default();
+    if let Err(why) = stripe::verify(&header, &body.0, &secret, clock::now_ms() / 1000) {
+        tracing::warn!("refused a Stripe event: {why:?}");
+        return Err(ApiError::bad_request("The Stripe-Signature header does not verify this body"));
+    }
+    let event: Value = super::json::parse(&body.0)?;
+    let changed =
+        state.db.write(move |tx| Ok::<_, DbError>(billing::apply_stripe_event(tx, &event)?)).await?;
+    Ok(Json(json!({ "received": true, "applied": changed })))
 }

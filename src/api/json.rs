@@ -81,6 +81,22 @@ impl<'r, T: DeserializeOwned, C: Cap> FromData<'r> for OptionalJsonBody<T, C> {
     }
 }
 
+/// A body of at most `C` bytes exactly as sent, for one whose signature covers its bytes
+/// (Stripe's events); parsed by the route once the signature is checked.
+pub struct RawBody<C: Cap>(pub Vec<u8>, PhantomData<C>);
+
+#[rocket::async_trait]
+impl<'r, C: Cap> FromData<'r> for RawBody<C> {
+    type Error = ApiError;
+
+    async fn from_data(req: &'r Request<'_>, data: Data<'r>) -> data::Outcome<'r, Self> {
+        match read::<C>(req, data).await {
+            Ok(bytes) => data::Outcome::Success(RawBody(bytes, PhantomData)),
+            Err(e) => data::Outcome::Error(stash(req, e)),
+        }
+    }
+}
+
 /// Reads a body of at most `C` bytes; 413 beyond.
 async fn read<C: Cap>(req: &Request<'_>, data: Data<'_>) -> Result<Vec<u8>, ApiError> {
     let state = req.rocket().state::<AppState>().expect("AppState is always managed");

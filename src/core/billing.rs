@@ -111,6 +111,61 @@ pub fn consumption(conn: &Connection, project: &str, now: i64) -> rusqlite::Resu
     Ok(json!({ "period": { "start": clock::iso(start), "end": clock::iso(end) }, "usage": out }))
 }
 
+/// The project's Stripe customer and subscription, when a checkout made them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Subscription {
+    pub customer: String,
+    pub subscription: Option<String>,
+    pub status: Option<String>,
+}
+
+pub fn subscription(conn: &Connection, project: &str) -> rusqlite::Result<Option<Subscription>> {
+    conn.query_row(
+        "SELECT stripe_customer, stripe_subscription, subscription_status FROM project_billing WHERE project_id = ?1",
+        [project],
+        |r| Ok(Subscription { customer: r.get(0)?, subscription: r.get(1)?, status: r.get(2)? }),
+    )
+    .optional()
+}
+
+/// Acts on an event from Stripe (its signature checked): a completed checkout links the
+/// customer and subscription to the project it was made for; a subscription's changes update
+/// its status. An event older than what is stored changes nothing; other types are ignored.
+/// Returns whether anything changed.
+pub fn apply_stripe_event(conn: &Connection, event: &Value) -> rusqlite::Result<bool> {
+    let at = event["created"].as_i64().unwrap_or(0) * 1000;
+    let object = &event["data"]["object"];
+    let text = |key: &str| object[key].as_str().map(str::to_string);
+    let changed = match event["type"].as_str().unwrap_or_default() {
+        "checkout.session.completed" => {
+            let (Some(project), Some(customer)) = (text("client_reference_id"), text("customer")) else {
+                return Ok(false);
+            };
+            conn.execute(
+                "INSERT INTO project_billing (project_id, stripe_customer, stripe_subscription, subscription_status, updated_at)
+                 SELECT ?1, ?2, ?3, 'active', ?4 WHERE EXISTS (SELECT 1 FROM projects WHERE id = ?1)
+                 ON CONFLICT (project_id) DO UPDATE SET stripe_customer = excluded.stripe_customer,
+                     stripe_subscription = excluded.stripe_subscription, subscription_status = 'active',
+                     updated_at = excluded.updated_at
+                 WHERE project_billing.updated_at <= excluded.updated_at",
+                params![project, customer, text("subscription"), at],
+            )?
+        }
+        "customer.subscription.created"
+        | "customer.subscription.updated"
+        | "customer.subscription.deleted" => {
+            let (Some(customer), Some(id)) = (text("customer"), text("id")) else { return Ok(false) };
+            conn.execute(
+                "UPDATE project_billing SET stripe_subscription = ?2, subscription_status = ?3, updated_at = ?4
+                 WHERE stripe_customer = ?1 AND updated_at <= ?4",
+                params![customer, id, text("status"), at],
+            )?
+        }
+        _ => 0,
+    };
+    Ok(changed > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -176,6 +176,7 @@ mod tests {
         // What the project used this month stays used, and its caps stay.
         "billing_limits",
         "billing_usage",
+        "project_billing",
     ];
 
     fn migrated() -> rusqlite::Connection {

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::accounts::add_member;
 use crate::common::TestApp;
+use crate::common::http_receiver::HttpReceiver;
 use crate::send::Mailroom;
 
 fn count(app: &TestApp, sql: &str, project: &str) -> i64 {
@@ -153,4 +154,185 @@ async fn a_campaign_stops_at_the_marketing_cap() {
     assert_eq!(stats["totalRecipients"], json!(2), "{stats}");
     assert!(stats["stoppedReason"].as_str().unwrap().contains("monthly limit of campaign emails"), "{stats}");
     assert_eq!(consumption(&room).await["usage"]["marketing"]["used"], json!(2));
+}
+
+const WEBHOOK_SECRET: &str = "whsec_loopback";
+
+/// An app with Stripe configured, its API a receiver on loopback that answers as Stripe would.
+async fn with_stripe() -> (TestApp, HttpReceiver, rocket::http::Cookie<'static>, crate::common::Keys) {
+    let stripe = HttpReceiver::start();
+    stripe.respond(
+        "/v1/checkout/sessions",
+        r#"{"id":"cs_test_1","url":"https://checkout.stripe.com/c/pay/cs_test_1"}"#,
+    );
+    stripe.respond(
+        "/v1/billing_portal/sessions",
+        r#"{"id":"bps_1","url":"https://billing.stripe.com/p/session/bps_1"}"#,
+    );
+    stripe.respond(
+        "/v1/invoices",
+        r#"{"object":"list","data":[{"id":"in_1","number":"ABC-0001","status":"paid","currency":"eur","amount_due":900,"amount_paid":900,"created":1795510800,"hosted_invoice_url":"https://invoice.stripe.com/i/1","invoice_pdf":"https://pay.stripe.com/invoice/1/pdf"}]}"#,
+    );
+    let base = stripe.url("");
+    let app = TestApp::with(|c| {
+        c.billing.stripe_secret_key = Some("sk_test_loopback".into());
+        c.billing.stripe_webhook_secret = Some(WEBHOOK_SECRET.into());
+        c.billing.price_ids = vec!["price_basic".into(), "price_pro".into()];
+        c.billing.stripe_api_base = base;
+    })
+    .await;
+    let (session, keys) = app.user_with_project("owner@example.com").await;
+    (app, stripe, session, keys)
+}
+
+async fn stripe_event(app: &TestApp, event: &Value, signature: Option<String>) -> (Status, Value) {
+    let body = event.to_string();
+    let mut req =
+        app.client.post("/webhooks/incoming/stripe").header(rocket::http::ContentType::JSON).body(body);
+    if let Some(signature) = signature {
+        req = req.header(rocket::http::Header::new("Stripe-Signature", signature));
+    }
+    let res = req.dispatch().await;
+    let status = res.status();
+    (status, crate::common::body(res).await)
+}
+
+fn signed(event: &Value) -> Option<String> {
+    Some(tidings::stripe::sign(event.to_string().as_bytes(), WEBHOOK_SECRET, tidings::clock::now_ms() / 1000))
+}
+
+#[rocket::async_test]
+async fn without_stripe_the_billing_endpoints_say_so() {
+    let app = TestApp::new().await;
+    let (session, keys) = app.user_with_project("owner@example.com").await;
+    let (_, config, _) = app.as_user(Method::Get, "/config", None, None).await;
+    assert_eq!(config["features"]["billing"], json!(false));
+    for (method, path) in
+        [(Method::Post, "checkout"), (Method::Post, "billing-portal"), (Method::Get, "billing-invoices")]
+    {
+        let (status, error, _) = app
+            .as_user(method, &format!("/users/@me/projects/{}/{path}", keys.id), Some(&session), None)
+            .await;
+        assert_eq!(status, Status::NotFound, "{path}");
+        assert!(error["error"]["message"].as_str().unwrap().contains("not configured"), "{error}");
+    }
+    let (status, _) = stripe_event(&app, &json!({ "type": "ping" }), None).await;
+    assert_eq!(status, Status::NotFound);
+    let path = format!("/users/@me/projects/{}/billing-consumption", keys.id);
+    let (_, usage, _) = app.as_user(Method::Get, &path, Some(&session), None).await;
+    assert!(usage.get("subscription").is_none(), "{usage}");
+}
+
+#[rocket::async_test]
+async fn checkout_events_portal_and_invoices_through_stripe() {
+    let (app, stripe, session, keys) = with_stripe().await;
+    let project = format!("/users/@me/projects/{}", keys.id);
+    let (_, config, _) = app.as_user(Method::Get, "/config", None, None).await;
+    assert_eq!(config["features"]["billing"], json!(true));
+
+    // Before any checkout: no portal, no invoices.
+    let (status, _, _) =
+        app.as_user(Method::Post, &format!("{project}/billing-portal"), Some(&session), None).await;
+    assert_eq!(status, Status::Conflict);
+    let (_, invoices, _) =
+        app.as_user(Method::Get, &format!("{project}/billing-invoices"), Some(&session), None).await;
+    assert_eq!(invoices, json!({ "data": [] }));
+
+    let (status, _, _) = app
+        .as_user(
+            Method::Post,
+            &format!("{project}/checkout"),
+            Some(&session),
+            Some(json!({ "priceId": "price_other" })),
+        )
+        .await;
+    assert_eq!(status, Status::UnprocessableEntity, "only configured prices");
+    let (status, started, _) = app
+        .as_user(
+            Method::Post,
+            &format!("{project}/checkout"),
+            Some(&session),
+            Some(json!({ "priceId": "price_pro" })),
+        )
+        .await;
+    assert_eq!(status, Status::Ok, "{started}");
+    assert_eq!(started, json!({ "id": "cs_test_1", "url": "https://checkout.stripe.com/c/pay/cs_test_1" }));
+    let call = stripe.requests().pop().unwrap();
+    assert_eq!((call.method.as_str(), call.path.as_str()), ("POST", "/v1/checkout/sessions"));
+    assert_eq!(call.headers["authorization"], "Bearer sk_test_loopback");
+    for part in [
+        "mode=subscription",
+        "line_items%5B0%5D%5Bprice%5D=price_pro",
+        &format!("client_reference_id={}", keys.id),
+        "customer_email=owner%40example.com",
+    ] {
+        assert!(call.body.contains(part), "{part} in {}", call.body);
+    }
+
+    // Stripe's event: refused unsigned, badly signed or stale; taken when signed.
+    let completed = json!({ "id": "evt_1", "type": "checkout.session.completed", "created": tidings::clock::now_ms() / 1000,
+        "data": { "object": { "client_reference_id": keys.id, "customer": "cus_1", "subscription": "sub_1" } } });
+    assert_eq!(stripe_event(&app, &completed, None).await.0, Status::BadRequest);
+    let forged = tidings::stripe::sign(
+        completed.to_string().as_bytes(),
+        "whsec_guess",
+        tidings::clock::now_ms() / 1000,
+    );
+    assert_eq!(stripe_event(&app, &completed, Some(forged)).await.0, Status::BadRequest);
+    let stale = tidings::stripe::sign(
+        completed.to_string().as_bytes(),
+        WEBHOOK_SECRET,
+        tidings::clock::now_ms() / 1000 - 301,
+    );
+    assert_eq!(stripe_event(&app, &completed, Some(stale)).await.0, Status::BadRequest);
+    let (_, usage, _) =
+        app.as_user(Method::Get, &format!("{project}/billing-consumption"), Some(&session), None).await;
+    assert_eq!(usage["subscription"], Value::Null, "refused events change nothing");
+    let (status, answer) = stripe_event(&app, &completed, signed(&completed)).await;
+    assert_eq!((status, answer), (Status::Ok, json!({ "received": true, "applied": true })));
+    let (_, usage, _) =
+        app.as_user(Method::Get, &format!("{project}/billing-consumption"), Some(&session), None).await;
+    assert_eq!(usage["subscription"], json!({ "status": "active" }));
+
+    // A later change of the subscription is kept; an older event arriving late is not.
+    let at = tidings::clock::now_ms() / 1000 + 10;
+    let past_due = json!({ "id": "evt_2", "type": "customer.subscription.updated", "created": at,
+        "data": { "object": { "id": "sub_1", "customer": "cus_1", "status": "past_due" } } });
+    assert_eq!(stripe_event(&app, &past_due, signed(&past_due)).await.1["applied"], json!(true));
+    let older = json!({ "id": "evt_0", "type": "customer.subscription.updated", "created": at - 60,
+        "data": { "object": { "id": "sub_1", "customer": "cus_1", "status": "incomplete" } } });
+    assert_eq!(stripe_event(&app, &older, signed(&older)).await.1["applied"], json!(false));
+    let other = json!({ "id": "evt_3", "type": "invoice.paid", "created": at, "data": { "object": {} } });
+    assert_eq!(
+        stripe_event(&app, &other, signed(&other)).await,
+        (Status::Ok, json!({ "received": true, "applied": false }))
+    );
+    let (_, usage, _) =
+        app.as_user(Method::Get, &format!("{project}/billing-consumption"), Some(&session), None).await;
+    assert_eq!(usage["subscription"], json!({ "status": "past_due" }));
+
+    let (status, opened, _) =
+        app.as_user(Method::Post, &format!("{project}/billing-portal"), Some(&session), None).await;
+    assert_eq!(
+        (status, opened),
+        (Status::Ok, json!({ "url": "https://billing.stripe.com/p/session/bps_1" }))
+    );
+    let call = stripe.requests().pop().unwrap();
+    assert_eq!(call.path, "/v1/billing_portal/sessions");
+    assert!(call.body.contains("customer=cus_1"), "{}", call.body);
+    let (_, invoices, _) =
+        app.as_user(Method::Get, &format!("{project}/billing-invoices"), Some(&session), None).await;
+    assert_eq!(invoices["data"][0]["number"], json!("ABC-0001"));
+    assert_eq!(invoices["data"][0]["amountPaid"], json!(900));
+    assert_eq!(stripe.requests().pop().unwrap().path, "/v1/invoices?customer=cus_1&limit=24");
+
+    // Stripe refusing is a 502 naming its answer; members do not reach billing.
+    stripe.answer(400);
+    let (status, error, _) =
+        app.as_user(Method::Post, &format!("{project}/checkout"), Some(&session), None).await;
+    assert_eq!(status.code, 502, "{error}");
+    let member = app.signup("member2@example.com").await;
+    add_member(&app, &session, &keys.id, "member2@example.com", "MEMBER").await;
+    let (status, _, _) = app.as_user(Method::Post, &format!("{project}/checkout"), Some(&member), None).await;
+    assert_eq!(status, Status::Forbidden);
 }

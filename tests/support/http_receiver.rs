@@ -1,6 +1,7 @@
 //! An HTTP receiver on loopback for tests: it keeps every request (method, path, headers, body)
-//! and answers with the status it is told to (200 by default), after an optional delay. One
-//! request per connection (`Connection: close`), which is all the webhook client needs.
+//! and answers with the status it is told to (200 by default), after an optional delay, with the
+//! JSON body set for the request's path (`{"got":true}` otherwise). One request per connection
+//! (`Connection: close`), which is all the webhook and Stripe clients need.
 
 #![allow(dead_code)]
 
@@ -25,6 +26,8 @@ struct Shared {
     requests: Vec<Request>,
     status: u16,
     delay: Duration,
+    /// Bodies by path (without the query).
+    bodies: HashMap<String, String>,
 }
 
 pub struct HttpReceiver {
@@ -55,6 +58,11 @@ impl HttpReceiver {
     /// Answers the next requests with `status`.
     pub fn answer(&self, status: u16) {
         self.shared.lock().unwrap().status = status;
+    }
+
+    /// Answers requests for `path` (the query left out) with `body`.
+    pub fn respond(&self, path: &str, body: &str) {
+        self.shared.lock().unwrap().bodies.insert(path.into(), body.into());
     }
 
     /// Answers only after `delay`.
@@ -100,21 +108,24 @@ fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
     if reader.read_exact(&mut body).is_err() {
         return;
     }
-    let (status, delay) = {
+    let (status, delay, answer) = {
         let mut shared = shared.lock().unwrap();
+        let route = path.split('?').next().unwrap_or_default();
+        let answer = shared.bodies.get(route).cloned().unwrap_or_else(|| "{\"got\":true}".into());
         shared.requests.push(Request {
             method,
             path,
             headers,
             body: String::from_utf8_lossy(&body).into_owned(),
         });
-        (shared.status, shared.delay)
+        (shared.status, shared.delay, answer)
     };
     std::thread::sleep(delay);
     let mut stream = stream;
     let _ = write!(
         stream,
-        "HTTP/1.1 {status} Answer\r\nContent-Length: 12\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{{\"got\":true}}"
+        "HTTP/1.1 {status} Answer\r\nContent-Length: {}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{answer}",
+        answer.len()
     );
     let _ = stream.flush();
 }

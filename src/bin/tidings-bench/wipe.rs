@@ -70,16 +70,23 @@ pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<Path
         let (mut steps, mut rows) = (Vec::new(), 0);
         let mut by_table: Vec<(&'static str, Vec<Duration>)> = Vec::new();
         let mut chunk = wipe::CHUNK;
+        // The deleting alone, without the commit and what the writer does between transactions.
+        let mut works = Vec::new();
         loop {
             let id = project.clone();
             let t = Instant::now();
-            let step = state
+            let (step, work) = state
                 .db
-                .write_alone(move |tx| Ok::<_, DbError>(wipe::step(tx, &id, STEP_BUDGET, chunk)?))
+                .write_alone(move |tx| {
+                    let t = Instant::now();
+                    let step = wipe::step(tx, &id, STEP_BUDGET, chunk)?;
+                    Ok::<_, DbError>((step, t.elapsed()))
+                })
                 .await
                 .unwrap();
             let took = t.elapsed();
             steps.push(took);
+            works.push(work);
             match step {
                 Step::More { deleted, table, chunk: next } => {
                     rows += deleted;
@@ -111,7 +118,20 @@ pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<Path
             report(&format!("a step in {table} ({} steps)", samples.len()), samples);
         }
         report("one step (holds the writer)", &mut steps);
-        println!("longest writer hold by a step: {:.1} ms", longest.as_secs_f64() * 1000.0);
+        let over = |samples: &[Duration], ms: u64| samples.iter().filter(|d| **d > Duration::from_millis(ms)).count();
+        println!(
+            "longest writer hold by a step: {:.1} ms; steps over 50 ms: {}, over 100 ms: {}",
+            longest.as_secs_f64() * 1000.0,
+            over(&steps, 50),
+            over(&steps, 100)
+        );
+        let longest_work = works.iter().max().copied().unwrap_or_default();
+        report("its deleting alone (no commit)", &mut works);
+        println!(
+            "longest deleting of a step: {:.1} ms; over 50 ms: {}",
+            longest_work.as_secs_f64() * 1000.0,
+            over(&works, 50)
+        );
         let worst = waits.iter().max().copied().unwrap_or_default();
         report("a request's write meanwhile", &mut waits);
         println!("longest wait of a request's write: {:.1} ms", worst.as_secs_f64() * 1000.0);
