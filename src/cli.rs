@@ -221,7 +221,10 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Command::Backup { to } => backup(&config.database_path(), &to, config.database.busy_timeout_ms),
+        Command::Backup { to } => {
+            backup(&config.database_path(), &to, config.database.busy_timeout_ms)?;
+            backup_uploads(&config.uploads_dir(), &to)
+        }
     }
 }
 
@@ -262,6 +265,41 @@ pub fn backup(database: &Path, to: &Path, busy_timeout_ms: u32) -> Result<(), Cl
     }
     let size = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
     println!("backed up {} to {} ({size} bytes)", database.display(), to.display());
+    Ok(())
+}
+
+/// Copies the uploaded images beside a backup made by [`backup`], into `<to>.uploads/` (one
+/// directory per project), when there are any. Uploads are never changed once written, so
+/// copying them after the database leaves none that the copy names missing, except any uploaded
+/// in between, which the copy does not name.
+pub fn backup_uploads(uploads: &Path, to: &Path) -> Result<(), CliError> {
+    let Ok(projects) = std::fs::read_dir(uploads) else { return Ok(()) };
+    let target = PathBuf::from(format!("{}.uploads", to.display()));
+    let failed =
+        |e: std::io::Error| CliError(format!("could not copy the uploads to {}: {e}", target.display()));
+    let mut copied = 0;
+    for project in projects {
+        let project = project.map_err(failed)?;
+        if !project.file_type().map_err(failed)?.is_dir() {
+            continue;
+        }
+        let into = target.join(project.file_name());
+        db::files::create_private_dir(&target).map_err(failed)?;
+        db::files::create_private_dir(&into).map_err(failed)?;
+        for file in std::fs::read_dir(project.path()).map_err(failed)? {
+            let file = file.map_err(failed)?;
+            let name = file.file_name();
+            // Half-written files (`.<token>.part`) are not uploads yet.
+            if name.to_string_lossy().starts_with('.') {
+                continue;
+            }
+            std::fs::copy(file.path(), into.join(&name)).map_err(failed)?;
+            copied += 1;
+        }
+    }
+    if copied > 0 {
+        println!("copied {copied} uploaded images to {}", target.display());
+    }
     Ok(())
 }
 

@@ -65,23 +65,24 @@ async fn queue(
     Ok(job)
 }
 
+/// A multipart form whose part `file` is the upload (CSV imports, images).
 #[derive(FromForm)]
-struct Upload<'r> {
+pub(super) struct Upload<'r> {
     file: Option<TempFile<'r>>,
 }
 
-/// The uploaded file's bytes, within `[limits] csv_bytes`.
-async fn read_upload(
-    state: &AppState,
+/// The uploaded file's bytes, within `limit`; `what` names it in errors ("the CSV").
+pub(super) async fn read_upload(
     form: Result<Form<Upload<'_>>, Errors<'_>>,
+    limit: u64,
+    what: &str,
 ) -> Result<Vec<u8>, ApiError> {
-    let limit = state.config.limits.csv_bytes;
-    let form = form.map_err(|errors| form_error(&errors, limit))?;
+    let form = form.map_err(|errors| form_error(&errors, limit, what))?;
     let Some(file) = form.into_inner().file else {
         return Err(ApiError::validation(vec![FieldError::new(
             "file",
             "required",
-            "send the CSV as the form part `file`",
+            format!("send {what} as the form part `file`"),
         )]));
     };
     if file.len() > limit {
@@ -103,7 +104,7 @@ async fn upload(
     access: ProjectAccess,
     form: Result<Form<Upload<'_>>, Errors<'_>>,
 ) -> Result<(Status, Json<Value>), ApiError> {
-    let content = read_upload(state, form).await?;
+    let content = read_upload(form, state.config.limits.csv_bytes, "the CSV").await?;
     let (content, rows) =
         super::blocking(move || import::inspect(&content).map(|rows| (content, rows))).await??;
     let job = queue(state, access.project.id, "import", content, rows as i64).await?;
@@ -119,16 +120,16 @@ async fn preview(
     _access: ProjectAccess,
     form: Result<Form<Upload<'_>>, Errors<'_>>,
 ) -> Result<Json<Value>, ApiError> {
-    let content = read_upload(state, form).await?;
+    let content = read_upload(form, state.config.limits.csv_bytes, "the CSV").await?;
     Ok(Json(super::blocking(move || import::preview(&content)).await??))
 }
 
-fn form_error(errors: &Errors<'_>, limit: u64) -> ApiError {
+fn form_error(errors: &Errors<'_>, limit: u64, what: &str) -> ApiError {
     use rocket::form::error::ErrorKind;
     if errors.iter().any(|e| matches!(e.kind, ErrorKind::InvalidLength { .. })) {
         return ApiError::payload_too_large(limit);
     }
-    ApiError::bad_request(format!("Send the CSV as multipart/form-data with the part `file` ({errors})"))
+    ApiError::bad_request(format!("Send {what} as multipart/form-data with the part `file` ({errors})"))
 }
 
 async fn find(state: &AppState, project: String, id: &str, import: bool) -> Result<ContactJob, ApiError> {

@@ -36,6 +36,7 @@ pub mod sns;
 pub mod templates;
 pub mod track;
 pub mod tracking;
+mod uploads;
 pub mod usage;
 pub mod verify;
 pub mod webhooks;
@@ -83,6 +84,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         webhooks::routes(),
         analytics::routes(),
         outbox::routes(),
+        uploads::routes(),
         tracking::routes(),
         dashboard::routes(),
     ];

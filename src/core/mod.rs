@@ -29,6 +29,7 @@ pub mod ses;
 pub mod session;
 pub mod system_mail;
 pub mod track;
+pub mod uploads;
 pub mod verify;
 pub mod verp;
 pub mod webhooks;

@@ -177,6 +177,8 @@ mod tests {
         "billing_limits",
         "billing_usage",
         "project_billing",
+        // Images stay: mail already sent shows them. A deletion removes them with the project.
+        "uploads",
     ];
 
     fn migrated() -> rusqlite::Connection {

@@ -241,6 +241,31 @@ await drive("dashboard", async (browser) => {
   assert.equal(template.subject, "Hi {{ firstName }}, your {{ plan }} plan");
   assert.equal(template.body, "<h1>Hello {{ firstName }}</h1>");
 
+  step("templates: an image uploaded into the body, served as an image; SVG refused");
+  const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==", "base64");
+  await page.setInputFiles("#image-upload", { name: "pixel.png", mimeType: "image/png", buffer: png });
+  await toast(page, "Image uploaded and added to the body");
+  const withImage = await page.getByLabel("Body (HTML with Liquid)").inputValue();
+  const src = withImage.match(/<img src="([^"]+\/uploads\/[A-Za-z0-9]{40}\.png)"/);
+  assert.ok(src, withImage);
+  const served = await fetch(src[1]);
+  assert.equal(served.status, 200);
+  assert.equal(served.headers.get("content-type"), "image/png");
+  assert.equal(served.headers.get("x-content-type-options"), "nosniff");
+  assert.deepEqual(Buffer.from(await served.arrayBuffer()), png);
+  await page.setInputFiles("#image-upload", { name: "logo.png", mimeType: "image/png", buffer: Buffer.from("<svg xmlns='http://www.w3.org/2000/svg'/>") });
+  await page.waitForSelector("#template-form .error:has-text('SVG is not accepted')");
+  assert.equal(await page.getByLabel("Body (HTML with Liquid)").inputValue(), withImage, "nothing was added");
+  // A good image next clears the error.
+  await page.setInputFiles("#image-upload", { name: "pixel.png", mimeType: "image/png", buffer: png });
+  await page.locator("#template-form .error").waitFor({ state: "detached" });
+  await page.waitForFunction(() => (document.querySelector("textarea[name=body]").value.match(/<img /g) || []).length === 2);
+  const twoImages = await page.getByLabel("Body (HTML with Liquid)").inputValue();
+  assert.equal(twoImages.match(/<img /g).length, 2, twoImages);
+  await page.getByRole("button", { name: "Save template" }).click();
+  await toast(page, "Template saved");
+  assert.equal((await api("GET", `/templates/${templateId}`)).body.body, twoImages);
+
   step("templates: a sender on an unverified domain is refused with the rule explained");
   await page.getByLabel("From address").fill("news@elsewhere.example");
   await page.getByRole("button", { name: "Save template" }).click();

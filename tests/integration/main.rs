@@ -37,6 +37,7 @@ mod sessions;
 mod sns;
 mod templates;
 mod tracking;
+mod uploads;
 mod verify;
 mod webhooks;
 mod workflow_crash;

@@ -1,7 +1,7 @@
 //! Resetting or deleting a large project: seeds contacts (1,000,000 by default) and events
-//! (10,000,000) straight into the database, then runs the wipe's steps through the database's
-//! writer exactly as the job does, while another task writes a row every few milliseconds as a
-//! request would. Prints the longest a step held the writer and the longest the other writes
+//! (10,000,000) straight into the database, then runs the wipe through the database's writer
+//! with the job's own loop, while another task writes a row every few milliseconds as a request
+//! would. Prints the longest a step held the writer and the longest the other writes
 //! waited (goal: a few tens of milliseconds, whatever the size).
 
 use std::path::PathBuf;
@@ -13,9 +13,9 @@ use tidings::config::Config;
 use tidings::core::projects::start_wipe;
 use tidings::db::DbError;
 use tidings::db::projects::Wipe;
-use tidings::db::wipe::{self, Step};
+use tidings::db::wipe::Step;
 use tidings::error::ApiError;
-use tidings::scheduler::wipes::STEP_BUDGET;
+use tidings::scheduler::wipes::wipe_project;
 use tidings::{AppState, clock};
 
 use crate::analytics::seed_events;
@@ -67,42 +67,22 @@ pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<Path
         };
 
         let started = Instant::now();
-        let (mut steps, mut rows) = (Vec::new(), 0);
+        let mut steps = Vec::new();
         let mut by_table: Vec<(&'static str, Vec<Duration>)> = Vec::new();
-        let mut chunk = wipe::CHUNK;
         // The deleting alone, without the commit and what the writer does between transactions.
         let mut works = Vec::new();
-        loop {
-            let id = project.clone();
-            let t = Instant::now();
-            let (step, work) = state
-                .db
-                .write_alone(move |tx| {
-                    let t = Instant::now();
-                    let step = wipe::step(tx, &id, STEP_BUDGET, chunk)?;
-                    Ok::<_, DbError>((step, t.elapsed()))
-                })
-                .await
-                .unwrap();
-            let took = t.elapsed();
-            steps.push(took);
-            works.push(work);
-            match step {
-                Step::More { deleted, table, chunk: next } => {
-                    rows += deleted;
-                    chunk = next;
-                    match by_table.iter_mut().find(|(t, _)| *t == table) {
-                        Some((_, samples)) => samples.push(took),
-                        None => by_table.push((table, vec![took])),
-                    }
+        let (rows, _) = wipe_project(&state.db, &project, |taken| {
+            steps.push(taken.round_trip);
+            works.push(taken.work);
+            if let Step::More { table, .. } = taken.step {
+                match by_table.iter_mut().find(|(t, _)| *t == table) {
+                    Some((_, samples)) => samples.push(taken.round_trip),
+                    None => by_table.push((table, vec![taken.round_trip])),
                 }
-                Step::Finished { deleted, .. } => {
-                    rows += deleted;
-                    break;
-                }
-                Step::Idle => panic!("the project is not being wiped"),
             }
-        }
+        })
+        .await
+        .unwrap();
         let took = started.elapsed();
         running.store(false, Ordering::Relaxed);
         let mut waits = probe.await.unwrap();

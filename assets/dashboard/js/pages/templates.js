@@ -1,8 +1,8 @@
 // Templates: the list (search, type filter, pages) and the editor with a live preview rendered
 // by the server's own renderer for a chosen contact, so what is shown is what is sent.
 
-import { html, useState } from "../../vendor/preact-htm.js";
-import { del, get, patch, post } from "../api.js";
+import { html, useRef, useState } from "../../vendor/preact-htm.js";
+import { api, del, get, patch, post } from "../api.js";
 import { navigate, setQuery, useLocation } from "../router.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Loaded, Page, PagePager, date, toast, useAction,
@@ -114,6 +114,28 @@ export function Preview({ subject, body }) {
     </section>`;
 }
 
+/**
+ * Uploads an image (the server checks its bytes: PNG, JPEG, GIF or WebP) and hands back the
+ * `<img>` tag that shows it, for the body.
+ */
+function ImageUpload({ onUploaded }) {
+  const upload = useAction(async (file) => {
+    const form = new FormData();
+    form.append("file", file);
+    const image = await api("POST", "/uploads/image", form);
+    onUploaded(`<img src="${image.url}" alt="" style="max-width: 100%;">`);
+    return image;
+  }, "Image uploaded and added to the body");
+  return html`
+    <div class="field">
+      <label class="label" for="image-upload">Add an image</label>
+      <input id="image-upload" type="file" accept="image/png,image/jpeg,image/gif,image/webp" disabled=${upload.busy}
+        onChange=${(e) => { const file = e.currentTarget.files[0]; e.currentTarget.value = ""; if (file) upload.run(file); }} />
+      <small class="hint">PNG, JPEG, GIF or WebP; it gets a permanent address that anyone with it can open, as the mail's readers must.</small>
+      <${ErrorBox} error=${upload.error} />
+    </div>`;
+}
+
 const EMPTY = { name: "", description: "", subject: "", body: "<p>Hello {{ firstName ?? \"there\" }},</p>\n", from: "", fromName: "", replyTo: "", type: "MARKETING" };
 
 export function TemplateEditor({ project, params }) {
@@ -127,6 +149,13 @@ export function TemplateEditor({ project, params }) {
 function Editor({ template, isNew, base }) {
   const [draft, setDraft] = useState({ ...EMPTY, ...template, description: template.description || "", fromName: template.fromName || "", replyTo: template.replyTo || "" });
   const set = (key) => (event) => setDraft({ ...draft, [key]: event.currentTarget.value });
+  const bodyField = useRef(null);
+  // An uploaded image's tag goes where the cursor was in the body (at its end otherwise).
+  const insertIntoBody = (tag) => {
+    const area = bodyField.current;
+    const at = area && area.selectionStart !== undefined ? area.selectionEnd : draft.body.length;
+    setDraft((d) => ({ ...d, body: d.body.slice(0, at) + tag + d.body.slice(at) }));
+  };
   const save = useAction(async () => {
     const body = {
       name: draft.name, description: draft.description, subject: draft.subject, body: draft.body,
@@ -172,8 +201,9 @@ function Editor({ template, isNew, base }) {
           <${Field} label="Reply-to"><input name="replyTo" type="email" value=${draft.replyTo} onInput=${set("replyTo")} /><//>
           <${Field} label="Subject"><input name="subject" required value=${draft.subject} onInput=${set("subject")} /><//>
           <${Field} label="Body (HTML with Liquid)" hint="Variables: {{ firstName }}, {{ plan ?? \"free\" }}, {{ unsubscribeUrl }}; {% if %} and {% for %} work. Variables are HTML-escaped; {{ x | raw }} is not.">
-            <textarea class="code" name="body" required spellcheck="false" value=${draft.body} onInput=${set("body")}></textarea>
+            <textarea class="code" name="body" ref=${bodyField} required spellcheck="false" value=${draft.body} onInput=${set("body")}></textarea>
           <//>
+          <${ImageUpload} onUploaded=${insertIntoBody} />
           <${TemplateError} error=${save.error} base=${base} />
           <div class="buttons"><button type="submit" disabled=${save.busy}>${save.busy ? "Saving…" : isNew ? "Create template" : "Save template"}</button>
             ${!isNew && html`<span class="meta">Updated ${date(template.updatedAt)}</span>`}</div>

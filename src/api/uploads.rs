@@ -1,0 +1,77 @@
+//! `POST /uploads/image` (secret key, or the dashboard's session with `X-Project-Id`) and the
+//! images it stores, served at `GET /uploads/<token>.<ext>` to anyone with the address: the mail
+//! that shows them is read without signing in.
+
+use std::io::Cursor;
+
+use rocket::form::{Errors, Form};
+use rocket::http::{ContentType, Header, Status};
+use rocket::response::{self, Responder, Response};
+use rocket::serde::json::Json;
+use rocket::{Request, Route, State, get, post, routes};
+use serde_json::Value;
+
+use super::contact_jobs::{Upload, read_upload};
+use super::guards::ProjectAccess;
+use crate::core::uploads;
+use crate::db::DbError;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![upload, serve]
+}
+
+/// Stores an image (the form part `file`, at most `[limits] upload_bytes`) and answers `{id,
+/// url, contentType, size, createdAt}`.
+#[post("/uploads/image", data = "<form>")]
+async fn upload(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    form: Result<Form<Upload<'_>>, Errors<'_>>,
+) -> Result<Json<Value>, ApiError> {
+    let bytes = read_upload(form, state.config.limits.upload_bytes, "the image").await?;
+    let format = uploads::check(&bytes)?;
+    let (dir, project) = (state.config.uploads_dir(), access.project.id.clone());
+    let size = bytes.len();
+    let token = super::blocking(move || uploads::write_file(&dir, &project, format.1, &bytes))
+        .await?
+        .map_err(|e| ApiError::internal(format!("writing the upload: {e}")))?;
+    let (project, public_url) = (access.project.id, state.config.public_url());
+    let view = state
+        .db
+        .write(move |tx| Ok::<_, DbError>(uploads::record(tx, &project, &token, format, size, &public_url)?))
+        .await?;
+    Ok(Json(view))
+}
+
+/// An image as stored: its type, `nosniff`, a year's cache (the address never changes what it
+/// shows) and a policy that lets nothing in it run.
+struct Image {
+    content_type: ContentType,
+    body: Vec<u8>,
+}
+
+impl<'r> Responder<'r, 'static> for Image {
+    fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
+        Response::build()
+            .header(self.content_type)
+            .header(Header::new("X-Content-Type-Options", "nosniff"))
+            .header(Header::new("Cache-Control", "public, max-age=31536000, immutable"))
+            .header(Header::new("Content-Security-Policy", "default-src 'none'; sandbox"))
+            .sized_body(self.body.len(), Cursor::new(self.body))
+            .ok()
+    }
+}
+
+#[get("/uploads/<name>")]
+async fn serve(state: &State<AppState>, name: &str) -> Result<Image, ApiError> {
+    let (dir, name) = (state.config.uploads_dir(), name.to_string());
+    let found = state.db.run(move |conn| Ok::<_, DbError>(uploads::find(conn, &dir, &name)?)).await?;
+    let Some((path, content_type)) = found else { return Err(ApiError::not_found("No such image")) };
+    let body = super::blocking(move || std::fs::read(path))
+        .await?
+        .map_err(|_| ApiError::new(Status::NotFound.code, "NOT_FOUND", "No such image"))?;
+    let content_type = ContentType::parse_flexible(&content_type).unwrap_or(ContentType::Binary);
+    Ok(Image { content_type, body })
+}

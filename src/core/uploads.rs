@@ -1,0 +1,128 @@
+//! Images for template and campaign bodies: recognised by their bytes (never by the name or
+//! type the client declares), kept as files under `<data>/uploads/<project>/`, and served at an
+//! address whose 40 random characters are the only way to find them.
+//!
+//! SVG is refused: it is a document that can carry scripts, not a picture. The file is written
+//! under a temporary name and renamed into place before its row is committed, so a file is
+//! never half there; a crash between the two leaves only an unlisted file.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
+
+use super::keys::random_token;
+use crate::clock;
+use crate::error::{ApiError, FieldError};
+
+/// Whether bytes look like one format.
+type Matcher = fn(&[u8]) -> bool;
+
+/// The formats taken: content type and extension.
+const FORMATS: [(Matcher, &str, &str); 4] = [
+    (infer::image::is_png, "image/png", "png"),
+    (infer::image::is_jpeg, "image/jpeg", "jpg"),
+    (infer::image::is_gif, "image/gif", "gif"),
+    (infer::image::is_webp, "image/webp", "webp"),
+];
+
+/// The content type and extension of an image in a format we take, by its bytes.
+pub fn sniff(bytes: &[u8]) -> Option<(&'static str, &'static str)> {
+    // WebP is a RIFF container; infer looks at the `WEBP` tag only.
+    let riff_ok = |b: &[u8]| !infer::image::is_webp(b) || b.starts_with(b"RIFF");
+    FORMATS
+        .iter()
+        .find(|(matches, _, _)| matches(bytes) && riff_ok(bytes))
+        .map(|(_, kind, ext)| (*kind, *ext))
+}
+
+/// Checks an upload: 422 naming what was sent when it is not a PNG, JPEG, GIF or WebP image.
+pub fn check(bytes: &[u8]) -> Result<(&'static str, &'static str), ApiError> {
+    sniff(bytes).ok_or_else(|| {
+        let svg =
+            String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).to_ascii_lowercase().contains("<svg");
+        let message = if svg {
+            "SVG is not accepted (it can carry scripts); upload a PNG, JPEG, GIF or WebP image"
+        } else {
+            "the file is not a PNG, JPEG, GIF or WebP image (recognised by its contents, not its name)"
+        };
+        ApiError::validation(vec![FieldError::new("file", "invalid_image", message)])
+    })
+}
+
+/// Where the project's uploads are kept.
+pub fn project_dir(uploads: &Path, project: &str) -> PathBuf {
+    uploads.join(project)
+}
+
+/// Writes the file of a new upload and returns its token; the caller records it with
+/// [`record`]. Blocking.
+pub fn write_file(uploads: &Path, project: &str, extension: &str, bytes: &[u8]) -> std::io::Result<String> {
+    let dir = project_dir(uploads, project);
+    crate::db::files::create_private_dir(uploads)?;
+    crate::db::files::create_private_dir(&dir)?;
+    let token = random_token();
+    let temporary = dir.join(format!(".{token}.part"));
+    std::fs::write(&temporary, bytes)?;
+    std::fs::rename(&temporary, dir.join(format!("{token}.{extension}")))?;
+    Ok(token)
+}
+
+/// Records an upload written by [`write_file`]; returns its view.
+pub fn record(
+    conn: &Connection,
+    project: &str,
+    token: &str,
+    (content_type, extension): (&str, &str),
+    bytes: usize,
+    public_url: &str,
+) -> rusqlite::Result<Value> {
+    let now = clock::now_ms();
+    conn.execute(
+        "INSERT INTO uploads (token, project_id, content_type, extension, bytes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![token, project, content_type, extension, bytes as i64, now],
+    )?;
+    Ok(json!({
+        "id": token,
+        "url": format!("{public_url}/uploads/{token}.{extension}"),
+        "contentType": content_type,
+        "size": bytes,
+        "createdAt": clock::iso(now),
+    }))
+}
+
+/// The file behind `/uploads/<name>`: its path and content type, when `name` is an upload's
+/// token and extension.
+pub fn find(conn: &Connection, uploads: &Path, name: &str) -> rusqlite::Result<Option<(PathBuf, String)>> {
+    let Some((token, extension)) = name.split_once('.') else { return Ok(None) };
+    if token.len() != 40 || !token.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Ok(None);
+    }
+    let found: Option<(String, String, String)> = conn
+        .query_row("SELECT project_id, content_type, extension FROM uploads WHERE token = ?1", [token], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    Ok(found.filter(|(_, _, ext)| ext == extension).map(|(project, content_type, ext)| {
+        (project_dir(uploads, &project).join(format!("{token}.{ext}")), content_type)
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_are_known_by_their_bytes() {
+        assert_eq!(sniff(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), Some(("image/png", "png")));
+        assert_eq!(sniff(b"\xff\xd8\xff\xe0\0\x10JFIF"), Some(("image/jpeg", "jpg")));
+        assert_eq!(sniff(b"GIF89a\x01\0\x01\0"), Some(("image/gif", "gif")));
+        assert_eq!(sniff(b"RIFF\x24\0\0\0WEBPVP8 "), Some(("image/webp", "webp")));
+        assert_eq!(sniff(b"XXXX\x24\0\0\0WEBPVP8 "), None, "WebP is a RIFF file");
+        assert_eq!(sniff(b"<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>"), None);
+        assert_eq!(sniff(b"<html><body>hi</body></html>"), None);
+        assert_eq!(sniff(b""), None);
+        let svg = check(b"<?xml version=\"1.0\"?><svg/>").unwrap_err();
+        assert!(format!("{svg:?}").contains("SVG is not accepted"));
+    }
+}
