@@ -43,12 +43,30 @@ pub enum Command {
     /// Inspect the configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Read the capture outbox (mail kept instead of sent when no relay is configured), the
+    /// server's own mail included: sign-up confirmations, password resets, invitations.
+    #[command(subcommand)]
+    Outbox(OutboxCommand),
     /// Write a consistent copy of the database to FILE, also while `serve` runs.
     Backup {
         /// The new file; it must not exist yet.
         #[arg(long, value_name = "FILE")]
         to: PathBuf,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OutboxCommand {
+    /// The newest captured messages, one a line: id, time, recipient, subject.
+    List {
+        /// Only messages to this address.
+        #[arg(long, value_name = "EMAIL")]
+        to: Option<String>,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// One captured message's source, as a relay would have received it.
+    Show { id: i64 },
 }
 
 #[derive(Debug, Subcommand)]
@@ -219,6 +237,23 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                 let status = if project.disabled { "disabled" } else { "enabled" };
                 println!("{}\t{}\t{}\t{}\t{}", project.id, project.name, public_key, owners, status);
             }
+            Ok(())
+        }
+        Command::Outbox(OutboxCommand::List { to, limit }) => {
+            let state = AppState::open(config)?;
+            let to = to.map(|t| t.trim().to_ascii_lowercase());
+            for m in db::outbox::list(&*state.db.conn()?, None, to.as_deref(), None, limit.clamp(1, 10_000))?
+            {
+                println!("{}\t{}\t{}\t{}", m.id, crate::clock::iso(m.created_at), m.to, m.subject);
+            }
+            Ok(())
+        }
+        Command::Outbox(OutboxCommand::Show { id }) => {
+            let state = AppState::open(config)?;
+            let found = db::outbox::get(&*state.db.conn()?, id, None)?;
+            let (_, raw) = found.ok_or_else(|| CliError(format!("no captured message has the id {id}")))?;
+            std::io::Write::write_all(&mut std::io::stdout(), &raw)
+                .map_err(|e| CliError(format!("could not write the message: {e}")))?;
             Ok(())
         }
         Command::Backup { to } => {

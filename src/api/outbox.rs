@@ -2,12 +2,12 @@
 
 use rocket::serde::json::Json;
 use rocket::{FromForm, Route, State, get, routes};
-use rusqlite::params;
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
 use super::pagination;
 use crate::clock;
+use crate::db::outbox::{self, Captured};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -33,40 +33,29 @@ async fn list(
     let (rows, total) = state
         .db
         .run(move |conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT id, email_id, message_id, envelope_from, envelope_to, subject, length(raw), created_at FROM outbox
-                 WHERE project_id = ?1 AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3",
-            )?;
-            let rows: Vec<(i64, Value)> = stmt
-                .query_map(params![project, before, (limit + 1) as i64], |r| {
-                    let id: i64 = r.get(0)?;
-                    Ok((
-                        id,
-                        json!({
-                            "id": id,
-                            "emailId": r.get::<_, Option<String>>(1)?,
-                            "messageId": r.get::<_, String>(2)?,
-                            "from": r.get::<_, String>(3)?,
-                            "to": r.get::<_, String>(4)?,
-                            "subject": r.get::<_, String>(5)?,
-                            "size": r.get::<_, i64>(6)?,
-                            "createdAt": clock::iso(r.get(7)?),
-                        }),
-                    ))
-                })?
-                .collect::<Result<_, _>>()?;
-            let total: Option<i64> = if before.is_none() {
-                Some(conn.query_row("SELECT count(*) FROM outbox WHERE project_id = ?1", [&project], |r| r.get(0))?)
-            } else {
-                None
-            };
+            let rows = outbox::list(conn, Some(&project), None, before, limit + 1)?;
+            let total = if before.is_none() { Some(outbox::count(conn, &project)?) } else { None };
             Ok::<_, ApiError>((rows, total))
         })
         .await?;
+    let rows: Vec<(i64, Value)> = rows.iter().map(|m| (m.id, view(m))).collect();
     let has_more = rows.len() > limit;
     let rows: Vec<(i64, Value)> = rows.into_iter().take(limit).collect();
     let next = if has_more { rows.last().map(|(id, _)| pagination::encode(id)) } else { None };
     Ok(Json(pagination::page(rows.into_iter().map(|(_, v)| v).collect(), next, total)))
+}
+
+fn view(m: &Captured) -> Value {
+    json!({
+        "id": m.id,
+        "emailId": m.email_id,
+        "messageId": m.message_id,
+        "from": m.from,
+        "to": m.to,
+        "subject": m.subject,
+        "size": m.size,
+        "createdAt": clock::iso(m.created_at),
+    })
 }
 
 /// A captured message read back: its headers in order (unfolded), and its HTML and text parts.
@@ -92,35 +81,12 @@ fn parts(raw: &[u8]) -> Value {
 #[get("/outbox/<id>")]
 async fn read(state: &State<AppState>, access: ProjectAccess, id: i64) -> Result<Json<Value>, ApiError> {
     let project = access.project.id;
-    let found = state
-        .db
-        .run(move |conn| {
-            Ok::<_, ApiError>(
-                conn.query_row(
-                    "SELECT email_id, message_id, envelope_from, envelope_to, subject, raw, created_at FROM outbox
-                     WHERE id = ?1 AND project_id = ?2",
-                    params![id, project],
-                    |r| {
-                        let raw = r.get::<_, Vec<u8>>(5)?;
-                        let mut view = json!({
-                            "id": id,
-                            "emailId": r.get::<_, Option<String>>(0)?,
-                            "messageId": r.get::<_, String>(1)?,
-                            "from": r.get::<_, String>(2)?,
-                            "to": r.get::<_, String>(3)?,
-                            "subject": r.get::<_, String>(4)?,
-                            "raw": String::from_utf8_lossy(&raw),
-                            "createdAt": clock::iso(r.get(6)?),
-                        });
-                        if let (Value::Object(view), Value::Object(parts)) = (&mut view, parts(&raw)) {
-                            view.extend(parts);
-                        }
-                        Ok(view)
-                    },
-                )
-                .ok(),
-            )
-        })
-        .await?;
-    found.map(Json).ok_or_else(|| ApiError::not_found("Message not found"))
+    let found = state.db.run(move |conn| Ok::<_, ApiError>(outbox::get(conn, id, Some(&project))?)).await?;
+    let (message, raw) = found.ok_or_else(|| ApiError::not_found("Message not found"))?;
+    let mut view = view(&message);
+    view["raw"] = json!(String::from_utf8_lossy(&raw));
+    if let (Value::Object(view), Value::Object(parts)) = (&mut view, parts(&raw)) {
+        view.extend(parts);
+    }
+    Ok(Json(view))
 }

@@ -29,6 +29,7 @@ pub mod invitations;
 pub mod jobs;
 pub mod keys;
 pub mod migrate;
+pub mod outbox;
 pub mod projects;
 pub mod refs;
 pub mod rollups;

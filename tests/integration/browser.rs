@@ -95,15 +95,14 @@ async fn seed(server: &Server, dns: &DnsServer, key: &str, public_key: &str, bou
     tokio::task::block_in_place(|| bounce_address(server, key, "ada@example.com"))
 }
 
-/// The path and query of the link to `page` in the newest system mail to `to`, read from the
-/// capture outbox in the server's database once every such mail has left the queue.
+/// The path and query of the link to `page` in the newest system mail to `to`, read with
+/// `tidings outbox` (as an operator in capture mode would) once every such mail has left the queue.
 fn captured_link(dir: &Path, to: &str, page: &str) -> String {
-    use rusqlite::{OpenFlags, OptionalExtension};
     let start = std::time::Instant::now();
     loop {
         let conn = rusqlite::Connection::open_with_flags(
             dir.join("data/tidings.db"),
-            OpenFlags::SQLITE_OPEN_READ_ONLY,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
         )
         .unwrap();
         let queued: i64 = conn
@@ -113,16 +112,9 @@ fn captured_link(dir: &Path, to: &str, page: &str) -> String {
                 |r| r.get(0),
             )
             .unwrap();
-        let raw: Option<Vec<u8>> = conn
-            .query_row(
-                "SELECT o.raw FROM outbox o JOIN emails e ON e.id = o.email_id
-                 WHERE o.project_id = 'system' AND o.envelope_to = ?1 ORDER BY e.created_at DESC, e.id DESC LIMIT 1",
-                [to],
-                |r| r.get(0),
-            )
-            .optional()
-            .unwrap();
-        if let (0, Some(raw)) = (queued, raw) {
+        let listed = stdout(&run(dir, &["outbox", "list", "--to", to, "--limit", "1"], &[]));
+        if let (0, Some(id)) = (queued, listed.split('\t').next().filter(|id| !id.trim().is_empty())) {
+            let raw = run(dir, &["outbox", "show", id.trim()], &[]).stdout;
             let message = mail_parser::MessageParser::default().parse(&raw).unwrap();
             let html = message.body_html(0).unwrap().to_string();
             let at =
