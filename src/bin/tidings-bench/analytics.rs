@@ -8,18 +8,13 @@ use std::time::{Duration, Instant};
 use rocket::http::Header;
 use rocket::local::blocking::Client;
 use rusqlite::params;
-use tidings::config::Config;
 use tidings::{AppState, build_rocket, clock, db};
 
-use crate::{Lcg, report, seed, setup_project, tempfile_dir};
+use crate::{Lcg, Scratch, report, seed};
 
 pub fn analytics_bench(events: usize, contacts: usize, repeat: usize, dir: Option<PathBuf>) {
-    let remove_after = dir.is_none();
-    let temp = tempfile_dir(dir);
-    let mut config = Config::defaults();
-    config.server.data_dir = temp.clone();
-    let state = AppState::open(config).expect("open the database");
-    let (project, secret_key) = setup_project(&state);
+    let scratch = Scratch::open(dir);
+    let (state, project, secret_key) = (&scratch.state, scratch.project.clone(), scratch.secret_key.clone());
     seed(&state, &project, contacts);
     let started = Instant::now();
     seed_events(&state, &project, events);
@@ -55,10 +50,7 @@ pub fn analytics_bench(events: usize, contacts: usize, repeat: usize, dir: Optio
         time(path);
     }
     drop(client);
-    drop(state);
-    if remove_after {
-        let _ = std::fs::remove_dir_all(&temp);
-    }
+    scratch.close();
 }
 
 /// Event names and their shares (in thousandths) of what is seeded.

@@ -6,19 +6,14 @@ use std::time::Instant;
 use rocket::http::Header;
 use rocket::local::blocking::Client;
 use serde_json::json;
-use tidings::config::Config;
 use tidings::db::{self, contact_jobs};
 use tidings::{AppState, build_rocket, clock};
 
-use crate::{Lcg, person, report, seed, setup_project, tempfile_dir};
+use crate::{Lcg, Scratch, person, report, seed};
 
 pub fn contacts_bench(contacts: usize, csv_rows: usize, repeat: usize, dir: Option<PathBuf>) {
-    let remove_after = dir.is_none();
-    let temp = tempfile_dir(dir);
-    let mut config = Config::defaults();
-    config.server.data_dir = temp.clone();
-    let state = AppState::open(config).expect("open the database");
-    let (project, secret_key) = setup_project(&state);
+    let scratch = Scratch::open(dir);
+    let (state, project, secret_key) = (&scratch.state, scratch.project.clone(), scratch.secret_key.clone());
 
     let started = Instant::now();
     seed(&state, &project, contacts);
@@ -55,9 +50,7 @@ pub fn contacts_bench(contacts: usize, csv_rows: usize, repeat: usize, dir: Opti
 
     import_bench(&state, &project, csv_rows);
     drop(client);
-    if remove_after {
-        let _ = std::fs::remove_dir_all(&temp);
-    }
+    scratch.close();
 }
 
 fn import_bench(state: &AppState, project: &str, rows: usize) {

@@ -128,6 +128,37 @@ fn main() {
     }
 }
 
+/// A fresh database in the benchmark's directory (a temporary one unless `--dir` names one)
+/// with a user and a project.
+pub struct Scratch {
+    pub state: tidings::AppState,
+    pub project: String,
+    pub secret_key: String,
+    dir: PathBuf,
+    remove: bool,
+}
+
+impl Scratch {
+    pub fn open(dir: Option<PathBuf>) -> Scratch {
+        let remove = dir.is_none();
+        let dir = tempfile_dir(dir);
+        let mut config = tidings::config::Config::defaults();
+        config.server.data_dir = dir.clone();
+        let state = tidings::AppState::open(config).expect("open the database");
+        let (project, secret_key) = setup_project(&state);
+        Scratch { state, project, secret_key, dir, remove }
+    }
+
+    /// Closes the database, and removes the directory when it was a temporary one.
+    pub fn close(self) {
+        let Scratch { state, dir, remove, .. } = self;
+        drop(state);
+        if remove {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
+
 pub fn report(label: &str, samples: &mut [Duration]) {
     samples.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;

@@ -7,19 +7,14 @@ use std::time::{Duration, Instant};
 use rocket::http::Header;
 use rocket::local::blocking::Client;
 use serde_json::{Value, json};
-use tidings::config::Config;
 use tidings::core::segments::{self as core_segments, COMPUTE_BATCH, Step};
 use tidings::{AppState, build_rocket, clock, db};
 
-use crate::{report, seed, setup_project, tempfile_dir};
+use crate::{Scratch, report, seed};
 
 pub fn segments_bench(contacts: usize, repeat: usize, churn: f64, dir: Option<PathBuf>) {
-    let remove_after = dir.is_none();
-    let temp = tempfile_dir(dir);
-    let mut config = Config::defaults();
-    config.server.data_dir = temp.clone();
-    let state = AppState::open(config).expect("open the database");
-    let (project, secret_key) = setup_project(&state);
+    let scratch = Scratch::open(dir);
+    let (state, project, secret_key) = (&scratch.state, scratch.project.clone(), scratch.secret_key.clone());
     let started = Instant::now();
     seed(&state, &project, contacts);
     println!("seeded {contacts} contacts in {:.1} s", started.elapsed().as_secs_f64());
@@ -82,9 +77,7 @@ pub fn segments_bench(contacts: usize, repeat: usize, churn: f64, dir: Option<Pa
         done.member_count
     );
     drop(client);
-    if remove_after {
-        let _ = std::fs::remove_dir_all(&temp);
-    }
+    scratch.close();
 }
 
 /// Runs a membership computation to the end, batch by batch, as the job does.

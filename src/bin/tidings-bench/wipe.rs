@@ -9,25 +9,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use tidings::config::Config;
+use tidings::clock;
 use tidings::core::projects::start_wipe;
 use tidings::db::DbError;
 use tidings::db::projects::Wipe;
 use tidings::db::wipe::Step;
 use tidings::error::ApiError;
 use tidings::scheduler::wipes::wipe_project;
-use tidings::{AppState, clock};
 
 use crate::analytics::seed_events;
-use crate::{report, seed, setup_project, tempfile_dir};
+use crate::{Scratch, report, seed};
 
 pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<PathBuf>) {
-    let remove_after = dir.is_none();
-    let temp = tempfile_dir(dir);
-    let mut config = Config::defaults();
-    config.server.data_dir = temp.clone();
-    let state = AppState::open(config).expect("open the database");
-    let (project, _) = setup_project(&state);
+    let scratch = Scratch::open(dir);
+    let (state, project) = (&scratch.state, scratch.project.clone());
     let started = Instant::now();
     seed(&state, &project, contacts);
     seed_events(&state, &project, events);
@@ -116,8 +111,5 @@ pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<Path
         report("a request's write meanwhile", &mut waits);
         println!("longest wait of a request's write: {:.1} ms", worst.as_secs_f64() * 1000.0);
     });
-    drop(state);
-    if remove_after {
-        let _ = std::fs::remove_dir_all(&temp);
-    }
+    scratch.close();
 }
