@@ -234,6 +234,8 @@ pub struct LimitsConfig {
     pub message_bytes: u64,
     pub csv_bytes: u64,
     pub upload_bytes: u64,
+    /// All the images one project may keep (`POST /uploads/image`), so no key can fill the disk.
+    pub upload_total_bytes: u64,
     /// Sender domains one project may have (each costs an RSA key generation).
     pub domains_per_project: u32,
 }
@@ -247,6 +249,7 @@ impl Default for LimitsConfig {
             message_bytes: 40 * MIB,
             csv_bytes: 5 * MIB,
             upload_bytes: 5 * MIB,
+            upload_total_bytes: 1024 * MIB,
             domains_per_project: 50,
         }
     }
@@ -508,6 +511,7 @@ impl Config {
         at_least("limits.message_bytes", self.limits.message_bytes, 1024);
         at_least("limits.csv_bytes", self.limits.csv_bytes, 1);
         at_least("limits.upload_bytes", self.limits.upload_bytes, 1);
+        at_least("limits.upload_total_bytes", self.limits.upload_total_bytes, 1);
         at_least("scheduler.workers", self.scheduler.workers.into(), 1);
         at_least("scheduler.lease_secs", self.scheduler.lease_secs.into(), 5);
         at_least("scheduler.retry_base_secs", self.scheduler.retry_base_secs.into(), 1);

@@ -38,11 +38,17 @@ async fn upload(
         .await?
         .map_err(|e| ApiError::internal(format!("writing the upload: {e}")))?;
     let (project, public_url) = (access.project.id, state.config.public_url());
-    let view = state
+    let cap = state.config.limits.upload_total_bytes;
+    let (stored, written) = (token.clone(), uploads::project_dir(&state.config.uploads_dir(), &project));
+    let recorded = state
         .db
-        .write(move |tx| Ok::<_, DbError>(uploads::record(tx, &project, &token, format, size, &public_url)?))
-        .await?;
-    Ok(Json(view))
+        .write(move |tx| uploads::record(tx, &project, &stored, format, size, cap, &public_url))
+        .await;
+    if recorded.is_err() {
+        // Refused or not committed: the file goes too.
+        let _ = std::fs::remove_file(written.join(format!("{token}.{}", format.1)));
+    }
+    Ok(Json(recorded?))
 }
 
 /// An image as stored: its type, `nosniff`, a year's cache (the address never changes what it

@@ -68,15 +68,32 @@ pub fn write_file(uploads: &Path, project: &str, extension: &str, bytes: &[u8]) 
     Ok(token)
 }
 
-/// Records an upload written by [`write_file`]; returns its view.
+/// Records an upload written by [`write_file`]; returns its view. Refused (413) when it would
+/// take the project's images past `total_cap` bytes: counted in the writer's transaction, so
+/// uploads racing each other cannot pass it together.
 pub fn record(
     conn: &Connection,
     project: &str,
     token: &str,
     (content_type, extension): (&str, &str),
     bytes: usize,
+    total_cap: u64,
     public_url: &str,
-) -> rusqlite::Result<Value> {
+) -> Result<Value, ApiError> {
+    let kept: i64 = conn.query_row(
+        "SELECT coalesce(sum(bytes), 0) FROM uploads WHERE project_id = ?1",
+        [project],
+        |r| r.get(0),
+    )?;
+    if kept as u64 + bytes as u64 > total_cap {
+        return Err(ApiError::new(
+            413,
+            "PAYLOAD_TOO_LARGE",
+            format!(
+                "This project's images would take more than the {total_cap} bytes it may keep ([limits] upload_total_bytes); {kept} are used"
+            ),
+        ));
+    }
     let now = clock::now_ms();
     conn.execute(
         "INSERT INTO uploads (token, project_id, content_type, extension, bytes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",

@@ -94,3 +94,20 @@ async fn images_are_known_by_their_bytes_and_served_safely() {
     app.run_jobs_until("the deletion", async || !dir.exists()).await;
     assert_eq!(app.client.get(path_of(url)).dispatch().await.status(), Status::NotFound);
 }
+
+#[rocket::async_test]
+async fn a_projects_images_are_capped_in_total() {
+    let app = TestApp::with(|c| c.limits.upload_total_bytes = 2 * PNG.len() as u64).await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    for _ in 0..2 {
+        assert_eq!(app.upload_csv_to("/uploads/image", &keys.secret_key, PNG).await.0, Status::Ok);
+    }
+    let (status, error) = app.upload_csv_to("/uploads/image", &keys.secret_key, PNG).await;
+    assert_eq!(status, Status::PayloadTooLarge, "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("upload_total_bytes"), "{error}");
+    let files = std::fs::read_dir(app.dir.path().join("uploads").join(&keys.id)).unwrap().count();
+    assert_eq!(files, 2, "the refused image's file is gone too");
+    // Another project has its own allowance.
+    let (_, other) = app.user_with_project("other@example.com").await;
+    assert_eq!(app.upload_csv_to("/uploads/image", &other.secret_key, PNG).await.0, Status::Ok);
+}
