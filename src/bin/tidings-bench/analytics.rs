@@ -15,9 +15,9 @@ use crate::{Lcg, Scratch, report, seed};
 pub fn analytics_bench(events: usize, contacts: usize, repeat: usize, dir: Option<PathBuf>) {
     let scratch = Scratch::open(dir);
     let (state, project, secret_key) = (&scratch.state, scratch.project.clone(), scratch.secret_key.clone());
-    seed(&state, &project, contacts);
+    seed(state, &project, contacts);
     let started = Instant::now();
-    seed_events(&state, &project, events);
+    seed_events(state, &project, events);
     println!("seeded {events} events for {contacts} contacts in {:.1} s", started.elapsed().as_secs_f64());
 
     let client = Client::untracked(build_rocket(state.clone())).expect("rocket");

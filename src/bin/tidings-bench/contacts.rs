@@ -16,7 +16,7 @@ pub fn contacts_bench(contacts: usize, csv_rows: usize, repeat: usize, dir: Opti
     let (state, project, secret_key) = (&scratch.state, scratch.project.clone(), scratch.secret_key.clone());
 
     let started = Instant::now();
-    seed(&state, &project, contacts);
+    seed(state, &project, contacts);
     let seeded = started.elapsed();
     println!(
         "seeded {contacts} contacts in {:.1} s ({:.0} rows/s)",
@@ -48,7 +48,7 @@ pub fn contacts_bench(contacts: usize, csv_rows: usize, repeat: usize, dir: Opti
     time("GET /contacts?search=gmail (~1/6 of all)", "/contacts?search=gmail");
     time("GET /contacts/fields", "/contacts/fields");
 
-    import_bench(&state, &project, csv_rows);
+    import_bench(state, &project, csv_rows);
     drop(client);
     scratch.close();
 }

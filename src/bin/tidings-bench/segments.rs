@@ -16,7 +16,7 @@ pub fn segments_bench(contacts: usize, repeat: usize, churn: f64, dir: Option<Pa
     let scratch = Scratch::open(dir);
     let (state, project, secret_key) = (&scratch.state, scratch.project.clone(), scratch.secret_key.clone());
     let started = Instant::now();
-    seed(&state, &project, contacts);
+    seed(state, &project, contacts);
     println!("seeded {contacts} contacts in {:.1} s", started.elapsed().as_secs_f64());
     let client = Client::untracked(build_rocket(state.clone())).expect("rocket");
     let auth = Header::new("Authorization", format!("Bearer {secret_key}"));
@@ -59,15 +59,15 @@ pub fn segments_bench(contacts: usize, repeat: usize, churn: f64, dir: Option<Pa
     let pro = json!({ "groups": [{ "filters": [filter("data.plan", "equals", json!("pro"))] }] });
     let tracked = post("/segments", json!({ "name": "Pro", "condition": pro, "trackMembership": true }));
     let id = tracked["id"].as_str().unwrap().to_string();
-    let (took, done) = compute(&state, &id);
+    let (took, done) = compute(state, &id);
     println!(
         "compute from nothing: {:.2} s, {} entered ({:.0} contacts/s visited)",
         took.as_secs_f64(),
         done.compute_entered,
         contacts as f64 / took.as_secs_f64()
     );
-    let changed = churn_contacts(&state, &project, churn);
-    let (took, done) = compute(&state, &id);
+    let changed = churn_contacts(state, &project, churn);
+    let (took, done) = compute(state, &id);
     println!(
         "compute after {changed} contacts ({:.0}%) moved in or out: {:.2} s, {} entered, {} exited, {} members",
         churn * 100.0,

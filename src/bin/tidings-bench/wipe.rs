@@ -24,8 +24,8 @@ pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<Path
     let scratch = Scratch::open(dir);
     let (state, project) = (&scratch.state, scratch.project.clone());
     let started = Instant::now();
-    seed(&state, &project, contacts);
-    seed_events(&state, &project, events);
+    seed(state, &project, contacts);
+    seed_events(state, &project, events);
     println!("seeded {contacts} contacts and {events} events in {:.1} s", started.elapsed().as_secs_f64());
 
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
