@@ -734,3 +734,36 @@ async fn events_from_delivery_and_bulk_jobs_start_workflows() {
         (json!("leaver@example.com"), json!("bulk"))
     );
 }
+
+#[rocket::async_test]
+async fn a_send_step_over_the_workflow_cap_fails_with_the_reason() {
+    let room = room().await;
+    let (app, key) = (&room.app, &room.keys.secret_key.clone());
+    let limits = format!("/users/@me/projects/{}/billing-limits", room.keys.id);
+    let (status, _, _) =
+        app.as_user(Method::Put, &limits, Some(&room.session), Some(json!({ "workflow": 1 }))).await;
+    assert_eq!(status, Status::Ok);
+    let welcome = template(&room, "TRANSACTIONAL", "Welcome", "<p>hi</p>").await;
+    let (flow, _) = workflow(
+        app,
+        key,
+        Some("signup"),
+        &[("welcome", "SEND_EMAIL", json!({ "templateId": welcome }))],
+        &[("trigger", "welcome", None)],
+    )
+    .await;
+    track(&room, "first@example.com", "signup", json!({})).await;
+    track(&room, "second@example.com", "signup", json!({})).await;
+    app.run_jobs_until("both executions end", async || {
+        executions(app, key, &flow, "?status=COMPLETED").await.len() == 1
+            && executions(app, key, &flow, "?status=FAILED").await.len() == 1
+    })
+    .await;
+    let failed = &executions(app, key, &flow, "?status=FAILED").await[0];
+    assert!(
+        failed["steps"][1]["error"].as_str().unwrap().contains("monthly limit of workflow emails"),
+        "{failed}"
+    );
+    let queued = "SELECT count(*) FROM emails WHERE source_type = 'WORKFLOW'";
+    assert_eq!(app.state.db.conn().unwrap().query_row(queued, [], |r| r.get::<_, i64>(0)).unwrap(), 1);
+}

@@ -35,7 +35,7 @@ use crate::db::emails::{self, Email};
 use crate::db::executions::{self, Execution, StepRun};
 use crate::db::workflows::{self, Step, Workflow};
 use crate::db::{new_id, projects, templates};
-use crate::error::ApiError;
+use crate::error::{ApiError, over_cap};
 
 /// Most steps one call of [`advance`] runs: far more than a path through 200 steps without a
 /// wait can take (the graph has no loop without a wait), so reaching it means a bug, and the
@@ -469,7 +469,13 @@ fn send_email(
         created_at: now,
         ..Email::default()
     };
-    emails::insert(conn, &email, now)?;
+    match emails::insert(conn, &email, now) {
+        Ok(()) => {}
+        // Over the project's monthly cap of workflow emails: the step fails with the reason
+        // (not an error, which would have the runner try it again and again).
+        Err(e) if over_cap(&e).is_some() => return Ok(Sent::Failed(why(&ApiError::from(e)))),
+        Err(e) => return Err(e.into()),
+    }
     Ok(Sent::Queued(json!({ "emailId": email.id, "to": to_email, "templateId": template.id })))
 }
 
