@@ -262,8 +262,10 @@ await drive("dashboard", async (browser) => {
   await page.waitForFunction(() => (document.querySelector("textarea[name=body]").value.match(/<img /g) || []).length === 2);
   const twoImages = await page.getByLabel("Body (HTML with Liquid)").inputValue();
   assert.equal(twoImages.match(/<img /g).length, 2, twoImages);
+  // The earlier save's toast may still be up: wait for this save's answer instead.
+  const imagesSaved = page.waitForResponse((r) => r.url().endsWith(`/templates/${templateId}`) && r.request().method() === "PATCH");
   await page.getByRole("button", { name: "Save template" }).click();
-  await toast(page, "Template saved");
+  assert.equal((await imagesSaved).status(), 200);
   assert.equal((await api("GET", `/templates/${templateId}`)).body.body, twoImages);
 
   step("templates: a sender on an unverified domain is refused with the rule explained");
