@@ -213,12 +213,41 @@ pub struct AuthConfig {
     pub jwt_secret: Option<String>,
     /// bcrypt work factor for passwords (4 to 31).
     pub bcrypt_cost: u32,
+    /// OpenID Connect providers users may sign in with (`[[auth.oidc]]`).
+    pub oidc: Vec<OidcProvider>,
 }
 
 impl Default for AuthConfig {
     fn default() -> Self {
-        Self { disable_signups: false, session_hours: 168, jwt_secret: None, bcrypt_cost: 12 }
+        Self {
+            disable_signups: false,
+            session_hours: 168,
+            jwt_secret: None,
+            bcrypt_cost: 12,
+            oidc: Vec::new(),
+        }
     }
+}
+
+/// One `[[auth.oidc]]` provider (Keycloak, Authentik, Google, ...), found by discovery at its
+/// issuer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OidcProvider {
+    /// In addresses: `/auth/oauth/<id>`; lower-case letters, digits and `-`.
+    pub id: String,
+    /// On the sign-in button.
+    pub name: String,
+    /// Where `/.well-known/openid-configuration` is found.
+    pub issuer: String,
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    #[serde(default = "default_oidc_scopes")]
+    pub scopes: Vec<String>,
+}
+
+fn default_oidc_scopes() -> Vec<String> {
+    vec!["openid".into(), "email".into(), "profile".into()]
 }
 
 /// `[limits]`: request rates and body sizes.
@@ -540,6 +569,19 @@ impl Config {
                 "`server.system_from` must be an address or \"Name <address>\" (found {from:?})"
             ));
         }
+        for (n, provider) in self.auth.oidc.iter().enumerate() {
+            let ok_id = !provider.id.is_empty()
+                && provider.id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+            if !ok_id || self.auth.oidc.iter().filter(|p| p.id == provider.id).count() > 1 {
+                problems.push(format!(
+                    "`auth.oidc[{n}].id` must be unique and use a-z, 0-9 and - (found {:?})",
+                    provider.id
+                ));
+            }
+            if let Err(why) = check_public_url(&provider.issuer) {
+                problems.push(format!("`auth.oidc[{n}].issuer` {why} (found {:?})", provider.issuer));
+            }
+        }
         if let Err(why) = check_public_url(&self.billing.stripe_api_base) {
             problems
                 .push(format!("`billing.stripe_api_base` {why} (found {:?})", self.billing.stripe_api_base));
@@ -636,6 +678,9 @@ impl Config {
             mask(&mut relay.password);
         }
         mask(&mut shown.auth.jwt_secret);
+        for provider in &mut shown.auth.oidc {
+            mask(&mut provider.client_secret);
+        }
         mask(&mut shown.billing.stripe_secret_key);
         mask(&mut shown.billing.stripe_webhook_secret);
         mask(&mut shown.metrics.token);

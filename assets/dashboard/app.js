@@ -219,7 +219,7 @@ function App() {
   const { path } = useLocation();
 
   useEffect(() => {
-    get("/config").then((c) => setFeatures(c.features)).catch(() => {});
+    get("/config").then((c) => setFeatures({ ...c.features, providers: c.oauthProviders || [] })).catch(() => {});
     api("GET", "/users/@me")
       .then((user) => setSession({ checked: true, user }))
       .catch(() => setSession({ checked: true, user: null }));
@@ -252,7 +252,7 @@ function App() {
   }
   if (!user) {
     return html`<main id="main"><${Auth} mode=${path === "/signup" ? "signup" : "login"} signups=${features.signups}
-      onSignedIn=${(u) => signedIn(u)} /></main><${Toasts} />`;
+      providers=${features.providers || []} onSignedIn=${(u) => signedIn(u)} /></main><${Toasts} />`;
   }
   const signOut = async () => {
     await api("GET", "/auth/logout").catch(() => {});

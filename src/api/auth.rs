@@ -21,7 +21,6 @@ pub fn routes() -> Vec<Route> {
         signup,
         login,
         logout,
-        oauth_config,
         verify_email,
         request_verification,
         request_password_reset,
@@ -154,12 +153,6 @@ async fn logout(state: &State<AppState>, cookies: &CookieJar<'_>) -> Result<Json
     }
     cookies.remove(Cookie::build(session::COOKIE).path("/"));
     Ok(Json(json!({ "success": true })))
-}
-
-/// Configured OAuth providers: this build signs in with email and password only.
-#[get("/auth/oauth-config")]
-fn oauth_config() -> Json<Value> {
-    Json(json!({ "providers": [] }))
 }
 
 #[derive(Deserialize)]

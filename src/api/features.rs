@@ -18,11 +18,11 @@ fn features(state: &State<AppState>) -> Json<Value> {
         "version": env!("CARGO_PKG_VERSION"),
         "features": {
             "billing": config.billing.enabled(),
-            "oauth": false,
+            "oauth": !config.auth.oidc.is_empty(),
             "signups": !config.auth.disable_signups,
             "tracking": tracking,
         },
         "tracking": { "opens": config.tracking.opens, "clicks": config.tracking.clicks },
-        "oauthProviders": [],
+        "oauthProviders": super::sso::providers(config),
     }))
 }

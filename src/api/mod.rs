@@ -33,6 +33,7 @@ pub mod roles;
 pub mod segments;
 pub mod send;
 pub mod sns;
+mod sso;
 pub mod templates;
 pub mod track;
 pub mod tracking;
@@ -61,6 +62,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         metrics::routes(),
         features::routes(),
         auth::routes(),
+        sso::routes(),
         projects::routes(),
         billing::routes(),
         members::routes(),

@@ -27,6 +27,7 @@ pub mod segments;
 pub mod send;
 pub mod ses;
 pub mod session;
+pub mod sso;
 pub mod system_mail;
 pub mod track;
 pub mod uploads;

@@ -11,8 +11,9 @@
 //! API. Then a hard bounce takes the project over its (lowered) bounce threshold, and
 //! `suspended.mjs` reads the suspension in Settings and enables the project again. Then
 //! `accounts.mjs` opens the links of the mail the server sent itself (read from the capture
-//! outbox): a password reset, an invitation and an address verification. Last, `wipes.mjs`
-//! resets the project and deletes it from the danger zone.
+//! outbox): a password reset, an invitation and an address verification, and `sso.mjs` signs in
+//! through a single sign-on provider on loopback. Last, `wipes.mjs` resets the project and
+//! deletes it from the danger zone.
 
 use std::path::Path;
 use std::process::Command;
@@ -24,6 +25,7 @@ use tempfile::TempDir;
 use crate::bounces::{arf, dsn, report};
 use crate::common::binary::{Server, agent, free_port, run, stdout, wait_until};
 use crate::common::dns_server::DnsServer;
+use crate::common::http_receiver::HttpReceiver;
 
 /// What is missing to run the browser, if anything.
 fn missing_tools(root: &Path, chromium: &str) -> Vec<&'static str> {
@@ -126,6 +128,12 @@ fn captured_link(dir: &Path, to: &str, page: &str) -> String {
     }
 }
 
+/// The decoded query of a request path.
+fn query_of(path: &str) -> std::collections::HashMap<String, String> {
+    let query = path.split_once('?').map(|(_, q)| q).unwrap_or_default();
+    openidconnect::url::form_urlencoded::parse(query.as_bytes()).into_owned().collect()
+}
+
 /// Runs the browser script `name` against the server; fails with its report and the server's log.
 fn drive(root: &Path, chromium: &str, server: &Server, name: &str, fixture: &Value) {
     let out = Command::new("node")
@@ -167,6 +175,32 @@ async fn dashboard_in_chromium() {
     .unwrap();
     let key = project["secretKey"].as_str().unwrap().to_string();
     let public_key = project["publicKey"].as_str().unwrap().to_string();
+
+    // A single sign-on provider on loopback: its authorization page sends the browser straight
+    // back with a code, and its token endpoint signs an ID token with that sign-in's nonce.
+    let sso = HttpReceiver::start();
+    let issuer = crate::sso::provider(&sso);
+    sso.handle("/authorize", |request, _| {
+        let query = query_of(&request.path);
+        let back = format!("{}?code=browser-code&state={}", query["redirect_uri"], query["state"]);
+        (302, vec![("Location".into(), back)], String::new())
+    });
+    let token_issuer = issuer.clone();
+    sso.handle("/token", move |_, earlier| {
+        let asked =
+            earlier.iter().rev().find(|r| r.path.starts_with("/authorize")).map(|r| query_of(&r.path));
+        let nonce = asked.map(|q| q["nonce"].clone()).unwrap_or_default();
+        let claims =
+            json!({ "sub": "sso-1", "email": "sso@example.com", "email_verified": true, "nonce": nonce });
+        (200, Vec::new(), crate::sso::token_answer(&token_issuer, claims))
+    });
+    std::fs::write(
+        dir.path().join("tidings.toml"),
+        format!(
+            "[[auth.oidc]]\nid = \"acme\"\nname = \"Acme SSO\"\nissuer = \"{issuer}\"\nclient_id = \"tidings\"\nclient_secret = \"client-secret\"\n"
+        ),
+    )
+    .unwrap();
 
     let nameservers = format!("[\"{}\"]", dns.nameserver());
     let bounces = free_port();
@@ -211,6 +245,7 @@ async fn dashboard_in_chromium() {
     });
     fixture["links"] = links;
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "accounts", &fixture));
+    tokio::task::block_in_place(|| drive(&root, &chromium, &server, "sso", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "wipes", &fixture));
     tokio::task::block_in_place(|| server.terminate(Duration::from_secs(15)));
 }

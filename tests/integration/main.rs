@@ -35,6 +35,7 @@ mod segments;
 mod send;
 mod sessions;
 mod sns;
+mod sso;
 mod templates;
 mod tracking;
 mod uploads;

@@ -21,6 +21,9 @@ pub struct Request {
     pub body: String,
 }
 
+/// An answer made from the request and the requests before it: status, headers and body.
+pub type Handler = Arc<dyn Fn(&Request, &[Request]) -> (u16, Vec<(String, String)>, String) + Send + Sync>;
+
 #[derive(Default)]
 struct Shared {
     requests: Vec<Request>,
@@ -28,6 +31,8 @@ struct Shared {
     delay: Duration,
     /// Bodies by path (without the query).
     bodies: HashMap<String, String>,
+    /// Answers made per request, by path (without the query); they take precedence.
+    handlers: HashMap<String, Handler>,
 }
 
 pub struct HttpReceiver {
@@ -63,6 +68,16 @@ impl HttpReceiver {
     /// Answers requests for `path` (the query left out) with `body`.
     pub fn respond(&self, path: &str, body: &str) {
         self.shared.lock().unwrap().bodies.insert(path.into(), body.into());
+    }
+
+    /// Answers requests for `path` with what `handler` makes of each (a redirect, a body built
+    /// from an earlier request).
+    pub fn handle(
+        &self,
+        path: &str,
+        handler: impl Fn(&Request, &[Request]) -> (u16, Vec<(String, String)>, String) + Send + Sync + 'static,
+    ) {
+        self.shared.lock().unwrap().handlers.insert(path.into(), Arc::new(handler));
     }
 
     /// Answers only after `delay`.
@@ -108,23 +123,27 @@ fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
     if reader.read_exact(&mut body).is_err() {
         return;
     }
-    let (status, delay, answer) = {
+    let (status, delay, headers, answer) = {
         let mut shared = shared.lock().unwrap();
-        let route = path.split('?').next().unwrap_or_default();
-        let answer = shared.bodies.get(route).cloned().unwrap_or_else(|| "{\"got\":true}".into());
-        shared.requests.push(Request {
-            method,
-            path,
-            headers,
-            body: String::from_utf8_lossy(&body).into_owned(),
-        });
-        (shared.status, shared.delay, answer)
+        let route = path.split('?').next().unwrap_or_default().to_string();
+        let request = Request { method, path, headers, body: String::from_utf8_lossy(&body).into_owned() };
+        let (status, extra, answer) = match shared.handlers.get(&route).cloned() {
+            Some(handler) => handler(&request, &shared.requests),
+            None => (
+                shared.status,
+                Vec::new(),
+                shared.bodies.get(&route).cloned().unwrap_or_else(|| "{\"got\":true}".into()),
+            ),
+        };
+        shared.requests.push(request);
+        (status, shared.delay, extra, answer)
     };
     std::thread::sleep(delay);
     let mut stream = stream;
+    let extra: String = headers.iter().map(|(name, value)| format!("{name}: {value}\r\n")).collect();
     let _ = write!(
         stream,
-        "HTTP/1.1 {status} Answer\r\nContent-Length: {}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{answer}",
+        "HTTP/1.1 {status} Answer\r\nContent-Length: {}\r\nContent-Type: application/json\r\n{extra}Connection: close\r\n\r\n{answer}",
         answer.len()
     );
     let _ = stream.flush();

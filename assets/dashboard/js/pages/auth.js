@@ -1,19 +1,25 @@
-// Sign in and sign up.
+// Sign in and sign up, with a button for each single sign-on provider the server has; a
+// provider's failed sign-in comes back here with `?error=` and is shown.
 
 import { html } from "../../vendor/preact-htm.js";
 import { post } from "../api.js";
 import { Field, Form, useAction } from "../ui.js";
 
-export function Auth({ mode, signups, onSignedIn }) {
+export function Auth({ mode, signups, providers = [], onSignedIn }) {
   const signup = mode === "signup" && signups;
   const action = useAction(async (data) => {
     const body = { email: data.get("email"), password: data.get("password") };
     onSignedIn(await post(signup ? "/auth/signup" : "/auth/login", body));
   });
   document.title = `${signup ? "Create your account" : "Sign in"} · Tidings`;
+  const ssoError = new URLSearchParams(location.search).get("error");
   return html`
     <section class="card narrow">
       <h1>${signup ? "Create your account" : "Sign in"}</h1>
+      ${ssoError && html`<div class="error" role="alert" id="sso-error">${ssoError}</div>`}
+      ${providers.length > 0 && html`<div class="buttons sso">${providers.map((p) => html`
+        <a class="button-link" key=${p.id} href=${p.url}>Sign in with ${p.name}</a>`)}</div>
+        <p class="meta">or with your email and password:</p>`}
       <${Form} id="auth-form" action=${action} submit=${signup ? "Create account" : "Sign in"}>
         <${Field} label="Email"><input id="email" name="email" type="email" autocomplete="email" required /><//>
         <${Field} label="Password" hint=${signup ? "At least 8 characters." : null}>

@@ -1,0 +1,128 @@
+//! Single sign-on ([`crate::core::sso`]): the providers, the start of a sign-in, and the
+//! provider's return. The browser goes through these by links and redirects, so failures come
+//! back as a redirect to the sign-in page with a message, not as JSON.
+
+use rocket::http::CookieJar;
+use rocket::response::Redirect;
+use rocket::serde::json::Json;
+use rocket::{Route, State, get, routes};
+use serde_json::{Value, json};
+
+use super::auth::set_cookie;
+use super::blocking;
+use crate::clock;
+use crate::config::{Config, OidcProvider};
+use crate::core::{accounts, keys, session, sso};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> Vec<Route> {
+    routes![oauth_config, start, callback]
+}
+
+/// The configured providers: `[{id, name, url}]`, `url` starting a sign-in.
+pub fn providers(config: &Config) -> Value {
+    json!(
+        config
+            .auth
+            .oidc
+            .iter()
+            .map(|p| json!({ "id": p.id, "name": p.name, "url": format!("/auth/oauth/{}", p.id) }))
+            .collect::<Vec<_>>()
+    )
+}
+
+#[get("/auth/oauth-config")]
+fn oauth_config(state: &State<AppState>) -> Json<Value> {
+    Json(json!({ "providers": providers(&state.config) }))
+}
+
+fn provider<'a>(state: &'a AppState, id: &str) -> Result<&'a OidcProvider, ApiError> {
+    state
+        .config
+        .auth
+        .oidc
+        .iter()
+        .find(|p| p.id == id)
+        .ok_or_else(|| ApiError::not_found("No such sign-in provider"))
+}
+
+fn redirect_uri(state: &AppState, id: &str) -> String {
+    format!("{}/auth/oauth/{id}/callback", state.config.public_url())
+}
+
+/// Back to the sign-in page, saying why.
+fn failed(why: &str) -> Redirect {
+    let query: String = openidconnect::url::form_urlencoded::byte_serialize(why.as_bytes()).collect();
+    Redirect::to(format!("/login?error={query}"))
+}
+
+/// Sends the browser to the provider.
+#[get("/auth/oauth/<id>")]
+async fn start(state: &State<AppState>, id: &str) -> Result<Redirect, ApiError> {
+    let provider = provider(state, id)?.clone();
+    let http = sso::http_client();
+    let (url, pending) = match sso::start(&http, &provider, redirect_uri(state, id)).await {
+        Ok(started) => started,
+        Err(sso::Failure(why)) => {
+            tracing::warn!(provider = provider.id, "could not start a sign-in: {why}");
+            return Ok(failed(&format!("{} cannot be reached now", provider.name)));
+        }
+    };
+    state.db.write(move |tx| Ok::<_, ApiError>(sso::keep(tx, &pending, clock::now_ms())?)).await?;
+    Ok(Redirect::to(url))
+}
+
+/// The provider's return: signs the browser in and opens the dashboard.
+#[get("/auth/oauth/<id>/callback?<code>&<state>&<error>")]
+async fn callback(
+    app: &State<AppState>,
+    cookies: &CookieJar<'_>,
+    id: &str,
+    code: Option<String>,
+    state: Option<String>,
+    error: Option<String>,
+) -> Result<Redirect, ApiError> {
+    let provider = provider(app, id)?.clone();
+    if let Some(error) = error {
+        return Ok(failed(&format!("{} did not sign you in ({error})", provider.name)));
+    }
+    let (Some(code), Some(state)) = (code, state) else {
+        return Ok(failed("The sign-in link is incomplete; start again"));
+    };
+    let (name, now) = (provider.id.clone(), clock::now_ms());
+    let pending = app.db.write(move |tx| Ok::<_, ApiError>(sso::take(tx, &name, &state, now)?)).await?;
+    let Some(pending) = pending else {
+        return Ok(failed("This sign-in has expired or was used already; start again"));
+    };
+    let http = sso::http_client();
+    let identity = match sso::finish(&http, &provider, redirect_uri(app, id), pending, code).await {
+        Ok(identity) => identity,
+        Err(sso::Failure(why)) => {
+            tracing::warn!(provider = provider.id, "a sign-in failed: {why}");
+            return Ok(failed(&format!("{} could not sign you in", provider.name)));
+        }
+    };
+    let cost = app.config.auth.bcrypt_cost;
+    let hash = blocking(move || accounts::hash_password(&keys::random_token(), cost))
+        .await?
+        .map_err(ApiError::internal)?;
+    let (signups, secret, hours) =
+        (!app.config.auth.disable_signups, app.secrets.jwt.clone(), app.config.auth.session_hours);
+    let signed_in = app
+        .db
+        .write(move |tx| {
+            let Some(user) = sso::user_for(tx, &provider.id, &identity, signups, &hash)? else {
+                return Ok::<_, ApiError>(None);
+            };
+            Ok(Some(session::start(tx, &user.id, &secret, hours)?))
+        })
+        .await?;
+    match signed_in {
+        Some(token) => {
+            set_cookie(cookies, app, token);
+            Ok(Redirect::to("/app"))
+        }
+        None => Ok(failed("No account here has that verified address, and sign-ups are closed")),
+    }
+}
