@@ -87,6 +87,13 @@ export async function drive(name, script) {
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
       "--disable-component-update", "--disable-sync"],
   });
+  // Waits get a minute: the whole test suite shares two cores with this browser.
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    context.setDefaultTimeout(60_000);
+    return context;
+  };
   try {
     await script(browser);
     assert.deepEqual(violations, [], `accessibility violations:\n${violations.join("\n")}`);
@@ -94,6 +101,13 @@ export async function drive(name, script) {
     console.log(`${name} ok`);
   } catch (e) {
     console.error(`failed at: ${current}`);
+    // What each open page showed, to tell a slow page from a wrong one.
+    for (const context of browser.contexts()) {
+      for (const page of context.pages()) {
+        const text = await page.evaluate(() => document.body.innerText).catch(() => "(unreadable)");
+        console.error(`page ${page.url()}:\n${text.slice(0, 1500)}`);
+      }
+    }
     throw e;
   } finally {
     await browser.close();
