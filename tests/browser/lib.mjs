@@ -64,6 +64,8 @@ export async function signInToAcme(page, email) {
   await page.fill("#email", email);
   await page.fill("#password", F.password);
   await page.click("#auth-form button[type=submit]");
+  // Signed in first: on the sign-in page a provider's button could match the name too.
+  await page.waitForSelector("h1:text('Projects')");
   await page.getByRole("link", { name: "Acme" }).click();
   await page.waitForSelector('#contacts-table tr[data-contact="ada@example.com"]');
 }

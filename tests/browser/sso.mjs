@@ -13,7 +13,7 @@ await drive("sso", async (browser) => {
 
   step("sign-in page: the provider's button");
   await page.goto(`${base}/login`);
-  const button = page.getByRole("link", { name: "Sign in with Acme SSO" });
+  const button = page.getByRole("link", { name: "Sign in with Loopback SSO" });
   await button.waitFor();
   await audit(page, "sign in with a provider");
 

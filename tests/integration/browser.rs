@@ -197,7 +197,7 @@ async fn dashboard_in_chromium() {
     std::fs::write(
         dir.path().join("tidings.toml"),
         format!(
-            "[[auth.oidc]]\nid = \"acme\"\nname = \"Acme SSO\"\nissuer = \"{issuer}\"\nclient_id = \"tidings\"\nclient_secret = \"client-secret\"\n"
+            "[[auth.oidc]]\nid = \"acme\"\nname = \"Loopback SSO\"\nissuer = \"{issuer}\"\nclient_id = \"tidings\"\nclient_secret = \"client-secret\"\n"
         ),
     )
     .unwrap();
