@@ -69,7 +69,10 @@ async fn start(state: &State<AppState>, id: &str) -> Result<Redirect, ApiError> 
             return Ok(failed(&format!("{} cannot be reached now", provider.name)));
         }
     };
-    state.db.write(move |tx| Ok::<_, ApiError>(sso::keep(tx, &pending, clock::now_ms())?)).await?;
+    let kept = state.db.write(move |tx| Ok::<_, ApiError>(sso::keep(tx, &pending, clock::now_ms())?)).await?;
+    if !kept {
+        return Ok(failed("Too many sign-ins are under way; try again in a few minutes"));
+    }
     Ok(Redirect::to(url))
 }
 

@@ -24,6 +24,9 @@ use crate::config::OidcProvider;
 
 /// How long a sign-in may take at the provider.
 pub const STATE_TTL_MS: i64 = 10 * 60 * 1000;
+/// Most sign-ins under way at once: starting one needs no account, so this bounds what
+/// anonymous requests can store.
+pub const MAX_PENDING: i64 = 10_000;
 
 /// Why a sign-in failed, as the sign-in page shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,13 +126,18 @@ pub struct Pending {
     pub verifier: String,
 }
 
-pub fn keep(conn: &Connection, pending: &Pending, now: i64) -> rusqlite::Result<()> {
+/// Keeps a sign-in under way; `false` (nothing kept) when [`MAX_PENDING`] are already.
+pub fn keep(conn: &Connection, pending: &Pending, now: i64) -> rusqlite::Result<bool> {
     conn.execute("DELETE FROM oauth_states WHERE created_at < ?1", [now - STATE_TTL_MS])?;
+    let under_way: i64 = conn.query_row("SELECT count(*) FROM oauth_states", [], |r| r.get(0))?;
+    if under_way >= MAX_PENDING {
+        return Ok(false);
+    }
     conn.execute(
         "INSERT INTO oauth_states (state, provider, nonce, verifier, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![pending.state, pending.provider, pending.nonce, pending.verifier, now],
     )?;
-    Ok(())
+    Ok(true)
 }
 
 /// Takes the sign-in named by `state` (once: it is deleted), when it is `provider`'s and fresh.

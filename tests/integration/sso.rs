@@ -245,4 +245,20 @@ async fn forged_tokens_wrong_nonces_and_closed_signups_sign_nobody_in() {
     assert!(to.contains("sign-ups") && cookie.is_none(), "{to}");
     assert_eq!(users(), before, "nobody was created");
     assert_eq!(app.client.get("/auth/oauth/nope").dispatch().await.status(), Status::NotFound);
+
+    // Starting a sign-in needs no account: what anonymous requests can keep is bounded.
+    let now = tidings::clock::now_ms();
+    app.state
+        .db
+        .conn()
+        .unwrap()
+        .execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+             INSERT INTO oauth_states (state, provider, nonce, verifier, created_at) SELECT 's' || i, 'acme', 'n', 'v', ?2 FROM n",
+            rusqlite::params![tidings::core::sso::MAX_PENDING, now],
+        )
+        .unwrap();
+    let res = app.client.get("/auth/oauth/acme").dispatch().await;
+    let location = res.headers().get_one("Location").unwrap().to_string();
+    assert!(location.starts_with("/login?error=Too+many"), "{location}");
 }
