@@ -51,6 +51,8 @@ pub struct AppState {
     pub sns: Arc<crate::sns::Verifier>,
     /// Stripe's API, when `[billing]` is configured.
     pub stripe: Option<Arc<crate::stripe::Stripe>>,
+    /// Single sign-on providers' metadata, as discovered.
+    pub sso: Arc<crate::core::sso::Discovery>,
 }
 
 impl AppState {
@@ -96,6 +98,7 @@ impl AppState {
             http,
             sns,
             stripe,
+            sso: Arc::default(),
         })
     }
 }

@@ -61,8 +61,7 @@ fn failed(why: &str) -> Redirect {
 #[get("/auth/oauth/<id>")]
 async fn start(state: &State<AppState>, id: &str) -> Result<Redirect, ApiError> {
     let provider = provider(state, id)?.clone();
-    let http = sso::http_client();
-    let (url, pending) = match sso::start(&http, &provider, redirect_uri(state, id)).await {
+    let (url, pending) = match sso::start(&state.sso, &provider, redirect_uri(state, id)).await {
         Ok(started) => started,
         Err(sso::Failure(why)) => {
             tracing::warn!(provider = provider.id, "could not start a sign-in: {why}");
@@ -98,8 +97,7 @@ async fn callback(
     let Some(pending) = pending else {
         return Ok(failed("This sign-in has expired or was used already; start again"));
     };
-    let http = sso::http_client();
-    let identity = match sso::finish(&http, &provider, redirect_uri(app, id), pending, code).await {
+    let identity = match sso::finish(&app.sso, &provider, redirect_uri(app, id), pending, code).await {
         Ok(identity) => identity,
         Err(sso::Failure(why)) => {
             tracing::warn!(provider = provider.id, "a sign-in failed: {why}");

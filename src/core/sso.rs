@@ -10,7 +10,9 @@
 //! the token's email when the provider says that address is verified (and it is linked), or a
 //! new user when sign-ups are open.
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata};
 use openidconnect::{
@@ -37,14 +39,47 @@ pub struct Failure(pub String);
 #[error("{0}")]
 pub struct HttpFailure(String);
 
-/// The HTTP client the crate calls: our reqwest, without redirects (a redirect from a
-/// provider's endpoint is an answer, not something to follow).
-pub fn http_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(15))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap_or_default()
+/// How long a provider's discovered metadata (its endpoints and signing keys) is used before
+/// it is fetched again.
+pub const DISCOVERY_TTL: Duration = Duration::from_secs(300);
+
+/// The providers' metadata as discovered, kept for [`DISCOVERY_TTL`] so that sign-ins (which
+/// anyone may start) do not each call the provider, and the HTTP client the crate calls: our
+/// reqwest, without redirects (a redirect from a provider's endpoint is an answer, not
+/// something to follow).
+pub struct Discovery {
+    http: reqwest::Client,
+    found: Mutex<HashMap<String, (Instant, CoreProviderMetadata)>>,
+}
+
+impl Default for Discovery {
+    fn default() -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(15))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_default();
+        Discovery { http, found: Mutex::default() }
+    }
+}
+
+impl Discovery {
+    async fn metadata(&self, provider: &OidcProvider) -> Result<CoreProviderMetadata, Failure> {
+        let kept = self.found.lock().unwrap_or_else(|e| e.into_inner()).get(&provider.issuer).cloned();
+        if let Some((_, metadata)) = kept.filter(|(at, _)| at.elapsed() < DISCOVERY_TTL) {
+            return Ok(metadata);
+        }
+        let issuer = IssuerUrl::new(provider.issuer.clone()).map_err(|e| Failure(format!("issuer: {e}")))?;
+        let caller = |request| call(self.http.clone(), request);
+        let metadata = CoreProviderMetadata::discover_async(issuer, &caller)
+            .await
+            .map_err(|e| Failure(format!("{} could not be discovered: {e}", provider.name)))?;
+        self.found
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(provider.issuer.clone(), (Instant::now(), metadata.clone()));
+        Ok(metadata)
+    }
 }
 
 async fn call(
@@ -63,7 +98,7 @@ async fn call(
 }
 
 async fn client_for(
-    http: &reqwest::Client,
+    discovery: &Discovery,
     provider: &OidcProvider,
     redirect: String,
 ) -> Result<
@@ -77,11 +112,7 @@ async fn client_for(
     >,
     Failure,
 > {
-    let issuer = IssuerUrl::new(provider.issuer.clone()).map_err(|e| Failure(format!("issuer: {e}")))?;
-    let caller = |request| call(http.clone(), request);
-    let metadata = CoreProviderMetadata::discover_async(issuer, &caller)
-        .await
-        .map_err(|e| Failure(format!("{} could not be discovered: {e}", provider.name)))?;
+    let metadata = discovery.metadata(provider).await?;
     let redirect = RedirectUrl::new(redirect).map_err(|e| Failure(format!("redirect: {e}")))?;
     Ok(CoreClient::from_provider_metadata(
         metadata,
@@ -93,11 +124,11 @@ async fn client_for(
 
 /// Where to send the browser to sign in at `provider`; the sign-in's state is kept.
 pub async fn start(
-    http: &reqwest::Client,
+    discovery: &Discovery,
     provider: &OidcProvider,
     redirect: String,
 ) -> Result<(String, Pending), Failure> {
-    let client = client_for(http, provider, redirect).await?;
+    let client = client_for(discovery, provider, redirect).await?;
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let mut request = client.authorize_url(
         CoreAuthenticationFlow::AuthorizationCode,
@@ -172,14 +203,14 @@ pub struct Identity {
 
 /// Exchanges the code (with the PKCE verifier) and checks the ID token.
 pub async fn finish(
-    http: &reqwest::Client,
+    discovery: &Discovery,
     provider: &OidcProvider,
     redirect: String,
     pending: Pending,
     code: String,
 ) -> Result<Identity, Failure> {
-    let client = client_for(http, provider, redirect).await?;
-    let caller = |request| call(http.clone(), request);
+    let client = client_for(discovery, provider, redirect).await?;
+    let caller = |request| call(discovery.http.clone(), request);
     let tokens = client
         .exchange_code(AuthorizationCode::new(code))
         .map_err(|e| Failure(format!("{} has no token endpoint: {e}", provider.name)))?

@@ -186,6 +186,11 @@ async fn a_provider_signs_users_in_with_pkce_and_links_by_verified_email() {
     let (_, cookie) = come_back(&app, &format!("code=c4&state={}", asked["state"])).await;
     let (_, linked, _) = app.as_user(Method::Get, "/users/@me", cookie.as_ref(), None).await;
     assert_eq!(linked["id"], ada["id"]);
+
+    // Five sign-ins, one discovery: anyone may start one, and none makes the server call the
+    // provider again while what it found is fresh.
+    let discoveries = receiver.requests().iter().filter(|r| r.path.starts_with("/.well-known/")).count();
+    assert_eq!(discoveries, 1);
 }
 
 #[rocket::async_test]
