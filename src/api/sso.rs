@@ -1,6 +1,6 @@
 //! Single sign-on ([`crate::core::sso`]): the providers, the start of a sign-in, and the
 //! provider's return. The browser goes through these by links and redirects, so failures come
-//! back as a redirect to the sign-in page with a message, not as JSON.
+//! back as a redirect to the sign-in page with a reason code, not as JSON.
 
 use rocket::http::CookieJar;
 use rocket::response::Redirect;
@@ -51,10 +51,11 @@ fn redirect_uri(state: &AppState, id: &str) -> String {
     format!("{}/auth/oauth/{id}/callback", state.config.public_url())
 }
 
-/// Back to the sign-in page, saying why.
-fn failed(why: &str) -> Redirect {
-    let query: String = openidconnect::url::form_urlencoded::byte_serialize(why.as_bytes()).collect();
-    Redirect::to(format!("/login?error={query}"))
+/// Back to the sign-in page with why, as one of a few codes the page words itself (a message in
+/// the address would let any link put words on the sign-in page): `unreachable`, `refused`,
+/// `incomplete`, `expired`, `failed`, `closed`, `busy`.
+fn failed(code: &'static str) -> Redirect {
+    Redirect::to(format!("/login?error={code}"))
 }
 
 /// Sends the browser to the provider.
@@ -65,12 +66,12 @@ async fn start(state: &State<AppState>, id: &str) -> Result<Redirect, ApiError> 
         Ok(started) => started,
         Err(sso::Failure(why)) => {
             tracing::warn!(provider = provider.id, "could not start a sign-in: {why}");
-            return Ok(failed(&format!("{} cannot be reached now", provider.name)));
+            return Ok(failed("unreachable"));
         }
     };
     let kept = state.db.write(move |tx| Ok::<_, ApiError>(sso::keep(tx, &pending, clock::now_ms())?)).await?;
     if !kept {
-        return Ok(failed("Too many sign-ins are under way; try again in a few minutes"));
+        return Ok(failed("busy"));
     }
     Ok(Redirect::to(url))
 }
@@ -87,21 +88,26 @@ async fn callback(
 ) -> Result<Redirect, ApiError> {
     let provider = provider(app, id)?.clone();
     if let Some(error) = error {
-        return Ok(failed(&format!("{} did not sign you in ({error})", provider.name)));
+        tracing::info!(
+            provider = provider.id,
+            "the provider did not sign a user in: {}",
+            error.chars().take(100).collect::<String>()
+        );
+        return Ok(failed("refused"));
     }
     let (Some(code), Some(state)) = (code, state) else {
-        return Ok(failed("The sign-in link is incomplete; start again"));
+        return Ok(failed("incomplete"));
     };
     let (name, now) = (provider.id.clone(), clock::now_ms());
     let pending = app.db.write(move |tx| Ok::<_, ApiError>(sso::take(tx, &name, &state, now)?)).await?;
     let Some(pending) = pending else {
-        return Ok(failed("This sign-in has expired or was used already; start again"));
+        return Ok(failed("expired"));
     };
     let identity = match sso::finish(&app.sso, &provider, redirect_uri(app, id), pending, code).await {
         Ok(identity) => identity,
         Err(sso::Failure(why)) => {
             tracing::warn!(provider = provider.id, "a sign-in failed: {why}");
-            return Ok(failed(&format!("{} could not sign you in", provider.name)));
+            return Ok(failed("failed"));
         }
     };
     let cost = app.config.auth.bcrypt_cost;
@@ -124,6 +130,6 @@ async fn callback(
             set_cookie(cookies, app, token);
             Ok(Redirect::to("/app"))
         }
-        None => Ok(failed("No account here has that verified address, and sign-ups are closed")),
+        None => Ok(failed("closed")),
     }
 }

@@ -1,9 +1,20 @@
 // Sign in and sign up, with a button for each single sign-on provider the server has; a
-// provider's failed sign-in comes back here with `?error=` and is shown.
+// failed single sign-on comes back here with `?error=<code>`, worded here (only known codes:
+// the address is anyone's to write).
 
 import { html } from "../../vendor/preact-htm.js";
 import { post } from "../api.js";
 import { Field, Form, useAction } from "../ui.js";
+
+const SSO_ERRORS = {
+  unreachable: "The sign-in provider cannot be reached now; try again later.",
+  refused: "The sign-in provider did not sign you in.",
+  incomplete: "The sign-in came back incomplete; start again.",
+  expired: "This sign-in has expired or was used already; start again.",
+  failed: "The sign-in provider's answer could not be checked; start again.",
+  closed: "No account here has that verified address, and sign-ups are closed on this server.",
+  busy: "Too many sign-ins are under way; try again in a few minutes.",
+};
 
 export function Auth({ mode, signups, providers = [], onSignedIn }) {
   const signup = mode === "signup" && signups;
@@ -12,7 +23,7 @@ export function Auth({ mode, signups, providers = [], onSignedIn }) {
     onSignedIn(await post(signup ? "/auth/signup" : "/auth/login", body));
   });
   document.title = `${signup ? "Create your account" : "Sign in"} · Tidings`;
-  const ssoError = new URLSearchParams(location.search).get("error");
+  const ssoError = SSO_ERRORS[new URLSearchParams(location.search).get("error")];
   return html`
     <section class="card narrow">
       <h1>${signup ? "Create your account" : "Sign in"}</h1>
