@@ -229,10 +229,11 @@ async fn request_password_reset(
     })))
 }
 
+/// A mailed link's token with the password to set: a reset, or an invitation's new account.
 #[derive(Deserialize)]
-struct PasswordReset {
-    token: Option<String>,
-    password: Option<String>,
+pub(super) struct TokenAndPassword {
+    pub token: Option<String>,
+    pub password: Option<String>,
 }
 
 /// Sets a new password with a reset link's token; every session of the user ends, and this
@@ -243,14 +244,14 @@ async fn reset_password(
     cookies: &CookieJar<'_>,
     _origin: SameOrigin,
     client: ClientIp,
-    body: JsonBody<PasswordReset, Small>,
+    body: JsonBody<TokenAndPassword, Small>,
 ) -> Result<Json<Value>, ApiError> {
     let (user, token) = limited(state, None, &client, reset_with_token(state, body.0)).await?;
     set_cookie(cookies, state, token);
     Ok(Json(user_view(&user)))
 }
 
-async fn reset_with_token(state: &AppState, body: PasswordReset) -> Result<(User, String), ApiError> {
+async fn reset_with_token(state: &AppState, body: TokenAndPassword) -> Result<(User, String), ApiError> {
     let token = accounts::token_field(body.token.as_deref())?.to_string();
     let hash = new_password_hash(state, "password", body.password).await?;
     let (secret, hours) = (state.secrets.jwt.clone(), state.config.auth.session_hours);

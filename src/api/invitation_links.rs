@@ -5,10 +5,9 @@
 use rocket::http::CookieJar;
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, post, routes};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::auth::{limited, new_password_hash, set_cookie, user_view};
+use super::auth::{TokenAndPassword, limited, new_password_hash, set_cookie, user_view};
 use super::guards::{ClientIp, SameOrigin, Session};
 use super::json::{JsonBody, Small};
 use crate::clock;
@@ -43,12 +42,6 @@ async fn show(state: &State<AppState>, token: Option<&str>) -> Result<Json<Value
     Ok(Json(view))
 }
 
-#[derive(Deserialize)]
-struct Acceptance {
-    token: Option<String>,
-    password: Option<String>,
-}
-
 /// Accepts: signed in as the invited address, that account joins; otherwise a password creates
 /// the account (its address verified by the link), which joins and is signed in.
 #[post("/auth/accept-invitation", data = "<body>")]
@@ -58,7 +51,7 @@ async fn accept(
     _origin: SameOrigin,
     client: ClientIp,
     session: Option<Session>,
-    body: JsonBody<Acceptance, Small>,
+    body: JsonBody<TokenAndPassword, Small>,
 ) -> Result<Json<Value>, ApiError> {
     let token = accounts::token_field(body.0.token.as_deref())?.to_string();
     if let Some(Session { user }) = session {

@@ -110,26 +110,46 @@ async fn callback(
             return Ok(failed("failed"));
         }
     };
-    let cost = app.config.auth.bcrypt_cost;
-    let hash = blocking(move || accounts::hash_password(&keys::random_token(), cost))
-        .await?
-        .map_err(ApiError::internal)?;
-    let (signups, secret, hours) =
-        (!app.config.auth.disable_signups, app.secrets.jwt.clone(), app.config.auth.session_hours);
-    let signed_in = app
-        .db
-        .write(move |tx| {
-            let Some(user) = sso::user_for(tx, &provider.id, &identity, signups, &hash)? else {
-                return Ok::<_, ApiError>(None);
-            };
-            Ok(Some(session::start(tx, &user.id, &secret, hours)?))
-        })
-        .await?;
-    match signed_in {
-        Some(token) => {
+    // Most sign-ins are of known users: a password hash (a quarter second of bcrypt) is made
+    // only when a new user needs one, and then asked again with it.
+    let mut outcome = sign_in(app, &provider.id, &identity, None).await?;
+    if let Outcome::NeedsHash = outcome {
+        let cost = app.config.auth.bcrypt_cost;
+        let hash = blocking(move || accounts::hash_password(&keys::random_token(), cost)).await?;
+        outcome = sign_in(app, &provider.id, &identity, Some(hash.map_err(ApiError::internal)?)).await?;
+    }
+    match outcome {
+        Outcome::Session(token) => {
             set_cookie(cookies, app, token);
             Ok(Redirect::to("/app"))
         }
-        None => Ok(failed("closed")),
+        Outcome::Refused | Outcome::NeedsHash => Ok(failed("closed")),
     }
+}
+
+enum Outcome {
+    Session(String),
+    Refused,
+    NeedsHash,
+}
+
+/// Signs `identity` in ([`sso::user_for`]): a new session's token, when it may.
+async fn sign_in(
+    app: &AppState,
+    provider: &str,
+    identity: &sso::Identity,
+    new_hash: Option<String>,
+) -> Result<Outcome, ApiError> {
+    let (provider, identity) = (provider.to_string(), identity.clone());
+    let (signups, secret, hours) =
+        (!app.config.auth.disable_signups, app.secrets.jwt.clone(), app.config.auth.session_hours);
+    app.db
+        .write(move |tx| {
+            Ok(match sso::user_for(tx, &provider, &identity, signups, new_hash.as_deref())? {
+                sso::SignIn::As(user) => Outcome::Session(session::start(tx, &user.id, &secret, hours)?),
+                sso::SignIn::Refused => Outcome::Refused,
+                sso::SignIn::NeedsHash => Outcome::NeedsHash,
+            })
+        })
+        .await
 }

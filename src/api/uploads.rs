@@ -46,7 +46,7 @@ async fn upload(
         .await;
     if recorded.is_err() {
         // Refused or not committed: the file goes too.
-        let _ = std::fs::remove_file(written.join(format!("{token}.{}", format.1)));
+        let _ = rocket::tokio::fs::remove_file(written.join(format!("{token}.{}", format.1))).await;
     }
     Ok(Json(recorded?))
 }

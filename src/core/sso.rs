@@ -230,17 +230,28 @@ pub async fn finish(
     })
 }
 
+/// Whom a verified identity signs in as.
+#[derive(Debug)]
+pub enum SignIn {
+    As(crate::db::users::User),
+    /// A new user is to be made, and no password hash was given for it: hash one (off the
+    /// writer) and ask again.
+    NeedsHash,
+    /// No account, and none may be made.
+    Refused,
+}
+
 /// The user a verified identity signs in as: the one linked to it, else the one with its
-/// verified email (then linked), else a new one when `signups` allows (`None` otherwise).
-/// `new_hash` is the password hash a new user gets (of a random password: they sign in with
-/// the provider, or set one through a reset).
+/// verified email (then linked), else a new one when `signups` allows. `new_hash` is the
+/// password hash a new user gets (of a random password: they sign in with the provider, or set
+/// one through a reset); it is only needed for a new user, so callers pass `None` first.
 pub fn user_for(
     conn: &Connection,
     provider: &str,
     identity: &Identity,
     signups: bool,
-    new_hash: &str,
-) -> Result<Option<crate::db::users::User>, crate::error::ApiError> {
+    new_hash: Option<&str>,
+) -> Result<SignIn, crate::error::ApiError> {
     use crate::db::users;
     let linked: Option<String> = conn
         .query_row(
@@ -250,15 +261,16 @@ pub fn user_for(
         )
         .optional()?;
     if let Some(user) = linked {
-        return Ok(users::by_id(conn, &user)?);
+        return Ok(users::by_id(conn, &user)?.map_or(SignIn::Refused, SignIn::As));
     }
     let Some(email) = identity.email.as_deref().filter(|_| identity.email_verified) else {
-        return Ok(None);
+        return Ok(SignIn::Refused);
     };
-    let user = match users::by_email(conn, email)? {
-        Some(user) => user,
-        None if signups => crate::core::accounts::insert_user(conn, email, new_hash)?,
-        None => return Ok(None),
+    let user = match (users::by_email(conn, email)?, new_hash) {
+        (Some(user), _) => user,
+        (None, _) if !signups => return Ok(SignIn::Refused),
+        (None, None) => return Ok(SignIn::NeedsHash),
+        (None, Some(hash)) => crate::core::accounts::insert_user(conn, email, hash)?,
     };
     // The provider vouches for the address.
     users::set_verified(conn, &user.id)?;
@@ -266,5 +278,5 @@ pub fn user_for(
         "INSERT INTO user_identities (provider, subject, user_id, created_at) VALUES (?1, ?2, ?3, ?4)",
         params![provider, identity.subject, user.id, clock::now_ms()],
     )?;
-    Ok(users::by_id(conn, &user.id)?)
+    Ok(users::by_id(conn, &user.id)?.map_or(SignIn::Refused, SignIn::As))
 }
