@@ -215,6 +215,9 @@ pub struct AuthConfig {
     pub bcrypt_cost: u32,
     /// OpenID Connect providers users may sign in with (`[[auth.oidc]]`).
     pub oidc: Vec<OidcProvider>,
+    /// Sign-in with GitHub (or GitHub Enterprise Server) through its OAuth app endpoints
+    /// (`[auth.github]`); GitHub does not speak OpenID Connect.
+    pub github: Option<GithubProvider>,
 }
 
 impl Default for AuthConfig {
@@ -225,6 +228,7 @@ impl Default for AuthConfig {
             jwt_secret: None,
             bcrypt_cost: 12,
             oidc: Vec::new(),
+            github: None,
         }
     }
 }
@@ -248,6 +252,39 @@ pub struct OidcProvider {
 
 fn default_oidc_scopes() -> Vec<String> {
     vec!["openid".into(), "email".into(), "profile".into()]
+}
+
+/// `[auth.github]`: a GitHub OAuth app. Its sign-in is at `/auth/oauth/github`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GithubProvider {
+    pub client_id: String,
+    pub client_secret: String,
+    /// On the sign-in button.
+    #[serde(default = "default_github_name")]
+    pub name: String,
+    /// Where the OAuth pages are (`/login/oauth/...`): `https://github.com`, or a GitHub
+    /// Enterprise Server's own address.
+    #[serde(default = "default_github_web")]
+    pub web_base: String,
+    /// Where its REST API is: `https://api.github.com`, or `https://<server>/api/v3`.
+    #[serde(default = "default_github_api")]
+    pub api_base: String,
+}
+
+/// The id of the GitHub sign-in, in its addresses and in linked identities.
+pub const GITHUB_ID: &str = "github";
+
+fn default_github_name() -> String {
+    "GitHub".into()
+}
+
+fn default_github_web() -> String {
+    "https://github.com".into()
+}
+
+fn default_github_api() -> String {
+    "https://api.github.com".into()
 }
 
 /// `[limits]`: request rates and body sizes.
@@ -582,6 +619,18 @@ impl Config {
                 problems.push(format!("`auth.oidc[{n}].issuer` {why} (found {:?})", provider.issuer));
             }
         }
+        if let Some(github) = &self.auth.github {
+            if self.auth.oidc.iter().any(|p| p.id == GITHUB_ID) {
+                problems.push(format!(
+                    "`auth.oidc` may not use the id {GITHUB_ID:?} while `[auth.github]` is set"
+                ));
+            }
+            for (key, url) in [("web_base", &github.web_base), ("api_base", &github.api_base)] {
+                if let Err(why) = check_public_url(url) {
+                    problems.push(format!("`auth.github.{key}` {why} (found {url:?})"));
+                }
+            }
+        }
         if let Err(why) = check_public_url(&self.billing.stripe_api_base) {
             problems
                 .push(format!("`billing.stripe_api_base` {why} (found {:?})", self.billing.stripe_api_base));
@@ -680,6 +729,9 @@ impl Config {
         mask(&mut shown.auth.jwt_secret);
         for provider in &mut shown.auth.oidc {
             mask(&mut provider.client_secret);
+        }
+        if let Some(github) = &mut shown.auth.github {
+            github.client_secret = "***".into();
         }
         mask(&mut shown.billing.stripe_secret_key);
         mask(&mut shown.billing.stripe_webhook_secret);
@@ -793,6 +845,42 @@ mod tests {
     }
 
     #[test]
+    fn github_sign_in_takes_defaults_and_its_secret_is_masked() {
+        let text = r#"
+            [auth]
+            github = { client_id = "Iv1.abc", client_secret = "gh-secret-value" }
+        "#;
+        let mut config: Config = Figment::from(Serialized::defaults(Config::defaults()))
+            .merge(Toml::string(text))
+            .extract()
+            .unwrap();
+        let github = config.auth.github.clone().unwrap();
+        assert_eq!(
+            (github.name.as_str(), github.web_base.as_str(), github.api_base.as_str()),
+            ("GitHub", "https://github.com", "https://api.github.com")
+        );
+        config.validate().unwrap();
+        let shown = config.to_masked_toml();
+        assert!(!shown.contains("gh-secret-value") && shown.contains("client_secret = \"***\""), "{shown}");
+
+        config.auth.oidc.push(OidcProvider {
+            id: GITHUB_ID.into(),
+            name: "Not GitHub".into(),
+            issuer: "https://sso.example.com".into(),
+            client_id: "x".into(),
+            client_secret: None,
+            scopes: default_oidc_scopes(),
+        });
+        config.auth.github.as_mut().unwrap().api_base = "api.github.com".into();
+        let problems = config.validate().unwrap_err().problems;
+        assert!(problems.iter().any(|p| p.contains("may not use the id \"github\"")), "{problems:?}");
+        assert!(
+            problems.iter().any(|p| p.contains("`auth.github.api_base` must start with")),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
     fn the_example_file_documents_every_key_with_its_default() {
         let text = include_str!("../config.example.toml");
         let parsed: Config = Figment::from(Toml::string(text)).extract().unwrap();
@@ -805,6 +893,13 @@ mod tests {
         defaults.smtp.username = Some(String::new());
         defaults.smtp.password = Some(String::new());
         defaults.auth.jwt_secret = Some(String::new());
+        defaults.auth.github = Some(GithubProvider {
+            client_id: String::new(),
+            client_secret: String::new(),
+            name: default_github_name(),
+            web_base: default_github_web(),
+            api_base: default_github_api(),
+        });
         defaults.billing.stripe_secret_key = Some(String::new());
         defaults.billing.stripe_webhook_secret = Some(String::new());
         defaults.metrics.token = Some(String::new());

@@ -52,7 +52,7 @@ pub struct AppState {
     /// Stripe's API, when `[billing]` is configured.
     pub stripe: Option<Arc<crate::stripe::Stripe>>,
     /// Single sign-on providers' metadata, as discovered.
-    pub sso: Arc<crate::core::sso::Discovery>,
+    pub sso: Arc<crate::core::sso::Providers>,
 }
 
 impl AppState {

@@ -18,7 +18,7 @@ fn features(state: &State<AppState>) -> Json<Value> {
         "version": env!("CARGO_PKG_VERSION"),
         "features": {
             "billing": config.billing.enabled(),
-            "oauth": !config.auth.oidc.is_empty(),
+            "oauth": !config.auth.oidc.is_empty() || config.auth.github.is_some(),
             "signups": !config.auth.disable_signups,
             "tracking": tracking,
         },

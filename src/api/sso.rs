@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 use super::auth::set_cookie;
 use super::blocking;
 use crate::clock;
-use crate::config::{Config, OidcProvider};
-use crate::core::{accounts, keys, session, sso};
+use crate::config::Config;
+use crate::core::sso::{self, Provider};
+use crate::core::{accounts, keys, session};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -23,11 +24,9 @@ pub fn routes() -> Vec<Route> {
 /// The configured providers: `[{id, name, url}]`, `url` starting a sign-in.
 pub fn providers(config: &Config) -> Value {
     json!(
-        config
-            .auth
-            .oidc
+        Provider::all(config)
             .iter()
-            .map(|p| json!({ "id": p.id, "name": p.name, "url": format!("/auth/oauth/{}", p.id) }))
+            .map(|p| json!({ "id": p.id(), "name": p.name(), "url": format!("/auth/oauth/{}", p.id()) }))
             .collect::<Vec<_>>()
     )
 }
@@ -37,14 +36,8 @@ fn oauth_config(state: &State<AppState>) -> Json<Value> {
     Json(json!({ "providers": providers(&state.config) }))
 }
 
-fn provider<'a>(state: &'a AppState, id: &str) -> Result<&'a OidcProvider, ApiError> {
-    state
-        .config
-        .auth
-        .oidc
-        .iter()
-        .find(|p| p.id == id)
-        .ok_or_else(|| ApiError::not_found("No such sign-in provider"))
+fn provider(state: &AppState, id: &str) -> Result<Provider, ApiError> {
+    Provider::find(&state.config, id).ok_or_else(|| ApiError::not_found("No such sign-in provider"))
 }
 
 fn redirect_uri(state: &AppState, id: &str) -> String {
@@ -53,7 +46,7 @@ fn redirect_uri(state: &AppState, id: &str) -> String {
 
 /// Back to the sign-in page with why, as one of a few codes the page words itself (a message in
 /// the address would let any link put words on the sign-in page): `unreachable`, `refused`,
-/// `incomplete`, `expired`, `failed`, `closed`, `busy`.
+/// `incomplete`, `expired`, `failed`, `unverified`, `closed`, `busy`.
 fn failed(code: &'static str) -> Redirect {
     Redirect::to(format!("/login?error={code}"))
 }
@@ -61,11 +54,11 @@ fn failed(code: &'static str) -> Redirect {
 /// Sends the browser to the provider.
 #[get("/auth/oauth/<id>")]
 async fn start(state: &State<AppState>, id: &str) -> Result<Redirect, ApiError> {
-    let provider = provider(state, id)?.clone();
+    let provider = provider(state, id)?;
     let (url, pending) = match sso::start(&state.sso, &provider, redirect_uri(state, id)).await {
         Ok(started) => started,
         Err(sso::Failure(why)) => {
-            tracing::warn!(provider = provider.id, "could not start a sign-in: {why}");
+            tracing::warn!(provider = provider.id(), "could not start a sign-in: {why}");
             return Ok(failed("unreachable"));
         }
     };
@@ -86,10 +79,10 @@ async fn callback(
     state: Option<String>,
     error: Option<String>,
 ) -> Result<Redirect, ApiError> {
-    let provider = provider(app, id)?.clone();
+    let provider = provider(app, id)?;
     if let Some(error) = error {
         tracing::info!(
-            provider = provider.id,
+            provider = provider.id(),
             "the provider did not sign a user in: {}",
             error.chars().take(100).collect::<String>()
         );
@@ -98,7 +91,7 @@ async fn callback(
     let (Some(code), Some(state)) = (code, state) else {
         return Ok(failed("incomplete"));
     };
-    let (name, now) = (provider.id.clone(), clock::now_ms());
+    let (name, now) = (provider.id().to_string(), clock::now_ms());
     let pending = app.db.write(move |tx| Ok::<_, ApiError>(sso::take(tx, &name, &state, now)?)).await?;
     let Some(pending) = pending else {
         return Ok(failed("expired"));
@@ -106,29 +99,31 @@ async fn callback(
     let identity = match sso::finish(&app.sso, &provider, redirect_uri(app, id), pending, code).await {
         Ok(identity) => identity,
         Err(sso::Failure(why)) => {
-            tracing::warn!(provider = provider.id, "a sign-in failed: {why}");
+            tracing::warn!(provider = provider.id(), "a sign-in failed: {why}");
             return Ok(failed("failed"));
         }
     };
     // Most sign-ins are of known users: a password hash (a quarter second of bcrypt) is made
     // only when a new user needs one, and then asked again with it.
-    let mut outcome = sign_in(app, &provider.id, &identity, None).await?;
+    let mut outcome = sign_in(app, provider.id(), &identity, None).await?;
     if let Outcome::NeedsHash = outcome {
         let cost = app.config.auth.bcrypt_cost;
         let hash = blocking(move || accounts::hash_password(&keys::random_token(), cost)).await?;
-        outcome = sign_in(app, &provider.id, &identity, Some(hash.map_err(ApiError::internal)?)).await?;
+        outcome = sign_in(app, provider.id(), &identity, Some(hash.map_err(ApiError::internal)?)).await?;
     }
     match outcome {
         Outcome::Session(token) => {
             set_cookie(cookies, app, token);
             Ok(Redirect::to("/app"))
         }
+        Outcome::Unverified => Ok(failed("unverified")),
         Outcome::Refused | Outcome::NeedsHash => Ok(failed("closed")),
     }
 }
 
 enum Outcome {
     Session(String),
+    Unverified,
     Refused,
     NeedsHash,
 }
@@ -147,6 +142,7 @@ async fn sign_in(
         .write(move |tx| {
             Ok(match sso::user_for(tx, &provider, &identity, signups, new_hash.as_deref())? {
                 sso::SignIn::As(user) => Outcome::Session(session::start(tx, &user.id, &secret, hours)?),
+                sso::SignIn::Unverified => Outcome::Unverified,
                 sso::SignIn::Refused => Outcome::Refused,
                 sso::SignIn::NeedsHash => Outcome::NeedsHash,
             })

@@ -1,7 +1,6 @@
 // The danger zone, last because it ends the project: the owner resets Acme (typing its name,
 // Acme Inc by now, to confirm), sees the reset finish and the project empty, then deletes it and
-// lands on a project list without it. Run by the cargo test `browser::dashboard_in_chromium`
-// after `accounts.mjs`.
+// lands on a project list without it. Run last by the cargo test `browser::dashboard_in_chromium`.
 
 import assert from "node:assert/strict";
 import { F, audit, base, drive, nav, signInToAcme, step, toast, watch } from "./lib.mjs";

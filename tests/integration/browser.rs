@@ -130,8 +130,7 @@ fn captured_link(dir: &Path, to: &str, page: &str) -> String {
 
 /// The decoded query of a request path.
 fn query_of(path: &str) -> std::collections::HashMap<String, String> {
-    let query = path.split_once('?').map(|(_, q)| q).unwrap_or_default();
-    openidconnect::url::form_urlencoded::parse(query.as_bytes()).into_owned().collect()
+    crate::sso::form(path.split_once('?').map(|(_, q)| q).unwrap_or_default())
 }
 
 /// Runs the browser script `name` against the server; fails with its report and the server's log.
@@ -194,10 +193,44 @@ async fn dashboard_in_chromium() {
             json!({ "sub": "sso-1", "email": "sso@example.com", "email_verified": true, "nonce": nonce });
         (200, Vec::new(), crate::sso::token_answer(&token_issuer, claims))
     });
+    // And GitHub on loopback, for a verified primary address; and Stripe, whose checkout pays
+    // at once.
+    let github = HttpReceiver::start();
+    let account = std::sync::Arc::new(std::sync::Mutex::new((
+        4242,
+        json!([
+            { "email": "octo@example.com", "primary": true, "verified": true },
+        ]),
+    )));
+    crate::github_sign_in::github(&github, account);
+    let stripe = HttpReceiver::start();
+    crate::billing::stripe_for_browsers(&stripe);
     std::fs::write(
         dir.path().join("tidings.toml"),
         format!(
-            "[[auth.oidc]]\nid = \"acme\"\nname = \"Loopback SSO\"\nissuer = \"{issuer}\"\nclient_id = \"tidings\"\nclient_secret = \"client-secret\"\n"
+            r#"
+            [[auth.oidc]]
+            id = "acme"
+            name = "Loopback SSO"
+            issuer = "{issuer}"
+            client_id = "tidings"
+            client_secret = "client-secret"
+
+            [auth.github]
+            client_id = "Iv1.loopback"
+            client_secret = "github-secret"
+            web_base = "{github}"
+            api_base = "{github}"
+
+            [billing]
+            stripe_secret_key = "sk_test_loopback"
+            stripe_webhook_secret = "{webhook_secret}"
+            price_ids = ["price_browser"]
+            stripe_api_base = "{stripe}"
+            "#,
+            github = github.url(""),
+            stripe = stripe.url(""),
+            webhook_secret = crate::billing::WEBHOOK_SECRET,
         ),
     )
     .unwrap();
@@ -246,6 +279,7 @@ async fn dashboard_in_chromium() {
     fixture["links"] = links;
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "accounts", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "sso", &fixture));
+    tokio::task::block_in_place(|| drive(&root, &chromium, &server, "billing", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "wipes", &fixture));
     tokio::task::block_in_place(|| server.terminate(Duration::from_secs(15)));
 }

@@ -21,6 +21,7 @@ mod domains;
 mod envelope;
 mod events;
 mod feedback;
+mod github_sign_in;
 mod hostile;
 mod idempotency;
 mod imports;

@@ -55,23 +55,23 @@ async fn app_with(issuer: &str, signups: bool) -> TestApp {
 
 /// Starts a sign-in; returns the authorization request's query.
 async fn authorize(app: &TestApp) -> HashMap<String, String> {
-    let res = app.client.get("/auth/oauth/acme").dispatch().await;
+    let (endpoint, query) = start_sign_in(app, "acme").await;
+    assert!(endpoint.ends_with("/authorize"), "{endpoint}");
+    query
+}
+
+/// Starts a sign-in at provider `id`; returns where the browser is sent and the query it takes.
+pub async fn start_sign_in(app: &TestApp, id: &str) -> (String, HashMap<String, String>) {
+    let res = app.client.get(format!("/auth/oauth/{id}")).dispatch().await;
     assert_eq!(res.status(), Status::SeeOther);
     let location = res.headers().get_one("Location").unwrap().to_string();
-    let (endpoint, query) = location.split_once('?').unwrap();
-    assert!(endpoint.ends_with("/authorize"), "{location}");
-    query
-        .split('&')
-        .map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap();
-            let decoded: String = openidconnect::url::form_urlencoded::parse(format!("v={v}").as_bytes())
-                .next()
-                .unwrap()
-                .1
-                .into_owned();
-            (k.to_string(), decoded)
-        })
-        .collect()
+    let (endpoint, query) = location.split_once('?').unwrap_or((&location, ""));
+    (endpoint.to_string(), form(query))
+}
+
+/// A form's (or query's) fields.
+pub fn form(encoded: &str) -> HashMap<String, String> {
+    openidconnect::url::form_urlencoded::parse(encoded.as_bytes()).into_owned().collect()
 }
 
 /// An ID token for client `tidings` from `issuer` with `claims` added, signed by `key`.
@@ -101,7 +101,16 @@ fn answer_token(receiver: &HttpReceiver, issuer: &str, claims: Value, key: &Enco
 
 /// Comes back from the provider; returns where the browser goes and the session cookie, if any.
 async fn come_back(app: &TestApp, query: &str) -> (String, Option<rocket::http::Cookie<'static>>) {
-    let res = app.client.get(format!("/auth/oauth/acme/callback?{query}")).dispatch().await;
+    come_back_to(app, "acme", query).await
+}
+
+/// Comes back from provider `id`; returns where the browser goes and the session cookie, if any.
+pub async fn come_back_to(
+    app: &TestApp,
+    id: &str,
+    query: &str,
+) -> (String, Option<rocket::http::Cookie<'static>>) {
+    let res = app.client.get(format!("/auth/oauth/{id}/callback?{query}")).dispatch().await;
     assert_eq!(res.status(), Status::SeeOther);
     let cookie = res.cookies().get("tidings_session").map(|c| c.clone().into_owned());
     (res.headers().get_one("Location").unwrap().to_string(), cookie)
@@ -142,8 +151,7 @@ async fn a_provider_signs_users_in_with_pkce_and_links_by_verified_email() {
         (Status::Ok, json!("new@example.com"), json!(true))
     );
     let exchange = receiver.requests().into_iter().rfind(|r| r.path == "/token").unwrap();
-    let form: HashMap<String, String> =
-        openidconnect::url::form_urlencoded::parse(exchange.body.as_bytes()).into_owned().collect();
+    let form = form(&exchange.body);
     assert_eq!((form["grant_type"].as_str(), form["code"].as_str()), ("authorization_code", "c1"));
     let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(form["code_verifier"].as_bytes()));
     assert_eq!(challenge, asked["code_challenge"], "the verifier answers the challenge");

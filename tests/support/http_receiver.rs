@@ -1,7 +1,8 @@
 //! An HTTP receiver on loopback for tests: it keeps every request (method, path, headers, body)
 //! and answers with the status it is told to (200 by default), after an optional delay, with the
-//! JSON body set for the request's path (`{"got":true}` otherwise). One request per connection
-//! (`Connection: close`), which is all the webhook and Stripe clients need.
+//! JSON body set for the request's path (`{"got":true}` otherwise), or with what a handler makes
+//! of the request. One request per connection (`Connection: close`), which is all the webhook
+//! and Stripe clients need.
 
 #![allow(dead_code)]
 
@@ -140,10 +141,13 @@ fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
     };
     std::thread::sleep(delay);
     let mut stream = stream;
-    let extra: String = headers.iter().map(|(name, value)| format!("{name}: {value}\r\n")).collect();
+    let mut extra: String = headers.iter().map(|(name, value)| format!("{name}: {value}\r\n")).collect();
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("content-type")) {
+        extra.push_str("Content-Type: application/json\r\n");
+    }
     let _ = write!(
         stream,
-        "HTTP/1.1 {status} Answer\r\nContent-Length: {}\r\nContent-Type: application/json\r\n{extra}Connection: close\r\n\r\n{answer}",
+        "HTTP/1.1 {status} Answer\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{answer}",
         answer.len()
     );
     let _ = stream.flush();

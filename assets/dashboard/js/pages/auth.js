@@ -12,6 +12,7 @@ const SSO_ERRORS = {
   incomplete: "The sign-in came back incomplete; start again.",
   expired: "This sign-in has expired or was used already; start again.",
   failed: "The sign-in provider's answer could not be checked; start again.",
+  unverified: "The sign-in provider did not vouch for your email address, so no account could be found or made for you (on GitHub, verify your primary address first).",
   closed: "No account here has that verified address, and sign-ups are closed on this server.",
   busy: "Too many sign-ins are under way; try again in a few minutes.",
 };

@@ -1,0 +1,239 @@
+//! Single sign-on: OpenID Connect providers (`[[auth.oidc]]`, [`oidc`]) and GitHub
+//! (`[auth.github]`, [`github`]), both by the authorization code flow with PKCE.
+//!
+//! A sign-in starts at `/auth/oauth/<id>`: the browser is sent to the provider's authorization
+//! endpoint with a random state and PKCE challenge (and, for OpenID Connect, a nonce), kept in
+//! `oauth_states` (single-use, 10 minutes). The provider sends it back to
+//! `/auth/oauth/<id>/callback` with a code, which is exchanged with the PKCE verifier; each
+//! kind of provider then says who signed in ([`Identity`]). The account is then the user linked
+//! to the provider's subject, or the user with the identity's email when the provider says
+//! that address is verified (and it is linked), or a new user when sign-ups are open.
+
+pub mod github;
+pub mod oidc;
+
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::clock;
+use crate::config::{Config, GITHUB_ID, GithubProvider, OidcProvider};
+
+/// How long a sign-in may take at the provider.
+pub const STATE_TTL_MS: i64 = 10 * 60 * 1000;
+/// Most sign-ins under way at once: starting one needs no account, so this bounds what
+/// anonymous requests can store.
+pub const MAX_PENDING: i64 = 10_000;
+
+/// Why a sign-in failed, as the log says it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure(pub String);
+
+/// An HTTP failure, as the crates want their clients' errors.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct HttpFailure(String);
+
+/// A provider users may sign in with, as configured.
+#[derive(Debug, Clone)]
+pub enum Provider {
+    Oidc(OidcProvider),
+    Github(GithubProvider),
+}
+
+impl Provider {
+    /// Every provider `config` names, in the order of the sign-in page's buttons.
+    pub fn all(config: &Config) -> Vec<Provider> {
+        let oidc = config.auth.oidc.iter().cloned().map(Provider::Oidc);
+        oidc.chain(config.auth.github.clone().map(Provider::Github)).collect()
+    }
+
+    /// The provider with `id`.
+    pub fn find(config: &Config, id: &str) -> Option<Provider> {
+        Self::all(config).into_iter().find(|p| p.id() == id)
+    }
+
+    /// In its addresses and in linked identities.
+    pub fn id(&self) -> &str {
+        match self {
+            Provider::Oidc(p) => &p.id,
+            Provider::Github(_) => GITHUB_ID,
+        }
+    }
+
+    /// On its button.
+    pub fn name(&self) -> &str {
+        match self {
+            Provider::Oidc(p) => &p.name,
+            Provider::Github(p) => &p.name,
+        }
+    }
+}
+
+/// What calling the providers needs: one HTTP client, without redirects (a redirect from a
+/// provider's endpoint is an answer, not something to follow), and what OpenID Connect
+/// discovery found, kept for a while so that sign-ins (which anyone may start) do not each
+/// call the provider.
+pub struct Providers {
+    http: reqwest::Client,
+    discovered: oidc::Discovered,
+}
+
+impl Default for Providers {
+    fn default() -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(15))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_default();
+        Providers { http, discovered: oidc::Discovered::default() }
+    }
+}
+
+/// Where to send the browser to sign in at `provider`, and the sign-in to keep ([`keep`]).
+pub async fn start(
+    providers: &Providers,
+    provider: &Provider,
+    redirect: String,
+) -> Result<(String, Pending), Failure> {
+    match provider {
+        Provider::Oidc(p) => oidc::start(providers, p, redirect).await,
+        Provider::Github(p) => github::start(p, redirect),
+    }
+}
+
+/// Exchanges the code (with the PKCE verifier) and learns who signed in.
+pub async fn finish(
+    providers: &Providers,
+    provider: &Provider,
+    redirect: String,
+    pending: Pending,
+    code: String,
+) -> Result<Identity, Failure> {
+    match provider {
+        Provider::Oidc(p) => oidc::finish(providers, p, redirect, pending, code).await,
+        Provider::Github(p) => github::finish(providers, p, redirect, pending, code).await,
+    }
+}
+
+/// The crates' HTTP requests, made with our client.
+async fn call(
+    client: reqwest::Client,
+    request: oauth2::HttpRequest,
+) -> Result<oauth2::HttpResponse, HttpFailure> {
+    let failed = |e: &dyn std::fmt::Display| HttpFailure(e.to_string());
+    let request = reqwest::Request::try_from(request).map_err(|e| failed(&e))?;
+    let response = client.execute(request).await.map_err(|e| failed(&e.without_url()))?;
+    let mut answer = http::Response::builder().status(response.status());
+    for (name, value) in response.headers() {
+        answer = answer.header(name, value);
+    }
+    let body = response.bytes().await.map_err(|e| failed(&e))?;
+    answer.body(body.to_vec()).map_err(|e| failed(&e))
+}
+
+/// A sign-in under way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    pub state: String,
+    pub provider: String,
+    pub nonce: String,
+    pub verifier: String,
+}
+
+/// Keeps a sign-in under way; `false` (nothing kept) when [`MAX_PENDING`] are already.
+pub fn keep(conn: &Connection, pending: &Pending, now: i64) -> rusqlite::Result<bool> {
+    conn.execute("DELETE FROM oauth_states WHERE created_at < ?1", [now - STATE_TTL_MS])?;
+    let under_way: i64 = conn.query_row("SELECT count(*) FROM oauth_states", [], |r| r.get(0))?;
+    if under_way >= MAX_PENDING {
+        return Ok(false);
+    }
+    conn.execute(
+        "INSERT INTO oauth_states (state, provider, nonce, verifier, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![pending.state, pending.provider, pending.nonce, pending.verifier, now],
+    )?;
+    Ok(true)
+}
+
+/// Takes the sign-in named by `state` (once: it is deleted), when it is `provider`'s and fresh.
+pub fn take(conn: &Connection, provider: &str, state: &str, now: i64) -> rusqlite::Result<Option<Pending>> {
+    let taken = conn
+        .query_row(
+            "DELETE FROM oauth_states WHERE state = ?1 RETURNING provider, nonce, verifier, created_at",
+            [state],
+            |r| {
+                Ok((
+                    Pending {
+                        state: state.to_string(),
+                        provider: r.get(0)?,
+                        nonce: r.get(1)?,
+                        verifier: r.get(2)?,
+                    },
+                    r.get::<_, i64>(3)?,
+                ))
+            },
+        )
+        .optional()?;
+    Ok(taken.filter(|(p, at)| p.provider == provider && now - at <= STATE_TTL_MS).map(|(p, _)| p))
+}
+
+/// Who the provider says signed in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Identity {
+    pub subject: String,
+    pub email: Option<String>,
+    pub email_verified: bool,
+}
+
+/// Whom a verified identity signs in as.
+#[derive(Debug)]
+pub enum SignIn {
+    As(crate::db::users::User),
+    /// A new user is to be made, and no password hash was given for it: hash one (off the
+    /// writer) and ask again.
+    NeedsHash,
+    /// No account is linked, and the provider vouches for no address to find or make one by.
+    Unverified,
+    /// No account, and none may be made.
+    Refused,
+}
+
+/// The user a verified identity signs in as: the one linked to it, else the one with its
+/// verified email (then linked), else a new one when `signups` allows. `new_hash` is the
+/// password hash a new user gets (of a random password: they sign in with the provider, or set
+/// one through a reset); it is only needed for a new user, so callers pass `None` first.
+pub fn user_for(
+    conn: &Connection,
+    provider: &str,
+    identity: &Identity,
+    signups: bool,
+    new_hash: Option<&str>,
+) -> Result<SignIn, crate::error::ApiError> {
+    use crate::db::users;
+    let linked: Option<String> = conn
+        .query_row(
+            "SELECT user_id FROM user_identities WHERE provider = ?1 AND subject = ?2",
+            params![provider, identity.subject],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(user) = linked {
+        return Ok(users::by_id(conn, &user)?.map_or(SignIn::Refused, SignIn::As));
+    }
+    let Some(email) = identity.email.as_deref().filter(|_| identity.email_verified) else {
+        return Ok(SignIn::Unverified);
+    };
+    let user = match (users::by_email(conn, email)?, new_hash) {
+        (Some(user), _) => user,
+        (None, _) if !signups => return Ok(SignIn::Refused),
+        (None, None) => return Ok(SignIn::NeedsHash),
+        (None, Some(hash)) => crate::core::accounts::insert_user(conn, email, hash)?,
+    };
+    // The provider vouches for the address.
+    users::set_verified(conn, &user.id)?;
+    conn.execute(
+        "INSERT INTO user_identities (provider, subject, user_id, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![provider, identity.subject, user.id, clock::now_ms()],
+    )?;
+    Ok(users::by_id(conn, &user.id)?.map_or(SignIn::Refused, SignIn::As))
+}
