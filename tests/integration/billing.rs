@@ -156,7 +156,52 @@ async fn a_campaign_stops_at_the_marketing_cap() {
     assert_eq!(consumption(&room).await["usage"]["marketing"]["used"], json!(2));
 }
 
-const WEBHOOK_SECRET: &str = "whsec_loopback";
+pub const WEBHOOK_SECRET: &str = "whsec_loopback";
+
+/// Stripe on `receiver` for a browser: a checkout session's page completes at once, the way a
+/// paid checkout does (Stripe sends the signed `checkout.session.completed` event to the
+/// server, then the browser to the session's `success_url`); the billing portal is a page of
+/// its own; the customer has one invoice.
+pub fn stripe_for_browsers(receiver: &HttpReceiver) {
+    let pay = receiver.url("/pay/cs_browser");
+    receiver.handle("/v1/checkout/sessions", move |_, _| {
+        (200, Vec::new(), json!({ "id": "cs_browser", "url": pay }).to_string())
+    });
+    receiver.handle("/pay/cs_browser", |_, earlier| {
+        let session = earlier.iter().rfind(|r| r.path == "/v1/checkout/sessions").expect("a checkout session");
+        let asked = crate::sso::form(&session.body);
+        let back = asked["success_url"].clone();
+        let server = back.split("/app/").next().unwrap_or_default();
+        let event = json!({
+            "id": "evt_browser", "type": "checkout.session.completed", "created": tidings::clock::now_ms() / 1000,
+            "data": { "object": { "id": "cs_browser", "client_reference_id": asked["client_reference_id"],
+                "customer": "cus_browser", "subscription": "sub_browser" } },
+        })
+        .to_string();
+        let signature = tidings::stripe::sign(event.as_bytes(), WEBHOOK_SECRET, tidings::clock::now_ms() / 1000);
+        let sent = crate::common::binary::agent()
+            .post(&format!("{server}/webhooks/incoming/stripe"))
+            .header("Stripe-Signature", &signature)
+            .header("Content-Type", "application/json")
+            .send(event.as_str());
+        match sent.map(|r| r.status().as_u16()) {
+            Ok(200) => (302, vec![("Location".into(), back)], String::new()),
+            other => (500, vec![("Content-Type".into(), "text/plain".into())], format!("the server refused the event: {other:?}")),
+        }
+    });
+    let portal = receiver.url("/portal/bps_browser");
+    receiver.handle("/v1/billing_portal/sessions", move |_, _| {
+        (200, Vec::new(), json!({ "id": "bps_browser", "url": portal }).to_string())
+    });
+    receiver.handle("/portal/bps_browser", |_, _| {
+        let page = "<!doctype html><title>Billing portal</title><h1>Loopback billing portal</h1>";
+        (200, vec![("Content-Type".into(), "text/html".into())], page.into())
+    });
+    receiver.respond(
+        "/v1/invoices",
+        r#"{"object":"list","data":[{"id":"in_browser","number":"LOOP-0001","status":"paid","currency":"usd","amount_due":2900,"amount_paid":2900,"created":1795510800,"hosted_invoice_url":"https://invoice.stripe.com/i/browser","invoice_pdf":"https://pay.stripe.com/invoice/browser/pdf"}]}"#,
+    );
+}
 
 /// An app with Stripe configured, its API a receiver on loopback that answers as Stripe would.
 async fn with_stripe() -> (TestApp, HttpReceiver, rocket::http::Cookie<'static>, crate::common::Keys) {

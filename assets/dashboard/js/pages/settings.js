@@ -5,6 +5,7 @@
 import { html, useEffect, useState } from "../../vendor/preact-htm.js";
 import { api, del, get, patch, post } from "../api.js";
 import { navigate } from "../router.js";
+import { Subscription } from "./billing.js";
 import { SecretKeyNotice } from "./projects.js";
 import { ActionButton, Badge, Copy, ErrorBox, Field, Form, Loaded, Page, date, toast, useAction, useLoad, Table } from "../ui.js";
 
@@ -227,7 +228,10 @@ function Limits({ project, manage }) {
     return saved;
   }, "Limits saved");
   const number = (n) => (n === null ? "no limit" : n.toLocaleString());
+  // The consumption names a subscription (null when there is none yet) only when billing is on.
+  const billing = usage.data && usage.data.subscription !== undefined;
   return html`
+    ${billing && html`<${Subscription} project=${project} manage=${manage} subscription=${usage.data.subscription} />`}
     <section class="card" aria-labelledby="limits-heading" id="limits">
       <h2 id="limits-heading">Monthly limits</h2>
       <${Loaded} result=${usage}>${(u) => html`
