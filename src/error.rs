@@ -20,11 +20,14 @@ use serde_json::{Value, json};
 use crate::clock;
 
 /// One field-level problem, as listed in `error.errors`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct FieldError {
+    /// The field's path: `email`, `data.plan`, `to[1]`.
     pub field: String,
     pub message: String,
+    /// `invalid_string`, `required`, `reserved_event`, `too_big`, ...
     pub code: String,
+    /// The value that was refused, when it helps to see it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub received: Option<Value>,
 }
@@ -226,25 +229,72 @@ impl ApiError {
 
     fn body(&self, request_id: &str) -> Value {
         if self.simple {
-            return json!({ "error": self.message });
+            return json!(SimpleError { error: self.message.clone() });
         }
-        let mut error = json!({
-            "code": self.code,
-            "message": self.message,
-            "statusCode": self.status,
-            "requestId": request_id,
-        });
-        if !self.errors.is_empty() {
-            error["errors"] = json!(self.errors);
-        }
-        if let Some(details) = &self.details {
-            error["details"] = details.clone();
-        }
-        if let Some(suggestion) = &self.suggestion {
-            error["suggestion"] = json!(suggestion);
-        }
-        json!({ "success": false, "error": error, "timestamp": clock::now_iso() })
+        json!(Envelope {
+            success: false,
+            error: ErrorObject {
+                code: self.code.to_string(),
+                message: self.message.clone(),
+                status_code: self.status,
+                request_id: request_id.to_string(),
+                errors: self.errors.clone(),
+                details: self.details.clone(),
+                suggestion: self.suggestion.clone(),
+            },
+            timestamp: clock::now_iso(),
+        })
     }
+}
+
+/// The error envelope of api.md "Errors".
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(example = json!({
+    "success": false,
+    "error": {
+        "code": "VALIDATION_ERROR", "message": "Invalid email address", "statusCode": 422,
+        "requestId": "6f1c0b5e-3d0a-4c51-9a3e-0d8f7b2a1c44",
+        "errors": [{ "field": "email", "message": "Invalid email address", "code": "invalid_string", "received": "ada@" }],
+    },
+    "timestamp": "2026-11-24T12:00:00.000Z",
+}))]
+pub struct Envelope {
+    /// Always `false`.
+    pub success: bool,
+    pub error: ErrorObject,
+    /// When the error was answered.
+    #[schema(format = DateTime)]
+    pub timestamp: String,
+}
+
+/// What went wrong, in an [`Envelope`].
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorObject {
+    /// Machine-readable: `VALIDATION_ERROR`, `INVALID_API_KEY`, `NOT_FOUND`, `RATE_LIMIT_EXCEEDED`, ...
+    pub code: String,
+    /// For people.
+    pub message: String,
+    /// The HTTP status again.
+    pub status_code: u16,
+    /// Quote it to the server's operator: the log line of this request carries it.
+    pub request_id: String,
+    /// Field-level problems, when the body or query had some.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<FieldError>,
+    /// Extra data, such as `retryAfter` or the original request of a reused idempotency key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<Value>,
+    /// What to do about it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
+}
+
+/// The short form a few endpoints answer a 400 with (api.md "Errors").
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SimpleError {
+    pub error: String,
 }
 
 impl std::fmt::Display for ApiError {

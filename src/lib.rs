@@ -21,6 +21,7 @@ pub mod scheduler;
 pub mod sns;
 pub mod state;
 pub mod stripe;
+pub mod views;
 
 use figment::Figment;
 use rocket::config::{LogLevel, Shutdown, Sig};

@@ -4,7 +4,6 @@ use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{FromForm, Route, State, delete, get, patch, post, routes};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Medium};
@@ -17,10 +16,20 @@ use crate::db::DbError;
 use crate::db::contacts::{self, After, Indexing, ListQuery, Sort};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::CursorPage;
+use crate::views::contacts::{
+    Contact, ContactChanges, ListedContact, LookedUp, Lookup, LookupResult, NewContact, UpsertMeta,
+    UpsertedContact,
+};
 
 pub fn routes() -> Vec<Route> {
     routes![list, create, read, change, remove, lookup]
 }
+
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, create, read, change, remove, lookup))]
+pub struct Doc;
 
 /// Where the next page of a contact list starts, as carried in its cursor.
 #[derive(Serialize, Deserialize)]
@@ -37,22 +46,43 @@ struct Position {
 }
 
 /// The query of `GET /contacts`; values are checked by hand so bad ones get clear errors.
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListParams<'r> {
+    /// 1 to 100 (larger is taken as 100); default 20.
+    #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<&'r str>,
+    /// The previous page's `cursor`.
+    #[param(value_type = Option<String>)]
     cursor: Option<&'r str>,
+    /// Part of the email, any case.
+    #[param(value_type = Option<String>)]
     search: Option<&'r str>,
+    /// Only subscribed (`true`) or unsubscribed (`false`) contacts; both when absent.
+    #[param(value_type = Option<bool>)]
     subscribed: Option<&'r str>,
+    /// `createdAt` (the default) or `email`; anything else is `createdAt`.
+    #[param(value_type = Option<String>)]
     sort: Option<&'r str>,
+    /// `desc` (the default) or `asc`.
+    #[param(value_type = Option<String>)]
     dir: Option<&'r str>,
 }
 
+/// Lists the project's contacts, newest first unless sorted otherwise.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "listContacts",
+    params(ListParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of contacts", body = CursorPage<ListedContact>)),
+)]
 #[get("/contacts?<params..>")]
 async fn list(
     state: &State<AppState>,
     access: ProjectAccess,
     params: ListParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CursorPage<ListedContact>>, ApiError> {
     let ListParams { limit, cursor, search, subscribed, sort, dir } = params;
     let limit = pagination::limit(limit)?;
     let subscribed = pagination::boolean("subscribed", subscribed)?;
@@ -107,15 +137,8 @@ async fn list(
         })
         .await
         .map(|(rows, total, suppressed)| {
-            let views: Vec<Value> = rows
-                .iter()
-                .zip(&suppressed)
-                .map(|(c, s)| {
-                    let mut view = core_contacts::view(c);
-                    view["suppression"] = crate::core::feedback::suppression_view(s.as_ref());
-                    view
-                })
-                .collect();
+            let views: Vec<ListedContact> =
+                rows.iter().zip(&suppressed).map(|(c, s)| ListedContact::new(c, s.as_ref())).collect();
             (rows, total, views)
         })?;
     let has_more = rows.len() > limit;
@@ -128,22 +151,23 @@ async fn list(
             Sort::Email => Position { s, d, t: None, q: None, e: Some(last.email.clone()) },
         })
     });
-    Ok(Json(pagination::page(views, next, total)))
+    Ok(Json(CursorPage::new(views, next, total)))
 }
 
-#[derive(Deserialize)]
-struct NewContact {
-    email: Option<String>,
-    subscribed: Option<bool>,
-    data: Option<Value>,
-}
-
+/// Creates a contact, or updates the one with that email.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "upsertContact",
+    request_body = NewContact,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The contact, made or changed", body = UpsertedContact)),
+)]
 #[post("/contacts", data = "<body>")]
 async fn create(
     state: &State<AppState>,
     access: ProjectAccess,
     body: JsonBody<NewContact, Medium>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<UpsertedContact>, ApiError> {
     let body = body.0;
     let Some(email) = body.email else { return Err(ApiError::simple_bad_request("email is required")) };
     let email = core_contacts::parse_email(&email, "email")?;
@@ -166,9 +190,10 @@ async fn create(
             Ok::<_, ApiError>(upserted)
         })
         .await?;
-    let mut view = core_contacts::view(&upserted.contact);
-    view["_meta"] = json!({ "isNew": upserted.is_new, "isUpdate": !upserted.is_new });
-    Ok(Json(view))
+    Ok(Json(UpsertedContact {
+        contact: Contact::from(&upserted.contact),
+        meta: UpsertMeta { is_new: upserted.is_new, is_update: !upserted.is_new },
+    }))
 }
 
 async fn find(state: &AppState, project: String, id: &str) -> Result<contacts::Contact, ApiError> {
@@ -180,33 +205,42 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<contacts::C
         .ok_or_else(|| ApiError::not_found("Contact not found"))
 }
 
+/// Reads a contact, with its suppression.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "getContact",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The contact", body = ListedContact)),
+)]
 #[get("/contacts/<id>")]
-async fn read(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn read(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<ListedContact>, ApiError> {
     let contact = find(state, access.project.id, id).await?;
     let of = contact.id.clone();
     let suppression =
         state.db.run(move |conn| Ok::<_, DbError>(crate::db::suppressions::get(conn, &of)?)).await?;
-    let mut view = core_contacts::view(&contact);
-    // Only here: a hard bounce or a complaint keeps MARKETING mail away from the contact.
-    view["suppression"] = crate::core::feedback::suppression_view(suppression.as_ref());
-    Ok(Json(view))
+    // A hard bounce or a complaint keeps MARKETING mail away from the contact.
+    Ok(Json(ListedContact::new(&contact, suppression.as_ref())))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ContactChanges {
-    email: Option<String>,
-    subscribed: Option<bool>,
-    data: Option<Value>,
-}
-
+/// Changes a contact's email, subscription or custom fields.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "updateContact",
+    request_body = ContactChanges,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The contact as changed", body = Contact)),
+)]
 #[patch("/contacts/<id>", data = "<body>")]
 async fn change(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
     body: JsonBody<ContactChanges, Medium>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Contact>, ApiError> {
     let body = body.0;
     let email = body.email.as_deref().map(|e| core_contacts::parse_email(e, "email")).transpose()?;
     let patch = DataPatch::parse(body.data.as_ref(), "data")?;
@@ -223,9 +257,16 @@ async fn change(
             Ok::<_, ApiError>(contact)
         })
         .await?;
-    Ok(Json(core_contacts::view(&contact)))
+    Ok(Json(Contact::from(&contact)))
 }
 
+/// Deletes a contact and its events for good.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "deleteContact",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 204, description = "Deleted")),
+)]
 #[delete("/contacts/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let (project, id) = (access.project.id, id.to_string());
@@ -246,17 +287,20 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
 /// Most emails one lookup may ask about.
 pub const MAX_LOOKUP: usize = 500;
 
-#[derive(Deserialize)]
-struct Lookup {
-    emails: Option<Vec<String>>,
-}
-
+/// Says which of up to 500 addresses are contacts of the project.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "lookupContacts",
+    request_body = Lookup,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "Each address, in the order asked", body = LookupResult)),
+)]
 #[post("/contacts/lookup", data = "<body>")]
 async fn lookup(
     state: &State<AppState>,
     access: ProjectAccess,
     body: JsonBody<Lookup, Medium>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<LookupResult>, ApiError> {
     let emails =
         body.0.emails.ok_or_else(|| ApiError::invalid_field("emails", "required", "emails is required"))?;
     if emails.len() > MAX_LOOKUP {
@@ -277,16 +321,16 @@ async fn lookup(
                     Some(email) => contacts::by_email(conn, &project, email)?,
                     None => None,
                 };
-                out.push(json!({
-                    "email": normalized.unwrap_or(address),
-                    "exists": found.is_some(),
-                    "id": found.as_ref().map(|c| c.id.clone()),
-                    "subscribed": found.as_ref().map(|c| c.subscribed),
-                }));
+                out.push(LookedUp {
+                    email: normalized.unwrap_or(address),
+                    exists: found.is_some(),
+                    id: found.as_ref().map(|c| c.id.clone()),
+                    subscribed: found.as_ref().map(|c| c.subscribed),
+                });
             }
             Ok::<_, DbError>(out)
         })
         .await?;
-    let found = results.iter().filter(|r| r["exists"] == json!(true)).count();
-    Ok(Json(json!({ "data": results, "found": found, "total": results.len() })))
+    let found = results.iter().filter(|r| r.exists).count();
+    Ok(Json(LookupResult { found, total: results.len(), data: results }))
 }

@@ -16,6 +16,24 @@ use crate::error::{ApiError, FieldError, stash};
 pub const HEADER: &str = "Idempotency-Key";
 pub const MAX_LEN: usize = 255;
 
+/// The header in the OpenAPI document.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct Header {
+    /// Makes a retry safe: a second request with the same key within the retention window is
+    /// refused with 409 `IDEMPOTENCY_KEY_REUSED` (its `details` name the first), and nothing
+    /// is done twice. 1 to 255 printable ASCII characters.
+    #[param(
+        rename = "Idempotency-Key",
+        required = false,
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[\\x20-\\x7e]+$"
+    )]
+    idempotency_key: String,
+}
+
 /// The validated header, if the request carried one, and what the request was.
 pub struct IdempotencyKey {
     pub key: Option<String>,

@@ -24,6 +24,7 @@ pub mod json;
 pub mod key_cache;
 pub mod members;
 pub mod metrics;
+pub mod openapi;
 pub mod outbox;
 pub mod pagination;
 pub mod preview;
@@ -61,6 +62,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         health::routes(),
         metrics::routes(),
         features::routes(),
+        openapi::routes(),
         auth::routes(),
         sso::routes(),
         projects::routes(),

@@ -4,8 +4,6 @@
 
 use rocket::serde::json::Json;
 use rocket::{Route, State, post, routes};
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::guards::{ProjectAccess, PublicKey};
 use super::idempotency::IdempotencyKey;
@@ -16,19 +14,17 @@ use crate::core::data::DataPatch;
 use crate::core::track::{self, Track};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::Success;
+use crate::views::track::{TrackBody, Tracked};
 
 pub fn routes() -> Vec<Route> {
     routes![track_public, track_dashboard]
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TrackBody {
-    email: Option<String>,
-    event: Option<String>,
-    subscribed: Option<bool>,
-    data: Option<Value>,
-}
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(track_public, track_dashboard))]
+pub struct Doc;
 
 /// Checks the body; everything that needs no database.
 fn check(body: TrackBody) -> Result<Track, ApiError> {
@@ -49,7 +45,7 @@ async fn record(
     project: String,
     idempotency: IdempotencyKey,
     body: TrackBody,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Success<Tracked>>, ApiError> {
     let request = check(body)?;
     let ttl = state.config.limits.idempotency_ttl_hours;
     let tracked = state
@@ -59,28 +55,48 @@ async fn record(
             track::track(tx, &project, &request, clock::now_ms())
         })
         .await?;
-    Ok(Json(json!({
-        "success": true,
-        "data": { "contact": tracked.contact_id, "event": tracked.event_id, "timestamp": clock::iso(tracked.at) },
+    Ok(Json(Success::new(Tracked {
+        contact: tracked.contact_id,
+        event: tracked.event_id,
+        timestamp: clock::iso(tracked.at),
     })))
 }
 
+/// Records an event for a contact, making the contact when the address is new. Browsers may
+/// call it with the public key.
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "track",
+    request_body = TrackBody,
+    params(super::idempotency::Header),
+    security(("publicKey" = [])),
+    responses((status = 200, description = "Recorded", body = Success<Tracked>)),
+)]
 #[post("/v1/track", data = "<body>")]
 async fn track_public(
     state: &State<AppState>,
     key: PublicKey,
     idempotency: IdempotencyKey,
     body: JsonBody<TrackBody, Medium>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Success<Tracked>>, ApiError> {
     record(state, key.project.id, idempotency, body.0).await
 }
 
+/// `POST /v1/track` with the secret key or the dashboard's session.
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "trackWithSecretKey",
+    request_body = TrackBody,
+    params(super::idempotency::Header),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "Recorded", body = Success<Tracked>)),
+)]
 #[post("/events/track", data = "<body>")]
 async fn track_dashboard(
     state: &State<AppState>,
     access: ProjectAccess,
     idempotency: IdempotencyKey,
     body: JsonBody<TrackBody, Medium>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Success<Tracked>>, ApiError> {
     record(state, access.project.id, idempotency, body.0).await
 }

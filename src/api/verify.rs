@@ -2,33 +2,42 @@
 
 use rocket::serde::json::Json;
 use rocket::{Route, State, post, routes};
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::guards::SecretKey;
 use super::json::{JsonBody, Small};
 use crate::core::{contacts, verify as core_verify};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::Success;
+use crate::views::track::VerifyBody;
 
 pub fn routes() -> Vec<Route> {
     routes![verify]
 }
 
-#[derive(Deserialize)]
-struct VerifyRequest {
-    email: Option<String>,
-}
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(verify))]
+pub struct Doc;
 
+/// Says whether an address looks deliverable: its syntax, its domain's DNS (MX, A, AAAA and a
+/// website), and whether it is disposable, an alias, a likely typo, plus-addressed or personal.
+#[utoipa::path(
+    tag = "Sending",
+    operation_id = "verifyEmail",
+    request_body = VerifyBody,
+    security(("secretKey" = [])),
+    responses((status = 200, description = "The verdict", body = Success<core_verify::Verification>)),
+)]
 #[post("/v1/verify", data = "<body>")]
 async fn verify(
     state: &State<AppState>,
     _key: SecretKey,
-    body: JsonBody<VerifyRequest, Small>,
-) -> Result<Json<Value>, ApiError> {
+    body: JsonBody<VerifyBody, Small>,
+) -> Result<Json<Success<core_verify::Verification>>, ApiError> {
     let email =
         body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
     let email = contacts::parse_email(&email, "email")?;
     let result = core_verify::verify(&state.dns, &email).await;
-    Ok(Json(json!({ "success": true, "data": result })))
+    Ok(Json(Success::new(result)))
 }

@@ -7,7 +7,8 @@ use super::lists::{contains_with_parents, lists};
 use crate::dns::{Answer, Dns};
 
 /// The verification result of api.md.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What `POST /v1/verify` found out about an address.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Verification {
     pub email: String,

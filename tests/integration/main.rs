@@ -29,6 +29,7 @@ mod jobs;
 mod keys;
 mod metrics;
 mod onboarding;
+mod openapi;
 mod project_wipes;
 mod ratelimit;
 mod relays;

@@ -1,0 +1,61 @@
+//! Typed views: the bodies the HTTP API answers with, as Rust types. Handlers build them,
+//! webhook payloads embed them, and the OpenAPI document (`GET /openapi.json`) describes them
+//! from the same types, so what is served and what is documented cannot drift apart.
+//!
+//! Times are ISO 8601 strings in UTC with milliseconds (`2026-11-24T12:00:00.000Z`).
+
+pub mod contacts;
+pub mod track;
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// `{success: true, data}`: the answer of the `/v1` endpoints.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Success<T> {
+    /// Always `true`.
+    pub success: bool,
+    pub data: T,
+}
+
+impl<T> Success<T> {
+    pub fn new(data: T) -> Self {
+        Success { success: true, data }
+    }
+}
+
+/// A page of a cursor list (`?limit=&cursor=`): `cursor` fetches the next page while `hasMore`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CursorPage<T> {
+    pub data: Vec<T>,
+    /// Pass as `cursor` for the next page; `null` on the last one.
+    pub cursor: Option<String>,
+    pub has_more: bool,
+    /// How many there are in all; counted on the first page only (0 on later pages).
+    pub total: i64,
+}
+
+impl<T> CursorPage<T> {
+    pub fn new(data: Vec<T>, cursor: Option<String>, total: Option<i64>) -> Self {
+        CursorPage { has_more: cursor.is_some(), data, cursor, total: total.unwrap_or(0) }
+    }
+}
+
+/// A page of a numbered list (`?page=&pageSize=`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NumberedPage<T> {
+    pub data: Vec<T>,
+    pub total: i64,
+    pub page: i64,
+    pub page_size: i64,
+    pub total_pages: i64,
+}
+
+impl<T> NumberedPage<T> {
+    pub fn new(data: Vec<T>, total: i64, page: i64, page_size: i64) -> Self {
+        let total_pages = if total == 0 { 0 } else { (total + page_size - 1) / page_size };
+        NumberedPage { data, total, page, page_size, total_pages }
+    }
+}

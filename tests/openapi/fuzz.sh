@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Schema-driven fuzzing: Schemathesis generates requests for every operation of the server's own
+# /openapi.json and checks what comes back: no 5xx, every answer in the documented schema and
+# content type, no request over 10 s. Starts the debug build in a scratch directory, with a user
+# and a project made by the CLI, and stops it at the end.
+#
+#   tests/openapi/fuzz.sh [examples per operation, default 40]
+#
+# Needs the virtual environment: python3 -m venv tests/openapi/.venv &&
+# tests/openapi/.venv/bin/pip install -r tests/openapi/requirements.txt
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+examples="${1:-40}"
+bin="$PWD/target/debug/tidings"
+schemathesis="$PWD/tests/openapi/.venv/bin/schemathesis"
+[ -x "$bin" ] || cargo build
+dir="$(mktemp -d)"
+server=""
+cleanup() {
+  [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+cd "$dir"
+"$bin" user create --email fuzz@example.com --password fuzz-password >/dev/null
+project="$("$bin" project create --name Fuzz --owner fuzz@example.com)"
+key() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])" <<<"$project"; }
+export FUZZ_SECRET_KEY="$(key secretKey)" FUZZ_PUBLIC_KEY="$(key publicKey)"
+
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+# Fuzzing is thousands of requests a minute: the request limit is raised so that they are
+# served, not refused with 429. DNS goes to a loopback port nobody answers on, so that checking
+# made-up addresses never reaches the internet; mail stays in the capture outbox (no relay).
+TIDINGS_SERVER__PORT="$port" TIDINGS_LIMITS__REQUESTS_PER_MINUTE=10000000 \
+  TIDINGS_DNS__NAMESERVERS='["127.0.0.1:9"]' TIDINGS_DNS__TIMEOUT_MS=100 \
+  "$bin" serve 2>"$dir/server.log" &
+server=$!
+for _ in $(seq 1 100); do
+  curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+
+status=0
+"$schemathesis" --config-file "$OLDPWD/tests/openapi/schemathesis.toml" run "http://127.0.0.1:$port/openapi.json" \
+  --checks "${CHECKS:-not_a_server_error,status_code_conformance,response_schema_conformance,content_type_conformance,ignored_auth}" \
+  --max-examples "$examples" --request-timeout 10 --wait-for-schema 10 --seed 1 --no-color || status=$?
+if [ "$status" != 0 ]; then
+  echo "--- the server's log (last 50 lines)"
+  tail -n 50 "$dir/server.log"
+fi
+exit "$status"
