@@ -121,8 +121,12 @@ impl<T: ToSchema> SchemaRef for T {
 /// The whole document.
 pub fn document() -> Document {
     let mut doc = Base::openapi();
-    for part in [super::contacts::Doc::openapi(), super::track::Doc::openapi(), super::verify::Doc::openapi()]
-    {
+    for part in [
+        super::send::Doc::openapi(),
+        super::contacts::Doc::openapi(),
+        super::track::Doc::openapi(),
+        super::verify::Doc::openapi(),
+    ] {
         doc.merge(part);
     }
     doc.info.version = env!("CARGO_PKG_VERSION").into();
@@ -283,7 +287,6 @@ mod tests {
         "POST /users/@me/projects/{_}/checkout",
         "POST /users/@me/projects/{_}/regenerate-keys",
         "POST /users/@me/projects/{_}/reset",
-        "POST /v1/send",
         "POST /webhooks",
         "POST /webhooks/incoming/stripe",
         "POST /webhooks/sns",

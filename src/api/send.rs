@@ -2,8 +2,6 @@
 
 use rocket::serde::json::Json;
 use rocket::{Route, State, post, routes};
-use serde::Deserialize;
-use serde_json::Value;
 
 use super::guards::SecretKey;
 use super::idempotency::IdempotencyKey;
@@ -15,26 +13,17 @@ use crate::core::data::DataPatch;
 use crate::core::send::{self, Send};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::Success;
+use crate::views::send::{SendBody, Sent};
 
 pub fn routes() -> Vec<Route> {
     routes![send_email]
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SendBody {
-    to: Option<Value>,
-    subject: Option<String>,
-    body: Option<String>,
-    template: Option<String>,
-    from: Option<Value>,
-    name: Option<String>,
-    subscribed: Option<bool>,
-    data: Option<Value>,
-    headers: Option<Value>,
-    reply: Option<String>,
-    attachments: Option<Vec<Value>>,
-}
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(send_email))]
+pub struct Doc;
 
 /// Checks the body; everything that needs no database.
 fn check(body: SendBody, limits: &LimitsConfig) -> Result<Send, ApiError> {
@@ -82,13 +71,22 @@ fn check(body: SendBody, limits: &LimitsConfig) -> Result<Send, ApiError> {
     })
 }
 
+/// Sends a transactional email now, to each recipient, upserting each as a contact.
+#[utoipa::path(
+    tag = "Sending",
+    operation_id = "sendEmail",
+    request_body = SendBody,
+    params(super::idempotency::Header),
+    security(("secretKey" = [])),
+    responses((status = 200, description = "Queued, one email per recipient", body = Success<Sent>)),
+)]
 #[post("/v1/send", data = "<body>")]
 async fn send_email(
     state: &State<AppState>,
     key: SecretKey,
     idempotency: IdempotencyKey,
     body: JsonBody<SendBody, Message>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Success<Sent>>, ApiError> {
     let config = state.config.clone();
     let request = super::blocking(move || check(body.0, &config.limits)).await??;
     let project = key.project.id;

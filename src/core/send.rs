@@ -268,12 +268,16 @@ pub fn queue(conn: &Connection, project: &str, request: &Send, now: i64) -> Resu
 }
 
 /// The response of `/v1/send`.
-pub fn response(queued: &[Queued]) -> Value {
-    let emails: Vec<Value> = queued
+pub fn response(queued: &[Queued]) -> crate::views::Success<crate::views::send::Sent> {
+    use crate::views::send::{QueuedEmail, Recipient, Sent};
+    let emails = queued
         .iter()
-        .map(|q| json!({ "contact": { "id": q.contact_id, "email": q.contact_email }, "email": q.email_id }))
+        .map(|q| QueuedEmail {
+            contact: Recipient { id: q.contact_id.clone(), email: q.contact_email.clone() },
+            email: q.email_id.clone(),
+        })
         .collect();
-    json!({ "success": true, "data": { "emails": emails, "timestamp": clock::iso(clock::now_ms()) } })
+    crate::views::Success::new(Sent { emails, timestamp: clock::iso(clock::now_ms()) })
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! Times are ISO 8601 strings in UTC with milliseconds (`2026-11-24T12:00:00.000Z`).
 
 pub mod contacts;
+pub mod send;
 pub mod track;
 
 use serde::Serialize;
