@@ -7,6 +7,8 @@ import { get, post } from "../api.js";
 import { ActionButton, Badge, Empty, ErrorBox, Loaded, Table, date, useAction, useLoad } from "../ui.js";
 
 const GOOD = ["active", "trialing"];
+// Addresses from Stripe's answers are followed and linked only when they are web addresses.
+const web = (url) => (typeof url === "string" && /^https?:\/\//i.test(url) ? url : null);
 // A subscription in these states is over: the project may subscribe again.
 const ENDED = ["canceled", "incomplete_expired"];
 
@@ -35,7 +37,7 @@ function Returned({ confirmed }) {
 export function Subscription({ project, manage, subscription }) {
   const path = `/users/@me/projects/${encodeURIComponent(project.id)}`;
   const go = (url) => {
-    if (url) location.assign(url);
+    if (web(url)) location.assign(url);
   };
   const checkout = useAction(async () => go((await post(`${path}/checkout`, {})).url));
   const portal = useAction(async () => go((await post(`${path}/billing-portal`)).url));
@@ -69,8 +71,8 @@ function Invoices({ path }) {
           <tbody>${list.data.map((i) => html`<tr key=${i.id}>
             <td>${i.number || i.id}</td><td>${date(i.createdAt)}</td><td>${money(i.amountDue, i.currency)}</td>
             <td><${Badge} kind=${i.status === "paid" ? "ok" : i.status === "open" ? "warn" : "bad"}>${i.status}<//></td>
-            <td>${i.url && html`<a href=${i.url} rel="noopener noreferrer" target="_blank">View</a>`}
-              ${i.pdf && html` <a href=${i.pdf} rel="noopener noreferrer" target="_blank">PDF</a>`}</td>
+            <td>${web(i.url) && html`<a href=${i.url} rel="noopener noreferrer" target="_blank">View</a>`}
+              ${web(i.pdf) && html` <a href=${i.pdf} rel="noopener noreferrer" target="_blank">PDF</a>`}</td>
           </tr>`)}</tbody>
         <//>`}<//>`;
 }
