@@ -131,11 +131,11 @@ async fn feed(
             Ok::<_, DbError>(events::list(conn, &q)?)
         })
         .await?;
-    Ok(Json(super::events::page_of(&rows, limit, None, |e| {
+    Ok(Json(json!(super::events::page_of(&rows, limit, None, |e| {
         let mut item = crate::core::events::view(e);
         item["type"] = json!(type_of(&e.name));
         item
-    })))
+    }))))
 }
 
 /// The activity types, with how many of each the project has had in the last 30 days.

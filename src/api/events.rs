@@ -4,7 +4,6 @@ use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{FromForm, Route, State, delete, get, routes};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
 use super::pagination;
@@ -15,10 +14,18 @@ use crate::db::{DbError, contacts, jobs};
 use crate::error::ApiError;
 use crate::scheduler::events::{DELETE_BATCH, delete_job};
 use crate::state::AppState;
+use crate::views::CursorPage;
+use crate::views::events::{DayCount, Event, EventDeletion, EventName, EventStats, NameCount};
+use crate::views::usage::EventUsage;
 
 pub fn routes() -> Vec<Route> {
     routes![list, for_contact, names, stats, usage, remove]
 }
+
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, for_contact, names, stats, usage, remove))]
+pub struct Doc;
 
 /// Where the next page starts.
 #[derive(Serialize, Deserialize)]
@@ -40,21 +47,18 @@ pub fn after(cursor: Option<&str>) -> Result<Option<(i64, i64)>, ApiError> {
 
 /// A page of events read with `limit + 1` rows: the first `limit` shown by `show`, and the
 /// cursor of the next page when there is one.
-pub fn page_of(
+pub fn page_of<T>(
     rows: &[(Listed, (i64, i64))],
     limit: usize,
     total: Option<i64>,
-    show: impl Fn(&Listed) -> Value,
-) -> Value {
+    show: impl Fn(&Listed) -> T,
+) -> CursorPage<T> {
     let more = rows.len() > limit;
     let rows = &rows[..rows.len().min(limit)];
     let next =
         more.then(|| rows.last().map(|(_, (t, r))| pagination::encode(&Position { t: *t, r: *r }))).flatten();
-    pagination::page(rows.iter().map(|(e, _)| show(e)).collect(), next, total)
+    CursorPage::new(rows.iter().map(|(e, _)| show(e)).collect(), next, total)
 }
-
-/// An event as the API shows it.
-pub use crate::core::events::view;
 
 async fn page(
     state: &AppState,
@@ -63,7 +67,7 @@ async fn page(
     contact: Option<String>,
     limit: Option<&str>,
     cursor: Option<&str>,
-) -> Result<Value, ApiError> {
+) -> Result<CursorPage<Event>, ApiError> {
     let limit = pagination::limit(limit)?;
     let after = after(cursor)?;
     let first = after.is_none();
@@ -83,31 +87,58 @@ async fn page(
             Ok::<_, DbError>((rows, total))
         })
         .await?;
-    Ok(page_of(&rows, limit, total, view))
+    Ok(page_of(&rows, limit, total, |e| Event::from(e)))
 }
 
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListParams<'r> {
+    /// 1 to 100 (larger is taken as 100); default 20.
+    #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<&'r str>,
+    /// The previous page's `cursor`.
+    #[param(value_type = Option<String>)]
     cursor: Option<&'r str>,
+    /// Only events of this name.
+    #[param(value_type = Option<String>)]
     name: Option<&'r str>,
+    /// Only events of this contact.
     #[field(name = "contactId")]
+    #[param(rename = "contactId", value_type = Option<String>)]
     contact_id: Option<&'r str>,
 }
 
 /// Recent events, newest first; `name` and `contactId` narrow the list.
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "listEvents",
+    params(ListParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of events", body = CursorPage<Event>)),
+)]
 #[get("/events?<params..>")]
 async fn list(
     state: &State<AppState>,
     access: ProjectAccess,
     params: ListParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CursorPage<Event>>, ApiError> {
     let name = params.name.filter(|n| !n.is_empty()).map(str::to_string);
     let contact = params.contact_id.filter(|c| !c.is_empty()).map(str::to_string);
     Ok(Json(page(state, access.project.id, name, contact, params.limit, params.cursor).await?))
 }
 
 /// Every event of one contact, newest first.
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "listContactEvents",
+    params(
+        ("limit" = Option<i64>, Query, minimum = 1, description = "1 to 100 (larger is taken as 100); default 20."),
+        ("cursor" = Option<String>, Query, description = "The previous page's `cursor`."),
+        ("name" = Option<String>, Query, description = "Only events of this name."),
+    ),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of the contact's events", body = CursorPage<Event>)),
+)]
 #[get("/events/contact/<contact_id>?<limit>&<cursor>&<name>")]
 async fn for_contact(
     state: &State<AppState>,
@@ -116,7 +147,7 @@ async fn for_contact(
     limit: Option<&str>,
     cursor: Option<&str>,
     name: Option<&str>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CursorPage<Event>>, ApiError> {
     let (project, id) = (access.project.id.clone(), contact_id.to_string());
     let found = state.db.run(move |conn| Ok::<_, DbError>(contacts::by_id(conn, &project, &id)?)).await?;
     if found.is_none() {
@@ -127,17 +158,26 @@ async fn for_contact(
 }
 
 /// The distinct event names, with how many events carry each and when the last one happened.
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "listEventNames",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The names", body = Vec<EventName>)),
+)]
 #[get("/events/names")]
-async fn names(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+async fn names(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Vec<EventName>>, ApiError> {
     let project = access.project.id;
     let rows = state.db.run(move |conn| Ok::<_, DbError>(events::names(conn, &project)?)).await?;
-    Ok(Json(Value::Array(
+    Ok(Json(
         rows.into_iter()
-            .map(|(name, count, last)| {
-                json!({ "name": name, "count": count, "lastSeenAt": clock::iso(last), "reserved": track::is_reserved(&name) })
+            .map(|(name, count, last)| EventName {
+                reserved: track::is_reserved(&name),
+                name,
+                count,
+                last_seen_at: clock::iso(last),
             })
             .collect(),
-    )))
+    ))
 }
 
 /// Longest period the stats cover.
@@ -146,13 +186,23 @@ const MAX_STATS_DAYS: i64 = 366;
 /// Counts per event name over a period (`from`, `to`: dates or ISO 8601 times; by default the
 /// last 30 days), with distinct contacts, and the events of each UTC day. A date-only `to`
 /// includes that whole day, so `from=2026-11-01&to=2026-11-30` is all of November.
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "eventStats",
+    params(
+        ("from" = Option<String>, Query, description = "A date (`YYYY-MM-DD`) or an ISO 8601 time; default 30 days before `to`."),
+        ("to" = Option<String>, Query, description = "A date (the whole day is included) or an ISO 8601 time; default now. At most 366 days after `from`."),
+    ),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "Counts by name and by day", body = EventStats)),
+)]
 #[get("/events/stats?<from>&<to>")]
 async fn stats(
     state: &State<AppState>,
     access: ProjectAccess,
     from: Option<&str>,
     to: Option<&str>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EventStats>, ApiError> {
     let instant = |name: &str, raw: Option<&str>| -> Result<Option<i64>, ApiError> {
         raw.filter(|r| !r.is_empty())
             .map(|r| {
@@ -184,32 +234,56 @@ async fn stats(
         })
         .await?;
     let total: i64 = names.iter().map(|(_, n, _)| n).sum();
-    Ok(Json(json!({
-        "from": clock::iso(from),
-        "to": clock::iso(to),
-        "total": total,
-        "events": names.iter().map(|(name, count, contacts)| json!({ "name": name, "count": count, "contacts": contacts })).collect::<Vec<_>>(),
-        "days": days.iter().map(|(day, count)| json!({ "date": &clock::iso(*day)[..10], "count": count })).collect::<Vec<_>>(),
-    })))
+    Ok(Json(EventStats {
+        from: clock::iso(from),
+        to: clock::iso(to),
+        total,
+        events: names
+            .into_iter()
+            .map(|(name, count, contacts)| NameCount { name, count, contacts })
+            .collect(),
+        days: days
+            .iter()
+            .map(|(day, count)| DayCount { date: clock::iso(*day)[..10].to_string(), count: *count })
+            .collect(),
+    }))
 }
 
 /// Where an event name is used: segment filters and campaign audiences (workflow triggers and
 /// conditions as they arrive).
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "eventUsage",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "What refers to the name", body = EventUsage)),
+)]
 #[get("/events/<name>/usage", rank = 2)]
-async fn usage(state: &State<AppState>, access: ProjectAccess, name: &str) -> Result<Json<Value>, ApiError> {
-    let mut usage = super::usage::lists(state, &access.project.id, "event", name).await?;
-    usage.insert("event".into(), json!(name));
-    Ok(Json(Value::Object(usage)))
+async fn usage(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    name: &str,
+) -> Result<Json<EventUsage>, ApiError> {
+    let usage = super::usage::lists(state, &access.project.id, "event", name).await?;
+    Ok(Json(EventUsage { event: name.to_string(), usage }))
 }
 
 /// Deletes every event of a name: at once when there are few, else as a background job (202).
 /// Service events (`email.*`, ...) are the record of what the service did and are kept.
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "deleteEvents",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses(
+        (status = 200, description = "Deleted at once", body = EventDeletion),
+        (status = 202, description = "Many: deleted by a background job", body = EventDeletion),
+    ),
+)]
 #[delete("/events/<name>")]
 async fn remove(
     state: &State<AppState>,
     access: ProjectAccess,
     name: &str,
-) -> Result<(Status, Json<Value>), ApiError> {
+) -> Result<(Status, Json<EventDeletion>), ApiError> {
     if track::is_reserved(name) {
         return Err(ApiError::invalid_field(
             "name",
@@ -237,12 +311,23 @@ async fn remove(
         .await?;
     match outcome {
         None => Err(ApiError::not_found(format!("No events named {name:?} in this project"))),
-        Some((total, false)) => {
-            Ok((Status::Ok, Json(json!({ "name": name, "deleted": total, "status": "completed" }))))
-        }
+        Some((total, false)) => Ok((
+            Status::Ok,
+            Json(EventDeletion {
+                name: name.into(),
+                deleted: total,
+                total: None,
+                status: "completed".into(),
+            }),
+        )),
         Some((total, true)) => Ok((
             Status::Accepted,
-            Json(json!({ "name": name, "deleted": 0, "total": total, "status": "queued" })),
+            Json(EventDeletion {
+                name: name.into(),
+                deleted: 0,
+                total: Some(total),
+                status: "queued".into(),
+            }),
         )),
     }
 }

@@ -14,6 +14,7 @@ use crate::db::{DbError, contact_jobs, contacts, jobs};
 use crate::error::ApiError;
 use crate::scheduler::contact_jobs as worker;
 use crate::state::AppState;
+use crate::views::usage::FieldUsage;
 
 pub fn routes() -> Vec<Route> {
     routes![list, values, usage, remove]
@@ -137,13 +138,16 @@ async fn values(
 }
 
 #[get("/contacts/fields/<field>/usage")]
-async fn usage(state: &State<AppState>, access: ProjectAccess, field: &str) -> Result<Json<Value>, ApiError> {
+async fn usage(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    field: &str,
+) -> Result<Json<FieldUsage>, ApiError> {
     if !STANDARD.iter().any(|(name, _)| *name == field) {
         custom_field(state, &access.project.id, field).await?;
     }
-    let mut usage = super::usage::lists(state, &access.project.id, "field", field).await?;
-    usage.insert("field".into(), json!(field));
-    Ok(Json(Value::Object(usage)))
+    let usage = super::usage::lists(state, &access.project.id, "field", field).await?;
+    Ok(Json(FieldUsage { field: field.to_string(), usage }))
 }
 
 #[delete("/contacts/fields/<field>")]

@@ -125,6 +125,7 @@ pub fn document() -> Document {
         super::send::Doc::openapi(),
         super::contacts::Doc::openapi(),
         super::track::Doc::openapi(),
+        super::events::Doc::openapi(),
         super::verify::Doc::openapi(),
     ] {
         doc.merge(part);
@@ -162,7 +163,6 @@ mod tests {
         "DELETE /campaigns/{id}",
         "DELETE /contacts/fields/{field}",
         "DELETE /domains/{id}",
-        "DELETE /events/{name}",
         "DELETE /projects/{_}/invitations/{id}",
         "DELETE /projects/{_}/members/{user_id}",
         "DELETE /segments/{id}",
@@ -201,11 +201,6 @@ mod tests {
         "GET /contacts/{id}/emails",
         "GET /domains/project/{project_id}",
         "GET /domains/{id}/verify",
-        "GET /events",
-        "GET /events/contact/{contact_id}",
-        "GET /events/names",
-        "GET /events/stats",
-        "GET /events/{name}/usage",
         "GET /health",
         "GET /manage/{token}",
         "GET /metrics",

@@ -16,6 +16,7 @@ use crate::core::domains::require_verified_sender;
 use crate::db::templates::{self, Template};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::usage::TemplateUsage;
 
 pub fn routes() -> Vec<Route> {
     routes![list, create, read, change, remove, duplicate, usage]
@@ -260,10 +261,16 @@ async fn duplicate(
 }
 
 #[get("/templates/<id>/usage")]
-async fn usage(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn usage(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<TemplateUsage>, ApiError> {
     let template = find(state, access.project.id, id).await?;
-    let mut usage = super::usage::lists(state, &template.project_id, "template", &template.id).await?;
-    usage.remove("segments");
-    usage.insert("templateId".into(), json!(template.id));
-    Ok(Json(Value::Object(usage)))
+    let usage = super::usage::lists(state, &template.project_id, "template", &template.id).await?;
+    Ok(Json(TemplateUsage {
+        template_id: template.id,
+        campaigns: usage.campaigns,
+        workflows: usage.workflows,
+    }))
 }

@@ -1,11 +1,10 @@
 //! What uses a field, an event, a segment or a template: the `usage` endpoints' lists, read from
 //! the references registry (`db::refs`).
 
-use serde_json::{Map, Value, json};
-
 use crate::db::{DbError, refs};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::usage::{CampaignRef, SegmentRef, Usage, WorkflowRef};
 
 /// `{segments: [{id, name}], campaigns: [{id, name, status}], workflows: [{id, name, enabled}]}`
 /// for `name` of `kind` in `project`.
@@ -14,7 +13,7 @@ pub async fn lists(
     project: &str,
     kind: &'static str,
     name: &str,
-) -> Result<Map<String, Value>, ApiError> {
+) -> Result<Usage, ApiError> {
     let (project, name) = (project.to_string(), name.to_string());
     let (segments, campaigns, workflows) = state
         .db
@@ -26,24 +25,12 @@ pub async fn lists(
             ))
         })
         .await?;
-    let mut out = Map::new();
-    out.insert(
-        "segments".into(),
-        segments.iter().map(|(id, name)| json!({ "id": id, "name": name })).collect(),
-    );
-    out.insert(
-        "campaigns".into(),
-        campaigns
-            .iter()
-            .map(|(id, name, status)| json!({ "id": id, "name": name, "status": status }))
+    Ok(Usage {
+        segments: segments.into_iter().map(|(id, name)| SegmentRef { id, name }).collect(),
+        campaigns: campaigns.into_iter().map(|(id, name, status)| CampaignRef { id, name, status }).collect(),
+        workflows: workflows
+            .into_iter()
+            .map(|(id, name, enabled)| WorkflowRef { id, name, enabled })
             .collect(),
-    );
-    out.insert(
-        "workflows".into(),
-        workflows
-            .iter()
-            .map(|(id, name, enabled)| json!({ "id": id, "name": name, "enabled": enabled }))
-            .collect(),
-    );
-    Ok(out)
+    })
 }

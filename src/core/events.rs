@@ -68,11 +68,5 @@ pub fn email_data(email: &Email, subject: &str) -> Value {
 
 /// An event as `GET /events` lists it (and as outbound webhooks carry it).
 pub fn view(e: &events::Listed) -> Value {
-    json!({
-        "id": e.id,
-        "name": e.name,
-        "contact": e.contact_id.as_ref().map(|id| json!({ "id": id, "email": e.email })),
-        "data": e.data,
-        "createdAt": crate::clock::iso(e.created_at),
-    })
+    json!(crate::views::events::Event::from(e))
 }

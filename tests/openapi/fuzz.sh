@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 examples="${1:-40}"
 bin="$PWD/target/debug/tidings"
 schemathesis="$PWD/tests/openapi/.venv/bin/schemathesis"
-[ -x "$bin" ] || cargo build
+cargo build --quiet --bin tidings
 dir="$(mktemp -d)"
 server=""
 cleanup() {
