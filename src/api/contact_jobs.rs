@@ -6,8 +6,6 @@ use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::tokio::io::AsyncReadExt;
 use rocket::{FromForm, Route, State, get, post, routes};
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Medium};
@@ -18,33 +16,16 @@ use crate::db::{DbError, jobs};
 use crate::error::{ApiError, FieldError};
 use crate::scheduler::contact_jobs as worker;
 use crate::state::AppState;
+use crate::views::contact_jobs::{BulkRequest, ContactJob as JobView, CsvUpload, ImportPreview, Queued};
 
 pub fn routes() -> Vec<Route> {
     routes![upload, preview, import_status, bulk_subscribe, bulk_unsubscribe, bulk_delete, bulk_status]
 }
 
-/// A job as the API shows it (appliance.md section 11).
-fn view(job: &ContactJob) -> Value {
-    let mut view = json!({
-        "jobId": job.id,
-        "status": job.status,
-        "operation": job.operation,
-        "processed": job.processed,
-        "imported": job.imported,
-        "updated": job.updated,
-        "skipped": job.skipped,
-        "errors": serde_json::from_str::<Value>(&job.errors).unwrap_or_else(|_| json!([])),
-        "errorCount": job.error_count,
-        "createdAt": clock::iso(job.created_at),
-        "finishedAt": job.finished_at.map(clock::iso),
-    });
-    let total_key = if job.operation == "import" { "totalRows" } else { "total" };
-    view[total_key] = json!(job.total);
-    if let Some(failure) = &job.failure {
-        view["failure"] = json!(failure);
-    }
-    view
-}
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(upload, preview, import_status, bulk_subscribe, bulk_unsubscribe, bulk_delete, bulk_status))]
+pub struct Doc;
 
 /// Stores the job and its scheduler row in one transaction, then wakes the scheduler.
 async fn queue(
@@ -98,28 +79,43 @@ pub(super) async fn read_upload(
     Ok(content)
 }
 
+/// Imports contacts from a CSV file (multipart part `file`), as a background job.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "importContacts",
+    request_body(content = CsvUpload, content_type = "multipart/form-data"),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 202, description = "Queued", body = Queued)),
+)]
 #[post("/contacts/import", data = "<form>")]
 async fn upload(
     state: &State<AppState>,
     access: ProjectAccess,
     form: Result<Form<Upload<'_>>, Errors<'_>>,
-) -> Result<(Status, Json<Value>), ApiError> {
+) -> Result<(Status, Json<Queued>), ApiError> {
     let content = read_upload(form, state.config.limits.csv_bytes, "the CSV").await?;
     let (content, rows) =
         super::blocking(move || import::inspect(&content).map(|rows| (content, rows))).await??;
     let job = queue(state, access.project.id, "import", content, rows as i64).await?;
-    Ok((Status::Accepted, Json(json!({ "jobId": job.id, "status": job.status }))))
+    Ok((Status::Accepted, Json(Queued { job_id: job.id, status: job.status })))
 }
 
 /// What importing the file would do, without importing it: `{totalRows, columns: [{name,
 /// becomes}], rows}` with the first rows typed as the import types them (the dashboard shows it
 /// before the upload).
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "previewImport",
+    request_body(content = CsvUpload, content_type = "multipart/form-data"),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "What the import would do", body = ImportPreview)),
+)]
 #[post("/contacts/import/preview", data = "<form>")]
 async fn preview(
     state: &State<AppState>,
     _access: ProjectAccess,
     form: Result<Form<Upload<'_>>, Errors<'_>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ImportPreview>, ApiError> {
     let content = read_upload(form, state.config.limits.csv_bytes, "the CSV").await?;
     Ok(Json(super::blocking(move || import::preview(&content)).await??))
 }
@@ -138,29 +134,36 @@ async fn find(state: &AppState, project: String, id: &str, import: bool) -> Resu
     job.filter(|j| (j.operation == "import") == import).ok_or_else(|| ApiError::not_found("Job not found"))
 }
 
+/// An import's progress and outcome.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "getImport",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The import job", body = JobView)),
+)]
 #[get("/contacts/import/<id>")]
 async fn import_status(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-) -> Result<Json<Value>, ApiError> {
-    Ok(Json(view(&find(state, access.project.id, id, true).await?)))
+) -> Result<Json<JobView>, ApiError> {
+    Ok(Json(JobView::from(&find(state, access.project.id, id, true).await?)))
 }
 
-/// Bulk jobs, and the removal of a custom field (`DELETE /contacts/fields/:field`).
+/// A bulk job's progress and outcome; also the removal of a custom field.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "getBulkJob",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The job", body = JobView)),
+)]
 #[get("/contacts/bulk/<id>")]
 async fn bulk_status(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-) -> Result<Json<Value>, ApiError> {
-    Ok(Json(view(&find(state, access.project.id, id, false).await?)))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct BulkRequest {
-    contact_ids: Option<Vec<String>>,
+) -> Result<Json<JobView>, ApiError> {
+    Ok(Json(JobView::from(&find(state, access.project.id, id, false).await?)))
 }
 
 async fn bulk(
@@ -168,7 +171,7 @@ async fn bulk(
     access: ProjectAccess,
     body: BulkRequest,
     operation: &'static str,
-) -> Result<(Status, Json<Value>), ApiError> {
+) -> Result<(Status, Json<Queued>), ApiError> {
     let ids = body
         .contact_ids
         .ok_or_else(|| ApiError::invalid_field("contactIds", "required", "contactIds is required"))?;
@@ -189,32 +192,56 @@ async fn bulk(
     let total = ids.len() as i64;
     let input = serde_json::to_vec(&ids).map_err(|e| ApiError::internal(e.to_string()))?;
     let job = queue(state, access.project.id, operation, input, total).await?;
-    Ok((Status::Accepted, Json(json!({ "jobId": job.id, "status": job.status }))))
+    Ok((Status::Accepted, Json(Queued { job_id: job.id, status: job.status })))
 }
 
+/// Subscribes up to 1,000 contacts, as a background job.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "bulkSubscribe",
+    request_body = BulkRequest,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 202, description = "Queued", body = Queued)),
+)]
 #[post("/contacts/bulk-subscribe", data = "<body>")]
 async fn bulk_subscribe(
     state: &State<AppState>,
     access: ProjectAccess,
     body: JsonBody<BulkRequest, Medium>,
-) -> Result<(Status, Json<Value>), ApiError> {
+) -> Result<(Status, Json<Queued>), ApiError> {
     bulk(state, access, body.0, "subscribe").await
 }
 
+/// Unsubscribes up to 1,000 contacts, as a background job.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "bulkUnsubscribe",
+    request_body = BulkRequest,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 202, description = "Queued", body = Queued)),
+)]
 #[post("/contacts/bulk-unsubscribe", data = "<body>")]
 async fn bulk_unsubscribe(
     state: &State<AppState>,
     access: ProjectAccess,
     body: JsonBody<BulkRequest, Medium>,
-) -> Result<(Status, Json<Value>), ApiError> {
+) -> Result<(Status, Json<Queued>), ApiError> {
     bulk(state, access, body.0, "unsubscribe").await
 }
 
+/// Deletes up to 1,000 contacts, as a background job.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "bulkDelete",
+    request_body = BulkRequest,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 202, description = "Queued", body = Queued)),
+)]
 #[post("/contacts/bulk-delete", data = "<body>")]
 async fn bulk_delete(
     state: &State<AppState>,
     access: ProjectAccess,
     body: JsonBody<BulkRequest, Medium>,
-) -> Result<(Status, Json<Value>), ApiError> {
+) -> Result<(Status, Json<Queued>), ApiError> {
     bulk(state, access, body.0, "delete").await
 }

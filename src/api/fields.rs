@@ -14,26 +14,39 @@ use crate::db::{DbError, contact_jobs, contacts, jobs};
 use crate::error::ApiError;
 use crate::scheduler::contact_jobs as worker;
 use crate::state::AppState;
+use crate::views::fields::{Field, FieldDeletion, FieldList, FieldValue, FieldValues};
 use crate::views::usage::FieldUsage;
 
 pub fn routes() -> Vec<Route> {
     routes![list, values, usage, remove]
 }
 
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, values, usage, remove))]
+pub struct Doc;
+
 /// Fields every contact has, with their types.
 const STANDARD: &[(&str, &str)] =
     &[("email", "string"), ("subscribed", "boolean"), ("createdAt", "date"), ("updatedAt", "date")];
 
+/// The project's contact fields, standard and custom, with their types and coverage.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "listFields",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The fields", body = FieldList)),
+)]
 #[get("/contacts/fields")]
-async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<FieldList>, ApiError> {
     let project = access.project.id;
     let fields = state.db.run(move |conn| Ok::<_, DbError>(catalogue(conn, &project)?)).await?;
-    Ok(Json(json!({ "fields": fields })))
+    Ok(Json(FieldList { fields }))
 }
 
 /// The project's contact fields: the standard ones and the catalogue's custom ones, each
 /// `{field, type, isCustom, coverage}` (the share of contacts that have it).
-pub fn catalogue(conn: &rusqlite::Connection, project: &str) -> rusqlite::Result<Vec<Value>> {
+pub fn catalogue(conn: &rusqlite::Connection, project: &str) -> rusqlite::Result<Vec<Field>> {
     let (total, _) = contacts::counts(conn, project)?;
     let mut stmt = conn.prepare_cached(
         "SELECT path, type, contacts FROM contact_fields WHERE project_id = ?1 ORDER BY path",
@@ -41,12 +54,20 @@ pub fn catalogue(conn: &rusqlite::Connection, project: &str) -> rusqlite::Result
     let custom: Vec<(String, String, i64)> =
         stmt.query_map([project], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
     let coverage = |n: i64| if total > 0 { (n as f64 / total as f64).clamp(0.0, 1.0) } else { 0.0 };
-    let mut fields: Vec<Value> = STANDARD
+    let mut fields: Vec<Field> = STANDARD
         .iter()
-        .map(|(field, kind)| json!({ "field": field, "type": kind, "isCustom": false, "coverage": coverage(total) }))
+        .map(|(field, kind)| Field {
+            field: field.to_string(),
+            kind: kind.to_string(),
+            is_custom: false,
+            coverage: coverage(total),
+        })
         .collect();
-    fields.extend(custom.into_iter().map(|(path, kind, n)| {
-        json!({ "field": format!("data.{path}"), "type": kind, "isCustom": true, "coverage": coverage(n) })
+    fields.extend(custom.into_iter().map(|(path, kind, n)| Field {
+        field: format!("data.{path}"),
+        kind,
+        is_custom: true,
+        coverage: coverage(n),
     }));
     Ok(fields)
 }
@@ -76,6 +97,18 @@ async fn custom_field(state: &AppState, project: &str, field: &str) -> Result<(S
         .ok_or_else(|| ApiError::not_found(format!("No custom field {field:?} in this project")))
 }
 
+/// The distinct values of `subscribed` or of a custom field, in order, with how many contacts
+/// have each.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "listFieldValues",
+    params(
+        ("limit" = Option<i64>, Query, minimum = 1, description = "1 to 100 (larger is taken as 100); default 20."),
+        ("cursor" = Option<String>, Query, description = "The previous page's `cursor`."),
+    ),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of values", body = FieldValues)),
+)]
 #[get("/contacts/fields/<field>/values?<limit>&<cursor>")]
 async fn values(
     state: &State<AppState>,
@@ -83,16 +116,16 @@ async fn values(
     field: &str,
     limit: Option<&str>,
     cursor: Option<&str>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<FieldValues>, ApiError> {
     let limit = pagination::limit(limit)?;
     let project = access.project.id;
     if field == "subscribed" {
         let counts = state.db.run(move |conn| Ok::<_, DbError>(contacts::counts(conn, &project)?)).await?;
         let data = vec![
-            json!({ "value": true, "count": counts.1 }),
-            json!({ "value": false, "count": counts.0 - counts.1 }),
+            FieldValue { value: json!(true), count: counts.1 },
+            FieldValue { value: json!(false), count: counts.0 - counts.1 },
         ];
-        return Ok(Json(json!({ "field": field, "data": data, "cursor": null, "hasMore": false })));
+        return Ok(Json(FieldValues { field: field.to_string(), data, cursor: None, has_more: false }));
     }
     let (path, kind) = custom_field(state, &project, field).await?;
     let after: Option<Value> = cursor.filter(|c| !c.is_empty()).map(pagination::decode).transpose()?;
@@ -132,11 +165,17 @@ async fn values(
         })
         .collect();
     let next = if has_more { shown.last().map(|(v, _)| pagination::encode(v)) } else { None };
-    let data: Vec<Value> =
-        shown.into_iter().map(|(value, count)| json!({ "value": value, "count": count })).collect();
-    Ok(Json(json!({ "field": field, "data": data, "cursor": next, "hasMore": has_more })))
+    let data = shown.into_iter().map(|(value, count)| FieldValue { value, count }).collect();
+    Ok(Json(FieldValues { field: field.to_string(), data, cursor: next, has_more }))
 }
 
+/// Segments, campaigns and workflows that refer to the field.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "fieldUsage",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "What refers to the field", body = FieldUsage)),
+)]
 #[get("/contacts/fields/<field>/usage")]
 async fn usage(
     state: &State<AppState>,
@@ -150,12 +189,19 @@ async fn usage(
     Ok(Json(FieldUsage { field: field.to_string(), usage }))
 }
 
+/// Removes a custom field from every contact, as a background job.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "deleteField",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 202, description = "Queued", body = FieldDeletion)),
+)]
 #[delete("/contacts/fields/<field>")]
 async fn remove(
     state: &State<AppState>,
     access: ProjectAccess,
     field: &str,
-) -> Result<(Status, Json<Value>), ApiError> {
+) -> Result<(Status, Json<FieldDeletion>), ApiError> {
     if STANDARD.iter().any(|(name, _)| *name == field) {
         return Err(ApiError::bad_request(format!("{field} is a standard field and cannot be deleted")));
     }
@@ -177,5 +223,8 @@ async fn remove(
             Ok::<_, ApiError>(job)
         })
         .await?;
-    Ok((Status::Accepted, Json(json!({ "jobId": job.id, "status": job.status, "field": field }))))
+    Ok((
+        Status::Accepted,
+        Json(FieldDeletion { job_id: job.id, status: job.status, field: field.to_string() }),
+    ))
 }

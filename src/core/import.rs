@@ -92,24 +92,25 @@ pub const PREVIEW_ROWS: usize = 5;
 /// What an import of `content` would do, without doing it: the number of rows, each column and
 /// what it becomes (`email`, `data.<name>`, or null when it is dropped), and the first rows'
 /// cells typed as the import types them. The file is checked as [`inspect`] checks it.
-pub fn preview(content: &[u8]) -> Result<Value, ApiError> {
+pub fn preview(content: &[u8]) -> Result<crate::views::contact_jobs::ImportPreview, ApiError> {
+    use crate::views::contact_jobs::{ImportPreview, PreviewColumn};
     let total = inspect(content)?;
     let mut rows = reader(body(content), true);
     let header = rows.headers().map_err(|e| ApiError::bad_request(e.to_string()))?.clone();
     let kinds = columns(&header);
-    let columns: Vec<Value> = header
+    let columns: Vec<PreviewColumn> = header
         .iter()
         .zip(&kinds)
         .map(|(name, kind)| {
             let becomes = match kind {
-                Column::Email => json!("email"),
-                Column::Data(name) => json!(format!("data.{name}")),
-                Column::Dropped => Value::Null,
+                Column::Email => Some("email".to_string()),
+                Column::Data(name) => Some(format!("data.{name}")),
+                Column::Dropped => None,
             };
-            json!({ "name": name, "becomes": becomes })
+            PreviewColumn { name: name.to_string(), becomes }
         })
         .collect();
-    let first: Vec<Value> = rows
+    let first: Vec<Vec<Value>> = rows
         .records()
         .take(PREVIEW_ROWS)
         .filter_map(Result::ok)
@@ -122,10 +123,10 @@ pub fn preview(content: &[u8]) -> Result<Value, ApiError> {
                     Column::Dropped => Value::Null,
                 }
             });
-            Value::Array(cells.collect())
+            cells.collect()
         })
         .collect();
-    Ok(json!({ "totalRows": total, "columns": columns, "rows": first }))
+    Ok(ImportPreview { total_rows: total, columns, rows: first })
 }
 
 /// The JSON value of one cell (api.md CSV rule 4); `None` for an empty cell.
@@ -278,7 +279,7 @@ mod tests {
     #[test]
     fn a_preview_shows_columns_and_typed_first_rows() {
         let csv = "\u{feff}Email,age,id,Name,email\nada@x.io,36,7,Ada,b@x.io\n,,,\nc@x.io,0042\n";
-        let shown = preview(csv.as_bytes()).unwrap();
+        let shown = json!(preview(csv.as_bytes()).unwrap());
         assert_eq!(shown["totalRows"], json!(3));
         let becomes: Vec<_> =
             shown["columns"].as_array().unwrap().iter().map(|c| c["becomes"].clone()).collect();

@@ -4,8 +4,10 @@
 //!
 //! Times are ISO 8601 strings in UTC with milliseconds (`2026-11-24T12:00:00.000Z`).
 
+pub mod contact_jobs;
 pub mod contacts;
 pub mod events;
+pub mod fields;
 pub mod send;
 pub mod track;
 pub mod usage;
