@@ -3,42 +3,36 @@
 
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, routes};
-use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
 use super::pagination;
-use crate::clock;
-use crate::db::emails::{self, Email};
+use crate::db::emails;
 use crate::db::{DbError, contacts};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::CursorPage;
+use crate::views::emails::Email as EmailView;
 
 pub fn routes() -> Vec<Route> {
     routes![for_contact]
 }
 
-/// An email as the API lists it: its state, never its body or one-off variables.
-pub fn view(e: &Email) -> Value {
-    json!({
-        "id": e.id,
-        "to": e.to_email,
-        "from": e.from_email,
-        "subject": e.subject,
-        "type": e.kind,
-        "sourceType": e.source_type,
-        "templateId": e.template_id,
-        "campaignId": e.campaign_id,
-        "workflowId": e.workflow_id,
-        "status": e.status,
-        "attempts": e.attempts,
-        "error": e.last_error,
-        "createdAt": clock::iso(e.created_at),
-        "sentAt": e.sent_at.map(clock::iso),
-        "openedAt": e.opened_at.map(clock::iso),
-        "clickedAt": e.clicked_at.map(clock::iso),
-    })
-}
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(for_contact))]
+pub struct Doc;
 
+/// The emails sent, queued or failed to a contact, newest first.
+#[utoipa::path(
+    tag = "Contacts",
+    operation_id = "listContactEmails",
+    params(
+        ("limit" = Option<i64>, Query, minimum = 1, description = "1 to 100 (larger is taken as 100); default 20."),
+        ("cursor" = Option<String>, Query, description = "The previous page's `cursor`."),
+    ),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of emails", body = CursorPage<EmailView>)),
+)]
 #[get("/contacts/<id>/emails?<limit>&<cursor>")]
 async fn for_contact(
     state: &State<AppState>,
@@ -46,7 +40,7 @@ async fn for_contact(
     id: &str,
     limit: Option<&str>,
     cursor: Option<&str>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CursorPage<EmailView>>, ApiError> {
     let limit = pagination::limit(limit)?;
     let after: Option<(i64, String)> =
         cursor.filter(|c| !c.is_empty()).map(pagination::decode).transpose()?;
@@ -68,5 +62,5 @@ async fn for_contact(
     let has_more = rows.len() > limit;
     rows.truncate(limit);
     let next = if has_more { rows.last().map(|e| pagination::encode(&(e.created_at, &e.id))) } else { None };
-    Ok(Json(pagination::page(rows.iter().map(view).collect(), next, total)))
+    Ok(Json(CursorPage::new(rows.iter().map(EmailView::from).collect(), next, total)))
 }

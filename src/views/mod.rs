@@ -6,6 +6,7 @@
 
 pub mod contact_jobs;
 pub mod contacts;
+pub mod emails;
 pub mod events;
 pub mod fields;
 pub mod send;
