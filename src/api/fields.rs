@@ -74,7 +74,10 @@ pub fn catalogue(conn: &rusqlite::Connection, project: &str) -> rusqlite::Result
 
 /// The custom field a `data.<path>` name refers to, if it is in the catalogue.
 async fn custom_field(state: &AppState, project: &str, field: &str) -> Result<(String, String), ApiError> {
-    let Some(path) = field.strip_prefix("data.").filter(|p| !p.is_empty()) else {
+    // A name no field can have (an older catalogue may hold one) is not looked up: SQLite's
+    // JSON paths cannot carry its characters.
+    let nameable = |p: &&str| p.split('.').all(crate::core::fields::nameable);
+    let Some(path) = field.strip_prefix("data.").filter(nameable) else {
         return Err(ApiError::not_found(format!(
             "No custom field {field:?}; custom fields are named data.<key>"
         )));

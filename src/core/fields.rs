@@ -47,8 +47,7 @@ fn walk<'a>(
     out: &mut Vec<(String, &'a Value)>,
 ) {
     for (key, value) in object {
-        // A key with a dot or a quote cannot be named by a dotted path.
-        if key.contains(['.', '"']) {
+        if !nameable(key) {
             continue;
         }
         let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
@@ -58,6 +57,13 @@ fn walk<'a>(
             other => out.push((path, other)),
         }
     }
+}
+
+/// Whether a data key can be one step of a field path: 1 to 256 bytes, no dot (the path's
+/// separator), no quote and no control character (SQLite's JSON paths cannot carry them). Other
+/// keys are stored on the contact but are not fields: not in the catalogue, not in conditions.
+pub fn nameable(key: &str) -> bool {
+    !key.is_empty() && key.len() <= 256 && !key.contains(['.', '"']) && !key.chars().any(char::is_control)
 }
 
 /// The SQLite JSON path of a dotted field path (`profile.tier` → `$."profile"."tier"`).

@@ -395,3 +395,37 @@ async fn deleting_a_field_touches_that_field_only() {
     let (_, contact) = app.get("/contacts?search=a%40example", &keys.secret_key).await;
     assert_eq!(contact["data"][0]["data"], json!({ "axb": { "c": 2 }, "a%": 3, "a_b2": 4 }));
 }
+
+/// Found by Schemathesis: a nested data key with a control character reached the catalogue,
+/// and listing its values put it into a SQLite JSON path, which failed with a 500.
+#[rocket::async_test]
+async fn data_keys_no_path_can_name_are_kept_but_are_not_fields() {
+    let (app, keys) = app_with_project().await;
+    let odd = "a\u{0}b\u{1f}";
+    let contact =
+        create(&app, &keys, json!({ "email": "odd@example.com", "data": { "x": { odd: 1, "ok": 2 } } }))
+            .await;
+    assert_eq!(contact["data"]["x"][odd], json!(1), "the data is kept as sent");
+
+    let (_, fields) = app.get("/contacts/fields", &keys.secret_key).await;
+    let names: Vec<&str> =
+        fields["fields"].as_array().unwrap().iter().map(|f| f["field"].as_str().unwrap()).collect();
+    assert!(
+        names.contains(&"data.x.ok") && names.iter().all(|n| !n.chars().any(char::is_control)),
+        "{names:?}"
+    );
+
+    let escaped = "data.x.a%00b%1F";
+    for path in [format!("/contacts/fields/{escaped}/values"), format!("/contacts/fields/{escaped}/usage")] {
+        let (status, body) = app.get(&path, &keys.secret_key).await;
+        assert_eq!(status, Status::NotFound, "{path}: {body}");
+    }
+    let (status, body) = app.post(
+        "/segments/count",
+        &keys.secret_key,
+        json!({ "condition": { "logic": "AND", "groups": [{ "filters": [{ "field": "data.x.a\u{0}b", "operator": "exists" }] }] } }),
+    )
+    .await;
+    assert_eq!(status, Status::UnprocessableEntity, "{body}");
+    assert!(body.to_string().contains("control characters"), "{body}");
+}

@@ -508,11 +508,10 @@ fn parse_field(field: &str, path: &str, context: bool) -> Result<Field, ApiError
         }
     };
     let parts: Vec<String> = rest.split('.').map(str::to_string).collect();
-    if parts.len() > crate::core::fields::MAX_DEPTH
-        || parts.iter().any(|p| p.is_empty() || p.len() > 256 || p.contains('"'))
+    if parts.len() > crate::core::fields::MAX_DEPTH || !parts.iter().all(|p| crate::core::fields::nameable(p))
     {
         return Err(unknown(format!(
-            "{field:?} is not a custom field path: names separated by dots, at most {} deep, without quotes",
+            "{field:?} is not a custom field path: names separated by dots, at most {} deep, without quotes or control characters",
             crate::core::fields::MAX_DEPTH
         )));
     }
