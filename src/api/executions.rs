@@ -171,8 +171,12 @@ async fn list(
         .db
         .run(move |conn| {
             let w = find(conn, &project, &id)?;
-            let (rows, total) =
-                executions::page(conn, &w.id, status.as_deref(), (page_size, (page - 1) * page_size))?;
+            let (rows, total) = executions::page(
+                conn,
+                &w.id,
+                status.as_deref(),
+                (page_size, pagination::offset(page, page_size)),
+            )?;
             let views = rows.iter().map(|ex| read_view(conn, ex)).collect::<rusqlite::Result<Vec<_>>>()?;
             Ok::<_, ApiError>((views, total))
         })

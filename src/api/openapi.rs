@@ -29,6 +29,7 @@ pub fn routes() -> Vec<Route> {
     tags(
         (name = "Sending", description = "Transactional mail, and checking addresses."),
         (name = "Contacts", description = "The people a project mails, with custom fields."),
+        (name = "Templates", description = "Reusable emails in Liquid."),
         (name = "Events", description = "What contacts did, tracked by the app or recorded by the server."),
     ),
 )]
@@ -130,6 +131,7 @@ pub fn document() -> Document {
         super::track::Doc::openapi(),
         super::events::Doc::openapi(),
         super::verify::Doc::openapi(),
+        super::templates::Doc::openapi(),
     ] {
         doc.merge(part);
     }
@@ -169,7 +171,6 @@ mod tests {
         "DELETE /projects/{_}/members/{user_id}",
         "DELETE /segments/{id}",
         "DELETE /segments/{id}/members",
-        "DELETE /templates/{id}",
         "DELETE /users/@me/projects/{_}",
         "DELETE /webhooks/{id}",
         "DELETE /workflows/{id}",
@@ -213,9 +214,6 @@ mod tests {
         "GET /subscribe/{token}",
         "GET /t/c/{token}",
         "GET /t/o/{token}",
-        "GET /templates",
-        "GET /templates/{id}",
-        "GET /templates/{id}/usage",
         "GET /unsubscribe/{token}",
         "GET /uploads/{name}",
         "GET /users/@me",
@@ -235,7 +233,6 @@ mod tests {
         "GET /workflows/{id}/executions/{execution}",
         "PATCH /projects/{_}/members/{user_id}",
         "PATCH /segments/{id}",
-        "PATCH /templates/{id}",
         "PATCH /users/@me/projects/{_}",
         "PATCH /webhooks/{id}",
         "PATCH /workflows/{id}",
@@ -262,9 +259,7 @@ mod tests {
         "POST /segments/{id}/members",
         "POST /segments/{id}/refresh",
         "POST /subscribe/{token}",
-        "POST /templates",
         "POST /templates/preview",
-        "POST /templates/{id}/duplicate",
         "POST /unsubscribe/{token}",
         "POST /uploads/image",
         "POST /users/@me/password",

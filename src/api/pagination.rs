@@ -85,6 +85,12 @@ pub fn page_params(page: Option<&str>, page_size: Option<&str>, max: usize) -> R
     Ok((page, size))
 }
 
+/// The rows before page `page` of `size` (saturating: any page is a valid question, and one far
+/// past the end is simply empty).
+pub fn offset(page: i64, size: i64) -> i64 {
+    (page - 1).saturating_mul(size)
+}
+
 /// The query of a page list of named rows (templates, campaigns): `page` and `pageSize` checked
 /// (400), `search` trimmed, `sort` `name`/`createdAt`/`updatedAt` (anything else: `createdAt`),
 /// `dir` `asc` or `desc` (the default); `only` a column's value.
@@ -107,7 +113,7 @@ pub fn list_query(
         search: search.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string),
         sort,
         descending: dir != Some("asc"),
-        offset: (page - 1) * page_size,
+        offset: offset(page, page_size),
         limit: page_size,
     };
     Ok((query, page, page_size))

@@ -3,7 +3,6 @@
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{FromForm, Route, State, delete, get, patch, post, routes};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
@@ -16,48 +15,63 @@ use crate::core::domains::require_verified_sender;
 use crate::db::templates::{self, Template};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::NumberedPage;
+use crate::views::templates::{Template as TemplateView, TemplateFields};
 use crate::views::usage::TemplateUsage;
 
 pub fn routes() -> Vec<Route> {
     routes![list, create, read, change, remove, duplicate, usage]
 }
 
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, create, read, change, remove, duplicate, usage))]
+pub struct Doc;
+
 /// A template as the API shows it.
-pub fn view(t: &Template) -> Value {
-    json!({
-        "id": t.id,
-        "name": t.name,
-        "description": t.description,
-        "subject": t.subject,
-        "body": t.body,
-        "from": t.from_email,
-        "fromName": t.from_name,
-        "replyTo": t.reply_to,
-        "type": t.kind,
-        "projectId": t.project_id,
-        "createdAt": clock::iso(t.created_at),
-        "updatedAt": clock::iso(t.updated_at),
-    })
+pub fn view(t: &Template) -> TemplateView {
+    TemplateView::from(t)
 }
 
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListParams<'r> {
+    /// From 1; default 1.
+    #[param(value_type = Option<i64>, minimum = 1)]
     page: Option<&'r str>,
+    /// Default 20, at most 100.
     #[field(name = "pageSize")]
+    #[param(rename = "pageSize", value_type = Option<i64>, minimum = 1)]
     page_size: Option<&'r str>,
+    /// `TRANSACTIONAL`, `MARKETING` or `HEADLESS`.
     #[field(name = "type")]
+    #[param(rename = "type", value_type = Option<String>)]
     kind: Option<&'r str>,
+    /// Part of the name, description or subject, any case.
+    #[param(value_type = Option<String>)]
     search: Option<&'r str>,
+    /// `name`, `createdAt` (the default) or `updatedAt`.
+    #[param(value_type = Option<String>)]
     sort: Option<&'r str>,
+    /// `desc` (the default) or `asc`.
+    #[param(value_type = Option<String>)]
     dir: Option<&'r str>,
 }
 
+/// The project's templates, a page at a time.
+#[utoipa::path(
+    tag = "Templates",
+    operation_id = "listTemplates",
+    params(ListParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of templates", body = NumberedPage<TemplateView>)),
+)]
 #[get("/templates?<params..>")]
 async fn list(
     state: &State<AppState>,
     access: ProjectAccess,
     params: ListParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<NumberedPage<TemplateView>>, ApiError> {
     let kind = match params.kind {
         None => None,
         Some(kind) if compose::TYPES.contains(&kind) => Some(("type", kind.to_string())),
@@ -75,22 +89,7 @@ async fn list(
         kind,
     )?;
     let (rows, total) = state.db.run(move |conn| Ok::<_, ApiError>(templates::page(conn, &query)?)).await?;
-    Ok(Json(pagination::page_list(rows.iter().map(view).collect(), total, page, page_size)))
-}
-
-/// The body of POST and PATCH; on PATCH every field is optional.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct TemplateFields {
-    name: Option<String>,
-    description: Option<String>,
-    subject: Option<String>,
-    body: Option<String>,
-    from: Option<String>,
-    from_name: Option<String>,
-    reply_to: Option<String>,
-    #[serde(rename = "type")]
-    kind: Option<String>,
+    Ok(Json(NumberedPage::new(rows.iter().map(view).collect(), total, page, page_size)))
 }
 
 /// Applies and checks the fields on a template; sender domains are checked by the caller.
@@ -132,12 +131,20 @@ fn apply(t: &mut Template, f: TemplateFields) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Makes a template; its sender must be on a verified domain.
+#[utoipa::path(
+    tag = "Templates",
+    operation_id = "createTemplate",
+    request_body = TemplateFields,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The template", body = TemplateView)),
+)]
 #[post("/templates", data = "<body>")]
 async fn create(
     state: &State<AppState>,
     access: ProjectAccess,
     body: JsonBody<TemplateFields, Message>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TemplateView>, ApiError> {
     let fields = body.0;
     if fields.from.as_deref().is_none_or(|f| f.trim().is_empty()) {
         return Err(ApiError::simple_bad_request("from is required"));
@@ -187,18 +194,37 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<Template, A
         .ok_or_else(|| ApiError::not_found("Template not found"))
 }
 
+/// Reads a template.
+#[utoipa::path(
+    tag = "Templates",
+    operation_id = "getTemplate",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The template", body = TemplateView)),
+)]
 #[get("/templates/<id>")]
-async fn read(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn read(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<TemplateView>, ApiError> {
     Ok(Json(view(&find(state, access.project.id, id).await?)))
 }
 
+/// Changes the fields given.
+#[utoipa::path(
+    tag = "Templates",
+    operation_id = "updateTemplate",
+    request_body = TemplateFields,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The template as changed", body = TemplateView)),
+)]
 #[patch("/templates/<id>", data = "<body>")]
 async fn change(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
     body: JsonBody<TemplateFields, Message>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TemplateView>, ApiError> {
     let mut template = find(state, access.project.id, id).await?;
     let from_changed = body.0.from.is_some();
     let fields = body.0;
@@ -217,6 +243,13 @@ async fn change(
     Ok(Json(view(&template)))
 }
 
+/// Deletes a template; 409 while a workflow's step sends it.
+#[utoipa::path(
+    tag = "Templates",
+    operation_id = "deleteTemplate",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 204, description = "Deleted")),
+)]
 #[delete("/templates/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let template = find(state, access.project.id, id).await?;
@@ -240,12 +273,19 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
     Ok(Status::NoContent)
 }
 
+/// Copies a template, named "<name> (copy)".
+#[utoipa::path(
+    tag = "Templates",
+    operation_id = "duplicateTemplate",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The copy", body = TemplateView)),
+)]
 #[post("/templates/<id>/duplicate")]
 async fn duplicate(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TemplateView>, ApiError> {
     let original = find(state, access.project.id, id).await?;
     let now = clock::now_ms();
     let copy = Template {
@@ -260,6 +300,13 @@ async fn duplicate(
     Ok(Json(view(&copy)))
 }
 
+/// Campaigns and workflows that send the template.
+#[utoipa::path(
+    tag = "Templates",
+    operation_id = "templateUsage",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "What sends it", body = TemplateUsage)),
+)]
 #[get("/templates/<id>/usage")]
 async fn usage(
     state: &State<AppState>,

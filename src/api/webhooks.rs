@@ -177,7 +177,11 @@ async fn deliveries(
         .db
         .run(move |conn| {
             let endpoint = find(conn, &project, &id)?;
-            Ok::<_, ApiError>(webhooks::deliveries(conn, &endpoint.id, (size, (page - 1) * size))?)
+            Ok::<_, ApiError>(webhooks::deliveries(
+                conn,
+                &endpoint.id,
+                (size, pagination::offset(page, size)),
+            )?)
         })
         .await?;
     Ok(Json(pagination::page_list(rows.iter().map(delivery_view).collect(), total, page, size)))

@@ -314,7 +314,7 @@ pub fn contacts_page(
     page_size: i64,
     now: i64,
 ) -> Result<Vec<Contact>, ApiError> {
-    let offset = (page - 1) * page_size;
+    let offset = (page - 1).saturating_mul(page_size);
     let (query, mut params) = if segment.is_static() {
         (
             format!(

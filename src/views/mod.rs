@@ -10,6 +10,7 @@ pub mod emails;
 pub mod events;
 pub mod fields;
 pub mod send;
+pub mod templates;
 pub mod track;
 pub mod usage;
 

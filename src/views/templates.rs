@@ -1,0 +1,76 @@
+//! Templates: the view and the body that makes or changes one.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::clock::iso;
+use crate::db::templates::Template as Row;
+
+/// A reusable email: subject and HTML body in Liquid, and its sender.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Template {
+    pub id: String,
+    /// Internal name.
+    pub name: String,
+    /// Internal note, not sent.
+    pub description: Option<String>,
+    pub subject: String,
+    /// HTML with Liquid placeholders (`{{ firstName ?? "there" }}`).
+    pub body: String,
+    /// On a verified domain.
+    #[schema(format = Email)]
+    pub from: String,
+    pub from_name: Option<String>,
+    #[schema(format = Email)]
+    pub reply_to: Option<String>,
+    /// `TRANSACTIONAL`, `MARKETING` or `HEADLESS`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub project_id: String,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+    #[schema(format = DateTime)]
+    pub updated_at: String,
+}
+
+impl From<&Row> for Template {
+    fn from(t: &Row) -> Self {
+        Template {
+            id: t.id.clone(),
+            name: t.name.clone(),
+            description: t.description.clone(),
+            subject: t.subject.clone(),
+            body: t.body.clone(),
+            from: t.from_email.clone(),
+            from_name: t.from_name.clone(),
+            reply_to: t.reply_to.clone(),
+            kind: t.kind.clone(),
+            project_id: t.project_id.clone(),
+            created_at: iso(t.created_at),
+            updated_at: iso(t.updated_at),
+        }
+    }
+}
+
+/// The body of `POST /templates` (`name`, `subject`, `body` and `from` required; a missing
+/// `from` is a 400 with the short `{error}` body) and of `PATCH /templates/{id}` (all optional).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TemplateFields {
+    /// 1 to 200 characters.
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// 1 to 998 characters, no line break.
+    pub subject: Option<String>,
+    pub body: Option<String>,
+    /// On a verified domain (403 otherwise).
+    #[schema(format = Email)]
+    pub from: Option<String>,
+    pub from_name: Option<String>,
+    /// An address, or empty to remove it.
+    pub reply_to: Option<String>,
+    /// `TRANSACTIONAL`, `MARKETING` (the default) or `HEADLESS`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+}
