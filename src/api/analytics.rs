@@ -409,7 +409,7 @@ async fn sent_campaigns(state: &AppState, project: String) -> Result<Vec<Value>,
     Ok(rows
         .iter()
         .map(|c| {
-            let mut figures = core_campaigns::stats(c);
+            let mut figures = json!(core_campaigns::stats(c));
             figures["id"] = json!(c.id);
             figures["name"] = json!(c.name);
             figures["sentAt"] = json!(c.sent_at.map(clock::iso));

@@ -6,8 +6,6 @@
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{FromForm, Route, State, delete, get, post, put, routes};
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Medium, Message, OptionalJsonBody, Small};
@@ -22,28 +20,59 @@ use crate::db::{DbError, contacts, emails, jobs};
 use crate::error::ApiError;
 use crate::scheduler::campaigns::{cancel_job, send_job};
 use crate::state::AppState;
+use crate::views::campaigns::{
+    AudienceBody, Campaign as CampaignView, CampaignFields, CampaignStats, Count, SendAnswer, SendCampaign,
+    SentCampaign, TestBody, TestSent,
+};
+use crate::views::{NumberedPage, Success};
 
 pub fn routes() -> Vec<Route> {
     routes![list, create, count, read, replace, remove, duplicate, send, cancel, test, stats]
 }
 
-#[derive(FromForm)]
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, create, count, read, replace, remove, duplicate, send, cancel, test, stats))]
+pub struct Doc;
+
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListParams<'r> {
+    /// From 1; default 1.
+    #[param(value_type = Option<i64>, minimum = 1)]
     page: Option<&'r str>,
+    /// Default 20, at most 100.
     #[field(name = "pageSize")]
+    #[param(rename = "pageSize", value_type = Option<i64>, minimum = 1)]
     page_size: Option<&'r str>,
+    /// `DRAFT`, `SCHEDULED`, `SENDING`, `SENT` or `CANCELLED` (400 otherwise).
+    #[param(value_type = Option<String>)]
     status: Option<&'r str>,
+    /// Part of the name, subject or sender, any case.
+    #[param(value_type = Option<String>)]
     search: Option<&'r str>,
+    /// `name`, `createdAt` (the default) or `updatedAt`.
+    #[param(value_type = Option<String>)]
     sort: Option<&'r str>,
+    /// `desc` (the default) or `asc`.
+    #[param(value_type = Option<String>)]
     dir: Option<&'r str>,
 }
 
+/// The project's campaigns, a page at a time.
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "listCampaigns",
+    params(ListParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of campaigns", body = NumberedPage<CampaignView>)),
+)]
 #[get("/campaigns?<params..>")]
 async fn list(
     state: &State<AppState>,
     access: ProjectAccess,
     params: ListParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<NumberedPage<CampaignView>>, ApiError> {
     let status = match params.status.filter(|s| !s.is_empty()) {
         None => None,
         Some(s) if core_campaigns::STATUSES.contains(&s) => Some(("status", s.to_string())),
@@ -62,7 +91,7 @@ async fn list(
         status,
     )?;
     let (rows, total) = state.db.run(move |conn| Ok::<_, DbError>(campaigns::page(conn, &query)?)).await?;
-    Ok(Json(pagination::page_list(rows.iter().map(core_campaigns::view).collect(), total, page, page_size)))
+    Ok(Json(NumberedPage::new(rows.iter().map(core_campaigns::view).collect(), total, page, page_size)))
 }
 
 /// Checks `fields` into `campaign` (templates parsed off the executor), then the sender,
@@ -106,12 +135,20 @@ fn editable(c: &Campaign) -> Result<(), ApiError> {
     )))
 }
 
+/// Makes a DRAFT campaign.
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "createCampaign",
+    request_body = CampaignFields,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The draft", body = Success<CampaignView>)),
+)]
 #[post("/campaigns", data = "<body>")]
 async fn create(
     state: &State<AppState>,
     access: ProjectAccess,
     body: JsonBody<Fields, Message>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Success<CampaignView>>, ApiError> {
     let now = clock::now_ms();
     let campaign = Campaign {
         id: crate::db::new_id(),
@@ -122,27 +159,24 @@ async fn create(
         ..Campaign::default()
     };
     let saved = checked_save(state, campaign, body.0, true).await?;
-    Ok(Json(json!({ "success": true, "data": core_campaigns::view(&saved) })))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct AudienceBody {
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    audience_type: Option<String>,
-    segment_id: Option<String>,
-    audience_condition: Option<Value>,
+    Ok(Json(Success::new(core_campaigns::view(&saved))))
 }
 
 /// How many contacts a campaign with this audience and type would go to now, counted as the
 /// sender expands it (MARKETING: subscribed contacts only). Nothing is saved.
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "countAudience",
+    request_body = AudienceBody,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The count", body = Count)),
+)]
 #[post("/campaigns/count", data = "<body>")]
 async fn count(
     state: &State<AppState>,
     access: ProjectAccess,
     body: JsonBody<AudienceBody, Medium>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Count>, ApiError> {
     let body = body.0;
     let draft = Campaign {
         project_id: access.project.id,
@@ -155,7 +189,7 @@ async fn count(
     let project = draft.project_id.clone();
     let audience = state.db.run(move |conn| core_campaigns::audience(conn, &draft)).await?;
     let count = count_condition(state, &project, audience).await?;
-    Ok(Json(json!({ "count": count })))
+    Ok(Json(Count { count }))
 }
 
 async fn find(state: &AppState, project: String, id: &str) -> Result<Campaign, ApiError> {
@@ -167,19 +201,37 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<Campaign, A
         .ok_or_else(|| ApiError::not_found("Campaign not found"))
 }
 
+/// Reads a campaign.
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "getCampaign",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The campaign", body = CampaignView)),
+)]
 #[get("/campaigns/<id>")]
-async fn read(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn read(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<CampaignView>, ApiError> {
     Ok(Json(core_campaigns::view(&find(state, access.project.id, id).await?)))
 }
 
 /// Replaces a DRAFT or SCHEDULED campaign's content and audience (every field, as on create).
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "replaceCampaign",
+    request_body = CampaignFields,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The campaign as replaced", body = CampaignView)),
+)]
 #[put("/campaigns/<id>", data = "<body>")]
 async fn replace(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
     body: JsonBody<Fields, Message>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CampaignView>, ApiError> {
     let mut campaign = find(state, access.project.id, id).await?;
     editable(&campaign)?;
     campaign.updated_at = clock::now_ms();
@@ -189,6 +241,13 @@ async fn replace(
     Ok(Json(core_campaigns::view(&current.unwrap_or(saved))))
 }
 
+/// Deletes a campaign that is not sending.
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "deleteCampaign",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 204, description = "Deleted")),
+)]
 #[delete("/campaigns/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let campaign = find(state, access.project.id, id).await?;
@@ -207,12 +266,19 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
     Ok(Status::NoContent)
 }
 
+/// Copies a campaign into a new DRAFT.
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "duplicateCampaign",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The copy", body = CampaignView)),
+)]
 #[post("/campaigns/<id>/duplicate")]
 async fn duplicate(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CampaignView>, ApiError> {
     let original = find(state, access.project.id, id).await?;
     let now = clock::now_ms();
     let copy = Campaign {
@@ -247,22 +313,23 @@ async fn duplicate(
     Ok(Json(core_campaigns::view(&copy)))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct SendBody {
-    scheduled_for: Option<Value>,
-}
-
 /// Sends now (SENDING) or at `scheduledFor` (SCHEDULED). 400 for a campaign that is not DRAFT or
 /// SCHEDULED, an unparseable time, or an audience with nobody in it; 403 when the sender domain
 /// is no longer verified.
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "sendCampaign",
+    request_body = Option<SendCampaign>,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "Sending or scheduled", body = SendAnswer)),
+)]
 #[post("/campaigns/<id>/send", data = "<body>")]
 async fn send(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: OptionalJsonBody<SendBody, Small>,
-) -> Result<Json<Value>, ApiError> {
+    body: OptionalJsonBody<SendCampaign, Small>,
+) -> Result<Json<SendAnswer>, ApiError> {
     let at = core_campaigns::parse_schedule(body.0.and_then(|b| b.scheduled_for).as_ref())?;
     let campaign = find(state, access.project.id, id).await?;
     editable(&campaign).map_err(|_| {
@@ -307,21 +374,31 @@ async fn send(
         Some(at) => format!("Campaign scheduled for {}", clock::iso(at)),
         None => format!("Campaign is sending to {recipients} contacts"),
     };
-    Ok(Json(json!({
-        "success": true,
-        "data": {
-            "id": sent.id,
-            "name": sent.name,
-            "status": sent.status,
-            "scheduledFor": sent.scheduled_for.map(clock::iso),
+    Ok(Json(SendAnswer {
+        success: true,
+        data: SentCampaign {
+            id: sent.id,
+            name: sent.name,
+            status: sent.status,
+            scheduled_for: sent.scheduled_for.map(clock::iso),
         },
-        "message": message,
-    })))
+        message,
+    }))
 }
 
 /// Cancels a SCHEDULED or SENDING campaign: mail not yet handed to the relay is not sent.
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "cancelCampaign",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The campaign, CANCELLED", body = CampaignView)),
+)]
 #[post("/campaigns/<id>/cancel")]
-async fn cancel(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn cancel(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<CampaignView>, ApiError> {
     let campaign = find(state, access.project.id, id).await?;
     let now = clock::now_ms();
     let cancelled = state
@@ -342,21 +419,22 @@ async fn cancel(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
     Ok(Json(core_campaigns::view(&cancelled)))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TestBody {
-    email: Option<String>,
-}
-
 /// Sends the campaign once to one address, marked as a test (`[Test]` before the subject); it
 /// counts toward nothing and ignores the subscription of a contact with that address.
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "testCampaign",
+    request_body = TestBody,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The test email, queued", body = TestSent)),
+)]
 #[post("/campaigns/<id>/test", data = "<body>")]
 async fn test(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
     body: JsonBody<TestBody, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TestSent>, ApiError> {
     let to = body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
     let to = parse_email(&to, "email")?;
     let campaign = find(state, access.project.id, id).await?;
@@ -371,10 +449,21 @@ async fn test(
             Ok::<_, ApiError>(email)
         })
         .await?;
-    Ok(Json(json!({ "email": queued.id, "to": queued.to_email, "status": queued.status })))
+    Ok(Json(TestSent { email: queued.id, to: queued.to_email, status: queued.status }))
 }
 
+/// The campaign's counters and rates.
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "campaignStats",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The figures", body = CampaignStats)),
+)]
 #[get("/campaigns/<id>/stats")]
-async fn stats(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn stats(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<CampaignStats>, ApiError> {
     Ok(Json(core_campaigns::stats(&find(state, access.project.id, id).await?)))
 }

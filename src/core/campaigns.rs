@@ -8,7 +8,6 @@
 //! behind transactional mail; the counters and the move to SENT are kept by triggers (V7).
 
 use rusqlite::Connection;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::compose;
@@ -31,23 +30,7 @@ const AUDIENCES: &[&str] = &["ALL", "SEGMENT", "FILTERED"];
 pub const PRIORITY: i64 = 1;
 
 /// The body of `POST /campaigns` and `PUT /campaigns/:id`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Fields {
-    pub name: Option<String>,
-    pub description: Option<String>,
-    pub subject: Option<String>,
-    pub body: Option<String>,
-    pub from: Option<String>,
-    pub from_name: Option<String>,
-    pub reply_to: Option<String>,
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
-    pub audience_type: Option<String>,
-    pub segment_id: Option<String>,
-    pub audience_condition: Option<Value>,
-    pub template_id: Option<String>,
-}
+pub use crate::views::campaigns::CampaignFields as Fields;
 
 fn required(field: &str) -> ApiError {
     ApiError::invalid_field(field, "required", format!("{field} is required"))
@@ -198,73 +181,13 @@ pub fn test_email(c: &Campaign, to: &str, contact: Option<String>, now: i64) -> 
 }
 
 /// A campaign as the API shows it.
-pub fn view(c: &Campaign) -> Value {
-    let condition: Option<Value> = c.audience_condition.as_deref().and_then(|t| serde_json::from_str(t).ok());
-    json!({
-        "id": c.id,
-        "name": c.name,
-        "description": c.description,
-        "subject": c.subject,
-        "body": c.body,
-        "from": c.from_email,
-        "fromName": c.from_name,
-        "replyTo": c.reply_to,
-        "type": c.kind,
-        "status": c.status,
-        "audienceType": c.audience_type,
-        "audienceCondition": condition,
-        "segmentId": c.segment_id,
-        "templateId": c.template_id,
-        "scheduledFor": c.scheduled_for.map(clock::iso),
-        "totalRecipients": c.total_recipients,
-        "sentCount": c.counts.sent,
-        "deliveredCount": c.counts.delivered,
-        "openedCount": c.counts.opened,
-        "clickedCount": c.counts.clicked,
-        "bouncedCount": c.counts.bounced,
-        "complainedCount": c.counts.complained,
-        "unsubscribedCount": c.counts.unsubscribed,
-        "failedCount": c.counts.failed,
-        "projectId": c.project_id,
-        "sentAt": c.sent_at.map(clock::iso),
-        "finishedAt": c.finished_at.map(clock::iso),
-        "stoppedReason": c.stopped_reason,
-        "createdAt": clock::iso(c.created_at),
-        "updatedAt": clock::iso(c.updated_at),
-    })
+pub fn view(c: &Campaign) -> crate::views::campaigns::Campaign {
+    c.into()
 }
 
 /// `GET /campaigns/:id/stats`: the counters, what is still queued, and rates over the emails sent.
-pub fn stats(c: &Campaign) -> Value {
-    let n = &c.counts;
-    let rate = |count: i64| {
-        if n.sent == 0 { 0.0 } else { (count as f64 / n.sent as f64 * 10_000.0).round() / 10_000.0 }
-    };
-    json!({
-        "id": c.id,
-        "status": c.status,
-        "totalRecipients": c.total_recipients,
-        "queued": (c.total_recipients - n.sent - n.failed).max(0),
-        "sent": n.sent,
-        "failed": n.failed,
-        "delivered": n.delivered,
-        "opened": n.opened,
-        "clicked": n.clicked,
-        "bounced": n.bounced,
-        "complained": n.complained,
-        "unsubscribed": n.unsubscribed,
-        "rates": {
-            "open": rate(n.opened),
-            "click": rate(n.clicked),
-            "bounce": rate(n.bounced),
-            "complaint": rate(n.complained),
-            "unsubscribe": rate(n.unsubscribed),
-        },
-        "expanded": c.expanded,
-        "sentAt": c.sent_at.map(clock::iso),
-        "finishedAt": c.finished_at.map(clock::iso),
-        "stoppedReason": c.stopped_reason,
-    })
+pub fn stats(c: &Campaign) -> crate::views::campaigns::CampaignStats {
+    c.into()
 }
 
 /// A campaign type, MARKETING when left out (422 for another value).

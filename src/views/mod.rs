@@ -4,6 +4,8 @@
 //!
 //! Times are ISO 8601 strings in UTC with milliseconds (`2026-11-24T12:00:00.000Z`).
 
+pub mod campaigns;
+pub mod conditions;
 pub mod contact_jobs;
 pub mod contacts;
 pub mod emails;

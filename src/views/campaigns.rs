@@ -1,0 +1,264 @@
+//! Campaigns: the view, its stats, and the bodies of its actions.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::clock::iso;
+use crate::db::campaigns::Campaign as Row;
+use crate::views::conditions::ConditionTree;
+
+/// A campaign: one email to an audience, now or at a time.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Campaign {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub subject: String,
+    /// HTML with Liquid placeholders.
+    pub body: String,
+    #[schema(format = Email)]
+    pub from: String,
+    pub from_name: Option<String>,
+    #[schema(format = Email)]
+    pub reply_to: Option<String>,
+    /// `TRANSACTIONAL`, `MARKETING` or `HEADLESS`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `DRAFT`, `SCHEDULED`, `SENDING`, `SENT` or `CANCELLED`.
+    pub status: String,
+    /// `ALL`, `SEGMENT` or `FILTERED`.
+    pub audience_type: String,
+    /// With `FILTERED`.
+    #[schema(value_type = Option<ConditionTree>)]
+    pub audience_condition: Option<Value>,
+    /// With `SEGMENT`.
+    pub segment_id: Option<String>,
+    pub template_id: Option<String>,
+    #[schema(format = DateTime)]
+    pub scheduled_for: Option<String>,
+    pub total_recipients: i64,
+    pub sent_count: i64,
+    pub delivered_count: i64,
+    pub opened_count: i64,
+    pub clicked_count: i64,
+    pub bounced_count: i64,
+    pub complained_count: i64,
+    pub unsubscribed_count: i64,
+    pub failed_count: i64,
+    pub project_id: String,
+    #[schema(format = DateTime)]
+    pub sent_at: Option<String>,
+    #[schema(format = DateTime)]
+    pub finished_at: Option<String>,
+    /// Why sending stopped early (a monthly limit met).
+    pub stopped_reason: Option<String>,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+    #[schema(format = DateTime)]
+    pub updated_at: String,
+}
+
+impl From<&Row> for Campaign {
+    fn from(c: &Row) -> Self {
+        Campaign {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            description: c.description.clone(),
+            subject: c.subject.clone(),
+            body: c.body.clone(),
+            from: c.from_email.clone(),
+            from_name: c.from_name.clone(),
+            reply_to: c.reply_to.clone(),
+            kind: c.kind.clone(),
+            status: c.status.clone(),
+            audience_type: c.audience_type.clone(),
+            audience_condition: c.audience_condition.as_deref().and_then(|t| serde_json::from_str(t).ok()),
+            segment_id: c.segment_id.clone(),
+            template_id: c.template_id.clone(),
+            scheduled_for: c.scheduled_for.map(iso),
+            total_recipients: c.total_recipients,
+            sent_count: c.counts.sent,
+            delivered_count: c.counts.delivered,
+            opened_count: c.counts.opened,
+            clicked_count: c.counts.clicked,
+            bounced_count: c.counts.bounced,
+            complained_count: c.counts.complained,
+            unsubscribed_count: c.counts.unsubscribed,
+            failed_count: c.counts.failed,
+            project_id: c.project_id.clone(),
+            sent_at: c.sent_at.map(iso),
+            finished_at: c.finished_at.map(iso),
+            stopped_reason: c.stopped_reason.clone(),
+            created_at: iso(c.created_at),
+            updated_at: iso(c.updated_at),
+        }
+    }
+}
+
+/// Shares of the emails sent, to 4 decimals.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Rates {
+    pub open: f64,
+    pub click: f64,
+    pub bounce: f64,
+    pub complaint: f64,
+    pub unsubscribe: f64,
+}
+
+/// `GET /campaigns/{id}/stats`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignStats {
+    pub id: String,
+    pub status: String,
+    pub total_recipients: i64,
+    /// Not yet sent or failed.
+    pub queued: i64,
+    pub sent: i64,
+    pub failed: i64,
+    pub delivered: i64,
+    pub opened: i64,
+    pub clicked: i64,
+    pub bounced: i64,
+    pub complained: i64,
+    pub unsubscribed: i64,
+    pub rates: Rates,
+    /// Whether every recipient has been queued.
+    pub expanded: bool,
+    #[schema(format = DateTime)]
+    pub sent_at: Option<String>,
+    #[schema(format = DateTime)]
+    pub finished_at: Option<String>,
+    pub stopped_reason: Option<String>,
+}
+
+impl From<&Row> for CampaignStats {
+    fn from(c: &Row) -> Self {
+        let n = &c.counts;
+        let rate = |count: i64| {
+            if n.sent == 0 { 0.0 } else { (count as f64 / n.sent as f64 * 10_000.0).round() / 10_000.0 }
+        };
+        CampaignStats {
+            id: c.id.clone(),
+            status: c.status.clone(),
+            total_recipients: c.total_recipients,
+            queued: (c.total_recipients - n.sent - n.failed).max(0),
+            sent: n.sent,
+            failed: n.failed,
+            delivered: n.delivered,
+            opened: n.opened,
+            clicked: n.clicked,
+            bounced: n.bounced,
+            complained: n.complained,
+            unsubscribed: n.unsubscribed,
+            rates: Rates {
+                open: rate(n.opened),
+                click: rate(n.clicked),
+                bounce: rate(n.bounced),
+                complaint: rate(n.complained),
+                unsubscribe: rate(n.unsubscribed),
+            },
+            expanded: c.expanded,
+            sent_at: c.sent_at.map(iso),
+            finished_at: c.finished_at.map(iso),
+            stopped_reason: c.stopped_reason.clone(),
+        }
+    }
+}
+
+/// The body of `POST /campaigns` and `PUT /campaigns/{id}`: `name`, `subject`, `body`, `from`
+/// and `audienceType` required (or a template's subject, body and sender).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CampaignFields {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub subject: Option<String>,
+    pub body: Option<String>,
+    /// On a verified domain (403 otherwise).
+    #[schema(format = Email)]
+    pub from: Option<String>,
+    pub from_name: Option<String>,
+    pub reply_to: Option<String>,
+    /// `MARKETING` (the default), `TRANSACTIONAL` or `HEADLESS`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// `ALL`, `SEGMENT` or `FILTERED`.
+    pub audience_type: Option<String>,
+    /// Required with `SEGMENT`.
+    pub segment_id: Option<String>,
+    /// Required with `FILTERED`.
+    #[schema(value_type = Option<ConditionTree>)]
+    pub audience_condition: Option<Value>,
+    /// A template whose content the campaign takes.
+    pub template_id: Option<String>,
+}
+
+/// `POST /campaigns/count`: an audience to count.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AudienceBody {
+    /// `MARKETING` (the default: subscribed contacts only), `TRANSACTIONAL` or `HEADLESS`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// `ALL` (the default), `SEGMENT` or `FILTERED`.
+    pub audience_type: Option<String>,
+    pub segment_id: Option<String>,
+    #[schema(value_type = Option<ConditionTree>)]
+    pub audience_condition: Option<Value>,
+}
+
+/// How many contacts an audience has now.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Count {
+    pub count: i64,
+}
+
+/// `POST /campaigns/{id}/send`: now, or at `scheduledFor`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SendCampaign {
+    /// An ISO 8601 time; absent or `null` sends now.
+    #[schema(value_type = Option<String>)]
+    pub scheduled_for: Option<Value>,
+}
+
+/// What `POST /campaigns/{id}/send` did.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SentCampaign {
+    pub id: String,
+    pub name: String,
+    /// `SENDING` or `SCHEDULED`.
+    pub status: String,
+    #[schema(format = DateTime)]
+    pub scheduled_for: Option<String>,
+}
+
+/// `{success: true, data, message}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SendAnswer {
+    pub success: bool,
+    pub data: SentCampaign,
+    pub message: String,
+}
+
+/// `POST /campaigns/{id}/test`: the address to send the test to.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TestBody {
+    #[schema(required, format = Email, value_type = String)]
+    pub email: Option<String>,
+}
+
+/// The test email queued.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TestSent {
+    /// The email's id.
+    pub email: String,
+    #[schema(format = Email)]
+    pub to: String,
+    pub status: String,
+}
