@@ -4,73 +4,46 @@
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{Route, State, delete, get, patch, post, routes};
-use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Medium};
 use super::pagination;
 use crate::clock;
-use crate::core::contacts as core_contacts;
 use crate::core::segments::{self as core_segments, NewSegment, SegmentChanges, Step};
 use crate::db::segments::{self, Segment};
 use crate::db::{DbError, jobs};
 use crate::error::{ApiError, FieldError};
 use crate::scheduler::segments::compute_job;
 use crate::state::AppState;
+use crate::views::NumberedPage;
+use crate::views::campaigns::Count;
+use crate::views::contacts::Contact;
+use crate::views::segments::{
+    AddMembers, ChangeSegment, CountBody, CreateSegment, MembersAdded, MembersRemoved, RemoveMembers,
+    Segment as SegmentView,
+};
 
 pub fn routes() -> Vec<Route> {
     routes![list, create, count, read, change, remove, members, add_members, remove_members, compute, refresh]
 }
 
-/// `POST /segments`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct CreateBody {
-    name: Option<String>,
-    description: Option<String>,
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    condition: Option<Value>,
-    track_membership: Option<bool>,
-}
-
-/// `PATCH /segments/:id`: a field left out stays; `description: null` clears it, and a
-/// `condition` or `type` that is present is checked even when null.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ChangeBody {
-    name: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    description: Option<Option<String>>,
-    #[serde(default, deserialize_with = "present")]
-    condition: Option<Value>,
-    #[serde(default, rename = "type", deserialize_with = "present")]
-    kind: Option<Value>,
-    track_membership: Option<bool>,
-}
-
-/// `POST /segments/:id/members`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct MembersBody {
-    emails: Option<Value>,
-    #[serde(default)]
-    create_missing: bool,
-    subscribed: Option<bool>,
-}
-
-/// `DELETE /segments/:id/members`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RemoveBody {
-    emails: Option<Value>,
-}
-
-/// Tells a field sent as `null` from one left out (which `default` makes `None`).
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
-}
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    list,
+    create,
+    count,
+    read,
+    change,
+    remove,
+    members,
+    add_members,
+    remove_members,
+    compute,
+    refresh
+))]
+pub struct Doc;
 
 /// The segment as it is inside a write transaction (the copy read before it may be stale: a
 /// computation moves its cursor meanwhile), or 404.
@@ -90,19 +63,33 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<Segment, Ap
 }
 
 /// All segments, newest first, as a bare array.
+#[utoipa::path(
+    tag = "Segments",
+    operation_id = "listSegments",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "Every segment", body = Vec<SegmentView>)),
+)]
 #[get("/segments")]
-async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Vec<SegmentView>>, ApiError> {
     let project = access.project.id;
     let all = state.db.run(move |conn| Ok::<_, DbError>(segments::list(conn, &project)?)).await?;
-    Ok(Json(Value::Array(all.iter().map(core_segments::view).collect())))
+    Ok(Json(all.iter().map(core_segments::view).collect()))
 }
 
+/// Makes a segment (a DYNAMIC one is counted at once).
+#[utoipa::path(
+    tag = "Segments",
+    operation_id = "createSegment",
+    request_body = CreateSegment,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The segment", body = SegmentView)),
+)]
 #[post("/segments", data = "<body>")]
 async fn create(
     state: &State<AppState>,
     access: ProjectAccess,
-    body: JsonBody<CreateBody, Medium>,
-) -> Result<Json<Value>, ApiError> {
+    body: JsonBody<CreateSegment, Medium>,
+) -> Result<Json<SegmentView>, ApiError> {
     let body = body.0;
     let is_static = match body.kind.as_deref() {
         None => false,
@@ -141,41 +128,61 @@ async fn create(
     Ok(Json(core_segments::view(&segment)))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CountBody {
-    condition: Value,
-}
-
 /// How many contacts a condition matches now, without saving anything: the dashboard's condition
 /// builder shows it as the condition changes. A bad condition is 422 naming the node.
+#[utoipa::path(
+    tag = "Segments",
+    operation_id = "countCondition",
+    request_body = CountBody,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The count", body = Count)),
+)]
 #[post("/segments/count", data = "<body>")]
 async fn count(
     state: &State<AppState>,
     access: ProjectAccess,
     body: JsonBody<CountBody, Medium>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Count>, ApiError> {
     let (project, condition) = (access.project.id, body.0.condition);
     let checked = {
         let project = project.clone();
         state.db.run(move |conn| core_segments::check_condition(conn, &project, &condition, None)).await?
     };
     let count = core_segments::count_condition(state, &project, checked).await?;
-    Ok(Json(json!({ "count": count })))
+    Ok(Json(Count { count }))
 }
 
+/// Reads a segment.
+#[utoipa::path(
+    tag = "Segments",
+    operation_id = "getSegment",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The segment", body = SegmentView)),
+)]
 #[get("/segments/<id>")]
-async fn read(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn read(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<SegmentView>, ApiError> {
     Ok(Json(core_segments::view(&find(state, access.project.id, id).await?)))
 }
 
+/// Changes a segment's name, description, condition or tracking.
+#[utoipa::path(
+    tag = "Segments",
+    operation_id = "updateSegment",
+    request_body = ChangeSegment,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The segment as changed", body = SegmentView)),
+)]
 #[patch("/segments/<id>", data = "<body>")]
 async fn change(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: JsonBody<ChangeBody, Medium>,
-) -> Result<Json<Value>, ApiError> {
+    body: JsonBody<ChangeSegment, Medium>,
+) -> Result<Json<SegmentView>, ApiError> {
     let body = body.0;
     if body.kind.is_some() {
         return Err(ApiError::invalid_field(
@@ -214,6 +221,13 @@ async fn change(
     Ok(Json(core_segments::view(&segment)))
 }
 
+/// Deletes a segment; 409 while a campaign or workflow uses it.
+#[utoipa::path(
+    tag = "Segments",
+    operation_id = "deleteSegment",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 204, description = "Deleted")),
+)]
 #[delete("/segments/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let (project, id) = (access.project.id, id.to_string());
@@ -222,6 +236,17 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
 }
 
 /// The segment's contacts, newest first, a page at a time (live for dynamic segments).
+/// The segment's contacts now, a page at a time.
+#[utoipa::path(
+    tag = "Segments",
+    operation_id = "listSegmentContacts",
+    params(
+        ("page" = Option<i64>, Query, minimum = 1, description = "From 1; default 1."),
+        ("pageSize" = Option<i64>, Query, minimum = 1, description = "Default 20, at most 100."),
+    ),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of contacts", body = NumberedPage<Contact>)),
+)]
 #[get("/segments/<id>/contacts?<page>&<pageSize>")]
 #[allow(non_snake_case)]
 async fn members(
@@ -230,7 +255,7 @@ async fn members(
     id: &str,
     page: Option<&str>,
     pageSize: Option<&str>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<NumberedPage<Contact>>, ApiError> {
     let (page, size) = pagination::page_params(page, pageSize, 100)?;
     let segment = find(state, access.project.id, id).await?;
     let total = core_segments::count(state, &segment).await?;
@@ -238,32 +263,26 @@ async fn members(
         .db
         .run(move |conn| core_segments::contacts_page(conn, &segment, page, size, clock::now_ms()))
         .await?;
-    Ok(Json(pagination::page_list(rows.iter().map(core_contacts::view).collect(), total, page, size)))
-}
-
-fn members_reply(segment: &Segment, outcome: &core_segments::MembersOutcome, adding: bool) -> Value {
-    let mut out = json!({ "segment": core_segments::view(segment), "memberCount": segment.member_count });
-    if adding {
-        out["added"] = json!(outcome.added);
-        out["alreadyMembers"] = json!(outcome.already);
-        out["created"] = json!(outcome.created);
-        out["notFound"] = json!(outcome.not_found);
-    } else {
-        out["removed"] = json!(outcome.removed);
-        out["notMembers"] = json!(outcome.not_found);
-    }
-    out
+    Ok(Json(NumberedPage::new(rows.iter().map(Contact::from).collect(), total, page, size)))
 }
 
 /// Adds contacts to a static segment: `{emails, createMissing?, subscribed?}`.
+/// Adds contacts to a STATIC segment by email.
+#[utoipa::path(
+    tag = "Segments",
+    operation_id = "addSegmentMembers",
+    request_body = AddMembers,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "What was added", body = MembersAdded)),
+)]
 #[post("/segments/<id>/members", data = "<body>")]
 async fn add_members(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: JsonBody<MembersBody, Medium>,
-) -> Result<Json<Value>, ApiError> {
-    let MembersBody { emails, create_missing, subscribed } = body.0;
+    body: JsonBody<AddMembers, Medium>,
+) -> Result<Json<MembersAdded>, ApiError> {
+    let AddMembers { emails, create_missing, subscribed } = body.0;
     let emails = core_segments::check_emails(emails.as_ref())?;
     let (project, id) = (access.project.id, id.to_string());
     let (segment, outcome) = state
@@ -273,17 +292,32 @@ async fn add_members(
             core_segments::add_members(tx, segment, &emails, create_missing, subscribed, clock::now_ms())
         })
         .await?;
-    Ok(Json(members_reply(&segment, &outcome, true)))
+    Ok(Json(MembersAdded {
+        segment: core_segments::view(&segment),
+        member_count: segment.member_count,
+        added: outcome.added,
+        already_members: outcome.already,
+        created: outcome.created,
+        not_found: outcome.not_found,
+    }))
 }
 
 /// Removes contacts from a static segment: `{emails}`.
+/// Removes contacts from a STATIC segment by email.
+#[utoipa::path(
+    tag = "Segments",
+    operation_id = "removeSegmentMembers",
+    request_body = RemoveMembers,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "What was removed", body = MembersRemoved)),
+)]
 #[delete("/segments/<id>/members", data = "<body>")]
 async fn remove_members(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: JsonBody<RemoveBody, Medium>,
-) -> Result<Json<Value>, ApiError> {
+    body: JsonBody<RemoveMembers, Medium>,
+) -> Result<Json<MembersRemoved>, ApiError> {
     let emails = core_segments::check_emails(body.0.emails.as_ref())?;
     let (project, id) = (access.project.id, id.to_string());
     let (segment, outcome) = state
@@ -292,14 +326,30 @@ async fn remove_members(
             core_segments::remove_members(tx, current(tx, &project, &id)?, &emails, clock::now_ms())
         })
         .await?;
-    Ok(Json(members_reply(&segment, &outcome, false)))
+    Ok(Json(MembersRemoved {
+        segment: core_segments::view(&segment),
+        member_count: segment.member_count,
+        removed: outcome.removed,
+        not_members: outcome.not_found,
+    }))
 }
 
 /// Recomputes a tracked dynamic segment's stored membership now, emitting entry and exit events
 /// for the differences; answers when the run is complete. Each batch commits on its own, so the
 /// scheduler finishes a run this request could not.
+/// Computes a tracked segment's membership now, recording entries and exits.
+#[utoipa::path(
+    tag = "Segments",
+    operation_id = "computeSegment",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The segment, computed", body = SegmentView)),
+)]
 #[post("/segments/<id>/compute")]
-async fn compute(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn compute(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<SegmentView>, ApiError> {
     let segment = find(state, access.project.id, id).await?;
     if !core_segments::is_tracked_dynamic(&segment) {
         return Err(ApiError::bad_request(if segment.is_static() {
@@ -327,8 +377,19 @@ async fn compute(state: &State<AppState>, access: ProjectAccess, id: &str) -> Re
 }
 
 /// Refreshes the cached count only: no membership writes, no events.
+/// Counts a segment's members again.
+#[utoipa::path(
+    tag = "Segments",
+    operation_id = "refreshSegment",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The segment, counted", body = SegmentView)),
+)]
 #[post("/segments/<id>/refresh")]
-async fn refresh(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn refresh(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<SegmentView>, ApiError> {
     let segment = find(state, access.project.id, id).await?;
     Ok(Json(core_segments::view(&core_segments::recount(state, segment).await?)))
 }

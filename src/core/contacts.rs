@@ -3,7 +3,7 @@
 //! tracking, imports, bulk jobs, workflows) goes through here, inside its own transaction.
 
 use rusqlite::Connection;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
 use super::data::DataPatch;
 use super::email;
@@ -137,17 +137,4 @@ pub fn delete(conn: &Connection, contact: &Contact, fields: &mut FieldChanges) -
     fields.record(&contact.data, &Map::new());
     contacts::delete(conn, contact.seq)?;
     Ok(())
-}
-
-/// The contact as the API shows it.
-pub fn view(contact: &Contact) -> Value {
-    json!({
-        "id": contact.id,
-        "email": contact.email,
-        "subscribed": contact.subscribed,
-        "snoozedUntil": contact.snoozed_until.map(crate::clock::iso),
-        "data": contact.data,
-        "createdAt": crate::clock::iso(contact.created_at),
-        "updatedAt": crate::clock::iso(contact.updated_at),
-    })
 }

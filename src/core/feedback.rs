@@ -111,16 +111,3 @@ pub fn apply(
     }
     Ok(applied)
 }
-
-/// A contact's suppression as the API shows it: `{reason, emailId, detail, since}` or null.
-pub fn suppression_view(s: Option<&Suppression>) -> serde_json::Value {
-    match s {
-        None => serde_json::Value::Null,
-        Some(s) => json!({
-            "reason": s.reason,
-            "emailId": s.email_id,
-            "detail": s.detail,
-            "since": crate::clock::iso(s.created_at),
-        }),
-    }
-}

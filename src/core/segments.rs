@@ -7,7 +7,7 @@
 //! stops halfway resumes where it was and never emits an event twice.
 
 use rusqlite::{Connection, params_from_iter};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::conditions::resolve::resolve;
 use super::conditions::sql::{Compiled, compile};
@@ -556,32 +556,8 @@ pub async fn recount(state: &AppState, segment: Segment) -> Result<Segment, ApiE
 }
 
 /// The segment as the API shows it.
-pub fn view(segment: &Segment) -> Value {
-    let mut out = Map::new();
-    out.insert("id".into(), json!(segment.id));
-    out.insert("name".into(), json!(segment.name));
-    out.insert("slug".into(), json!(segment.slug));
-    out.insert("description".into(), json!(segment.description));
-    out.insert("type".into(), json!(segment.kind));
-    out.insert("condition".into(), segment.condition.clone().unwrap_or(Value::Null));
-    out.insert("trackMembership".into(), json!(segment.track_membership));
-    out.insert("memberCount".into(), json!(segment.member_count));
-    out.insert("countedAt".into(), json!(segment.counted_at.map(clock::iso)));
-    if is_tracked_dynamic(segment) {
-        out.insert(
-            "computation".into(),
-            json!({
-                "running": segment.compute_cursor.is_some(),
-                "computedAt": segment.computed_at.map(clock::iso),
-                "entered": segment.compute_entered,
-                "exited": segment.compute_exited,
-            }),
-        );
-    }
-    out.insert("projectId".into(), json!(segment.project_id));
-    out.insert("createdAt".into(), json!(clock::iso(segment.created_at)));
-    out.insert("updatedAt".into(), json!(clock::iso(segment.updated_at)));
-    Value::Object(out)
+pub fn view(segment: &Segment) -> crate::views::segments::Segment {
+    crate::views::segments::Segment::new(segment, is_tracked_dynamic(segment))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod contacts;
 pub mod emails;
 pub mod events;
 pub mod fields;
+pub mod segments;
 pub mod send;
 pub mod templates;
 pub mod track;
