@@ -2,27 +2,39 @@
 
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, routes};
-use serde_json::{Value, json};
 
 use crate::state::AppState;
+use crate::views::server::{Features, ServerConfig, Tracking};
 
 pub fn routes() -> Vec<Route> {
     routes![features]
 }
 
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(features))]
+pub struct Doc;
+
+/// Which optional features this server has on, and its sign-in providers.
+#[utoipa::path(
+    tag = "Server",
+    operation_id = "serverConfig",
+    security(()),
+    responses((status = 200, description = "The features", body = ServerConfig)),
+)]
 #[get("/config")]
-fn features(state: &State<AppState>) -> Json<Value> {
+fn features(state: &State<AppState>) -> Json<ServerConfig> {
     let config = &state.config;
-    let tracking = config.tracking.opens || config.tracking.clicks;
-    Json(json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "features": {
-            "billing": config.billing.enabled(),
-            "oauth": !config.auth.oidc.is_empty() || config.auth.github.is_some(),
-            "signups": !config.auth.disable_signups,
-            "tracking": tracking,
+    let providers = super::sso::providers(config);
+    Json(ServerConfig {
+        version: env!("CARGO_PKG_VERSION").into(),
+        features: Features {
+            billing: config.billing.enabled(),
+            oauth: !providers.is_empty(),
+            signups: !config.auth.disable_signups,
+            tracking: config.tracking.opens || config.tracking.clicks,
         },
-        "tracking": { "opens": config.tracking.opens, "clicks": config.tracking.clicks },
-        "oauthProviders": super::sso::providers(config),
-    }))
+        tracking: Tracking { opens: config.tracking.opens, clicks: config.tracking.clicks },
+        oauth_providers: providers,
+    })
 }

@@ -3,17 +3,32 @@
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, routes};
-use serde_json::{Value, json};
 
 use crate::db::DbError;
 use crate::state::AppState;
+use crate::views::server::Health;
 
 pub fn routes() -> Vec<Route> {
     routes![health]
 }
 
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(health))]
+pub struct Doc;
+
+/// Whether the server, its database and its scheduler work (for load balancers and monitors).
+#[utoipa::path(
+    tag = "Server",
+    operation_id = "health",
+    security(()),
+    responses(
+        (status = 200, description = "Working", body = Health),
+        (status = 503, description = "The database does not answer", body = Health),
+    ),
+)]
 #[get("/health")]
-async fn health(state: &State<AppState>) -> (Status, Json<Value>) {
+async fn health(state: &State<AppState>) -> (Status, Json<Health>) {
     let database = state
         .db
         .run(|conn| Ok::<_, DbError>(conn.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?))
@@ -21,11 +36,11 @@ async fn health(state: &State<AppState>) -> (Status, Json<Value>) {
         .is_ok();
     let scheduler = state.scheduler.label();
     let status = if database { Status::Ok } else { Status::ServiceUnavailable };
-    let body = json!({
-        "status": if database { "ok" } else { "degraded" },
-        "version": env!("CARGO_PKG_VERSION"),
-        "database": if database { "ok" } else { "unavailable" },
-        "scheduler": scheduler,
-    });
+    let body = Health {
+        status: if database { "ok" } else { "degraded" }.into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        database: if database { "ok" } else { "unavailable" }.into(),
+        scheduler: scheduler.into(),
+    };
     (status, Json(body))
 }

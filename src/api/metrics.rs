@@ -50,6 +50,24 @@ impl<'r> FromRequest<'r> for Scraper {
     }
 }
 
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(metrics))]
+pub struct Doc;
+
+/// Prometheus metrics in the OpenMetrics text format. With `[metrics] token` set, the token is
+/// required; without it, only loopback clients are served.
+#[utoipa::path(
+    tag = "Server",
+    operation_id = "metrics",
+    security((), ("metricsToken" = [])),
+    responses((
+        status = 200,
+        description = "The metrics",
+        content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        body = String,
+    )),
+)]
 #[get("/metrics")]
 async fn metrics(state: &State<AppState>, _scraper: Scraper) -> Result<(ContentType, String), ApiError> {
     let snapshot = state

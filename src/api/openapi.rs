@@ -17,6 +17,11 @@ pub fn routes() -> Vec<Route> {
     routes![document_json]
 }
 
+/// These routes in the OpenAPI document.
+#[derive(OpenApi)]
+#[openapi(paths(document_json))]
+struct Doc;
+
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -27,6 +32,8 @@ pub fn routes() -> Vec<Route> {
     components(schemas(Envelope, SimpleError)),
     modifiers(&Shared),
     tags(
+        (name = "Server", description = "Health, features, metrics and this document."),
+        (name = "Account", description = "Signing in and the dashboard's account endpoints."),
         (name = "Sending", description = "Transactional mail, and checking addresses."),
         (name = "Contacts", description = "The people a project mails, with custom fields."),
         (name = "Templates", description = "Reusable emails in Liquid."),
@@ -55,6 +62,15 @@ impl Modify for Shared {
         };
         components.add_security_scheme("secretKey", bearer("sk_..."));
         components.add_security_scheme("publicKey", bearer("pk_..."));
+        components.add_security_scheme(
+            "metricsToken",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("`[metrics] token` of the server's configuration"))
+                    .build(),
+            ),
+        );
         components.add_security_scheme(
             "session",
             SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
@@ -125,6 +141,11 @@ impl<T: ToSchema> SchemaRef for T {
 pub fn document() -> Document {
     let mut doc = Base::openapi();
     for part in [
+        Doc::openapi(),
+        super::health::Doc::openapi(),
+        super::features::Doc::openapi(),
+        super::metrics::Doc::openapi(),
+        super::sso::Doc::openapi(),
         super::send::Doc::openapi(),
         super::contacts::Doc::openapi(),
         super::fields::Doc::openapi(),
@@ -150,6 +171,13 @@ pub fn document_text() -> &'static str {
     TEXT.get_or_init(|| document().to_json().unwrap_or_default())
 }
 
+/// This document.
+#[utoipa::path(
+    tag = "Server",
+    operation_id = "openapi",
+    security(()),
+    responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)),
+)]
 #[get("/openapi.json")]
 fn document_json() -> (ContentType, &'static str) {
     (ContentType::JSON, document_text())
@@ -190,16 +218,9 @@ mod tests {
         "GET /analytics/top-events",
         "GET /auth/invitation",
         "GET /auth/logout",
-        "GET /auth/oauth-config",
-        "GET /auth/oauth/{id}",
-        "GET /auth/oauth/{id}/callback",
-        "GET /config",
         "GET /domains/project/{project_id}",
         "GET /domains/{id}/verify",
-        "GET /health",
         "GET /manage/{token}",
-        "GET /metrics",
-        "GET /openapi.json",
         "GET /outbox",
         "GET /outbox/{id}",
         "GET /projects/{_}/invitations",

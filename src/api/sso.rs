@@ -6,7 +6,6 @@ use rocket::http::CookieJar;
 use rocket::response::Redirect;
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, routes};
-use serde_json::{Value, json};
 
 use super::auth::set_cookie;
 use super::blocking;
@@ -16,24 +15,45 @@ use crate::core::sso::{self, Provider};
 use crate::core::{accounts, keys, session};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::server::OauthProvider;
 
 pub fn routes() -> Vec<Route> {
     routes![oauth_config, start, callback]
 }
 
-/// The configured providers: `[{id, name, url}]`, `url` starting a sign-in.
-pub fn providers(config: &Config) -> Value {
-    json!(
-        Provider::all(config)
-            .iter()
-            .map(|p| json!({ "id": p.id(), "name": p.name(), "url": format!("/auth/oauth/{}", p.id()) }))
-            .collect::<Vec<_>>()
-    )
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(oauth_config, start, callback))]
+pub struct Doc;
+
+/// The configured providers, each with the address that starts a sign-in.
+pub fn providers(config: &Config) -> Vec<OauthProvider> {
+    Provider::all(config)
+        .iter()
+        .map(|p| OauthProvider {
+            id: p.id().into(),
+            name: p.name().into(),
+            url: format!("/auth/oauth/{}", p.id()),
+        })
+        .collect()
 }
 
+/// `GET /auth/oauth-config`.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct OauthConfig {
+    pub providers: Vec<OauthProvider>,
+}
+
+/// The single sign-on providers the sign-in page offers.
+#[utoipa::path(
+    tag = "Account",
+    operation_id = "oauthConfig",
+    security(()),
+    responses((status = 200, description = "The providers", body = OauthConfig)),
+)]
 #[get("/auth/oauth-config")]
-fn oauth_config(state: &State<AppState>) -> Json<Value> {
-    Json(json!({ "providers": providers(&state.config) }))
+fn oauth_config(state: &State<AppState>) -> Json<OauthConfig> {
+    Json(OauthConfig { providers: providers(&state.config) })
 }
 
 fn provider(state: &AppState, id: &str) -> Result<Provider, ApiError> {
@@ -52,6 +72,16 @@ fn failed(code: &'static str) -> Redirect {
 }
 
 /// Sends the browser to the provider.
+#[utoipa::path(
+    tag = "Account",
+    operation_id = "startSignIn",
+    security(()),
+    responses((
+        status = 303,
+        description = "To the provider's sign-in page, or back to `/login?error=<code>`",
+        headers(("Location" = String, description = "Where the browser goes")),
+    )),
+)]
 #[get("/auth/oauth/<id>")]
 async fn start(state: &State<AppState>, id: &str) -> Result<Redirect, ApiError> {
     let provider = provider(state, id)?;
@@ -70,6 +100,16 @@ async fn start(state: &State<AppState>, id: &str) -> Result<Redirect, ApiError> 
 }
 
 /// The provider's return: signs the browser in and opens the dashboard.
+#[utoipa::path(
+    tag = "Account",
+    operation_id = "finishSignIn",
+    security(()),
+    responses((
+        status = 303,
+        description = "Signed in (the session cookie set) to `/app`, or back to `/login?error=<code>`: `unreachable`, `refused`, `incomplete`, `expired`, `failed`, `unverified`, `closed` or `busy`",
+        headers(("Location" = String, description = "Where the browser goes")),
+    )),
+)]
 #[get("/auth/oauth/<id>/callback?<code>&<state>&<error>")]
 async fn callback(
     app: &State<AppState>,

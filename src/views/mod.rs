@@ -13,6 +13,7 @@ pub mod events;
 pub mod fields;
 pub mod segments;
 pub mod send;
+pub mod server;
 pub mod templates;
 pub mod track;
 pub mod usage;

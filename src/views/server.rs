@@ -1,0 +1,56 @@
+//! The server's own endpoints: health, the optional features, the metrics token scheme.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// `GET /health`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok`, or `degraded` when the database does not answer (then the status is 503).
+    pub status: String,
+    pub version: String,
+    /// `ok` or `unavailable`.
+    pub database: String,
+    /// `running` or `stopped`.
+    pub scheduler: String,
+}
+
+/// Which optional features this server has on.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Features {
+    /// Stripe is configured.
+    pub billing: bool,
+    /// Single sign-on providers are configured.
+    pub oauth: bool,
+    /// Anyone may sign up.
+    pub signups: bool,
+    /// Opens or clicks are tracked.
+    pub tracking: bool,
+}
+
+/// What is tracked.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Tracking {
+    pub opens: bool,
+    pub clicks: bool,
+}
+
+/// A single sign-on provider of the sign-in page.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OauthProvider {
+    pub id: String,
+    /// On its button.
+    pub name: String,
+    /// Where a sign-in starts (`/auth/oauth/{id}`).
+    pub url: String,
+}
+
+/// `GET /config`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerConfig {
+    pub version: String,
+    pub features: Features,
+    pub tracking: Tracking,
+    pub oauth_providers: Vec<OauthProvider>,
+}
