@@ -3,8 +3,6 @@
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{Route, State, delete, get, post, routes};
-use serde::Deserialize;
-use serde_json::Value;
 
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Small};
@@ -14,15 +12,16 @@ use rusqlite::OptionalExtension;
 use crate::db::{domains, refs};
 use crate::error::{ApiError, conflict_on_unique};
 use crate::state::AppState;
+use crate::views::domains::{Domain as DomainView, NewDomain};
 
 pub fn routes() -> Vec<Route> {
     routes![create, list, verify, remove]
 }
 
-#[derive(Deserialize)]
-struct NewDomain {
-    domain: Option<String>,
-}
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(create, list, verify, remove))]
+pub struct Doc;
 
 fn too_many_domains(cap: u32) -> ApiError {
     ApiError::new(
@@ -33,12 +32,20 @@ fn too_many_domains(cap: u32) -> ApiError {
     .with_suggestion("Remove a domain you no longer send from, or raise [limits] domains_per_project")
 }
 
+/// Adds a sender domain with a new DKIM key; publish its records, then verify it.
+#[utoipa::path(
+    tag = "Domains",
+    operation_id = "createDomain",
+    request_body = NewDomain,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The domain and the records to publish", body = DomainView)),
+)]
 #[post("/domains", data = "<body>")]
 async fn create(
     state: &State<AppState>,
     access: ProjectAccess,
     body: JsonBody<NewDomain, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<DomainView>, ApiError> {
     let name =
         body.0.domain.ok_or_else(|| ApiError::invalid_field("domain", "required", "domain is required"))?;
     let name = core_domains::normalize(&name)?;
@@ -79,18 +86,25 @@ async fn create(
     Ok(Json(core_domains::view(&domain)))
 }
 
+/// The project's domains (`project_id` is the project the key or session acts on).
+#[utoipa::path(
+    tag = "Domains",
+    operation_id = "listDomains",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The domains", body = Vec<DomainView>)),
+)]
 #[get("/domains/project/<project_id>", rank = 1)]
 async fn list(
     state: &State<AppState>,
     access: ProjectAccess,
     project_id: &str,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Vec<DomainView>>, ApiError> {
     if project_id != access.project.id {
         return Err(ApiError::not_found("Project not found"));
     }
     let project = access.project.id;
     let list = state.db.run(move |conn| Ok::<_, ApiError>(domains::for_project(conn, &project)?)).await?;
-    Ok(Json(Value::Array(list.iter().map(core_domains::view).collect())))
+    Ok(Json(list.iter().map(core_domains::view).collect()))
 }
 
 async fn find(state: &AppState, project: String, id: &str) -> Result<domains::Domain, ApiError> {
@@ -102,13 +116,31 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<domains::Do
         .ok_or_else(|| ApiError::not_found("Domain not found"))
 }
 
+/// Looks the domain's records up in DNS now and saves what was found.
+#[utoipa::path(
+    tag = "Domains",
+    operation_id = "verifyDomain",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The domain as checked", body = DomainView)),
+)]
 #[get("/domains/<id>/verify", rank = 2)]
-async fn verify(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn verify(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<DomainView>, ApiError> {
     let domain = find(state, access.project.id, id).await?;
     let checked = core_domains::check_and_save(state, domain).await?;
     Ok(Json(core_domains::view(&checked)))
 }
 
+/// Removes a domain no template sends from.
+#[utoipa::path(
+    tag = "Domains",
+    operation_id = "deleteDomain",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 204, description = "Removed")),
+)]
 #[delete("/domains/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let domain = find(state, access.project.id, id).await?;

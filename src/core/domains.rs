@@ -10,7 +10,7 @@ use rand::Rng;
 use rand::distributions::Alphanumeric;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::clock;
 use crate::db::domains::{self, Domain};
@@ -261,38 +261,35 @@ pub async fn check_and_save(state: &crate::state::AppState, domain: Domain) -> R
 }
 
 /// The domain as the API shows it; records carry `found` (and `error`) once checked.
-pub fn view(domain: &Domain) -> Value {
+pub fn view(domain: &Domain) -> crate::views::domains::Domain {
+    use crate::views::domains::{DnsRecord, Domain as View};
     let checks: Vec<RecordCheck> =
         domain.checks.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default();
-    let records: Vec<Value> = records(domain)
+    let records = records(domain)
         .into_iter()
         .map(|spec| {
-            let mut record = json!({
-                "type": "TXT",
-                "name": spec.name,
-                "value": spec.value,
-                "purpose": spec.purpose,
-                "required": spec.required,
-            });
-            if let Some(check) = checks.iter().find(|c| c.purpose == spec.purpose) {
-                record["found"] = json!(check.found);
-                if let Some(error) = &check.error {
-                    record["error"] = json!(error);
-                }
+            let check = checks.iter().find(|c| c.purpose == spec.purpose);
+            DnsRecord {
+                kind: "TXT".into(),
+                name: spec.name,
+                value: spec.value,
+                purpose: spec.purpose,
+                required: spec.required,
+                found: check.map(|c| c.found),
+                error: check.and_then(|c| c.error.clone()),
             }
-            record
         })
         .collect();
-    json!({
-        "id": domain.id,
-        "domain": domain.domain,
-        "projectId": domain.project_id,
-        "status": domain.status,
-        "records": records,
-        "createdAt": clock::iso(domain.created_at),
-        "verifiedAt": domain.verified_at.map(clock::iso),
-        "lastCheckedAt": domain.last_checked_at.map(clock::iso),
-    })
+    View {
+        id: domain.id.clone(),
+        domain: domain.domain.clone(),
+        project_id: domain.project_id.clone(),
+        status: domain.status.clone(),
+        records,
+        created_at: clock::iso(domain.created_at),
+        verified_at: domain.verified_at.map(clock::iso),
+        last_checked_at: domain.last_checked_at.map(clock::iso),
+    }
 }
 
 /// The domain and its parents, most specific first, down to two labels (`a.b.example.com`,

@@ -8,6 +8,7 @@ pub mod campaigns;
 pub mod conditions;
 pub mod contact_jobs;
 pub mod contacts;
+pub mod domains;
 pub mod emails;
 pub mod events;
 pub mod fields;
