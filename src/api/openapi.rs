@@ -40,6 +40,7 @@ struct Doc;
         (name = "Segments", description = "Groups of contacts, by condition or by hand."),
         (name = "Campaigns", description = "One email to an audience, now or at a time."),
         (name = "Domains", description = "Sender domains, verified by DNS, signing with DKIM."),
+        (name = "Webhooks", description = "The project's events, posted to endpoints of its own."),
         (name = "Events", description = "What contacts did, tracked by the app or recorded by the server."),
     ),
 )]
@@ -159,6 +160,7 @@ pub fn document() -> Document {
         super::campaigns::Doc::openapi(),
         super::segments::Doc::openapi(),
         super::domains::Doc::openapi(),
+        super::webhooks::Doc::openapi(),
     ] {
         doc.merge(part);
     }
@@ -202,7 +204,6 @@ mod tests {
         "DELETE /projects/{_}/invitations/{id}",
         "DELETE /projects/{_}/members/{user_id}",
         "DELETE /users/@me/projects/{_}",
-        "DELETE /webhooks/{id}",
         "DELETE /workflows/{id}",
         "DELETE /workflows/{id}/executions/{execution}",
         "DELETE /workflows/{id}/steps/{step_id}",
@@ -238,9 +239,6 @@ mod tests {
         "GET /users/@me/projects/{_}/billing-invoices",
         "GET /users/@me/projects/{_}/billing-limits",
         "GET /users/@me/projects/{_}/security",
-        "GET /webhooks",
-        "GET /webhooks/{id}",
-        "GET /webhooks/{id}/deliveries",
         "GET /workflows",
         "GET /workflows/fields",
         "GET /workflows/{id}",
@@ -248,7 +246,6 @@ mod tests {
         "GET /workflows/{id}/executions/{execution}",
         "PATCH /projects/{_}/members/{user_id}",
         "PATCH /users/@me/projects/{_}",
-        "PATCH /webhooks/{id}",
         "PATCH /workflows/{id}",
         "PATCH /workflows/{id}/steps/{step_id}",
         "POST /auth/accept-invitation",
@@ -270,10 +267,8 @@ mod tests {
         "POST /users/@me/projects/{_}/checkout",
         "POST /users/@me/projects/{_}/regenerate-keys",
         "POST /users/@me/projects/{_}/reset",
-        "POST /webhooks",
         "POST /webhooks/incoming/stripe",
         "POST /webhooks/sns",
-        "POST /webhooks/{id}/test",
         "POST /workflows",
         "POST /workflows/{id}/executions",
         "POST /workflows/{id}/executions/cancel-all",

@@ -5,23 +5,29 @@
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{FromForm, Route, State, delete, get, patch, post, routes};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Small};
 use super::pagination;
 use crate::clock;
-use crate::core::webhooks::{self as core_webhooks, check_events, check_url, delivery_view, view};
+use crate::core::webhooks::{self as core_webhooks, check_events, check_url};
 use crate::core::workflows::check_text;
 use crate::db::webhooks::{self, Endpoint};
 use crate::db::{DbError, new_id};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::NumberedPage;
+use crate::views::webhooks::{Delivery, Endpoint as EndpointView, EndpointFields, TestDelivery};
 
 pub fn routes() -> Vec<Route> {
     routes![list, create, read, update, remove, deliveries, test]
 }
+
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, create, read, update, remove, deliveries, test))]
+pub struct Doc;
 
 /// Most endpoints per project.
 const MAX_ENDPOINTS: usize = 20;
@@ -30,28 +36,34 @@ fn find(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Endpoint
     webhooks::get(conn, project, id)?.ok_or_else(|| ApiError::not_found("Webhook endpoint not found"))
 }
 
+/// The project's webhook endpoints.
+#[utoipa::path(
+    tag = "Webhooks",
+    operation_id = "listWebhooks",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The endpoints", body = Vec<EndpointView>)),
+)]
 #[get("/webhooks")]
-async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Vec<EndpointView>>, ApiError> {
     let project = access.project.id;
     let all = state.db.run(move |conn| Ok::<_, DbError>(webhooks::list(conn, &project)?)).await?;
-    Ok(Json(Value::Array(all.iter().map(view).collect())))
+    Ok(Json(all.iter().map(EndpointView::from).collect()))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NewEndpoint {
-    url: Option<String>,
-    events: Option<Value>,
-    description: Option<String>,
-    enabled: Option<bool>,
-}
-
+/// Adds an endpoint (at most 20); the answer shows its signing secret, once.
+#[utoipa::path(
+    tag = "Webhooks",
+    operation_id = "createWebhook",
+    request_body = EndpointFields,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The endpoint, with its secret", body = EndpointView)),
+)]
 #[post("/webhooks", data = "<body>")]
 async fn create(
     state: &State<AppState>,
     access: ProjectAccess,
-    body: JsonBody<NewEndpoint, Small>,
-) -> Result<Json<Value>, ApiError> {
+    body: JsonBody<EndpointFields, Small>,
+) -> Result<Json<EndpointView>, ApiError> {
     let body = body.0;
     let url = check_url(body.url.as_deref().unwrap_or_default())?;
     let events = check_events(body.events.as_ref().unwrap_or(&json!(["*"])))?;
@@ -81,35 +93,43 @@ async fn create(
             Ok::<_, ApiError>(webhooks::insert(tx, &saved)?)
         })
         .await?;
-    let mut answer = view(&endpoint);
     // The only time the secret is shown.
-    answer["secret"] = json!(endpoint.secret);
-    Ok(Json(answer))
+    Ok(Json(EndpointView { secret: Some(endpoint.secret.clone()), ..EndpointView::from(&endpoint) }))
 }
 
+/// Reads an endpoint (never its secret).
+#[utoipa::path(
+    tag = "Webhooks",
+    operation_id = "getWebhook",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The endpoint", body = EndpointView)),
+)]
 #[get("/webhooks/<id>")]
-async fn read(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn read(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<EndpointView>, ApiError> {
     let (project, id) = (access.project.id, id.to_string());
     let endpoint = state.db.run(move |conn| find(conn, &project, &id)).await?;
-    Ok(Json(view(&endpoint)))
+    Ok(Json(EndpointView::from(&endpoint)))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EndpointPatch {
-    url: Option<String>,
-    events: Option<Value>,
-    description: Option<String>,
-    enabled: Option<bool>,
-}
-
+/// Changes the fields given.
+#[utoipa::path(
+    tag = "Webhooks",
+    operation_id = "updateWebhook",
+    request_body = EndpointFields,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The endpoint as changed", body = EndpointView)),
+)]
 #[patch("/webhooks/<id>", data = "<body>")]
 async fn update(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: JsonBody<EndpointPatch, Small>,
-) -> Result<Json<Value>, ApiError> {
+    body: JsonBody<EndpointFields, Small>,
+) -> Result<Json<EndpointView>, ApiError> {
     let body = body.0;
     let url = body.url.as_deref().map(check_url).transpose()?;
     let events = body.events.as_ref().map(check_events).transpose()?;
@@ -141,9 +161,16 @@ async fn update(
             Ok::<_, ApiError>(endpoint)
         })
         .await?;
-    Ok(Json(view(&updated)))
+    Ok(Json(EndpointView::from(&updated)))
 }
 
+/// Removes an endpoint and its deliveries.
+#[utoipa::path(
+    tag = "Webhooks",
+    operation_id = "deleteWebhook",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 204, description = "Removed")),
+)]
 #[delete("/webhooks/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let (project, id) = (access.project.id, id.to_string());
@@ -157,20 +184,33 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
     Ok(Status::NoContent)
 }
 
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct PageParams<'r> {
+    /// From 1; default 1.
+    #[param(value_type = Option<i64>, minimum = 1)]
     page: Option<&'r str>,
+    /// Default 20, at most 100.
     #[field(name = "pageSize")]
+    #[param(rename = "pageSize", value_type = Option<i64>, minimum = 1)]
     page_size: Option<&'r str>,
 }
 
+/// The endpoint's deliveries, newest first.
+#[utoipa::path(
+    tag = "Webhooks",
+    operation_id = "listWebhookDeliveries",
+    params(PageParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of deliveries", body = NumberedPage<Delivery>)),
+)]
 #[get("/webhooks/<id>/deliveries?<params..>")]
 async fn deliveries(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
     params: PageParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<NumberedPage<Delivery>>, ApiError> {
     let (page, size) = pagination::page_params(params.page, params.page_size, pagination::MAX_LIMIT)?;
     let (project, id) = (access.project.id, id.to_string());
     let (rows, total) = state
@@ -184,16 +224,22 @@ async fn deliveries(
             )?)
         })
         .await?;
-    Ok(Json(pagination::page_list(rows.iter().map(delivery_view).collect(), total, page, size)))
+    Ok(Json(NumberedPage::new(rows.iter().map(Delivery::from).collect(), total, page, size)))
 }
 
 /// Queues a `webhook.test` delivery to the endpoint; it shows in the log like any other.
+#[utoipa::path(
+    tag = "Webhooks",
+    operation_id = "testWebhook",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 202, description = "Queued", body = TestDelivery)),
+)]
 #[post("/webhooks/<id>/test")]
 async fn test(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-) -> Result<(Status, Json<Value>), ApiError> {
+) -> Result<(Status, Json<TestDelivery>), ApiError> {
     let (project, id) = (access.project.id, id.to_string());
     let delivery = state
         .db
@@ -208,5 +254,5 @@ async fn test(
             Ok::<_, ApiError>(core_webhooks::queue(tx, &endpoint, "webhook.test", &payload.to_string(), now)?)
         })
         .await?;
-    Ok((Status::Accepted, Json(json!({ "deliveryId": delivery, "status": "pending" }))))
+    Ok((Status::Accepted, Json(TestDelivery { delivery_id: delivery, status: "pending".into() })))
 }

@@ -167,36 +167,6 @@ pub fn next_try(created_at: i64, attempts: i64, now: i64) -> Option<i64> {
     (at - created_at < GIVE_UP_MS).then_some(at)
 }
 
-/// An endpoint as the API shows it (never its secret).
-pub fn view(e: &Endpoint) -> Value {
-    json!({
-        "id": e.id,
-        "url": e.url,
-        "events": e.events,
-        "enabled": e.enabled,
-        "description": e.description,
-        "failingSince": e.failing_since.map(clock::iso),
-        "disabledReason": e.disabled_reason,
-        "createdAt": clock::iso(e.created_at),
-        "updatedAt": clock::iso(e.updated_at),
-    })
-}
-
-/// A delivery as the log shows it.
-pub fn delivery_view(d: &Delivery) -> Value {
-    json!({
-        "id": d.id,
-        "eventType": d.event_type,
-        "status": d.status,
-        "attempts": d.attempts,
-        "lastStatusCode": d.last_status_code,
-        "lastError": d.last_error,
-        "nextAttemptAt": d.next_attempt_at.filter(|_| d.status == "pending").map(clock::iso),
-        "createdAt": clock::iso(d.created_at),
-        "completedAt": d.completed_at.map(clock::iso),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

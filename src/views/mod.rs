@@ -18,6 +18,7 @@ pub mod server;
 pub mod templates;
 pub mod track;
 pub mod usage;
+pub mod webhooks;
 
 use serde::Serialize;
 use utoipa::ToSchema;

@@ -42,8 +42,12 @@ for _ in $(seq 1 100); do
 done
 
 status=0
+# Webhook endpoints are made and changed by their own tests (tests/integration/webhooks.rs, with
+# a receiver on loopback): generated ones would have the server post events to whatever address
+# the generator wrote, public ones included.
 "$schemathesis" --config-file "$OLDPWD/tests/openapi/schemathesis.toml" run "http://127.0.0.1:$port/openapi.json" \
   --checks "${CHECKS:-not_a_server_error,status_code_conformance,response_schema_conformance,content_type_conformance,ignored_auth}" \
+  --exclude-operation-id createWebhook --exclude-operation-id updateWebhook \
   --max-examples "$examples" --request-timeout 10 --wait-for-schema 10 --seed 1 --no-color || status=$?
 if [ "$status" != 0 ]; then
   echo "--- the server's log (last 50 lines)"
