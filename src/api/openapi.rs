@@ -161,6 +161,7 @@ pub fn document() -> Document {
         super::segments::Doc::openapi(),
         super::domains::Doc::openapi(),
         super::webhooks::Doc::openapi(),
+        super::outbox::Doc::openapi(),
     ] {
         doc.merge(part);
     }
@@ -221,8 +222,6 @@ mod tests {
         "GET /auth/invitation",
         "GET /auth/logout",
         "GET /manage/{token}",
-        "GET /outbox",
-        "GET /outbox/{id}",
         "GET /projects/{_}/invitations",
         "GET /projects/{_}/members",
         "GET /projects/{_}/security",

@@ -2,31 +2,49 @@
 
 use rocket::serde::json::Json;
 use rocket::{FromForm, Route, State, get, routes};
-use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
 use super::pagination;
-use crate::clock;
-use crate::db::outbox::{self, Captured};
+use crate::db::outbox;
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::CursorPage;
+use crate::views::outbox::{Header, OutboxMessage, OutboxSource};
 
 pub fn routes() -> Vec<Route> {
     routes![list, read]
 }
 
-#[derive(FromForm)]
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, read))]
+pub struct Doc;
+
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListParams<'r> {
+    /// 1 to 100 (larger is taken as 100); default 20.
+    #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<&'r str>,
+    /// The previous page's `cursor`.
+    #[param(value_type = Option<String>)]
     cursor: Option<&'r str>,
 }
 
+/// The project's captured messages, newest first.
+#[utoipa::path(
+    tag = "Sending",
+    operation_id = "listOutbox",
+    params(ListParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of messages", body = CursorPage<OutboxMessage>)),
+)]
 #[get("/outbox?<params..>")]
 async fn list(
     state: &State<AppState>,
     access: ProjectAccess,
     params: ListParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CursorPage<OutboxMessage>>, ApiError> {
     let limit = pagination::limit(params.limit)?;
     let before: Option<i64> = params.cursor.filter(|c| !c.is_empty()).map(pagination::decode).transpose()?;
     let project = access.project.id;
@@ -38,55 +56,51 @@ async fn list(
             Ok::<_, ApiError>((rows, total))
         })
         .await?;
-    let rows: Vec<(i64, Value)> = rows.iter().map(|m| (m.id, view(m))).collect();
     let has_more = rows.len() > limit;
-    let rows: Vec<(i64, Value)> = rows.into_iter().take(limit).collect();
-    let next = if has_more { rows.last().map(|(id, _)| pagination::encode(id)) } else { None };
-    Ok(Json(pagination::page(rows.into_iter().map(|(_, v)| v).collect(), next, total)))
-}
-
-fn view(m: &Captured) -> Value {
-    json!({
-        "id": m.id,
-        "emailId": m.email_id,
-        "messageId": m.message_id,
-        "from": m.from,
-        "to": m.to,
-        "subject": m.subject,
-        "size": m.size,
-        "createdAt": clock::iso(m.created_at),
-    })
+    let rows: Vec<_> = rows.into_iter().take(limit).collect();
+    let next = if has_more { rows.last().map(|m| pagination::encode(&m.id)) } else { None };
+    Ok(Json(CursorPage::new(rows.iter().map(OutboxMessage::from).collect(), next, total)))
 }
 
 /// A captured message read back: its headers in order (unfolded), and its HTML and text parts.
-fn parts(raw: &[u8]) -> Value {
+fn parts(raw: &[u8]) -> (Vec<Header>, Option<String>, Option<String>) {
     let Some(message) = mail_parser::MessageParser::default().parse(raw) else {
-        return json!({ "headers": [], "html": null, "text": null });
+        return (Vec::new(), None, None);
     };
-    let headers: Vec<Value> = message
+    let headers = message
         .headers_raw()
         .map(|(name, value)| {
             let value = value.replace("\r\n", "").replace('\n', "");
-            json!({ "name": name, "value": value.trim() })
+            Header { name: name.to_string(), value: value.trim().to_string() }
         })
         .collect();
-    json!({
-        "headers": headers,
-        "html": message.body_html(0),
-        "text": message.body_text(0),
-    })
+    let html = message.body_html(0).map(|h| h.into_owned());
+    let text = message.body_text(0).map(|t| t.into_owned());
+    (headers, html, text)
 }
 
 /// One captured message: its full source in `raw`, and `headers`, `html` and `text` read from it.
+#[utoipa::path(
+    tag = "Sending",
+    operation_id = "getOutboxMessage",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The message", body = OutboxSource)),
+)]
 #[get("/outbox/<id>")]
-async fn read(state: &State<AppState>, access: ProjectAccess, id: i64) -> Result<Json<Value>, ApiError> {
+async fn read(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: i64,
+) -> Result<Json<OutboxSource>, ApiError> {
     let project = access.project.id;
     let found = state.db.run(move |conn| Ok::<_, ApiError>(outbox::get(conn, id, Some(&project))?)).await?;
     let (message, raw) = found.ok_or_else(|| ApiError::not_found("Message not found"))?;
-    let mut view = view(&message);
-    view["raw"] = json!(String::from_utf8_lossy(&raw));
-    if let (Value::Object(view), Value::Object(parts)) = (&mut view, parts(&raw)) {
-        view.extend(parts);
-    }
-    Ok(Json(view))
+    let (headers, html, text) = parts(&raw);
+    Ok(Json(OutboxSource {
+        message: OutboxMessage::from(&message),
+        raw: String::from_utf8_lossy(&raw).into_owned(),
+        headers,
+        html,
+        text,
+    }))
 }

@@ -12,6 +12,7 @@ pub mod domains;
 pub mod emails;
 pub mod events;
 pub mod fields;
+pub mod outbox;
 pub mod segments;
 pub mod send;
 pub mod server;
