@@ -4,8 +4,7 @@
 
 use rocket::serde::json::Json;
 use rocket::{Route, State, post, routes};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Message};
@@ -15,30 +14,31 @@ use crate::db::{DbError, contacts};
 use crate::error::{ApiError, FieldError};
 use crate::mail::message::text_of;
 use crate::state::AppState;
+use crate::views::templates::{Preview, PreviewContact, PreviewRequest};
 
 pub fn routes() -> Vec<Route> {
     routes![preview]
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct PreviewRequest {
-    subject: String,
-    body: String,
-    /// Render for this contact (its custom fields and links)…
-    contact_id: Option<String>,
-    /// …or for this address (the contact's, when it is one).
-    email: Option<String>,
-    /// One-off variables on top of the contact's fields.
-    data: Option<Map<String, Value>>,
-}
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(preview))]
+pub struct Doc;
 
+/// Renders a subject and body for a contact, as delivery would; nothing is stored or sent.
+#[utoipa::path(
+    tag = "Templates",
+    operation_id = "previewTemplate",
+    request_body = PreviewRequest,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "What the recipient would get", body = Preview)),
+)]
 #[post("/templates/preview", data = "<body>")]
 async fn preview(
     state: &State<AppState>,
     access: ProjectAccess,
     body: JsonBody<PreviewRequest, Message>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Preview>, ApiError> {
     let request = body.0;
     let email = request.email.as_deref().map(|e| parse_email(e, "email")).transpose()?;
     let (project, contact_id) = (access.project.id, request.contact_id.clone());
@@ -78,12 +78,12 @@ async fn preview(
                     ApiError::validation(vec![item])
                 })?;
         let text = text_of(&rendered.html);
-        Ok::<_, ApiError>(json!({
-            "subject": rendered.subject,
-            "html": rendered.html,
-            "text": text,
-            "contact": contact.map(|c| json!({ "id": c.id, "email": c.email })),
-        }))
+        Ok::<_, ApiError>(Preview {
+            subject: rendered.subject,
+            html: rendered.html,
+            text,
+            contact: contact.map(|c| PreviewContact { id: c.id, email: c.email }),
+        })
     })
     .await??;
     Ok(Json(rendered))

@@ -9,7 +9,6 @@ use rocket::http::{ContentType, Header, Status};
 use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
 use rocket::{Request, Route, State, get, post, routes};
-use serde_json::Value;
 
 use super::contact_jobs::{Upload, read_upload};
 use super::guards::ProjectAccess;
@@ -17,19 +16,32 @@ use crate::core::uploads;
 use crate::db::DbError;
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::uploads::{ImageUpload, UploadedImage};
 
 pub fn routes() -> Vec<Route> {
     routes![upload, serve]
 }
 
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(upload, serve))]
+pub struct Doc;
+
 /// Stores an image (the form part `file`, at most `[limits] upload_bytes`) and answers `{id,
 /// url, contentType, size, createdAt}`.
+#[utoipa::path(
+    tag = "Templates",
+    operation_id = "uploadImage",
+    request_body(content = ImageUpload, content_type = "multipart/form-data"),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The stored image", body = UploadedImage)),
+)]
 #[post("/uploads/image", data = "<form>")]
 async fn upload(
     state: &State<AppState>,
     access: ProjectAccess,
     form: Result<Form<Upload<'_>>, Errors<'_>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<UploadedImage>, ApiError> {
     let bytes = read_upload(form, state.config.limits.upload_bytes, "the image").await?;
     let format = uploads::check(&bytes)?;
     let (dir, project) = (state.config.uploads_dir(), access.project.id.clone());
@@ -70,6 +82,19 @@ impl<'r> Responder<'r, 'static> for Image {
     }
 }
 
+/// An uploaded image, by the name its `url` ends with (`<token>.<ext>`).
+#[utoipa::path(
+    tag = "Templates",
+    operation_id = "getImage",
+    security(()),
+    responses((
+        status = 200,
+        description = "The image, with a year's immutable cache",
+        content(
+            (String = "image/png"), (String = "image/jpeg"), (String = "image/gif"), (String = "image/webp"),
+        ),
+    )),
+)]
 #[get("/uploads/<name>")]
 async fn serve(state: &State<AppState>, name: &str) -> Result<Image, ApiError> {
     let (dir, name) = (state.config.uploads_dir(), name.to_string());

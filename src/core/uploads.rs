@@ -9,7 +9,6 @@
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::{Value, json};
 
 use super::keys::random_token;
 use crate::clock;
@@ -79,7 +78,7 @@ pub fn record(
     bytes: usize,
     total_cap: u64,
     public_url: &str,
-) -> Result<Value, ApiError> {
+) -> Result<crate::views::uploads::UploadedImage, ApiError> {
     let kept: i64 = conn.query_row(
         "SELECT coalesce(sum(bytes), 0) FROM uploads WHERE project_id = ?1",
         [project],
@@ -99,13 +98,13 @@ pub fn record(
         "INSERT INTO uploads (token, project_id, content_type, extension, bytes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![token, project, content_type, extension, bytes as i64, now],
     )?;
-    Ok(json!({
-        "id": token,
-        "url": format!("{public_url}/uploads/{token}.{extension}"),
-        "contentType": content_type,
-        "size": bytes,
-        "createdAt": clock::iso(now),
-    }))
+    Ok(crate::views::uploads::UploadedImage {
+        id: token.to_string(),
+        url: format!("{public_url}/uploads/{token}.{extension}"),
+        content_type: content_type.to_string(),
+        size: bytes,
+        created_at: clock::iso(now),
+    })
 }
 
 /// The file behind `/uploads/<name>`: its path and content type, when `name` is an upload's

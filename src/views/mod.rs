@@ -18,6 +18,7 @@ pub mod send;
 pub mod server;
 pub mod templates;
 pub mod track;
+pub mod uploads;
 pub mod usage;
 pub mod webhooks;
 

@@ -1,6 +1,7 @@
 //! Templates: the view and the body that makes or changes one.
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use crate::clock::iso;
@@ -73,4 +74,39 @@ pub struct TemplateFields {
     /// `TRANSACTIONAL`, `MARKETING` (the default) or `HEADLESS`.
     #[serde(rename = "type")]
     pub kind: Option<String>,
+}
+
+/// `POST /templates/preview`: a subject and body rendered for a contact, as delivery renders
+/// them. Nothing is stored or sent.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PreviewRequest {
+    pub subject: String,
+    pub body: String,
+    /// Render for this contact (its custom fields and links)...
+    pub contact_id: Option<String>,
+    /// ...or for this address (the contact's, when it is one).
+    #[schema(format = Email)]
+    pub email: Option<String>,
+    /// One-off variables on top of the contact's fields.
+    #[schema(value_type = Option<Object>)]
+    pub data: Option<Map<String, Value>>,
+}
+
+/// The contact a preview was rendered for.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PreviewContact {
+    pub id: String,
+    #[schema(format = Email)]
+    pub email: String,
+}
+
+/// What the recipient would get.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Preview {
+    pub subject: String,
+    pub html: String,
+    /// The plain-text part made from the HTML.
+    pub text: String,
+    pub contact: Option<PreviewContact>,
 }

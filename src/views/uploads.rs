@@ -1,0 +1,28 @@
+//! Images uploaded for templates.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// An image as stored.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UploadedImage {
+    pub id: String,
+    /// Where anyone with the address can fetch it (mail readers are not signed in).
+    pub url: String,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`, read from the bytes.
+    pub content_type: String,
+    /// Bytes.
+    pub size: usize,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+}
+
+/// An image, as the multipart part `file`.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct ImageUpload {
+    /// PNG, JPEG, GIF or WebP (recognised by its bytes; SVG is refused).
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+}
