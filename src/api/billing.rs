@@ -17,10 +17,16 @@ use crate::db::DbError;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::stripe::{self, Stripe};
+use crate::views::receivers::StripeAnswer;
 
 pub fn routes() -> Vec<Route> {
     routes![limits, set_limits, consumption, checkout, portal, invoices, stripe_event]
 }
+
+/// These routes in the OpenAPI document (the account's billing routes are not described yet).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(stripe_event))]
+pub struct Doc;
 
 /// Stripe's client; 404 when billing is off.
 fn stripe_of(state: &AppState) -> Result<&Stripe, ApiError> {
@@ -185,12 +191,20 @@ impl<'r> FromRequest<'r> for StripeSignature {
 
 /// Events from Stripe: acted on only when their signature checks out (400 otherwise, and
 /// nothing changes); 200 for every signed event, acted on or not, so Stripe does not retry it.
+#[utoipa::path(
+    tag = "Receivers",
+    operation_id = "receiveStripe",
+    request_body(content = Object, description = "A Stripe event, exactly as Stripe signed it"),
+    params(("Stripe-Signature" = String, Header, description = "`t=<time>,v1=<HMAC-SHA256>`; several `v1` while a secret is rolled")),
+    security(()),
+    responses((status = 200, description = "Taken", body = StripeAnswer)),
+)]
 #[post("/webhooks/incoming/stripe", data = "<body>")]
 async fn stripe_event(
     state: &State<AppState>,
     signature: StripeSignature,
     body: RawBody<Medium>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<StripeAnswer>, ApiError> {
     stripe_of(state)?;
     let secret = state.config.billing.stripe_webhook_secret.clone().unwrap_or_default();
     let header = signature.0.unwrap_or_default();
@@ -201,5 +215,5 @@ async fn stripe_event(
     let event: Value = super::json::parse(&body.0)?;
     let changed =
         state.db.write(move |tx| Ok::<_, DbError>(billing::apply_stripe_event(tx, &event)?)).await?;
-    Ok(Json(json!({ "received": true, "applied": changed })))
+    Ok(Json(StripeAnswer { received: true, applied: changed }))
 }

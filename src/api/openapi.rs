@@ -41,6 +41,7 @@ struct Doc;
         (name = "Campaigns", description = "One email to an audience, now or at a time."),
         (name = "Domains", description = "Sender domains, verified by DNS, signing with DKIM."),
         (name = "Webhooks", description = "The project's events, posted to endpoints of its own."),
+        (name = "Receivers", description = "Where SES (through SNS) and Stripe report to the server."),
         (name = "Events", description = "What contacts did, tracked by the app or recorded by the server."),
     ),
 )]
@@ -164,6 +165,8 @@ pub fn document() -> Document {
         super::domains::Doc::openapi(),
         super::webhooks::Doc::openapi(),
         super::outbox::Doc::openapi(),
+        super::sns::Doc::openapi(),
+        super::billing::Doc::openapi(),
     ] {
         doc.merge(part);
     }
@@ -265,8 +268,6 @@ mod tests {
         "POST /users/@me/projects/{_}/checkout",
         "POST /users/@me/projects/{_}/regenerate-keys",
         "POST /users/@me/projects/{_}/reset",
-        "POST /webhooks/incoming/stripe",
-        "POST /webhooks/sns",
         "POST /workflows",
         "POST /workflows/{id}/executions",
         "POST /workflows/{id}/executions/cancel-all",

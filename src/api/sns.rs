@@ -6,7 +6,7 @@
 
 use rocket::serde::json::Json;
 use rocket::{Route, State, post, routes};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::json::{JsonBody, Medium};
 use crate::clock;
@@ -15,13 +15,31 @@ use crate::db::emails;
 use crate::error::ApiError;
 use crate::sns::Message;
 use crate::state::AppState;
+use crate::views::receivers::SnsAnswer;
 
 pub fn routes() -> Vec<Route> {
     routes![receive]
 }
 
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(receive))]
+pub struct Doc;
+
+/// SES notifications through Amazon SNS (with `[webhooks] sns_enabled`): acted on only when the
+/// message's signature verifies and its topic is configured (403 otherwise).
+#[utoipa::path(
+    tag = "Receivers",
+    operation_id = "receiveSns",
+    request_body(content = Object, description = "An SNS message (its `Type`, `TopicArn`, `Message`, `Signature`, ...)"),
+    security(()),
+    responses((status = 200, description = "Taken", body = SnsAnswer)),
+)]
 #[post("/webhooks/sns", data = "<body>")]
-async fn receive(state: &State<AppState>, body: JsonBody<Value, Medium>) -> Result<Json<Value>, ApiError> {
+async fn receive(
+    state: &State<AppState>,
+    body: JsonBody<Value, Medium>,
+) -> Result<Json<SnsAnswer>, ApiError> {
     if !state.config.webhooks.sns_enabled {
         return Err(ApiError::not_found("SNS notifications are not enabled ([webhooks] sns_enabled)"));
     }
@@ -34,13 +52,13 @@ async fn receive(state: &State<AppState>, body: JsonBody<Value, Medium>) -> Resu
         "SubscriptionConfirmation" => {
             state.sns.confirm(&message).await.map_err(ApiError::bad_request)?;
             tracing::info!(topic = message.topic_arn, "confirmed the SNS subscription");
-            Ok(Json(json!({ "success": true, "confirmed": true })))
+            Ok(Json(SnsAnswer { success: true, confirmed: Some(true), ..SnsAnswer::default() }))
         }
-        "UnsubscribeConfirmation" => Ok(Json(json!({ "success": true }))),
+        "UnsubscribeConfirmation" => Ok(Json(SnsAnswer { success: true, ..SnsAnswer::default() })),
         _ => {
             let notification: Value = serde_json::from_str(&message.message).unwrap_or(Value::Null);
             let Some((ids, report)) = ses::report(&notification) else {
-                return Ok(Json(json!({ "success": true, "applied": false })));
+                return Ok(Json(SnsAnswer { success: true, applied: Some(false), ..SnsAnswer::default() }));
             };
             let reputation = state.config.reputation.clone();
             let applied = state
@@ -63,7 +81,12 @@ async fn receive(state: &State<AppState>, body: JsonBody<Value, Medium>) -> Resu
                 .await?
                 .unwrap_or_default();
             let event = applied.event;
-            Ok(Json(json!({ "success": true, "applied": event.is_some(), "event": event })))
+            Ok(Json(SnsAnswer {
+                success: true,
+                applied: Some(event.is_some()),
+                event: Some(event.map(str::to_string)),
+                ..SnsAnswer::default()
+            }))
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod emails;
 pub mod events;
 pub mod fields;
 pub mod outbox;
+pub mod receivers;
 pub mod segments;
 pub mod send;
 pub mod server;
