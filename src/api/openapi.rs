@@ -30,7 +30,6 @@ struct Doc;
         license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
     ),
     components(schemas(Envelope, SimpleError)),
-    modifiers(&Shared),
     tags(
         (name = "Server", description = "Health, features, metrics and this document."),
         (name = "Account", description = "Signing in and the dashboard's account endpoints."),
