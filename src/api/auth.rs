@@ -4,8 +4,6 @@
 use rocket::http::{Cookie, CookieJar, SameSite};
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, post, routes};
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::blocking;
 use super::guards::{ClientIp, SameOrigin, Session};
@@ -15,6 +13,8 @@ use crate::db::users::{self, User};
 use crate::db::{DbError, sessions};
 use crate::error::ApiError;
 use crate::state::AppState;
+pub(super) use crate::views::accounts::TokenAndPassword;
+use crate::views::accounts::{Credentials, Done, PasswordChange, ResetRequest, TokenBody, User as UserView};
 
 pub fn routes() -> Vec<Route> {
     routes![
@@ -29,22 +29,23 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Credentials {
-    email: Option<String>,
-    password: Option<String>,
-}
+/// These routes in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    signup,
+    login,
+    logout,
+    verify_email,
+    request_verification,
+    request_password_reset,
+    reset_password,
+    change_password
+))]
+pub struct Doc;
 
 /// The user as the API shows it.
-pub fn user_view(user: &User) -> Value {
-    json!({
-        "id": user.id,
-        "email": user.email,
-        "emailVerified": user.email_verified,
-        "createdAt": crate::clock::iso(user.created_at),
-        "updatedAt": crate::clock::iso(user.updated_at),
-    })
+pub fn user_view(user: &User) -> UserView {
+    UserView::from(user)
 }
 
 /// Sets the cookie for a session started with [`session::start`].
@@ -77,6 +78,14 @@ pub(super) async fn limited<T>(
     result
 }
 
+/// Makes an account and signs it in (the session cookie); its address gets a verification link.
+#[utoipa::path(
+    tag = "Account",
+    operation_id = "signUp",
+    request_body = Credentials,
+    security(()),
+    responses((status = 200, description = "Signed up and in", body = UserView)),
+)]
 #[post("/auth/signup", data = "<body>")]
 async fn signup(
     state: &State<AppState>,
@@ -84,7 +93,7 @@ async fn signup(
     _origin: SameOrigin,
     client: ClientIp,
     body: JsonBody<Credentials, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<UserView>, ApiError> {
     let account = body.0.email.clone();
     let (user, token) = limited(state, account, &client, create_account(state, body.0)).await?;
     set_cookie(cookies, state, token);
@@ -114,6 +123,14 @@ async fn create_account(state: &AppState, body: Credentials) -> Result<(User, St
         .await
 }
 
+/// Signs in (the session cookie); repeated failures are refused for a while with 429.
+#[utoipa::path(
+    tag = "Account",
+    operation_id = "signIn",
+    request_body = Credentials,
+    security(()),
+    responses((status = 200, description = "Signed in", body = UserView)),
+)]
 #[post("/auth/login", data = "<body>")]
 async fn login(
     state: &State<AppState>,
@@ -121,7 +138,7 @@ async fn login(
     _origin: SameOrigin,
     client: ClientIp,
     body: JsonBody<Credentials, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<UserView>, ApiError> {
     let account = body.0.email.clone();
     let (user, token) = limited(state, account, &client, sign_in(state, body.0)).await?;
     set_cookie(cookies, state, token);
@@ -144,41 +161,55 @@ async fn sign_in(state: &AppState, body: Credentials) -> Result<(User, String), 
 }
 
 /// Ends the session on the server (a copy of the cookie stops working too) and clears the cookie.
+#[utoipa::path(
+    tag = "Account",
+    operation_id = "signOut",
+    security(()),
+    responses((status = 200, description = "Signed out", body = Done)),
+)]
 #[get("/auth/logout")]
-async fn logout(state: &State<AppState>, cookies: &CookieJar<'_>) -> Result<Json<Value>, ApiError> {
+async fn logout(state: &State<AppState>, cookies: &CookieJar<'_>) -> Result<Json<Done>, ApiError> {
     if let Some(named) =
         cookies.get(session::COOKIE).and_then(|c| session::verify(c.value(), &state.secrets.jwt))
     {
         state.db.write(move |tx| Ok::<_, ApiError>(sessions::delete(tx, &named.session)?)).await?;
     }
     cookies.remove(Cookie::build(session::COOKIE).path("/"));
-    Ok(Json(json!({ "success": true })))
-}
-
-#[derive(Deserialize)]
-struct TokenBody {
-    token: Option<String>,
+    Ok(Json(Done::new(None)))
 }
 
 /// Opens a verification link: the address the link was mailed to is verified.
+#[utoipa::path(
+    tag = "Account",
+    operation_id = "verifyAddress",
+    request_body = TokenBody,
+    security(()),
+    responses((status = 200, description = "The user, verified", body = UserView)),
+)]
 #[post("/auth/verify-email", data = "<body>")]
 async fn verify_email(
     state: &State<AppState>,
     _origin: SameOrigin,
     body: JsonBody<TokenBody, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<UserView>, ApiError> {
     let token = accounts::token_field(body.0.token.as_deref())?.to_string();
     let user = state.db.write(move |tx| accounts::verify_email(tx, &token, crate::clock::now_ms())).await?;
     Ok(Json(user_view(&user)))
 }
 
 /// Mails the signed-in user a new verification link (limited like reset requests).
+#[utoipa::path(
+    tag = "Account",
+    operation_id = "requestVerification",
+    security(("session" = [])),
+    responses((status = 200, description = "On its way", body = Done)),
+)]
 #[post("/auth/request-verification")]
 async fn request_verification(
     state: &State<AppState>,
     session: Session,
     client: ClientIp,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Done>, ApiError> {
     let user = session.user;
     if user.email_verified {
         return Err(ApiError::conflict("This email address is already verified"));
@@ -192,24 +223,26 @@ async fn request_verification(
             Ok::<_, ApiError>(accounts::send_verification(tx, &config, &user, crate::clock::now_ms())?)
         })
         .await?;
-    Ok(Json(json!({ "success": true, "message": format!("A new link is on its way to {email}") })))
-}
-
-#[derive(Deserialize)]
-struct ResetRequest {
-    email: Option<String>,
+    Ok(Json(Done::new(Some(format!("A new link is on its way to {email}")))))
 }
 
 /// Mails a password reset link to the account with this address, if there is one. The answer
 /// is the same either way, and requests are limited per address asked for and per client
 /// whether or not the account exists, so neither tells who has an account.
+#[utoipa::path(
+    tag = "Account",
+    operation_id = "requestPasswordReset",
+    request_body = ResetRequest,
+    security(()),
+    responses((status = 200, description = "The same answer whether or not the account exists", body = Done)),
+)]
 #[post("/auth/request-password-reset", data = "<body>")]
 async fn request_password_reset(
     state: &State<AppState>,
     _origin: SameOrigin,
     client: ClientIp,
     body: JsonBody<ResetRequest, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Done>, ApiError> {
     let email =
         body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
     let email = crate::core::email::normalize(&email).map_err(|why| {
@@ -223,21 +256,20 @@ async fn request_password_reset(
             Ok::<_, ApiError>(accounts::send_password_reset(tx, &config, &email, crate::clock::now_ms())?)
         })
         .await?;
-    Ok(Json(json!({
-        "success": true,
-        "message": "If an account uses this address, a link to reset its password is on its way",
-    })))
-}
-
-/// A mailed link's token with the password to set: a reset, or an invitation's new account.
-#[derive(Deserialize)]
-pub(super) struct TokenAndPassword {
-    pub token: Option<String>,
-    pub password: Option<String>,
+    Ok(Json(Done::new(Some(
+        "If an account uses this address, a link to reset its password is on its way".into(),
+    ))))
 }
 
 /// Sets a new password with a reset link's token; every session of the user ends, and this
 /// browser is signed in afresh.
+#[utoipa::path(
+    tag = "Account",
+    operation_id = "resetPassword",
+    request_body = TokenAndPassword,
+    security(()),
+    responses((status = 200, description = "The password is set and this browser signed in", body = UserView)),
+)]
 #[post("/auth/reset-password", data = "<body>")]
 async fn reset_password(
     state: &State<AppState>,
@@ -245,7 +277,7 @@ async fn reset_password(
     _origin: SameOrigin,
     client: ClientIp,
     body: JsonBody<TokenAndPassword, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<UserView>, ApiError> {
     let (user, token) = limited(state, None, &client, reset_with_token(state, body.0)).await?;
     set_cookie(cookies, state, token);
     Ok(Json(user_view(&user)))
@@ -279,15 +311,15 @@ pub(super) async fn new_password_hash(
     blocking(move || accounts::hash_password(&password, cost)).await?.map_err(ApiError::internal)
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PasswordChange {
-    current_password: Option<String>,
-    new_password: Option<String>,
-}
-
 /// Changes the signed-in user's password, given the current one (a wrong one counts as a
 /// failed sign-in); every other session ends and this one is started afresh.
+#[utoipa::path(
+    tag = "Account",
+    operation_id = "changePassword",
+    request_body = PasswordChange,
+    security(("session" = [])),
+    responses((status = 200, description = "Changed; other sessions ended", body = Done)),
+)]
 #[post("/users/@me/password", data = "<body>")]
 async fn change_password(
     state: &State<AppState>,
@@ -295,11 +327,11 @@ async fn change_password(
     session: Session,
     client: ClientIp,
     body: JsonBody<PasswordChange, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Done>, ApiError> {
     let account = Some(session.user.email.clone());
     let token = limited(state, account, &client, change_with_current(state, session.user, body.0)).await?;
     set_cookie(cookies, state, token);
-    Ok(Json(json!({ "success": true })))
+    Ok(Json(Done::new(None)))
 }
 
 async fn change_with_current(state: &AppState, user: User, body: PasswordChange) -> Result<String, ApiError> {

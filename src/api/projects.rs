@@ -59,7 +59,7 @@ pub fn project_view(
 
 #[get("/users/@me")]
 fn me(session: Session) -> Json<Value> {
-    Json(user_view(&session.user))
+    Json(json!(user_view(&session.user)))
 }
 
 #[get("/users/@me/projects")]
