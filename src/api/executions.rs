@@ -181,7 +181,7 @@ async fn list(
             Ok::<_, ApiError>((views, total))
         })
         .await?;
-    Ok(Json(pagination::page_list(rows, total, page, page_size)))
+    Ok(Json(json!(crate::views::NumberedPage::new(rows, total, page, page_size))))
 }
 
 fn find_execution(

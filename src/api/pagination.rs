@@ -8,7 +8,6 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
 
 use crate::error::ApiError;
 
@@ -53,17 +52,6 @@ pub fn decode<T: DeserializeOwned>(cursor: &str) -> Result<T, ApiError> {
 /// The 400 for a cursor that no page of this list made.
 pub fn malformed() -> ApiError {
     ApiError::bad_request("The cursor is malformed; pass the cursor of a previous page unchanged")
-}
-
-/// A cursor page: `cursor` leads to the next page and is null at the end; `total` is counted on
-/// the first page only and 0 on later ones.
-pub fn page(data: Vec<Value>, next: Option<String>, total: Option<i64>) -> Value {
-    json!({
-        "data": data,
-        "cursor": next,
-        "hasMore": next.is_some(),
-        "total": total.unwrap_or(0),
-    })
 }
 
 /// `page` and `pageSize` of a page list: page ≥ 1 (default 1), pageSize ≥ 1 (default 20, at
@@ -119,14 +107,10 @@ pub fn list_query(
     Ok((query, page, page_size))
 }
 
-/// A page list: `{data, total, page, pageSize, totalPages}`.
-pub fn page_list(data: Vec<Value>, total: i64, page: i64, page_size: i64) -> Value {
-    let total_pages = if total == 0 { 0 } else { (total + page_size - 1) / page_size };
-    json!({ "data": data, "total": total, "page": page, "pageSize": page_size, "totalPages": total_pages })
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
 
     #[test]

@@ -67,7 +67,7 @@ async fn list(
             Ok::<_, DbError>((views, total))
         })
         .await?;
-    Ok(Json(pagination::page_list(rows.0, rows.1, page, page_size)))
+    Ok(Json(json!(crate::views::NumberedPage::new(rows.0, rows.1, page, page_size))))
 }
 
 /// Events whose data keys `GET /workflows/fields` lists, newest names first.
