@@ -220,17 +220,26 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Email>> {
 }
 
 /// Claims up to `limit` queued emails that are due and not held by another worker, in one
-/// statement, highest priority and longest due first.
-pub fn claim(conn: &Connection, now: i64, limit: usize, lease_ms: i64) -> rusqlite::Result<Vec<Email>> {
+/// statement, highest priority and longest due first. `in_hand` (ids) are the claiming worker's
+/// own emails, still being sent or just recorded: they are neither claimed nor locked again.
+pub fn claim(
+    conn: &Connection,
+    now: i64,
+    limit: usize,
+    lease_ms: i64,
+    in_hand: &[String],
+) -> rusqlite::Result<Vec<Email>> {
+    let in_hand = serde_json::to_string(in_hand).unwrap_or_else(|_| "[]".into());
     let mut claimed: Vec<(i64, i64, Email)> = conn
         .prepare_cached(&format!(
             "UPDATE emails SET locked_until = ?3 WHERE id IN (
                  SELECT id FROM emails WHERE status = 'QUEUED' AND next_attempt_at <= ?1
                    AND (locked_until IS NULL OR locked_until <= ?1)
+                   AND id NOT IN (SELECT value FROM json_each(?4))
                  ORDER BY priority, next_attempt_at LIMIT ?2)
              RETURNING priority, next_attempt_at, {COLUMNS}"
         ))?
-        .query_map(params![now, limit as i64, now + lease_ms], |r| {
+        .query_map(params![now, limit as i64, now + lease_ms, in_hand], |r| {
             Ok((r.get(0)?, r.get(1)?, from_row_at(r, 2)?))
         })?
         .collect::<Result<_, _>>()?;
@@ -309,11 +318,14 @@ pub fn queue_states(conn: &Connection, now: i64) -> rusqlite::Result<Vec<(String
     .collect()
 }
 
-/// When the next queued email is due (for the worker's sleep).
-pub fn next_due(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+/// When the next queued email is due (for the worker's sleep), leaving out the worker's own
+/// emails in hand (`in_hand`, ids): it hears of those when their sends finish.
+pub fn next_due(conn: &Connection, in_hand: &[String]) -> rusqlite::Result<Option<i64>> {
+    let in_hand = serde_json::to_string(in_hand).unwrap_or_else(|_| "[]".into());
     conn.query_row(
-        "SELECT min(max(next_attempt_at, coalesce(locked_until, 0))) FROM emails WHERE status = 'QUEUED'",
-        [],
+        "SELECT min(max(next_attempt_at, coalesce(locked_until, 0))) FROM emails
+         WHERE status = 'QUEUED' AND id NOT IN (SELECT value FROM json_each(?1))",
+        [in_hand],
         |r| r.get(0),
     )
 }

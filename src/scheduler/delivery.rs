@@ -10,7 +10,7 @@
 //! - `[smtp] max_messages_per_second` throttles each project; a relay's own cap
 //!   (`[[smtp.relays]] max_messages_per_second`) is kept by the transport.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -145,20 +145,27 @@ impl Worker {
             }
             let wants_more = in_hand <= concurrency && resting.is_none();
             if wants_more {
+                // Sends that finished are let go first. One recorded but not yet joined stays in
+                // hand, and is left out of the claim: never twice in hand, and never locked by a
+                // claim that would then have to drop it.
+                while let Some(done) = running.try_join_next_with_id() {
+                    let_go(&mut ids, done);
+                }
+                let held: Vec<String> = held_ids(&ids, &pending).cloned().collect();
                 let lease = self.lease_ms();
-                let limit = (2 * concurrency - in_hand).min(BATCH);
+                let limit = (2 * concurrency - held.len()).min(BATCH);
+                let exclude = held.clone();
                 let claimed = self
                     .state
                     .db
-                    .write(move |tx| Ok::<_, DbError>(emails::claim(tx, clock::now_ms(), limit, lease)?))
+                    .write(move |tx| {
+                        Ok::<_, DbError>(emails::claim(tx, clock::now_ms(), limit, lease, &exclude)?)
+                    })
                     .await;
                 let mut full = false;
                 let claimed = match claimed {
-                    Ok(mut batch) => {
+                    Ok(batch) => {
                         full = batch.len() == limit;
-                        // Never twice in hand, should a lease have run out all the same.
-                        let held: HashSet<&String> = held_ids(&ids, &pending).collect();
-                        batch.retain(|email| !held.contains(&email.id));
                         let claimed: Vec<String> = batch.iter().map(|email| email.id.clone()).collect();
                         let read = self.with_context(batch).await;
                         if read.is_err() {
@@ -175,8 +182,11 @@ impl Worker {
                         pending.extend(batch);
                         if full {
                             wake_at = Instant::now();
-                        } else if let Ok(Some(due)) =
-                            self.state.db.run(|conn| Ok::<_, DbError>(emails::next_due(conn)?)).await
+                        } else if let Ok(Some(due)) = self
+                            .state
+                            .db
+                            .run(move |conn| Ok::<_, DbError>(emails::next_due(conn, &held)?))
+                            .await
                         {
                             wake_at = wake_at.min(instant_at(due));
                         }
@@ -193,10 +203,7 @@ impl Worker {
             tokio::select! {
                 _ = tokio::time::sleep_until(wake_at) => {}
                 _ = self.state.jobs.deliveries().notified() => {}
-                Some(done) = running.join_next_with_id(), if !running.is_empty() => {
-                    let id = match done { Ok((id, ())) => id, Err(e) => e.id() };
-                    ids.remove(&id);
-                }
+                Some(done) = running.join_next_with_id(), if !running.is_empty() => let_go(&mut ids, done),
                 _ = stopped.changed() => {}
             }
         }
@@ -205,10 +212,7 @@ impl Worker {
         let deadline = Instant::now() + grace;
         while !running.is_empty() {
             tokio::select! {
-                Some(done) = running.join_next_with_id() => {
-                    let id = match done { Ok((id, ())) => id, Err(e) => e.id() };
-                    ids.remove(&id);
-                }
+                Some(done) = running.join_next_with_id() => let_go(&mut ids, done),
                 _ = tokio::time::sleep_until(deadline) => break,
             }
         }
@@ -564,6 +568,18 @@ where
     let found = read()?.map(Arc::new);
     seen.insert(key, found.clone());
     Ok(found)
+}
+
+/// Forgets the email of a send that ended (or panicked).
+fn let_go(
+    ids: &mut HashMap<tokio::task::Id, String>,
+    done: Result<(tokio::task::Id, ()), tokio::task::JoinError>,
+) {
+    let id = match done {
+        Ok((id, ())) => id,
+        Err(e) => e.id(),
+    };
+    ids.remove(&id);
 }
 
 /// The ids of the emails a worker holds: being sent, or claimed and waiting their turn.
