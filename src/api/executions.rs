@@ -4,7 +4,6 @@
 
 use rocket::serde::json::Json;
 use rocket::{FromForm, Route, State, delete, get, post, routes};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
@@ -14,10 +13,16 @@ use crate::clock;
 use crate::core::workflows::engine;
 use crate::db::DbError;
 use crate::db::contacts;
-use crate::db::executions::{self, Execution, STATUSES, StepRun};
+use crate::db::executions::{self, Execution, STATUSES};
 use crate::db::workflows::{self, Workflow};
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
+use crate::views::NumberedPage;
+use crate::views::workflows::{CancelledAll, Execution as ExecutionView, NewExecution};
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(start, list, read, cancel, cancel_all))]
+pub struct Doc;
 
 pub fn routes() -> Vec<Route> {
     routes![start, list, read, cancel, cancel_all]
@@ -31,56 +36,27 @@ fn find(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Workflow
     workflows::get(conn, project, id)?.ok_or_else(|| ApiError::not_found("Workflow not found"))
 }
 
-/// An execution as the API shows it, with the steps it ran.
-fn view(ex: &Execution, email: Option<String>, runs: &[StepRun]) -> Value {
-    let json_of = |text: &Option<String>| text.as_deref().and_then(|t| serde_json::from_str::<Value>(t).ok());
-    json!({
-        "id": ex.id,
-        "workflowId": ex.workflow_id,
-        "contactId": ex.contact_id,
-        "contactEmail": email,
-        "status": ex.status,
-        "currentStepId": ex.current_step_id,
-        "context": serde_json::from_str::<Value>(&ex.context).unwrap_or_else(|_| json!({})),
-        "exitReason": ex.exit_reason,
-        "waitingFor": ex.wait_event,
-        "dueAt": ex.due_at.filter(|_| ex.status == "WAITING").map(clock::iso),
-        "startedAt": clock::iso(ex.started_at),
-        "completedAt": ex.completed_at.map(clock::iso),
-        "steps": runs.iter().map(|r| json!({
-            "stepId": r.step_id,
-            "status": r.status,
-            "output": json_of(&r.output),
-            "error": r.error,
-            "startedAt": clock::iso(r.started_at),
-            "completedAt": r.completed_at.map(clock::iso),
-        })).collect::<Vec<_>>(),
-    })
-}
-
 /// The view of an execution read in `conn`.
-fn read_view(conn: &rusqlite::Connection, ex: &Execution) -> rusqlite::Result<Value> {
+fn read_view(conn: &rusqlite::Connection, ex: &Execution) -> rusqlite::Result<ExecutionView> {
     let email = contacts::by_id(conn, &ex.project_id, &ex.contact_id)?.map(|c| c.email);
-    Ok(view(ex, email, &executions::runs(conn, &ex.id)?))
+    Ok(ExecutionView::new(ex, email, &executions::runs(conn, &ex.id)?))
 }
 
-/// The body of `POST /workflows/:id/executions`: the contact by id or by email, and the
-/// execution's context.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct NewExecution {
-    contact_id: Option<String>,
-    email: Option<String>,
-    context: Option<Value>,
-}
-
+/// Starts an execution for a contact, by hand; the workflow must be enabled.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "startExecution",
+    request_body = NewExecution,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The execution", body = ExecutionView)),
+)]
 #[post("/workflows/<id>/executions", data = "<body>")]
 async fn start(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
     body: JsonBody<NewExecution, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ExecutionView>, ApiError> {
     let body = body.0;
     let context = match body.context {
         None | Some(Value::Null) => json!({}),
@@ -140,21 +116,36 @@ async fn start(
     Ok(Json(started))
 }
 
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListParams<'r> {
+    /// From 1; default 1.
+    #[param(value_type = Option<i64>, minimum = 1)]
     page: Option<&'r str>,
+    /// Default 20, at most 100.
     #[field(name = "pageSize")]
+    #[param(rename = "pageSize", value_type = Option<i64>, minimum = 1)]
     page_size: Option<&'r str>,
+    /// `RUNNING`, `WAITING`, `COMPLETED`, `EXITED`, `FAILED` or `CANCELLED`.
+    #[param(value_type = Option<String>)]
     status: Option<&'r str>,
 }
 
+/// A workflow's executions, newest first, a page at a time.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "listExecutions",
+    params(ListParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of executions", body = NumberedPage<ExecutionView>)),
+)]
 #[get("/workflows/<id>/executions?<params..>")]
 async fn list(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
     params: ListParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<NumberedPage<ExecutionView>>, ApiError> {
     let (page, page_size) = pagination::page_params(params.page, params.page_size, pagination::MAX_LIMIT)?;
     let status = match params.status.map(|s| s.trim().to_ascii_uppercase()) {
         None => None,
@@ -181,7 +172,7 @@ async fn list(
             Ok::<_, ApiError>((views, total))
         })
         .await?;
-    Ok(Json(json!(crate::views::NumberedPage::new(rows, total, page, page_size))))
+    Ok(Json(NumberedPage::new(rows, total, page, page_size)))
 }
 
 fn find_execution(
@@ -194,13 +185,20 @@ fn find_execution(
     executions::get(conn, &w.id, id)?.ok_or_else(|| ApiError::not_found("Execution not found"))
 }
 
+/// One execution with the steps it ran.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "getExecution",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The execution", body = ExecutionView)),
+)]
 #[get("/workflows/<id>/executions/<execution>")]
 async fn read(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
     execution: &str,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ExecutionView>, ApiError> {
     let (project, id, execution) = (access.project.id, id.to_string(), execution.to_string());
     let view = state
         .db
@@ -212,13 +210,20 @@ async fn read(
     Ok(Json(view))
 }
 
+/// Cancels a RUNNING or WAITING execution.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "cancelExecution",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The cancelled execution", body = ExecutionView)),
+)]
 #[delete("/workflows/<id>/executions/<execution>")]
 async fn cancel(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
     execution: &str,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ExecutionView>, ApiError> {
     let (project, id, execution) = (access.project.id, id.to_string(), execution.to_string());
     let view = state
         .db
@@ -236,12 +241,19 @@ async fn cancel(
     Ok(Json(view))
 }
 
+/// Cancels every execution active when asked, in batches.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "cancelAllExecutions",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "How many were cancelled", body = CancelledAll)),
+)]
 #[post("/workflows/<id>/executions/cancel-all")]
 async fn cancel_all(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CancelledAll>, ApiError> {
     let (project, id) = (access.project.id, id.to_string());
     let (workflow, active) = state
         .db
@@ -273,5 +285,5 @@ async fn cancel_all(
             break;
         }
     }
-    Ok(Json(json!({ "workflowId": workflow.id, "cancelled": cancelled })))
+    Ok(Json(CancelledAll { workflow_id: workflow.id, cancelled }))
 }

@@ -5,7 +5,6 @@
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{FromForm, Route, State, delete, get, patch, post, routes};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
@@ -19,6 +18,27 @@ use crate::db::workflows::{self, Step, Transition, Workflow};
 use crate::db::{DbError, templates};
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
+use crate::views::NumberedPage;
+use crate::views::workflows::{
+    ConditionFields, EventField, EventFields, NewStep, NewTransition, NewWorkflow, Step as StepView,
+    StepPatch, Transition as TransitionView, Workflow as WorkflowView, WorkflowPatch,
+};
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    list,
+    fields,
+    create,
+    read,
+    update,
+    remove,
+    add_step,
+    update_step,
+    remove_step,
+    add_transition,
+    remove_transition
+))]
+pub struct Doc;
 
 pub fn routes() -> Vec<Route> {
     routes![
@@ -36,22 +56,41 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListParams<'r> {
+    /// From 1; default 1.
+    #[param(value_type = Option<i64>, minimum = 1)]
     page: Option<&'r str>,
+    /// Default 20, at most 100.
     #[field(name = "pageSize")]
+    #[param(rename = "pageSize", value_type = Option<i64>, minimum = 1)]
     page_size: Option<&'r str>,
+    /// Part of the name or description, any case.
+    #[param(value_type = Option<String>)]
     search: Option<&'r str>,
+    /// `name`, `createdAt` (the default) or `updatedAt`.
+    #[param(value_type = Option<String>)]
     sort: Option<&'r str>,
+    /// `desc` (the default) or `asc`.
+    #[param(value_type = Option<String>)]
     dir: Option<&'r str>,
 }
 
+/// The project's workflows with their graphs, a page at a time.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "listWorkflows",
+    params(ListParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of workflows", body = NumberedPage<WorkflowView>)),
+)]
 #[get("/workflows?<params..>")]
 async fn list(
     state: &State<AppState>,
     access: ProjectAccess,
     params: ListParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<NumberedPage<WorkflowView>>, ApiError> {
     let (query, page, page_size) = pagination::list_query(
         access.project.id,
         (params.page, params.page_size),
@@ -67,7 +106,7 @@ async fn list(
             Ok::<_, DbError>((views, total))
         })
         .await?;
-    Ok(Json(json!(crate::views::NumberedPage::new(rows.0, rows.1, page, page_size))))
+    Ok(Json(NumberedPage::new(rows.0, rows.1, page, page_size)))
 }
 
 /// Events whose data keys `GET /workflows/fields` lists, newest names first.
@@ -78,8 +117,14 @@ const FIELD_SAMPLES: usize = 20;
 /// What a CONDITION step can test: the contact's fields (standard and custom, from the
 /// catalogue), and for each event name the project has, the `event.<key>` fields its newest
 /// events carry (sampled: the keys of the last 20), with their types.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "listWorkflowFields",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "Contact fields and each event name's data keys", body = ConditionFields)),
+)]
 #[get("/workflows/fields")]
-async fn fields(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+async fn fields(state: &State<AppState>, access: ProjectAccess) -> Result<Json<ConditionFields>, ApiError> {
     let project = access.project.id;
     let (contact, events) = state
         .db
@@ -100,44 +145,22 @@ async fn fields(state: &State<AppState>, access: ProjectAccess) -> Result<Json<V
                         }
                     }
                 }
-                let fields: Vec<Value> = keys
+                let fields = keys
                     .into_iter()
-                    .map(|(key, kind)| json!({ "field": format!("event.{key}"), "key": key, "type": kind }))
+                    .map(|(key, kind)| EventField { field: format!("event.{key}"), key, kind })
                     .collect();
-                events.push(json!({ "name": name, "count": count, "fields": fields }));
+                events.push(EventFields { name, count, fields });
             }
-            events.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+            events.sort_by(|a, b| a.name.cmp(&b.name));
             Ok::<_, DbError>((contact, events))
         })
         .await?;
-    Ok(Json(json!({ "contact": contact, "events": events })))
-}
-
-/// The body of `POST /workflows`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct NewWorkflow {
-    name: Option<String>,
-    description: Option<String>,
-    trigger_config: Option<Value>,
-    allow_reentry: Option<bool>,
-}
-
-/// The body of `PATCH /workflows/:id`: only what is given changes.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct WorkflowPatch {
-    name: Option<String>,
-    description: Option<String>,
-    trigger_type: Option<String>,
-    trigger_config: Option<Value>,
-    enabled: Option<bool>,
-    allow_reentry: Option<bool>,
+    Ok(Json(ConditionFields { contact, events }))
 }
 
 /// The workflow with its graph, read in one go.
-fn full_view(conn: &rusqlite::Connection, w: &Workflow) -> rusqlite::Result<Value> {
-    Ok(core_workflows::view(w, &workflows::steps(conn, &w.id)?, &workflows::transitions(conn, &w.id)?))
+fn full_view(conn: &rusqlite::Connection, w: &Workflow) -> rusqlite::Result<WorkflowView> {
+    Ok(WorkflowView::new(w, &workflows::steps(conn, &w.id)?, &workflows::transitions(conn, &w.id)?))
 }
 
 fn find(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Workflow, ApiError> {
@@ -205,12 +228,20 @@ fn save_refs(conn: &rusqlite::Connection, w: &Workflow) -> Result<(), ApiError> 
     Ok(())
 }
 
+/// Makes a workflow: disabled, `triggerType: EVENT`, with its TRIGGER step.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "createWorkflow",
+    request_body = NewWorkflow,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The workflow", body = WorkflowView)),
+)]
 #[post("/workflows", data = "<body>")]
 async fn create(
     state: &State<AppState>,
     access: ProjectAccess,
     body: JsonBody<NewWorkflow, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<WorkflowView>, ApiError> {
     let body = body.0;
     let name = core_workflows::check_name(body.name.as_deref().unwrap_or_default(), "name")?;
     let description = core_workflows::check_text(body.description, "description")?;
@@ -253,8 +284,19 @@ async fn create(
     Ok(Json(view))
 }
 
+/// A workflow with its steps and transitions.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "getWorkflow",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The workflow", body = WorkflowView)),
+)]
 #[get("/workflows/<id>")]
-async fn read(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Json<Value>, ApiError> {
+async fn read(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: &str,
+) -> Result<Json<WorkflowView>, ApiError> {
     let (project, id) = (access.project.id, id.to_string());
     let view = state
         .db
@@ -263,13 +305,21 @@ async fn read(state: &State<AppState>, access: ProjectAccess, id: &str) -> Resul
     Ok(Json(view))
 }
 
+/// Changes a workflow's name, description, trigger, `enabled` or `allowReentry`.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "updateWorkflow",
+    request_body = WorkflowPatch,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The workflow", body = WorkflowView)),
+)]
 #[patch("/workflows/<id>", data = "<body>")]
 async fn update(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
     body: JsonBody<WorkflowPatch, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<WorkflowView>, ApiError> {
     let body = body.0;
     let name = body.name.as_deref().map(|n| core_workflows::check_name(n, "name")).transpose()?;
     let description =
@@ -329,6 +379,13 @@ async fn update(
     Ok(Json(view))
 }
 
+/// Deletes a workflow; refused (409) while executions are active.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "deleteWorkflow",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 204, description = "Deleted")),
+)]
 #[delete("/workflows/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let (project, id) = (access.project.id, id.to_string());
@@ -342,26 +399,6 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
         })
         .await?;
     Ok(Status::NoContent)
-}
-
-/// The body of `POST /workflows/:id/steps`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NewStep {
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    name: Option<String>,
-    config: Option<Value>,
-    position: Option<Value>,
-}
-
-/// The body of `PATCH /workflows/:id/steps/:stepId`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StepPatch {
-    name: Option<String>,
-    config: Option<Value>,
-    position: Option<Value>,
 }
 
 /// `{x, y}` numbers, where the editor draws the step.
@@ -381,13 +418,21 @@ fn check_position(position: Option<Value>) -> Result<Option<String>, ApiError> {
     }
 }
 
+/// Adds a step; refused (409) while executions are active.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "addWorkflowStep",
+    request_body = NewStep,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The step", body = StepView)),
+)]
 #[post("/workflows/<id>/steps", data = "<body>")]
 async fn add_step(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
     body: JsonBody<NewStep, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<StepView>, ApiError> {
     let body = body.0;
     let kind = body.kind.ok_or_else(|| ApiError::invalid_field("type", "required", "type is required"))?;
     if !STEP_TYPES.contains(&kind.as_str()) {
@@ -434,13 +479,21 @@ async fn add_step(
             workflows::insert_step(tx, &step)?;
             workflows::touch(tx, &w.id, now)?;
             save_refs(tx, &w)?;
-            Ok::<_, ApiError>(core_workflows::step_view(&step))
+            Ok::<_, ApiError>(StepView::from(&step))
         })
         .await?;
     Ok(Json(view))
 }
 
 /// Changes a step's config (its type stays), name or position: allowed while executions run.
+/// Changes a step's config (its type stays), name or position: allowed while executions run.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "updateWorkflowStep",
+    request_body = StepPatch,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The step", body = StepView)),
+)]
 #[patch("/workflows/<id>/steps/<step_id>", data = "<body>")]
 async fn update_step(
     state: &State<AppState>,
@@ -448,7 +501,7 @@ async fn update_step(
     id: &str,
     step_id: &str,
     body: JsonBody<StepPatch, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<StepView>, ApiError> {
     let body = body.0;
     let name = body.name.as_deref().map(|n| core_workflows::check_name(n, "name")).transpose()?;
     let position = body.position.clone().map(|p| check_position(Some(p))).transpose()?;
@@ -496,17 +549,28 @@ async fn update_step(
             w.updated_at = now;
             workflows::update(tx, &w)?;
             save_refs(tx, &w)?;
-            Ok::<_, ApiError>(core_workflows::step_view(&step))
+            Ok::<_, ApiError>(StepView::from(&step))
         })
         .await?;
     Ok(Json(view))
 }
 
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct SpliceParams<'r> {
+    /// `true`: the step's one way in is joined to its one way out; default `false`.
+    #[param(value_type = Option<bool>)]
     splice: Option<&'r str>,
 }
 
+/// Deletes a step (not the TRIGGER); refused (409) while executions are active.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "deleteWorkflowStep",
+    params(SpliceParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 204, description = "Deleted")),
+)]
 #[delete("/workflows/<id>/steps/<step_id>?<params..>")]
 async fn remove_step(
     state: &State<AppState>,
@@ -565,22 +629,21 @@ async fn remove_step(
     Ok(Status::NoContent)
 }
 
-/// The body of `POST /workflows/:id/transitions`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct NewTransition {
-    from_step_id: Option<String>,
-    to_step_id: Option<String>,
-    branch: Option<String>,
-}
-
+/// Joins two steps; one way out per branch, and no loop without a wait.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "addWorkflowTransition",
+    request_body = NewTransition,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The transition", body = TransitionView)),
+)]
 #[post("/workflows/<id>/transitions", data = "<body>")]
 async fn add_transition(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
     body: JsonBody<NewTransition, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TransitionView>, ApiError> {
     let body = body.0;
     let from = body
         .from_step_id
@@ -609,12 +672,19 @@ async fn add_transition(
             };
             workflows::insert_transition(tx, &transition)?;
             workflows::touch(tx, &w.id, now)?;
-            Ok::<_, ApiError>(core_workflows::transition_view(&transition))
+            Ok::<_, ApiError>(TransitionView::from(&transition))
         })
         .await?;
     Ok(Json(view))
 }
 
+/// Deletes a transition; refused (409) while executions are active.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "deleteWorkflowTransition",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 204, description = "Deleted")),
+)]
 #[delete("/workflows/<id>/transitions/<transition_id>")]
 async fn remove_transition(
     state: &State<AppState>,

@@ -23,6 +23,7 @@ pub mod track;
 pub mod uploads;
 pub mod usage;
 pub mod webhooks;
+pub mod workflows;
 
 use serde::Serialize;
 use utoipa::ToSchema;

@@ -18,8 +18,7 @@ use super::conditions::Condition;
 use super::contacts::parse_email;
 use super::data::{DataPatch, type_name};
 use super::render::{self, Mode};
-use crate::clock;
-use crate::db::workflows::{Step, Transition, Workflow};
+use crate::db::workflows::{Step, Transition};
 use crate::error::{ApiError, FieldError};
 
 /// The step types `POST /workflows/:id/steps` adds (the TRIGGER step comes with the workflow).
@@ -572,46 +571,6 @@ pub fn splice(
         added.push((t.from_step_id.clone(), target.to_string(), t.branch.clone()));
     }
     Ok(added)
-}
-
-/// A step as the API shows it.
-pub fn step_view(s: &Step) -> Value {
-    json!({
-        "id": s.id,
-        "type": s.kind,
-        "name": s.name,
-        "config": serde_json::from_str::<Value>(&s.config).unwrap_or(Value::Null),
-        "position": s.position.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok()),
-        "createdAt": clock::iso(s.created_at),
-        "updatedAt": clock::iso(s.updated_at),
-    })
-}
-
-/// A transition as the API shows it.
-pub fn transition_view(t: &Transition) -> Value {
-    json!({ "id": t.id, "fromStepId": t.from_step_id, "toStepId": t.to_step_id, "branch": t.branch })
-}
-
-/// A workflow as the API shows it, with its graph.
-pub fn view(w: &Workflow, steps: &[Step], transitions: &[Transition]) -> Value {
-    let trigger_config = steps
-        .iter()
-        .find(|s| s.kind == "TRIGGER")
-        .and_then(|s| serde_json::from_str::<Value>(&s.config).ok())
-        .unwrap_or_else(|| json!({}));
-    json!({
-        "id": w.id,
-        "name": w.name,
-        "description": w.description,
-        "triggerType": w.trigger_type,
-        "triggerConfig": trigger_config,
-        "enabled": w.enabled,
-        "allowReentry": w.allow_reentry,
-        "steps": steps.iter().map(step_view).collect::<Vec<_>>(),
-        "transitions": transitions.iter().map(transition_view).collect::<Vec<_>>(),
-        "createdAt": clock::iso(w.created_at),
-        "updatedAt": clock::iso(w.updated_at),
-    })
 }
 
 #[cfg(test)]
