@@ -6,7 +6,6 @@
 use rocket::request::{FromRequest, Outcome, Request};
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, post, put, routes};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::json::{JsonBody, Medium, OptionalJsonBody, RawBody, Small};
@@ -17,15 +16,17 @@ use crate::db::DbError;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::stripe::{self, Stripe};
+use crate::views::billing::{
+    CheckoutBody, CheckoutSession, Consumption, Invoice, Invoices, Limits, PortalSession, SubscriptionState,
+};
 use crate::views::receivers::StripeAnswer;
 
 pub fn routes() -> Vec<Route> {
     routes![limits, set_limits, consumption, checkout, portal, invoices, stripe_event]
 }
 
-/// These routes in the OpenAPI document (the account's billing routes are not described yet).
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(stripe_event))]
+#[openapi(paths(limits, set_limits, consumption, checkout, portal, invoices, stripe_event))]
 pub struct Doc;
 
 /// Stripe's client; 404 when billing is off.
@@ -37,20 +38,41 @@ fn stripe_of(state: &AppState) -> Result<&Stripe, ApiError> {
     })
 }
 
+/// The project's monthly caps; any member may read them.
+#[utoipa::path(
+    get,
+    path = "/users/@me/projects/{projectId}/billing-limits",
+    tag = "Account",
+    operation_id = "getBillingLimits",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The caps", body = Limits)),
+)]
 #[get("/users/@me/projects/<_>/billing-limits")]
-async fn limits(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+async fn limits(state: &State<AppState>, member: ProjectMember) -> Result<Json<Limits>, ApiError> {
     let id = member.project.id;
     Ok(Json(state.db.run(move |conn| Ok::<_, DbError>(billing::limits(conn, &id)?)).await?))
 }
 
-/// Replaces the caps: each category a whole number or null (no cap); one left out has none.
-/// A lower cap than what is used already refuses what comes next, not what was sent.
+/// Replaces the caps (owners and admins): each category a whole number or null (no cap); one
+/// left out has none. A lower cap than what is used already refuses what comes next, not what
+/// was sent.
+#[utoipa::path(
+    put,
+    path = "/users/@me/projects/{projectId}/billing-limits",
+    tag = "Account",
+    operation_id = "setBillingLimits",
+    request_body = Limits,
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The caps", body = Limits)),
+)]
 #[put("/users/@me/projects/<_>/billing-limits", data = "<body>")]
 async fn set_limits(
     state: &State<AppState>,
     admin: ProjectAdmin,
     body: JsonBody<Value, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Limits>, ApiError> {
     let caps = billing::check_limits(&body.0)?;
     let id = admin.0.project.id;
     let saved = state
@@ -63,8 +85,18 @@ async fn set_limits(
     Ok(Json(saved))
 }
 
+/// What the project used this month, by category, against its caps; with billing on, the subscription too.
+#[utoipa::path(
+    get,
+    path = "/users/@me/projects/{projectId}/billing-consumption",
+    tag = "Account",
+    operation_id = "getBillingConsumption",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "This month's use", body = Consumption)),
+)]
 #[get("/users/@me/projects/<_>/billing-consumption")]
-async fn consumption(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+async fn consumption(state: &State<AppState>, member: ProjectMember) -> Result<Json<Consumption>, ApiError> {
     let id = member.project.id;
     let now = clock::now_ms();
     let billing_on = state.stripe.is_some();
@@ -74,7 +106,7 @@ async fn consumption(state: &State<AppState>, member: ProjectMember) -> Result<J
             let mut view = billing::consumption(conn, &id, now)?;
             if billing_on {
                 let subscription = billing::subscription(conn, &id)?;
-                view["subscription"] = json!(subscription.map(|s| json!({ "status": s.status })));
+                view.subscription = Some(subscription.map(|s| SubscriptionState { status: s.status }));
             }
             Ok::<_, DbError>(view)
         })
@@ -82,20 +114,24 @@ async fn consumption(state: &State<AppState>, member: ProjectMember) -> Result<J
     Ok(Json(view))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct CheckoutBody {
-    price_id: Option<String>,
-}
-
 /// Starts a Stripe Checkout for a subscription to one of the configured prices (the first by
-/// default); answers `{id, url}`, the page to send the user to.
+/// default): the page to send the user to. 404 without billing.
+#[utoipa::path(
+    post,
+    path = "/users/@me/projects/{projectId}/checkout",
+    tag = "Account",
+    operation_id = "startCheckout",
+    request_body(content = Option<CheckoutBody>),
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The checkout session", body = CheckoutSession)),
+)]
 #[post("/users/@me/projects/<_>/checkout", data = "<body>")]
 async fn checkout(
     state: &State<AppState>,
     admin: ProjectAdmin,
     body: OptionalJsonBody<CheckoutBody, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CheckoutSession>, ApiError> {
     let stripe = stripe_of(state)?;
     let prices = &state.config.billing.price_ids;
     let price = match body.0.and_then(|b| b.price_id) {
@@ -128,12 +164,22 @@ async fn checkout(
         None => form.push(("customer_email", user.email)),
     }
     let session = stripe.post("checkout/sessions", &form).await?;
-    Ok(Json(json!({ "id": session["id"], "url": session["url"] })))
+    Ok(Json(CheckoutSession { id: text(&session["id"]), url: text(&session["url"]) }))
 }
 
-/// Opens Stripe's billing portal for the project's customer; answers `{url}`.
+/// Opens Stripe's billing portal for the project's customer. 404 without billing, 409 before a
+/// checkout.
+#[utoipa::path(
+    post,
+    path = "/users/@me/projects/{projectId}/billing-portal",
+    tag = "Account",
+    operation_id = "openBillingPortal",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The portal session", body = PortalSession)),
+)]
 #[post("/users/@me/projects/<_>/billing-portal")]
-async fn portal(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<Value>, ApiError> {
+async fn portal(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<PortalSession>, ApiError> {
     let stripe = stripe_of(state)?;
     let id = admin.0.project.id.clone();
     let known = state.db.run(move |conn| Ok::<_, DbError>(billing::subscription(conn, &id)?)).await?;
@@ -146,35 +192,52 @@ async fn portal(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<Val
     let session = stripe
         .post("billing_portal/sessions", &[("customer", known.customer), ("return_url", return_url)])
         .await?;
-    Ok(Json(json!({ "url": session["url"] })))
+    Ok(Json(PortalSession { url: text(&session["url"]) }))
 }
 
-/// The project's invoices from Stripe, newest first: `{data: [{id, number, status, currency,
-/// amountDue, amountPaid, createdAt, url, pdf}]}` (none before a checkout).
+/// The project's invoices from Stripe, newest first (none before a checkout). 404 without
+/// billing.
+#[utoipa::path(
+    get,
+    path = "/users/@me/projects/{projectId}/billing-invoices",
+    tag = "Account",
+    operation_id = "listInvoices",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The latest 24 invoices", body = Invoices)),
+)]
 #[get("/users/@me/projects/<_>/billing-invoices")]
-async fn invoices(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<Value>, ApiError> {
+async fn invoices(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<Invoices>, ApiError> {
     let stripe = stripe_of(state)?;
     let id = admin.0.project.id;
     let known = state.db.run(move |conn| Ok::<_, DbError>(billing::subscription(conn, &id)?)).await?;
-    let Some(known) = known else { return Ok(Json(json!({ "data": [] }))) };
+    let Some(known) = known else { return Ok(Json(Invoices { data: Vec::new() })) };
     let list = stripe.get("invoices", &[("customer", known.customer), ("limit", "24".into())]).await?;
-    let data: Vec<Value> = list["data"]
+    let data = list["data"]
         .as_array()
         .map(|items| {
             items
                 .iter()
-                .map(|i| {
-                    json!({
-                        "id": i["id"], "number": i["number"], "status": i["status"], "currency": i["currency"],
-                        "amountDue": i["amount_due"], "amountPaid": i["amount_paid"],
-                        "createdAt": i["created"].as_i64().map(|s| clock::iso(s * 1000)),
-                        "url": i["hosted_invoice_url"], "pdf": i["invoice_pdf"],
-                    })
+                .map(|i| Invoice {
+                    id: text(&i["id"]),
+                    number: text(&i["number"]),
+                    status: text(&i["status"]),
+                    currency: text(&i["currency"]),
+                    amount_due: i["amount_due"].as_i64(),
+                    amount_paid: i["amount_paid"].as_i64(),
+                    created_at: i["created"].as_i64().map(|s| clock::iso(s * 1000)),
+                    url: text(&i["hosted_invoice_url"]),
+                    pdf: text(&i["invoice_pdf"]),
                 })
                 .collect()
         })
         .unwrap_or_default();
-    Ok(Json(json!({ "data": data })))
+    Ok(Json(Invoices { data }))
+}
+
+/// A string Stripe gave, or `None` for anything else.
+fn text(value: &Value) -> Option<String> {
+    value.as_str().map(str::to_string)
 }
 
 /// The `Stripe-Signature` header, when there is one.

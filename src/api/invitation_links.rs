@@ -5,7 +5,6 @@
 use rocket::http::CookieJar;
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, post, routes};
-use serde_json::{Value, json};
 
 use super::auth::{TokenAndPassword, limited, new_password_hash, set_cookie, user_view};
 use super::guards::{ClientIp, SameOrigin, Session};
@@ -15,6 +14,11 @@ use crate::core::{accounts, invitations, session};
 use crate::db::users;
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::projects::{InvitationOffer, Joined, ProjectRef};
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(show, accept))]
+pub struct Doc;
 
 pub fn routes() -> Vec<Route> {
     routes![show, accept]
@@ -22,21 +26,30 @@ pub fn routes() -> Vec<Route> {
 
 /// What the invitation offers: the project, the role and the address, and whether that address
 /// has an account already (then its owner signs in to accept).
+#[utoipa::path(
+    get,
+    path = "/auth/invitation",
+    tag = "Account",
+    operation_id = "getInvitation",
+    params(("token" = String, Query, description = "The token of the mailed link")),
+    security(()),
+    responses((status = 200, description = "The invitation", body = InvitationOffer)),
+)]
 #[get("/auth/invitation?<token>")]
-async fn show(state: &State<AppState>, token: Option<&str>) -> Result<Json<Value>, ApiError> {
+async fn show(state: &State<AppState>, token: Option<&str>) -> Result<Json<InvitationOffer>, ApiError> {
     let token = accounts::token_field(token)?.to_string();
     let view = state
         .db
         .run(move |conn| {
             let (invitation, project) = invitations::open(conn, &token, clock::now_ms())?;
             let has_account = users::by_email(conn, &invitation.email)?.is_some();
-            Ok::<_, ApiError>(json!({
-                "email": invitation.email,
-                "role": invitation.role,
-                "project": { "id": project.id, "name": project.name },
-                "expiresAt": clock::iso(invitation.expires_at),
-                "hasAccount": has_account,
-            }))
+            Ok::<_, ApiError>(InvitationOffer {
+                email: invitation.email,
+                role: invitation.role,
+                project: ProjectRef::from(&project),
+                expires_at: clock::iso(invitation.expires_at),
+                has_account,
+            })
         })
         .await?;
     Ok(Json(view))
@@ -44,6 +57,15 @@ async fn show(state: &State<AppState>, token: Option<&str>) -> Result<Json<Value
 
 /// Accepts: signed in as the invited address, that account joins; otherwise a password creates
 /// the account (its address verified by the link), which joins and is signed in.
+#[utoipa::path(
+    post,
+    path = "/auth/accept-invitation",
+    tag = "Account",
+    operation_id = "acceptInvitation",
+    request_body = TokenAndPassword,
+    security((), ("session" = [])),
+    responses((status = 200, description = "Joined, and signed in", body = Joined)),
+)]
 #[post("/auth/accept-invitation", data = "<body>")]
 async fn accept(
     state: &State<AppState>,
@@ -52,13 +74,13 @@ async fn accept(
     client: ClientIp,
     session: Option<Session>,
     body: JsonBody<TokenAndPassword, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Joined>, ApiError> {
     let token = accounts::token_field(body.0.token.as_deref())?.to_string();
     if let Some(Session { user }) = session {
         let view = user_view(&user);
         let project =
             state.db.write(move |tx| invitations::accept_as(tx, &token, &user, clock::now_ms())).await?;
-        return Ok(Json(json!({ "user": view, "project": { "id": project.id, "name": project.name } })));
+        return Ok(Json(Joined { user: view, project: ProjectRef::from(&project) }));
     }
     let password = body.0.password;
     let (user, project, session) = limited(state, None, &client, async {
@@ -75,5 +97,5 @@ async fn accept(
     })
     .await?;
     set_cookie(cookies, state, session);
-    Ok(Json(json!({ "user": user_view(&user), "project": { "id": project.id, "name": project.name } })))
+    Ok(Json(Joined { user: user_view(&user), project: ProjectRef::from(&project) }))
 }

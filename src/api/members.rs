@@ -8,30 +8,27 @@
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{Route, State, delete, get, patch, post, routes};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::json::{JsonBody, Small};
 use super::roles::{ProjectAdmin, ProjectMember};
 use crate::clock;
 use crate::core::{email, invitations};
-use crate::db::invitations::{self as db_invitations, Invitation};
-use crate::db::projects::{self, Member, Role};
+use crate::db::invitations as db_invitations;
+use crate::db::projects::{self, Role};
 use crate::db::{DbError, users};
 use crate::error::{ApiError, FieldError, conflict_on_unique};
 use crate::state::AppState;
+use crate::views::projects::{
+    Invitation as InvitationView, Invited, Member as MemberView, NewMember, RoleChange,
+};
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, add, change_role, remove, invitations_list, revoke))]
+pub struct Doc;
 
 pub fn routes() -> Vec<Route> {
     routes![list, add, change_role, remove, invitations_list, revoke]
-}
-
-fn member_view(member: &Member) -> Value {
-    json!({
-        "userId": member.user_id,
-        "email": member.email,
-        "role": member.role,
-        "createdAt": clock::iso(member.created_at),
-    })
 }
 
 fn parse_role(role: Option<&str>, default: Option<Role>) -> Result<Role, ApiError> {
@@ -48,6 +45,14 @@ fn parse_role(role: Option<&str>, default: Option<Role>) -> Result<Role, ApiErro
     }
 }
 
+/// What adding a member answers: the member, or (202) the invitation sent instead.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Added {
+    Member(MemberView),
+    Invited(Invited),
+}
+
 /// Whether a caller with `actor` role may set a member to `target` (or act on a member who is).
 fn may_touch(actor: Role, target: Role) -> Result<(), ApiError> {
     if target == Role::Owner && actor != Role::Owner {
@@ -56,27 +61,41 @@ fn may_touch(actor: Role, target: Role) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// The project's members; any member may list them.
+#[utoipa::path(
+    get,
+    path = "/projects/{projectId}/members",
+    tag = "Account",
+    operation_id = "listMembers",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The members", body = Vec<MemberView>)),
+)]
 #[get("/projects/<_>/members")]
-async fn list(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+async fn list(state: &State<AppState>, member: ProjectMember) -> Result<Json<Vec<MemberView>>, ApiError> {
     let project = member.project;
     let members = state.db.run(move |conn| Ok::<_, DbError>(projects::members(conn, &project.id)?)).await?;
-    Ok(Json(Value::Array(members.iter().map(member_view).collect())))
-}
-
-#[derive(Deserialize)]
-struct NewMember {
-    email: Option<String>,
-    role: Option<String>,
+    Ok(Json(members.iter().map(MemberView::from).collect()))
 }
 
 /// Adds the user with this email; an email with no account is invited instead (202 with the
 /// invitation: a link is mailed that creates the account and joins).
+#[utoipa::path(
+    post,
+    path = "/projects/{projectId}/members",
+    tag = "Account",
+    operation_id = "addMember",
+    request_body = NewMember,
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The new member", body = MemberView), (status = 202, description = "No account has this address: it is invited", body = Invited)),
+)]
 #[post("/projects/<_>/members", data = "<body>")]
 async fn add(
     state: &State<AppState>,
     admin: ProjectAdmin,
     body: JsonBody<NewMember, Small>,
-) -> Result<(Status, Json<Value>), ApiError> {
+) -> Result<(Status, Json<Added>), ApiError> {
     let ProjectMember { project, role: actor, user: inviter } = admin.0;
     let address =
         body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
@@ -92,41 +111,53 @@ async fn add(
             let Some(user) = users::by_email(tx, &address)? else {
                 let invited =
                     invitations::invite(tx, &config, &project, &inviter, &address, role, clock::now_ms())?;
-                return Ok((Status::Accepted, Json(json!({ "invitation": invitation_view(&invited) }))));
+                return Ok((
+                    Status::Accepted,
+                    Json(Added::Invited(Invited { invitation: InvitationView::from(&invited) })),
+                ));
             };
             projects::add_member(tx, &project.id, &user.id, role)
                 .map_err(|e| conflict_on_unique(e, "This user is already a member of the project"))?;
             let member = projects::member(tx, &project.id, &user.id)?
                 .ok_or_else(|| ApiError::internal("member vanished"))?;
-            Ok((Status::Ok, Json(member_view(&member))))
+            Ok((Status::Ok, Json(Added::Member(MemberView::from(&member)))))
         })
         .await
 }
 
-/// An invitation as the API shows it.
-pub fn invitation_view(invitation: &Invitation) -> Value {
-    json!({
-        "id": invitation.id,
-        "email": invitation.email,
-        "role": invitation.role,
-        "invitedBy": invitation.invited_by,
-        "createdAt": clock::iso(invitation.created_at),
-        "expiresAt": clock::iso(invitation.expires_at),
-    })
-}
-
 /// The project's pending invitations, newest first.
+#[utoipa::path(
+    get,
+    path = "/projects/{projectId}/invitations",
+    tag = "Account",
+    operation_id = "listInvitations",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The pending invitations", body = Vec<InvitationView>)),
+)]
 #[get("/projects/<_>/invitations")]
-async fn invitations_list(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+async fn invitations_list(
+    state: &State<AppState>,
+    member: ProjectMember,
+) -> Result<Json<Vec<InvitationView>>, ApiError> {
     let project = member.project.id;
     let pending = state
         .db
         .run(move |conn| Ok::<_, DbError>(db_invitations::for_project(conn, &project, clock::now_ms())?))
         .await?;
-    Ok(Json(Value::Array(pending.iter().map(invitation_view).collect())))
+    Ok(Json(pending.iter().map(InvitationView::from).collect()))
 }
 
 /// Revokes a pending invitation: its link stops working.
+#[utoipa::path(
+    delete,
+    path = "/projects/{projectId}/invitations/{id}",
+    tag = "Account",
+    operation_id = "revokeInvitation",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 204, description = "Revoked")),
+)]
 #[delete("/projects/<_>/invitations/<id>")]
 async fn revoke(state: &State<AppState>, admin: ProjectAdmin, id: &str) -> Result<Status, ApiError> {
     let ProjectMember { project, role: actor, .. } = admin.0;
@@ -144,18 +175,24 @@ async fn revoke(state: &State<AppState>, admin: ProjectAdmin, id: &str) -> Resul
     Ok(Status::NoContent)
 }
 
-#[derive(Deserialize)]
-struct RoleChange {
-    role: Option<String>,
-}
-
+/// Changes a member's role (owners and admins; only an owner touches an owner; a project keeps one owner).
+#[utoipa::path(
+    patch,
+    path = "/projects/{projectId}/members/{user_id}",
+    tag = "Account",
+    operation_id = "changeMemberRole",
+    request_body = RoleChange,
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The member", body = MemberView)),
+)]
 #[patch("/projects/<_>/members/<user_id>", data = "<body>")]
 async fn change_role(
     state: &State<AppState>,
     admin: ProjectAdmin,
     user_id: &str,
     body: JsonBody<RoleChange, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<MemberView>, ApiError> {
     let ProjectMember { project, role: actor, .. } = admin.0;
     let role = parse_role(body.0.role.as_deref(), None)?;
     may_touch(actor, role)?;
@@ -178,9 +215,19 @@ async fn change_role(
             projects::member(tx, &project.id, &user_id)?.ok_or_else(|| ApiError::internal("member vanished"))
         })
         .await?;
-    Ok(Json(member_view(&member)))
+    Ok(Json(MemberView::from(&member)))
 }
 
+/// Removes a member (owners and admins), or leaves the project (any member, their own id); the last owner stays.
+#[utoipa::path(
+    delete,
+    path = "/projects/{projectId}/members/{user_id}",
+    tag = "Account",
+    operation_id = "removeMember",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 204, description = "Removed")),
+)]
 #[delete("/projects/<_>/members/<user_id>")]
 async fn remove(state: &State<AppState>, member: ProjectMember, user_id: &str) -> Result<Status, ApiError> {
     let leaving = user_id == member.user.id;

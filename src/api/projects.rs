@@ -1,11 +1,5 @@
 //! The signed-in user and their projects: `/users/@me` and `/users/@me/projects/...`.
 
-use rocket::http::Status;
-use rocket::serde::json::Json;
-use rocket::{Route, State, delete, get, patch, post, routes};
-use serde::Deserialize;
-use serde_json::{Value, json};
-
 use super::auth::user_view;
 use super::guards::Session;
 use super::json::{JsonBody, Small};
@@ -16,6 +10,27 @@ use crate::db::projects::{self, Project, Role, Wipe};
 use crate::db::{DbError, keys as db_keys};
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
+use crate::views::accounts::User as UserView;
+use crate::views::projects::{NewProject, Project as ProjectView, ProjectChanges, Security, SetupState};
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{Route, State, delete, get, patch, post, routes};
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    me,
+    list,
+    read,
+    create,
+    update,
+    security,
+    project_security,
+    regenerate_keys,
+    reset,
+    remove,
+    setup_state
+))]
+pub struct Doc;
 
 pub fn routes() -> Vec<Route> {
     routes![
@@ -33,37 +48,31 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// A project as the API shows it; the secret key only right after it was made.
-pub fn project_view(
-    project: &Project,
-    public_key: Option<&str>,
-    role: Role,
-    secret_key: Option<&str>,
-) -> Value {
-    let mut view = json!({
-        "id": project.id,
-        "name": project.name,
-        "publicKey": public_key,
-        "disabled": project.disabled,
-        // True from a reset's request until its last batch: the keys are refused meanwhile.
-        "resetting": project.wiping == Some(Wipe::Reset),
-        "role": role,
-        "createdAt": clock::iso(project.created_at),
-        "updatedAt": clock::iso(project.updated_at),
-    });
-    if let Some(secret) = secret_key {
-        view["secretKey"] = json!(secret);
-    }
-    view
-}
-
+/// The signed-in user.
+#[utoipa::path(
+    get,
+    path = "/users/@me",
+    tag = "Account",
+    operation_id = "getMe",
+    security(("session" = [])),
+    responses((status = 200, description = "The user", body = UserView)),
+)]
 #[get("/users/@me")]
-fn me(session: Session) -> Json<Value> {
-    Json(json!(user_view(&session.user)))
+fn me(session: Session) -> Json<UserView> {
+    Json(user_view(&session.user))
 }
 
+/// The projects the user is a member of, with their role in each.
+#[utoipa::path(
+    get,
+    path = "/users/@me/projects",
+    tag = "Account",
+    operation_id = "listProjects",
+    security(("session" = [])),
+    responses((status = 200, description = "The projects", body = Vec<ProjectView>)),
+)]
 #[get("/users/@me/projects")]
-async fn list(state: &State<AppState>, session: Session) -> Result<Json<Value>, ApiError> {
+async fn list(state: &State<AppState>, session: Session) -> Result<Json<Vec<ProjectView>>, ApiError> {
     let user = session.user.id.clone();
     let rows = state
         .db
@@ -71,26 +80,30 @@ async fn list(state: &State<AppState>, session: Session) -> Result<Json<Value>, 
             let mut out = Vec::new();
             for (project, role) in projects::for_user(conn, &user)? {
                 let public_key = db_keys::public_key(conn, &project.id)?;
-                out.push(project_view(&project, public_key.as_deref(), role, None));
+                out.push(ProjectView::new(&project, public_key.as_deref(), role, None));
             }
             Ok::<_, DbError>(out)
         })
         .await?;
-    Ok(Json(Value::Array(rows)))
+    Ok(Json(rows))
 }
 
 /// One of the user's projects, with their role in it (the dashboard shows what the role allows).
+#[utoipa::path(
+    get,
+    path = "/users/@me/projects/{projectId}",
+    tag = "Account",
+    operation_id = "getProject",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The project", body = ProjectView)),
+)]
 #[get("/users/@me/projects/<_>")]
-async fn read(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+async fn read(state: &State<AppState>, member: ProjectMember) -> Result<Json<ProjectView>, ApiError> {
     let ProjectMember { project, role, .. } = member;
     let id = project.id.clone();
     let public_key = state.db.run(move |conn| Ok::<_, DbError>(db_keys::public_key(conn, &id)?)).await?;
-    Ok(Json(project_view(&project, public_key.as_deref(), role, None)))
-}
-
-#[derive(Deserialize)]
-struct NewProject {
-    name: Option<String>,
+    Ok(Json(ProjectView::new(&project, public_key.as_deref(), role, None)))
 }
 
 fn check_name(name: Option<&str>) -> Result<String, ApiError> {
@@ -100,17 +113,27 @@ fn check_name(name: Option<&str>) -> Result<String, ApiError> {
         .map_err(|why| ApiError::invalid_field("name", "invalid_string", format!("name {why}")))
 }
 
+/// Makes a project owned by the user, with its keys: the secret key is shown this once.
+#[utoipa::path(
+    post,
+    path = "/users/@me/projects",
+    tag = "Account",
+    operation_id = "createProject",
+    request_body = NewProject,
+    security(("session" = [])),
+    responses((status = 200, description = "The project, with its secret key", body = ProjectView)),
+)]
 #[post("/users/@me/projects", data = "<body>")]
 async fn create(
     state: &State<AppState>,
     session: Session,
     body: JsonBody<NewProject, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ProjectView>, ApiError> {
     let name = check_name(body.0.name.as_deref())?;
     let owner = session.user.id.clone();
     let created =
         state.db.write(move |tx| Ok::<_, ApiError>(core_projects::create(tx, &name, &owner)?)).await?;
-    Ok(Json(project_view(
+    Ok(Json(ProjectView::new(
         &created.project,
         Some(&created.keys.public_key),
         Role::Owner,
@@ -118,19 +141,23 @@ async fn create(
     )))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ProjectChanges {
-    name: Option<String>,
-    disabled: Option<bool>,
-}
-
+/// Renames, disables or enables the project (owners and admins).
+#[utoipa::path(
+    patch,
+    path = "/users/@me/projects/{projectId}",
+    tag = "Account",
+    operation_id = "updateProject",
+    request_body = ProjectChanges,
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The project", body = ProjectView)),
+)]
 #[patch("/users/@me/projects/<_>", data = "<body>")]
 async fn update(
     state: &State<AppState>,
     admin: ProjectAdmin,
     body: JsonBody<ProjectChanges, Small>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ProjectView>, ApiError> {
     let ProjectMember { project, role, .. } = admin.0;
     let name = body.0.name.as_deref().map(|n| check_name(Some(n))).transpose()?;
     let disabled = body.0.disabled;
@@ -150,30 +177,60 @@ async fn update(
     // A disabled project's keys stop working with the next request.
     state.keys.forget_all();
     let (updated, public_key) = changed?;
-    Ok(Json(project_view(&updated, public_key.as_deref(), role, None)))
+    Ok(Json(ProjectView::new(&updated, public_key.as_deref(), role, None)))
 }
 
 /// The onboarding checklist: which first steps the project has taken.
+#[utoipa::path(
+    get,
+    path = "/projects/{projectId}/setup-state",
+    tag = "Account",
+    operation_id = "getSetupState",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The checklist", body = SetupState)),
+)]
 #[get("/projects/<_>/setup-state")]
-async fn setup_state(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+async fn setup_state(state: &State<AppState>, member: ProjectMember) -> Result<Json<SetupState>, ApiError> {
     let id = member.project.id;
     let view = state.db.run(move |conn| Ok::<_, DbError>(core_projects::setup_state(conn, &id)?)).await?;
     Ok(Json(view))
 }
 
 /// Bounce and complaint rates over the window, the thresholds, and the recent suspensions.
+#[utoipa::path(
+    get,
+    path = "/users/@me/projects/{projectId}/security",
+    tag = "Account",
+    operation_id = "getProjectSecurity",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The sending reputation", body = Security)),
+)]
 #[get("/users/@me/projects/<_>/security")]
-async fn security(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+async fn security(state: &State<AppState>, member: ProjectMember) -> Result<Json<Security>, ApiError> {
     security_state(state, member.project).await
 }
 
 /// The project's security state (the same as under `/users/@me/projects`).
+#[utoipa::path(
+    get,
+    path = "/projects/{projectId}/security",
+    tag = "Account",
+    operation_id = "getSecurity",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The sending reputation", body = Security)),
+)]
 #[get("/projects/<_>/security")]
-async fn project_security(state: &State<AppState>, member: ProjectMember) -> Result<Json<Value>, ApiError> {
+async fn project_security(
+    state: &State<AppState>,
+    member: ProjectMember,
+) -> Result<Json<Security>, ApiError> {
     security_state(state, member.project).await
 }
 
-async fn security_state(state: &AppState, project: Project) -> Result<Json<Value>, ApiError> {
+async fn security_state(state: &AppState, project: Project) -> Result<Json<Security>, ApiError> {
     let config = state.config.reputation.clone();
     let view = state
         .db
@@ -190,22 +247,47 @@ async fn security_state(state: &AppState, project: Project) -> Result<Json<Value
     Ok(Json(view))
 }
 
+/// New keys for the project (owners and admins); the old ones stop working at once. The secret key is shown this once.
+#[utoipa::path(
+    post,
+    path = "/users/@me/projects/{projectId}/regenerate-keys",
+    tag = "Account",
+    operation_id = "regenerateKeys",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 200, description = "The project, with its new secret key", body = ProjectView)),
+)]
 #[post("/users/@me/projects/<_>/regenerate-keys")]
-async fn regenerate_keys(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<Value>, ApiError> {
+async fn regenerate_keys(
+    state: &State<AppState>,
+    admin: ProjectAdmin,
+) -> Result<Json<ProjectView>, ApiError> {
     let ProjectMember { project, role, .. } = admin.0;
     let project_id = project.id.clone();
     let issued = state.db.write(move |tx| Ok::<_, ApiError>(keys::issue(tx, &project_id)?)).await;
     // The old keys stop working with the next request.
     state.keys.forget_all();
     let issued = issued?;
-    Ok(Json(project_view(&project, Some(&issued.public_key), role, Some(&issued.secret_key))))
+    Ok(Json(ProjectView::new(&project, Some(&issued.public_key), role, Some(&issued.secret_key))))
 }
 
 /// Wipes the project's data (contacts, events, emails, templates, campaigns, segments,
 /// workflows) and keeps the project, its members, keys, domains and webhook endpoints. Answers
 /// at once; a job deletes the rows in small batches, and the keys are refused until it is done.
+#[utoipa::path(
+    post,
+    path = "/users/@me/projects/{projectId}/reset",
+    tag = "Account",
+    operation_id = "resetProject",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 202, description = "The project, resetting", body = ProjectView)),
+)]
 #[post("/users/@me/projects/<_>/reset")]
-async fn reset(state: &State<AppState>, owner: ProjectOwner) -> Result<(Status, Json<Value>), ApiError> {
+async fn reset(
+    state: &State<AppState>,
+    owner: ProjectOwner,
+) -> Result<(Status, Json<ProjectView>), ApiError> {
     let ProjectMember { project, role, .. } = owner.0;
     let id = project.id.clone();
     let started = state
@@ -218,11 +300,20 @@ async fn reset(state: &State<AppState>, owner: ProjectOwner) -> Result<(Status, 
         .await;
     state.keys.forget_all();
     let (project, public_key) = started?;
-    Ok((Status::Accepted, Json(project_view(&project, public_key.as_deref(), role, None))))
+    Ok((Status::Accepted, Json(ProjectView::new(&project, public_key.as_deref(), role, None))))
 }
 
 /// Deletes the project: it is gone for its members and keys at once; a job deletes its rows
 /// in small batches.
+#[utoipa::path(
+    delete,
+    path = "/users/@me/projects/{projectId}",
+    tag = "Account",
+    operation_id = "deleteProject",
+    params(("projectId" = String, Path, description = "The project's id")),
+    security(("session" = [])),
+    responses((status = 204, description = "Deleted")),
+)]
 #[delete("/users/@me/projects/<_>")]
 async fn remove(state: &State<AppState>, owner: ProjectOwner) -> Result<Status, ApiError> {
     let project = owner.0.project;

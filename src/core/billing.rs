@@ -2,11 +2,12 @@
 //! `billing_usage` tables, which the triggers of migration V19 keep and enforce.
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use time::{Date, Month, OffsetDateTime, Time};
 
 use crate::clock;
 use crate::error::{ApiError, FieldError};
+use crate::views::billing::{CategoryUsage, Consumption, Limits, MonthlyUsage, Period};
 
 /// The categories, as the API names them: emails queued by `/v1/send`, by campaigns and by
 /// workflows, and events tracked by the app.
@@ -28,15 +29,18 @@ pub fn month_of(ms: i64) -> (i64, i64, i64) {
 }
 
 /// The project's caps, every category named (null for none).
-pub fn limits(conn: &Connection, project: &str) -> rusqlite::Result<Value> {
-    let mut out = Map::new();
+pub fn limits(conn: &Connection, project: &str) -> rusqlite::Result<Limits> {
     let mut stmt = conn
         .prepare_cached("SELECT monthly_cap FROM billing_limits WHERE project_id = ?1 AND category = ?2")?;
-    for category in CATEGORIES {
-        let cap: Option<i64> = stmt.query_row(params![project, category], |r| r.get(0)).optional()?;
-        out.insert(category.into(), json!(cap));
-    }
-    Ok(Value::Object(out))
+    let mut cap = |category: &str| -> rusqlite::Result<Option<i64>> {
+        stmt.query_row(params![project, category], |r| r.get(0)).optional()
+    };
+    Ok(Limits {
+        transactional: cap("transactional")?,
+        marketing: cap("marketing")?,
+        workflow: cap("workflow")?,
+        events: cap("events")?,
+    })
 }
 
 /// Checks a `PUT` body: an object of categories, each a whole number from 0 to [`MAX_CAP`] or
@@ -92,23 +96,27 @@ pub fn set_limits(conn: &Connection, project: &str, caps: &[(&str, Option<i64>)]
 }
 
 /// What the project used in the month holding `now`, by category, with its cap and what is left.
-pub fn consumption(conn: &Connection, project: &str, now: i64) -> rusqlite::Result<Value> {
+pub fn consumption(conn: &Connection, project: &str, now: i64) -> rusqlite::Result<Consumption> {
     let (month, start, end) = month_of(now);
     let caps = limits(conn, project)?;
     let mut used_stmt = conn.prepare_cached(
         "SELECT used FROM billing_usage WHERE project_id = ?1 AND month = ?2 AND category = ?3",
     )?;
-    let mut out = Map::new();
-    for category in CATEGORIES {
+    let mut usage = |category: &str, limit: Option<i64>| -> rusqlite::Result<CategoryUsage> {
         let used: i64 =
             used_stmt.query_row(params![project, month, category], |r| r.get(0)).optional()?.unwrap_or(0);
-        let limit = caps[category].as_i64();
-        out.insert(
-            category.into(),
-            json!({ "used": used, "limit": limit, "remaining": limit.map(|l| (l - used).max(0)) }),
-        );
-    }
-    Ok(json!({ "period": { "start": clock::iso(start), "end": clock::iso(end) }, "usage": out }))
+        Ok(CategoryUsage { used, limit, remaining: limit.map(|l| (l - used).max(0)) })
+    };
+    Ok(Consumption {
+        period: Period { start: clock::iso(start), end: clock::iso(end) },
+        usage: MonthlyUsage {
+            transactional: usage("transactional", caps.transactional)?,
+            marketing: usage("marketing", caps.marketing)?,
+            workflow: usage("workflow", caps.workflow)?,
+            events: usage("events", caps.events)?,
+        },
+        subscription: None,
+    })
 }
 
 /// The project's Stripe customer and subscription, when a checkout made them.
@@ -169,6 +177,7 @@ pub fn apply_stripe_event(conn: &Connection, event: &Value) -> rusqlite::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn months_are_calendar_months_in_utc() {

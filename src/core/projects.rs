@@ -9,6 +9,7 @@ use crate::db::projects::{self, Project, Wipe};
 use crate::db::{jobs, wipe};
 use crate::error::ApiError;
 use crate::scheduler::wipes;
+use crate::views::projects::SetupState;
 
 /// Longest project name.
 pub const MAX_NAME_CHARS: usize = 100;
@@ -61,7 +62,7 @@ pub fn start_wipe(conn: &Connection, id: &str, wipe: Wipe) -> Result<(), ApiErro
 
 /// The onboarding checklist of `GET /projects/:id/setup-state`: each first step taken or not,
 /// in the order the dashboard lists them. Each is one indexed lookup.
-pub fn setup_state(conn: &Connection, id: &str) -> rusqlite::Result<serde_json::Value> {
+pub fn setup_state(conn: &Connection, id: &str) -> rusqlite::Result<SetupState> {
     let exists = |sql: &str| conn.query_row(&format!("SELECT EXISTS ({sql})"), [id], |r| r.get::<_, bool>(0));
     let domain = exists("SELECT 1 FROM domains WHERE project_id = ?1 AND status = 'verified'")?;
     let contact = exists("SELECT 1 FROM contacts WHERE project_id = ?1")?;
@@ -74,21 +75,16 @@ pub fn setup_state(conn: &Connection, id: &str) -> rusqlite::Result<serde_json::
         .query_map([id], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
     let event = names.iter().any(|name| !track::is_reserved(name));
-    let steps = [
-        ("domainVerified", domain),
-        ("firstContact", contact),
-        ("firstEvent", event),
-        ("firstSend", send),
-        ("firstCampaign", campaign),
-    ];
-    let mut state = serde_json::Map::new();
-    for (step, done) in steps {
-        state.insert(step.into(), done.into());
-    }
-    let done = steps.iter().filter(|(_, done)| *done).count();
-    state.insert("completed".into(), done.into());
-    state.insert("total".into(), steps.len().into());
-    Ok(state.into())
+    let steps = [domain, contact, event, send, campaign];
+    Ok(SetupState {
+        domain_verified: domain,
+        first_contact: contact,
+        first_event: event,
+        first_send: send,
+        first_campaign: campaign,
+        completed: steps.iter().filter(|done| **done).count(),
+        total: steps.len(),
+    })
 }
 
 #[cfg(test)]

@@ -5,11 +5,11 @@
 //! owner or admin enables it again.
 
 use rusqlite::{Connection, params};
-use serde_json::{Value, json};
 
 use crate::clock;
 use crate::config::ReputationConfig;
 use crate::db::new_id;
+use crate::views::projects::{Security, Suspension, Thresholds, Window};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -129,26 +129,26 @@ pub fn state(
     disabled: bool,
     config: &ReputationConfig,
     now: i64,
-) -> rusqlite::Result<Value> {
+) -> rusqlite::Result<Security> {
     let r = rates(conn, project, config, now)?;
-    let suspensions: Vec<Value> = conn
+    let suspensions: Vec<Suspension> = conn
         .prepare_cached(
             "SELECT id, reason, sent, hard_bounces, complaints, created_at, lifted_at FROM suspensions
              WHERE project_id = ?1 ORDER BY created_at DESC LIMIT 20",
         )?
         .query_map([project], |row| {
-            Ok(json!({
-                "id": row.get::<_, String>(0)?,
-                "reason": row.get::<_, String>(1)?,
-                "sent": row.get::<_, i64>(2)?,
-                "hardBounces": row.get::<_, i64>(3)?,
-                "complaints": row.get::<_, i64>(4)?,
-                "createdAt": clock::iso(row.get(5)?),
-                "liftedAt": row.get::<_, Option<i64>>(6)?.map(clock::iso),
-            }))
+            Ok(Suspension {
+                id: row.get(0)?,
+                reason: row.get(1)?,
+                sent: row.get(2)?,
+                hard_bounces: row.get(3)?,
+                complaints: row.get(4)?,
+                created_at: clock::iso(row.get(5)?),
+                lifted_at: row.get::<_, Option<i64>>(6)?.map(clock::iso),
+            })
         })?
         .collect::<Result<_, _>>()?;
-    let open = suspensions.first().filter(|s| s["liftedAt"].is_null() && disabled).cloned();
+    let open = suspensions.first().filter(|s| s.lifted_at.is_none() && disabled).cloned();
     let warning = r.sent >= i64::from(config.min_sent)
         && (r.bounce_rate() > config.bounce_rate / 2.0 || r.complaint_rate() > config.complaint_rate / 2.0);
     let status = if open.is_some() {
@@ -158,21 +158,29 @@ pub fn state(
     } else {
         "ok"
     };
-    Ok(json!({
-        "projectId": project,
-        "status": status,
-        "disabled": disabled,
-        "suspension": open,
-        "window": { "days": config.window_days, "from": clock::iso(window_start(config, now)), "to": clock::iso(now) },
-        "sent": r.sent,
-        "hardBounces": r.hard_bounces,
-        "complaints": r.complaints,
-        "bounceRate": r.bounce_rate(),
-        "complaintRate": r.complaint_rate(),
-        "thresholds": { "bounceRate": config.bounce_rate, "complaintRate": config.complaint_rate, "minSent": config.min_sent,
-                        "suspend": config.suspend },
-        "suspensions": suspensions,
-    }))
+    Ok(Security {
+        project_id: project.to_string(),
+        status,
+        disabled,
+        suspension: open,
+        window: Window {
+            days: config.window_days,
+            from: clock::iso(window_start(config, now)),
+            to: clock::iso(now),
+        },
+        sent: r.sent,
+        hard_bounces: r.hard_bounces,
+        complaints: r.complaints,
+        bounce_rate: r.bounce_rate(),
+        complaint_rate: r.complaint_rate(),
+        thresholds: Thresholds {
+            bounce_rate: config.bounce_rate,
+            complaint_rate: config.complaint_rate,
+            min_sent: config.min_sent,
+            suspend: config.suspend,
+        },
+        suspensions,
+    })
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! Times are ISO 8601 strings in UTC with milliseconds (`2026-11-24T12:00:00.000Z`).
 
 pub mod accounts;
+pub mod billing;
 pub mod campaigns;
 pub mod conditions;
 pub mod contact_jobs;
@@ -14,6 +15,7 @@ pub mod emails;
 pub mod events;
 pub mod fields;
 pub mod outbox;
+pub mod projects;
 pub mod receivers;
 pub mod segments;
 pub mod send;
