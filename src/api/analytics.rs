@@ -5,7 +5,7 @@
 
 use rocket::serde::json::Json;
 use rocket::{FromForm, Route, State, get, routes};
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 
 use super::guards::ProjectAccess;
 use super::pagination;
@@ -15,6 +15,27 @@ use crate::db::events::{self, ListQuery};
 use crate::db::{DbError, campaigns, rollups};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::views::CursorPage;
+use crate::views::analytics::{
+    Activity, ActivityRates, ActivityStats, ActivityType, ActivityTypes, CampaignFigures,
+    CampaignFiguresList, RecentCount, SeriesPoint, TimeSeries, TopCampaigns, TopEvent, TopEvents, Upcoming,
+    UpcomingCampaign, UpcomingExecution,
+};
+use crate::views::events::Event;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    feed,
+    types,
+    stats,
+    recent_count,
+    upcoming,
+    timeseries,
+    top_events,
+    top_campaigns,
+    campaign_stats
+))]
+pub struct Doc;
 
 pub fn routes() -> Vec<Route> {
     routes![feed, types, stats, recent_count, upcoming, timeseries, top_events, top_campaigns, campaign_stats]
@@ -98,21 +119,35 @@ fn range(
     Ok((from, to))
 }
 
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct FeedParams<'r> {
+    /// Activity types, comma-separated (`send,open,click`); default all.
+    #[param(value_type = Option<String>)]
     types: Option<&'r str>,
+    /// 1 to 100 (larger is taken as 100); default 20.
+    #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<&'r str>,
+    /// The previous page's `cursor`.
+    #[param(value_type = Option<String>)]
     cursor: Option<&'r str>,
 }
 
 /// The activity feed: sends, deliveries, opens, clicks, bounces, complaints, failures, inbound
 /// mail, subscription changes and tracked events, newest first (`types` narrows it).
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "listActivity",
+    params(FeedParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "A page of the feed", body = CursorPage<Activity>)),
+)]
 #[get("/activity?<params..>")]
 async fn feed(
     state: &State<AppState>,
     access: ProjectAccess,
     params: FeedParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<CursorPage<Activity>>, ApiError> {
     let names = names_of(params.types)?;
     let limit = pagination::limit(params.limit)?;
     let after = super::events::after(params.cursor)?;
@@ -131,23 +166,28 @@ async fn feed(
             Ok::<_, DbError>(events::list(conn, &q)?)
         })
         .await?;
-    Ok(Json(json!(super::events::page_of(&rows, limit, None, |e| {
-        let mut item = crate::core::events::view(e);
-        item["type"] = json!(type_of(&e.name));
-        item
-    }))))
+    Ok(Json(super::events::page_of(&rows, limit, None, |e| Activity {
+        event: Event::from(e),
+        kind: type_of(&e.name),
+    })))
 }
 
 /// The activity types, with how many of each the project has had in the last 30 days.
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "listActivityTypes",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The activity types", body = ActivityTypes)),
+)]
 #[get("/activity/types")]
-async fn types(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+async fn types(state: &State<AppState>, access: ProjectAccess) -> Result<Json<ActivityTypes>, ApiError> {
     let counts =
         counts_by_type(state, access.project.id, clock::now_ms() - 30 * DAY, clock::now_ms()).await?;
-    let list: Vec<Value> = TYPES
+    let types = TYPES
         .iter()
-        .map(|(t, n)| json!({ "type": t, "event": n, "count": counts.get(*t).and_then(Value::as_i64).unwrap_or(0) }))
+        .map(|(kind, event)| ActivityType { kind, event, count: counts.get(kind).copied().unwrap_or(0) })
         .collect();
-    Ok(Json(json!({ "types": list })))
+    Ok(Json(ActivityTypes { types }))
 }
 
 async fn counts_by_type(
@@ -155,56 +195,79 @@ async fn counts_by_type(
     project: String,
     from: i64,
     to: i64,
-) -> Result<Map<String, Value>, ApiError> {
+) -> Result<BTreeMap<&'static str, i64>, ApiError> {
     let totals =
         state.db.run(move |conn| Ok::<_, DbError>(rollups::totals(conn, &project, from, to)?)).await?;
-    let mut counts: Map<String, Value> = TYPES.iter().map(|(t, _)| (t.to_string(), json!(0))).collect();
+    let mut counts: BTreeMap<&'static str, i64> = TYPES.iter().map(|(t, _)| (*t, 0)).collect();
     for (name, n) in totals {
-        let t = type_of(&name);
-        if t != "other" {
-            let was = counts.get(t).and_then(Value::as_i64).unwrap_or(0);
-            counts.insert(t.to_string(), json!(was + n));
+        if let Some(count) = counts.get_mut(type_of(&name)) {
+            *count += n;
         }
     }
     Ok(counts)
 }
 
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct RangeParams<'r> {
+    /// Start: a date (`2026-11-24`), ISO 8601 time or milliseconds; default 30 days before `to`.
+    #[param(value_type = Option<String>)]
     from: Option<&'r str>,
+    /// End: as `from`; default now.
+    #[param(value_type = Option<String>)]
     to: Option<&'r str>,
 }
 
 /// Counts per activity type over a range (default the last 30 days), with open, click, bounce
 /// and complaint rates per send.
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "getActivityStats",
+    params(RangeParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "Counts and rates", body = ActivityStats)),
+)]
 #[get("/activity/stats?<params..>")]
 async fn stats(
     state: &State<AppState>,
     access: ProjectAccess,
     params: RangeParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ActivityStats>, ApiError> {
     let (from, to) = range(params.from, params.to, 30, 3660)?;
     let counts = counts_by_type(state, access.project.id, from, to).await?;
-    let n = |t: &str| counts.get(t).and_then(Value::as_i64).unwrap_or(0) as f64;
+    let n = |t: &str| counts.get(t).copied().unwrap_or(0) as f64;
     let rate = |t: &str| if n("send") > 0.0 { n(t) / n("send") } else { 0.0 };
-    Ok(Json(json!({
-        "from": clock::iso(from), "to": clock::iso(to), "counts": counts,
-        "rates": { "open": rate("open"), "click": rate("click"), "bounce": rate("bounce"), "complaint": rate("complaint") },
-    })))
+    let rates = ActivityRates {
+        open: rate("open"),
+        click: rate("click"),
+        bounce: rate("bounce"),
+        complaint: rate("complaint"),
+    };
+    Ok(Json(ActivityStats { from: clock::iso(from), to: clock::iso(to), counts, rates }))
 }
 
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct RecentParams<'r> {
+    /// 1 to 2160; default 24.
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 2160)]
     hours: Option<&'r str>,
 }
 
 /// How many events the project recorded in the last `hours` (default 24; whole hours).
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "countRecentActivity",
+    params(RecentParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The count", body = RecentCount)),
+)]
 #[get("/activity/recent-count?<params..>")]
 async fn recent_count(
     state: &State<AppState>,
     access: ProjectAccess,
     params: RecentParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<RecentCount>, ApiError> {
     let hours = match params.hours {
         None => 24,
         Some(h) => h
@@ -224,27 +287,36 @@ async fn recent_count(
         .iter()
         .map(|(_, n)| n)
         .sum();
-    Ok(Json(json!({ "count": total, "hours": hours, "since": clock::iso(from) })))
+    Ok(Json(RecentCount { count: total, hours, since: clock::iso(from) }))
 }
 
 /// Scheduled campaigns, soonest first, and the workflow executions waiting with a due time.
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "listUpcoming",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "What is due", body = Upcoming)),
+)]
 #[get("/activity/upcoming")]
-async fn upcoming(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
+async fn upcoming(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Upcoming>, ApiError> {
     let project = access.project.id;
     let (scheduled, waiting) = state
         .db
         .run(move |conn| {
-            let scheduled: Vec<Value> = conn
+            let scheduled: Vec<UpcomingCampaign> = conn
                 .prepare_cached(
                     "SELECT id, name, scheduled_for FROM campaigns WHERE project_id = ?1 AND status = 'SCHEDULED'
                      ORDER BY scheduled_for LIMIT 20",
                 )?
                 .query_map([&project], |r| {
-                    Ok(json!({ "id": r.get::<_, String>(0)?, "name": r.get::<_, String>(1)?,
-                               "scheduledFor": r.get::<_, Option<i64>>(2)?.map(clock::iso) }))
+                    Ok(UpcomingCampaign {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        scheduled_for: r.get::<_, Option<i64>>(2)?.map(clock::iso),
+                    })
                 })?
                 .collect::<Result<_, _>>()?;
-            let waiting: Vec<Value> = conn
+            let waiting: Vec<UpcomingExecution> = conn
                 .prepare_cached(
                     "SELECT e.id, e.workflow_id, w.name, e.contact_id, e.due_at FROM workflow_executions e
                      JOIN workflows w ON w.id = e.workflow_id
@@ -252,32 +324,50 @@ async fn upcoming(state: &State<AppState>, access: ProjectAccess) -> Result<Json
                      ORDER BY e.due_at LIMIT 20",
                 )?
                 .query_map([&project], |r| {
-                    Ok(json!({ "executionId": r.get::<_, String>(0)?, "workflowId": r.get::<_, String>(1)?,
-                               "workflowName": r.get::<_, String>(2)?, "contactId": r.get::<_, String>(3)?,
-                               "dueAt": clock::iso(r.get(4)?) }))
+                    Ok(UpcomingExecution {
+                        execution_id: r.get(0)?,
+                        workflow_id: r.get(1)?,
+                        workflow_name: r.get(2)?,
+                        contact_id: r.get(3)?,
+                        due_at: clock::iso(r.get(4)?),
+                    })
                 })?
                 .collect::<Result<_, _>>()?;
             Ok::<_, DbError>((scheduled, waiting))
         })
         .await?;
-    Ok(Json(json!({ "campaigns": scheduled, "executions": waiting })))
+    Ok(Json(Upcoming { campaigns: scheduled, executions: waiting }))
 }
 
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct SeriesParams<'r> {
+    /// Start: a date (`2026-11-24`), ISO 8601 time or milliseconds; default 30 days before `to`.
+    #[param(value_type = Option<String>)]
     from: Option<&'r str>,
+    /// End: as `from`; default now.
+    #[param(value_type = Option<String>)]
     to: Option<&'r str>,
+    /// `day` (the default; at most 366 days) or `hour` (at most 31 days).
+    #[param(value_type = Option<String>)]
     interval: Option<&'r str>,
 }
 
 /// Sends, deliveries, opens, clicks, bounces and complaints per day (at most 366) or hour (at
 /// most 31 days), every bucket present.
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "getTimeSeries",
+    params(SeriesParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The series", body = TimeSeries)),
+)]
 #[get("/analytics/timeseries?<params..>")]
 async fn timeseries(
     state: &State<AppState>,
     access: ProjectAccess,
     params: SeriesParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TimeSeries>, ApiError> {
     let (bucket, max_days) = match params.interval.unwrap_or("day") {
         "day" => (DAY, 366),
         "hour" => (HOUR, 31),
@@ -285,16 +375,16 @@ async fn timeseries(
     };
     let (from, to) = range(params.from, params.to, 30, max_days)?;
     let (from, to) = (from / bucket * bucket, (to + bucket - 1) / bucket * bucket);
-    const SERIES: &[(&str, &str)] = &[
-        ("sent", "email.sent"),
-        ("delivered", "email.delivered"),
-        ("opened", "email.opened"),
-        ("clicked", "email.clicked"),
-        ("bounced", "email.bounced"),
-        ("complained", "email.complained"),
+    const SERIES: &[&str] = &[
+        "email.sent",
+        "email.delivered",
+        "email.opened",
+        "email.clicked",
+        "email.bounced",
+        "email.complained",
     ];
     let project = access.project.id;
-    let names: Vec<&'static str> = SERIES.iter().map(|(_, n)| *n).collect();
+    let names: Vec<&'static str> = SERIES.to_vec();
     let rows = state
         .db
         .run(move |conn| Ok::<_, DbError>(rollups::series(conn, &project, (from, to), bucket, &names)?))
@@ -303,90 +393,128 @@ async fn timeseries(
     let mut at = from;
     let mut rows = rows.into_iter().peekable();
     while at < to {
-        let mut point = json!({ "date": clock::iso(at) });
-        for (key, _) in SERIES {
-            point[*key] = json!(0);
-        }
+        let mut point = SeriesPoint { date: clock::iso(at), ..SeriesPoint::default() };
         while let Some((_, name, n)) = rows.next_if(|(b, _, _)| *b == at) {
-            if let Some((key, _)) = SERIES.iter().find(|(_, e)| *e == name) {
-                point[*key] = json!(n);
+            match name.as_str() {
+                "email.sent" => point.sent = n,
+                "email.delivered" => point.delivered = n,
+                "email.opened" => point.opened = n,
+                "email.clicked" => point.clicked = n,
+                "email.bounced" => point.bounced = n,
+                "email.complained" => point.complained = n,
+                _ => {}
             }
         }
         points.push(point);
         at += bucket;
     }
     let interval = if bucket == DAY { "day" } else { "hour" };
-    Ok(Json(
-        json!({ "from": clock::iso(from), "to": clock::iso(to), "interval": interval, "series": points }),
-    ))
+    Ok(Json(TimeSeries { from: clock::iso(from), to: clock::iso(to), interval, series: points }))
 }
 
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct TopParams<'r> {
+    /// Start: a date (`2026-11-24`), ISO 8601 time or milliseconds; default 30 days before `to`.
+    #[param(value_type = Option<String>)]
     from: Option<&'r str>,
+    /// End: as `from`; default now.
+    #[param(value_type = Option<String>)]
     to: Option<&'r str>,
+    /// 1 to 100 (larger is taken as 100); default 20.
+    #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<&'r str>,
 }
 
 /// The most frequent event names over a range (default the last 30 days).
+#[utoipa::path(
+    tag = "Events",
+    operation_id = "getTopEvents",
+    params(TopParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The top event names", body = TopEvents)),
+)]
 #[get("/analytics/top-events?<params..>")]
 async fn top_events(
     state: &State<AppState>,
     access: ProjectAccess,
     params: TopParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TopEvents>, ApiError> {
     let (from, to) = range(params.from, params.to, 30, 3660)?;
     let limit = pagination::limit(params.limit)?;
     let project = access.project.id;
     let totals =
         state.db.run(move |conn| Ok::<_, DbError>(rollups::totals(conn, &project, from, to)?)).await?;
-    let events: Vec<Value> = totals
-        .iter()
+    let events = totals
+        .into_iter()
         .take(limit)
-        .map(|(name, n)| json!({ "name": name, "count": n, "type": type_of(name) }))
+        .map(|(name, count)| TopEvent { kind: type_of(&name), name, count })
         .collect();
-    Ok(Json(json!({ "from": clock::iso(from), "to": clock::iso(to), "events": events })))
+    Ok(Json(TopEvents { from: clock::iso(from), to: clock::iso(to), events }))
 }
 
-#[derive(FromForm)]
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct CampaignParams<'r> {
+    /// `sent`, `opened` (the default), `clicked`, `openRate` or `clickRate`.
+    #[param(value_type = Option<String>)]
     metric: Option<&'r str>,
+    /// 1 to 100 (larger is taken as 100); default 20.
+    #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<&'r str>,
 }
 
 /// The project's sent campaigns ranked by `metric` (`sent`, `opened`, `clicked`, or the rates
 /// `openRate`, `clickRate`), with their figures.
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "getTopCampaigns",
+    params(CampaignParams),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The ranked campaigns", body = TopCampaigns)),
+)]
 #[get("/analytics/top-campaigns?<params..>")]
 async fn top_campaigns(
     state: &State<AppState>,
     access: ProjectAccess,
     params: CampaignParams<'_>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TopCampaigns>, ApiError> {
     let metric = params.metric.unwrap_or("opened").to_string();
     if !["sent", "opened", "clicked", "openRate", "clickRate"].contains(&metric.as_str()) {
         return Err(ApiError::bad_request("metric is sent, opened, clicked, openRate or clickRate"));
     }
     let limit = pagination::limit(params.limit)?;
     let mut all = sent_campaigns(state, access.project.id).await?;
-    let value = |s: &Value| -> f64 {
+    let value = |c: &CampaignFigures| -> f64 {
         match metric.as_str() {
-            "openRate" => s["rates"]["open"].as_f64().unwrap_or(0.0),
-            "clickRate" => s["rates"]["click"].as_f64().unwrap_or(0.0),
-            m => s[m].as_f64().unwrap_or(0.0),
+            "sent" => c.stats.sent as f64,
+            "clicked" => c.stats.clicked as f64,
+            "openRate" => c.stats.rates.open,
+            "clickRate" => c.stats.rates.click,
+            _ => c.stats.opened as f64,
         }
     };
     all.sort_by(|a, b| value(b).total_cmp(&value(a)));
     all.truncate(limit);
-    Ok(Json(json!({ "metric": metric, "campaigns": all })))
+    Ok(Json(TopCampaigns { metric, campaigns: all }))
 }
 
 /// Every sent (or sending) campaign's figures, newest first.
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "listCampaignFigures",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "Each sent campaign with its figures", body = CampaignFiguresList)),
+)]
 #[get("/analytics/campaign-stats")]
-async fn campaign_stats(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Value>, ApiError> {
-    Ok(Json(json!({ "campaigns": sent_campaigns(state, access.project.id).await? })))
+async fn campaign_stats(
+    state: &State<AppState>,
+    access: ProjectAccess,
+) -> Result<Json<CampaignFiguresList>, ApiError> {
+    Ok(Json(CampaignFiguresList { campaigns: sent_campaigns(state, access.project.id).await? }))
 }
 
-async fn sent_campaigns(state: &AppState, project: String) -> Result<Vec<Value>, ApiError> {
+async fn sent_campaigns(state: &AppState, project: String) -> Result<Vec<CampaignFigures>, ApiError> {
     let rows = state
         .db
         .run(move |conn| {
@@ -408,12 +536,6 @@ async fn sent_campaigns(state: &AppState, project: String) -> Result<Vec<Value>,
         .await?;
     Ok(rows
         .iter()
-        .map(|c| {
-            let mut figures = json!(core_campaigns::stats(c));
-            figures["id"] = json!(c.id);
-            figures["name"] = json!(c.name);
-            figures["sentAt"] = json!(c.sent_at.map(clock::iso));
-            figures
-        })
+        .map(|c| CampaignFigures { stats: core_campaigns::stats(c), name: c.name.clone() })
         .collect())
 }

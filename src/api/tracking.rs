@@ -14,8 +14,12 @@ use crate::clock;
 use crate::core::links::{self, Link, escape_html};
 use crate::core::{contacts as core_contacts, events};
 use crate::db::{DbError, contacts, emails, projects};
-use crate::error::ApiError;
+use crate::error::{ApiError, Envelope};
 use crate::state::AppState;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(open, click, unsubscribe_page, unsubscribe, subscribe_page, subscribe, manage_page, manage))]
+pub struct Doc;
 
 pub fn routes() -> Vec<Route> {
     routes![open, click, unsubscribe_page, unsubscribe, subscribe_page, subscribe, manage_page, manage]
@@ -72,6 +76,14 @@ fn not_found() -> Page {
     )
 }
 
+/// The open pixel of a sent email (`.gif` may end the token): records the first open.
+#[utoipa::path(
+    tag = "Pages",
+    operation_id = "trackOpen",
+    params(("token" = String, Path, description = "The signed token of the mailed link")),
+    security(()),
+    responses((status = 200, description = "A transparent 1x1 GIF", content_type = "image/gif", body = Vec<u8>), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
+)]
 #[get("/t/o/<token>")]
 async fn open(state: &State<AppState>, token: &str) -> Page {
     let token = token.trim_end_matches(".gif");
@@ -82,6 +94,14 @@ async fn open(state: &State<AppState>, token: &str) -> Page {
     Page::Gif
 }
 
+/// A tracked link of a sent email: records the click and redirects to the link.
+#[utoipa::path(
+    tag = "Pages",
+    operation_id = "trackClick",
+    params(("token" = String, Path, description = "The signed token of the mailed link")),
+    security(()),
+    responses((status = 302, description = "To the link", headers(("Location" = String, description = "The link as written in the email"))), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
+)]
 #[get("/t/c/<token>")]
 async fn click(state: &State<AppState>, token: &str) -> Result<Redirect, Page> {
     let Some(Link::Click { email, url }) = links::verify(&state.secrets.link, token) else {
@@ -171,6 +191,14 @@ fn button_form(action: &str, label: &str, class: &str, value: &str) -> String {
     )
 }
 
+/// The unsubscribe page of a marketing email: a button to confirm (mail clients follow links).
+#[utoipa::path(
+    tag = "Pages",
+    operation_id = "unsubscribePage",
+    params(("token" = String, Path, description = "The signed token of the mailed link")),
+    security(()),
+    responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
+)]
 #[get("/unsubscribe/<token>")]
 async fn unsubscribe_page(state: &State<AppState>, token: &str) -> Page {
     let Some((Link::Unsubscribe { .. }, contact, project)) = contact_of(state, token).await else {
@@ -200,8 +228,24 @@ struct PageForm<'r> {
     action: Option<&'r str>,
 }
 
+/// The preferences page's form, as the OpenAPI document describes it.
+#[derive(utoipa::ToSchema)]
+#[schema(as = PreferencesForm)]
+#[allow(dead_code)]
+struct PageFormDoc {
+    /// `subscribe` or `unsubscribe`; anything else shows the page again.
+    action: Option<String>,
+}
+
 /// The page's button, and RFC 8058's one-click POST (`List-Unsubscribe=One-Click`), whatever the
 /// body says: the signed token is the permission.
+#[utoipa::path(
+    tag = "Pages",
+    operation_id = "unsubscribe",
+    params(("token" = String, Path, description = "The signed token of the mailed link")),
+    security(()),
+    responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 500, description = "The change could not be saved: a page saying so", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
+)]
 #[post("/unsubscribe/<token>")]
 async fn unsubscribe(state: &State<AppState>, token: &str) -> Page {
     let Some((Link::Unsubscribe { email, .. }, contact, project)) = contact_of(state, token).await else {
@@ -222,6 +266,14 @@ async fn unsubscribe(state: &State<AppState>, token: &str) -> Page {
     page
 }
 
+/// The page to subscribe again, linked from the unsubscribe page.
+#[utoipa::path(
+    tag = "Pages",
+    operation_id = "subscribePage",
+    params(("token" = String, Path, description = "The signed token of the mailed link")),
+    security(()),
+    responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
+)]
 #[get("/subscribe/<token>")]
 async fn subscribe_page(state: &State<AppState>, token: &str) -> Page {
     let Some((Link::Subscribe { .. }, contact, project)) = contact_of(state, token).await else {
@@ -237,6 +289,14 @@ async fn subscribe_page(state: &State<AppState>, token: &str) -> Page {
     page(Status::Ok, "Subscribe", &body)
 }
 
+/// Subscribes the contact again.
+#[utoipa::path(
+    tag = "Pages",
+    operation_id = "subscribe",
+    params(("token" = String, Path, description = "The signed token of the mailed link")),
+    security(()),
+    responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 500, description = "The change could not be saved: a page saying so", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
+)]
 #[post("/subscribe/<token>")]
 async fn subscribe(state: &State<AppState>, token: &str) -> Page {
     let Some((Link::Subscribe { .. }, contact, project)) = contact_of(state, token).await else {
@@ -272,6 +332,14 @@ async fn flip(state: &AppState, contact: contacts::Contact, project: &str, subsc
     )
 }
 
+/// The contact's email preferences page.
+#[utoipa::path(
+    tag = "Pages",
+    operation_id = "preferencesPage",
+    params(("token" = String, Path, description = "The signed token of the mailed link")),
+    security(()),
+    responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
+)]
 #[get("/manage/<token>")]
 async fn manage_page(state: &State<AppState>, token: &str) -> Page {
     let Some((Link::Manage { .. }, contact, project)) = contact_of(state, token).await else {
@@ -300,6 +368,15 @@ fn manage_view(token: &str, contact: &contacts::Contact, project: &str, done: Op
     page(Status::Ok, "Email preferences", &body)
 }
 
+/// Saves the contact's preference from the page's form.
+#[utoipa::path(
+    tag = "Pages",
+    operation_id = "savePreferences",
+    request_body(content = PageFormDoc, content_type = "application/x-www-form-urlencoded"),
+    params(("token" = String, Path, description = "The signed token of the mailed link")),
+    security(()),
+    responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 500, description = "The change could not be saved: a page saying so", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
+)]
 #[post("/manage/<token>", data = "<form>")]
 async fn manage(state: &State<AppState>, token: &str, form: Option<Form<PageForm<'_>>>) -> Page {
     let Some((Link::Manage { .. }, contact, project)) = contact_of(state, token).await else {
