@@ -23,6 +23,7 @@ import { Overview } from "./js/pages/overview.js";
 import { Domains } from "./js/pages/domains.js";
 import { Outbox, OutboxMessage } from "./js/pages/outbox.js";
 import { Settings } from "./js/pages/settings.js";
+import { Reference } from "./js/pages/reference.js";
 
 /** Pages of a project, in the order the navigation lists them. */
 const SECTIONS = [
@@ -61,6 +62,7 @@ const PROJECT_ROUTES = [
   ["outbox/:id", OutboxMessage],
   ["webhooks", Webhooks],
   ["settings", Settings],
+  ["reference", Reference],
 ];
 
 const LAST_PROJECT = "tidings.project";

@@ -576,6 +576,37 @@ await drive("dashboard", async (browser) => {
   await eventsRow.locator("td:text-is('no limit')").waitFor();
   await audit(page, "settings, limits");
 
+  step("settings: the API reference, read from the server's own description");
+  await page.locator("#keys").getByRole("link", { name: "API reference" }).click();
+  await page.waitForSelector("h1:text-is('API reference')");
+  await page.waitForSelector("#op-sendEmail");
+  const described = await (await page.request.get(`${base}/openapi.json`)).json();
+  const operations = Object.values(described.paths).flatMap((item) => Object.keys(item)).length;
+  assert.equal(await page.locator("article.operation").count(), operations, "every operation of the document is on the page");
+  const send = page.locator("#op-sendEmail");
+  assert.equal((await send.locator("h3").textContent()).replace(/\s+/g, " ").trim(), "POST /v1/send");
+  assert.equal((await send.locator("p.meta").first().textContent()).trim(), "Authentication: secret key · sendEmail");
+  assert.match(await page.locator("#op-listContacts p.meta").first().textContent(),
+    /^Authentication: secret key, or session cookie with X-Project-Id · listContacts$/);
+  // The body's fields, from the SendRequest schema, and its example.
+  await send.locator("ul.fields > li > code:text-is('to')").first().waitFor();
+  await send.locator(".example summary").click();
+  assert.match(await send.locator(".example pre").textContent(), /"to": "ada@example.com"/);
+  // An answer's schema opens on demand.
+  await send.locator("details summary:has-text('200')").click();
+  await send.locator("details[open] code:text-is('emails')").waitFor();
+  await page.fill("#reference-filter", "track");
+  await page.waitForSelector("#op-sendEmail", { state: "detached" });
+  await page.locator("#op-track").waitFor();
+  assert.ok((await page.locator("article.operation").count()) < operations);
+  await page.getByRole("navigation", { name: "API sections" }).getByRole("link", { name: "Events" }).click();
+  assert.equal(new URL(page.url()).hash, "#tag-Events", "a section link stays on the page");
+  await page.fill("#reference-filter", "no such operation");
+  await page.waitForSelector("text=No operation matches");
+  await page.fill("#reference-filter", "");
+  await audit(page, "API reference");
+  await shot(page, "reference");
+
   step("the project switcher keeps the page and changes the project");
   await page.goto(`${base}/app/projects`);
   await page.fill("#project-form input[name=name]", "Beta");

@@ -59,6 +59,8 @@ document.addEventListener("click", (event) => {
   if (!link || link.target || link.hasAttribute("download")) return;
   const url = new URL(link.href, location.href);
   if (url.origin !== location.origin || !(url.pathname.startsWith("/app") || url.pathname === "/login" || url.pathname === "/signup")) return;
+  // A link within the page (`#part`) is the browser's to follow.
+  if (url.hash && url.pathname === location.pathname && url.search === location.search) return;
   event.preventDefault();
   navigate(url.pathname + url.search);
 });

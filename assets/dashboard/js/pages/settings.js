@@ -40,6 +40,12 @@ function General({ project, manage, onChanged }) {
     </section>`;
 }
 
+/** Where the keys are used: the API's reference, read from the server's own description. */
+function ReferenceLink({ project }) {
+  return html`<p><a href=${`/app/p/${encodeURIComponent(project.id)}/reference`} id="reference-link">API reference</a>
+    <span class="meta"> — every endpoint, with its parameters and answers (also as <a href="/openapi.json">openapi.json</a>)</span></p>`;
+}
+
 function Keys({ project, manage, onChanged }) {
   const [fresh, setFresh] = useState(null);
   const rotate = useAction(async () => {
@@ -60,6 +66,7 @@ function Keys({ project, manage, onChanged }) {
       ${fresh && html`<${SecretKeyNotice} project=${fresh} />`}
       ${manage && html`<${ActionButton} action=${rotate} confirm=${`Replace both keys of ${project.name}? Apps using the old keys stop working at once.`}>Regenerate keys<//>`}
       <${ErrorBox} error=${rotate.error} />
+      <${ReferenceLink} project=${project} />
     </section>`;
 }
 
@@ -283,7 +290,7 @@ export function Settings({ project, user, onProjectsChanged }) {
       <${General} project=${project} manage=${manage} onChanged=${onProjectsChanged} />
       <${Security} project=${project} />
       ${manage && html`<${Keys} project=${project} manage=${manage} onChanged=${onProjectsChanged} />`}
-      ${!manage && html`<section class="card"><h2>API keys</h2><p class="meta">Only owners and admins see and rotate this project's keys.</p></section>`}
+      ${!manage && html`<section class="card"><h2>API keys</h2><p class="meta">Only owners and admins see and rotate this project's keys.</p><${ReferenceLink} project=${project} /></section>`}
       <${Members} project=${project} user=${user} manage=${manage} />
       <${Limits} project=${project} manage=${manage} />
       ${project.role === "OWNER" && html`<${Danger} project=${project} onChanged=${onProjectsChanged} />`}
