@@ -148,7 +148,22 @@ async fn project_for(req: &Request<'_>, wanted: KeyKind) -> Result<Project, ApiE
             "This project is disabled; an owner or admin can enable it again in the dashboard",
         ));
     }
+    no_repeated_parameter(req)?;
     Ok(project)
+}
+
+/// 400 for a query that names a parameter twice (`?subscribed=true&subscribed=false`): the
+/// routes' optional parameters would read it as absent, and a filter would silently fall away.
+/// Checked once the caller is known, by the key and session guards every API route takes.
+fn no_repeated_parameter(req: &Request<'_>) -> Result<(), ApiError> {
+    let Some(query) = req.uri().query() else { return Ok(()) };
+    let mut seen = std::collections::HashSet::new();
+    match query.segments().map(|(name, _)| name).find(|name| !seen.insert(*name)) {
+        Some(name) => Err(ApiError::bad_request(format!(
+            "The query names {name:?} more than once; give each parameter once"
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn outcome<T>(req: &Request<'_>, result: Result<T, ApiError>) -> Outcome<T, ApiError> {
@@ -216,6 +231,7 @@ impl<'r> FromRequest<'r> for Session {
             if let Some(RateCheck { limit, outcome: Err(wait) }) = &rate.0 {
                 return Err(too_many(*limit, *wait));
             }
+            no_repeated_parameter(req)?;
             Ok(Session { user })
         });
         outcome(req, result)

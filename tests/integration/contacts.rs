@@ -256,6 +256,31 @@ async fn bad_list_parameters_are_400() {
     assert_eq!(status, Status::BadRequest, "a cursor of another sort");
 }
 
+/// A parameter given twice would be read as absent (a filter falling away unseen): it is a
+/// 400 naming it, under a key and under a session alike; once is fine.
+#[rocket::async_test]
+async fn a_parameter_given_twice_is_400_not_ignored() {
+    let app = TestApp::new().await;
+    let (session, keys) = app.user_with_project("owner@example.com").await;
+    create(&app, &keys, json!({ "email": "a@example.com", "subscribed": true })).await;
+    let (status, body) = app.get("/contacts?subscribed=false&subscribed=true", &keys.secret_key).await;
+    assert_eq!(status, Status::BadRequest, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("\"subscribed\""), "{body}");
+    let (status, _) = app.get("/contacts?limit=5&subscribed=false", &keys.secret_key).await;
+    assert_eq!(status, Status::Ok);
+    let res = app
+        .client
+        .get("/contacts?limit=1&limit=100")
+        .cookie(session.clone())
+        .header(rocket::http::Header::new("X-Project-Id", keys.id.clone()))
+        .dispatch()
+        .await;
+    assert_eq!(res.status(), Status::BadRequest);
+    let (status, _, _) =
+        app.as_user(rocket::http::Method::Get, "/users/@me/projects?x=1&x=2", Some(&session), None).await;
+    assert_eq!(status, Status::BadRequest);
+}
+
 #[rocket::async_test]
 async fn pages_neither_skip_nor_repeat_rows_added_in_between() {
     let (app, keys) = app_with_project().await;
