@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::compose;
 use super::conditions::resolve::resolve;
 use super::conditions::sql::{Compiled, compile};
-use super::conditions::{Condition, References};
+use super::conditions::{Condition, References, canonical};
 use super::contacts::parse_email;
 use super::domains::require_verified_sender;
 use crate::clock;
@@ -65,7 +65,7 @@ pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>, A
             let value =
                 f.audience_condition.filter(|v| !v.is_null()).ok_or_else(|| required("audienceCondition"))?;
             let parsed = Condition::parse(&value, "audienceCondition")?;
-            c.audience_condition = Some(value.to_string());
+            c.audience_condition = Some(canonical(&value).to_string());
             Some(parsed)
         }
         _ => {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::conditions::resolve::resolve;
 use super::conditions::sql::{Compiled, compile};
-use super::conditions::{Condition, References};
+use super::conditions::{Condition, References, canonical};
 use super::contacts::{self as core_contacts, Upsert};
 use super::data::DataPatch;
 use super::events;
@@ -125,7 +125,7 @@ pub fn create(conn: &Connection, project: &str, new: NewSegment, now: i64) -> Re
         name: new.name,
         description: new.description,
         kind: if new.is_static { "STATIC".into() } else { "DYNAMIC".into() },
-        condition: if new.is_static { None } else { new.condition },
+        condition: if new.is_static { None } else { new.condition.as_ref().map(canonical) },
         track_membership: new.track_membership,
         member_count: 0,
         counted_at: None,
@@ -173,7 +173,7 @@ pub fn update(
         }
         let condition = check_condition(conn, &segment.project_id, &value, Some(&segment.id))?;
         save_refs(conn, &segment, &condition.references())?;
-        segment.condition = Some(value);
+        segment.condition = Some(canonical(&value));
         segment.compute_cursor = None;
     }
     if let Some(track) = changes.track_membership {

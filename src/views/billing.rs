@@ -6,6 +6,7 @@ use utoipa::ToSchema;
 
 /// A project's monthly caps by category; `null` is no cap.
 #[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
+#[schema(example = json!({ "transactional": 10000, "marketing": 50000, "workflow": null, "events": 1000000 }))]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// Emails queued by `/v1/send`.

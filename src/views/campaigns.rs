@@ -74,7 +74,11 @@ impl From<&Row> for Campaign {
             kind: c.kind.clone(),
             status: c.status.clone(),
             audience_type: c.audience_type.clone(),
-            audience_condition: c.audience_condition.as_deref().and_then(|t| serde_json::from_str(t).ok()),
+            audience_condition: c
+                .audience_condition
+                .as_deref()
+                .and_then(|t| serde_json::from_str(t).ok())
+                .map(|tree| crate::core::conditions::canonical(&tree)),
             segment_id: c.segment_id.clone(),
             template_id: c.template_id.clone(),
             scheduled_for: c.scheduled_for.map(iso),
@@ -171,6 +175,7 @@ impl From<&Row> for CampaignStats {
 /// The body of `POST /campaigns` and `PUT /campaigns/{id}`: `name`, `subject`, `body`, `from`
 /// and `audienceType` required (or a template's subject, body and sender).
 #[derive(Debug, Default, Deserialize, ToSchema)]
+#[schema(example = json!({ "name": "November news", "subject": "What is new", "body": "<p>Hello {{ data.firstName ?? \"there\" }}</p>", "from": "news@acme.test", "audienceType": "FILTERED", "audienceCondition": { "logic": "AND", "groups": [{ "filters": [{ "field": "data.plan", "operator": "equals", "value": "pro" }] }] } }))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CampaignFields {
     pub name: Option<String>,

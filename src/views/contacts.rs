@@ -107,6 +107,7 @@ pub struct UpsertMeta {
 
 /// `POST /contacts`: upserts by email.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({ "email": "ada@example.com", "subscribed": true, "data": { "firstName": "Ada", "plan": "pro" } }))]
 pub struct NewContact {
     /// Required (a missing one is a 400 with the short `{error}` body).
     #[schema(required, format = Email, value_type = String)]

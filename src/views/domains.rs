@@ -46,6 +46,7 @@ pub struct Domain {
 
 /// `POST /domains`.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({ "domain": "acme.test" }))]
 pub struct NewDomain {
     /// A domain name such as `mail.example.com`.
     #[schema(required, value_type = String)]

@@ -253,6 +253,7 @@ pub struct ProjectChanges {
 
 /// `POST /projects/{projectId}/members`.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({ "email": "grace@example.com", "role": "ADMIN" }))]
 pub struct NewMember {
     #[schema(required, format = Email, value_type = String)]
     pub email: Option<String>,

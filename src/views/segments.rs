@@ -62,7 +62,7 @@ impl Segment {
             slug: s.slug.clone(),
             description: s.description.clone(),
             kind: s.kind.clone(),
-            condition: s.condition.clone(),
+            condition: s.condition.as_ref().map(crate::core::conditions::canonical),
             track_membership: s.track_membership,
             member_count: s.member_count,
             counted_at: s.counted_at.map(iso),
@@ -81,6 +81,7 @@ impl Segment {
 
 /// `POST /segments`.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({ "name": "Pro users", "type": "DYNAMIC", "condition": { "logic": "AND", "groups": [{ "filters": [{ "field": "data.plan", "operator": "equals", "value": "pro" }] }] }, "trackMembership": true }))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateSegment {
     /// 1 to 100 characters.

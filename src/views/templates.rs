@@ -57,6 +57,7 @@ impl From<&Row> for Template {
 /// The body of `POST /templates` (`name`, `subject`, `body` and `from` required; a missing
 /// `from` is a 400 with the short `{error}` body) and of `PATCH /templates/{id}` (all optional).
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({ "name": "Welcome", "subject": "Welcome, {{ data.firstName ?? \"there\" }}", "body": "<p>Thanks for signing up.</p>", "from": "hello@acme.test", "fromName": "Acme", "type": "TRANSACTIONAL" }))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TemplateFields {
     /// 1 to 200 characters.

@@ -89,12 +89,24 @@ impl From<&StepRow> for Step {
             id: s.id.clone(),
             kind: s.kind.clone(),
             name: s.name.clone(),
-            config: serde_json::from_str(&s.config).unwrap_or(Value::Null),
+            config: config_of(s),
             position: s.position.as_deref().and_then(|p| serde_json::from_str(p).ok()),
             created_at: iso(s.created_at),
             updated_at: iso(s.updated_at),
         }
     }
+}
+
+/// A step's stored config; a CONDITION's tree in the one form the API shows (rows stored before
+/// trees were kept that way included).
+fn config_of(s: &StepRow) -> Value {
+    let mut config: Value = serde_json::from_str(&s.config).unwrap_or(Value::Null);
+    if s.kind == "CONDITION"
+        && let Some(tree) = config.get_mut("condition")
+    {
+        *tree = crate::core::conditions::canonical(tree);
+    }
+    config
 }
 
 /// Where the editor draws a step.
@@ -246,6 +258,7 @@ pub struct EventField {
 
 /// `POST /workflows`: a workflow is made disabled, with `triggerType: EVENT` and its TRIGGER step.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({ "name": "Onboarding", "description": "Welcome new users", "triggerConfig": { "eventName": "signed-up" } }))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NewWorkflow {
     /// 1 to 100 characters.
@@ -278,6 +291,7 @@ pub struct WorkflowPatch {
 
 /// `POST /workflows/{id}/steps`.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({ "type": "DELAY", "name": "Wait a day", "config": { "amount": 1, "unit": "days" }, "position": { "x": 240, "y": 120 } }))]
 #[serde(deny_unknown_fields)]
 pub struct NewStep {
     /// `SEND_EMAIL`, `DELAY`, `WAIT_FOR_EVENT`, `CONDITION`, `WEBHOOK`, `UPDATE_CONTACT` or
@@ -321,6 +335,7 @@ pub struct NewTransition {
 /// `POST /workflows/{id}/executions`: the contact by id or by email, and the execution's
 /// variables.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({ "email": "ada@example.com", "context": { "coupon": "WELCOME10" } }))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NewExecution {
     pub contact_id: Option<String>,

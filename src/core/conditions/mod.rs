@@ -229,6 +229,40 @@ fn known_keys(node: &Map<String, Value>, allowed: &[&str], path: &str) -> Result
     }
 }
 
+/// A tree that [`Condition::parse`] accepted, written the one way the API shows it: `logic` in
+/// capitals (`AND` where it was left out or null), `filters` always an array, a null
+/// `conditions` left out. Filters stay as they were written. What is stored is this form, so
+/// what is read back matches the documented `ConditionTree`.
+pub fn canonical(tree: &Value) -> Value {
+    let Value::Object(node) = tree else { return tree.clone() };
+    let logic = match node.get("logic").and_then(Value::as_str) {
+        Some(l) if l.eq_ignore_ascii_case("or") => "OR",
+        _ => "AND",
+    };
+    let groups: Vec<Value> = node
+        .get("groups")
+        .and_then(Value::as_array)
+        .map(|groups| {
+            groups
+                .iter()
+                .map(|group| {
+                    let mut out = Map::new();
+                    let filters = group.get("filters").filter(|f| f.is_array()).cloned();
+                    out.insert("filters".into(), filters.unwrap_or_else(|| Value::Array(Vec::new())));
+                    if let Some(nested) = group.get("conditions").filter(|c| !c.is_null()) {
+                        out.insert("conditions".into(), canonical(nested));
+                    }
+                    Value::Object(out)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = Map::new();
+    out.insert("logic".into(), Value::String(logic.into()));
+    out.insert("groups".into(), Value::Array(groups));
+    Value::Object(out)
+}
+
 impl Condition {
     /// Reads and checks a condition tree; errors are 422 naming the node (`path` is where the
     /// tree sits in the request, e.g. `condition`).

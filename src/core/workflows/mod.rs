@@ -240,7 +240,7 @@ pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, S
             let condition = Condition::parse_in_workflow(tree, &at("condition"))?;
             refs.events.extend(condition.references().events);
             refs.condition = Some(condition);
-            json!({ "condition": tree })
+            json!({ "condition": super::conditions::canonical(tree) })
         }
         "WEBHOOK" => {
             let map = object(config, &["url", "method", "headers", "body"], field)?;
