@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 use crate::clock::iso;
 use crate::db::campaigns::Campaign as Row;
 use crate::views::conditions::ConditionTree;
+use crate::views::templates::MailKind;
 
 /// A campaign: one email to an audience, now or at a time.
 #[derive(Debug, Serialize, ToSchema)]
@@ -172,6 +173,18 @@ impl From<&Row> for CampaignStats {
     }
 }
 
+/// Who a campaign goes to: every contact, a segment's members, or those a condition matches.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub enum AudienceType {
+    #[schema(rename = "ALL")]
+    All,
+    #[schema(rename = "SEGMENT")]
+    Segment,
+    #[schema(rename = "FILTERED")]
+    Filtered,
+}
+
 /// The body of `POST /campaigns` and `PUT /campaigns/{id}`: `name`, `subject`, `body`, `from`
 /// and `audienceType` required (or a template's subject, body and sender).
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -189,8 +202,10 @@ pub struct CampaignFields {
     pub reply_to: Option<String>,
     /// `MARKETING` (the default), `TRANSACTIONAL` or `HEADLESS`.
     #[serde(rename = "type")]
+    #[schema(value_type = Option<MailKind>)]
     pub kind: Option<String>,
     /// `ALL`, `SEGMENT` or `FILTERED`.
+    #[schema(value_type = Option<AudienceType>)]
     pub audience_type: Option<String>,
     /// Required with `SEGMENT`.
     pub segment_id: Option<String>,
@@ -207,8 +222,10 @@ pub struct CampaignFields {
 pub struct AudienceBody {
     /// `MARKETING` (the default: subscribed contacts only), `TRANSACTIONAL` or `HEADLESS`.
     #[serde(rename = "type")]
+    #[schema(value_type = Option<MailKind>)]
     pub kind: Option<String>,
     /// `ALL` (the default), `SEGMENT` or `FILTERED`.
+    #[schema(value_type = Option<AudienceType>)]
     pub audience_type: Option<String>,
     pub segment_id: Option<String>,
     #[schema(value_type = Option<ConditionTree>)]

@@ -238,7 +238,7 @@ pub struct Thresholds {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct NewProject {
     /// 1 to 100 characters, on one line.
-    #[schema(required, value_type = String)]
+    #[schema(required, value_type = String, min_length = 1, max_length = 100)]
     pub name: Option<String>,
 }
 
@@ -258,6 +258,7 @@ pub struct NewMember {
     #[schema(required, format = Email, value_type = String)]
     pub email: Option<String>,
     /// `OWNER`, `ADMIN` or `MEMBER` (the default); only an owner makes an owner.
+    #[schema(value_type = Option<RoleName>)]
     pub role: Option<String>,
 }
 
@@ -265,6 +266,6 @@ pub struct NewMember {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct RoleChange {
     /// `OWNER`, `ADMIN` or `MEMBER`.
-    #[schema(required, value_type = String)]
+    #[schema(required, value_type = RoleName)]
     pub role: Option<String>,
 }

@@ -79,18 +79,29 @@ impl Segment {
     }
 }
 
+/// DYNAMIC (whoever matches the condition) or STATIC (members added by hand).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub enum SegmentKind {
+    #[schema(rename = "DYNAMIC")]
+    Dynamic,
+    #[schema(rename = "STATIC")]
+    Static,
+}
+
 /// `POST /segments`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[schema(example = json!({ "name": "Pro users", "type": "DYNAMIC", "condition": { "logic": "AND", "groups": [{ "filters": [{ "field": "data.plan", "operator": "equals", "value": "pro" }] }] }, "trackMembership": true }))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateSegment {
     /// 1 to 100 characters.
-    #[schema(required, value_type = String)]
+    #[schema(required, value_type = String, min_length = 1, max_length = 100)]
     pub name: Option<String>,
     /// At most 500 characters.
     pub description: Option<String>,
     /// `DYNAMIC` (the default) or `STATIC`.
     #[serde(rename = "type")]
+    #[schema(value_type = Option<SegmentKind>)]
     pub kind: Option<String>,
     /// Required for DYNAMIC (a 400 with the short `{error}` body without it).
     #[schema(value_type = Option<ConditionTree>)]

@@ -54,6 +54,19 @@ impl From<&Row> for Template {
     }
 }
 
+/// What kind of mail: `TRANSACTIONAL` (always sent), `MARKETING` (subscribed contacts only, with
+/// an unsubscribe link) or `HEADLESS` (sent as written, nothing added).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub enum MailKind {
+    #[schema(rename = "TRANSACTIONAL")]
+    Transactional,
+    #[schema(rename = "MARKETING")]
+    Marketing,
+    #[schema(rename = "HEADLESS")]
+    Headless,
+}
+
 /// The body of `POST /templates` (`name`, `subject`, `body` and `from` required; a missing
 /// `from` is a 400 with the short `{error}` body) and of `PATCH /templates/{id}` (all optional).
 #[derive(Debug, Deserialize, ToSchema)]
@@ -61,9 +74,11 @@ impl From<&Row> for Template {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TemplateFields {
     /// 1 to 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
     pub name: Option<String>,
     pub description: Option<String>,
     /// 1 to 998 characters, no line break.
+    #[schema(min_length = 1, max_length = 998)]
     pub subject: Option<String>,
     pub body: Option<String>,
     /// On a verified domain (403 otherwise).
@@ -74,6 +89,7 @@ pub struct TemplateFields {
     pub reply_to: Option<String>,
     /// `TRANSACTIONAL`, `MARKETING` (the default) or `HEADLESS`.
     #[serde(rename = "type")]
+    #[schema(value_type = Option<MailKind>)]
     pub kind: Option<String>,
 }
 

@@ -256,13 +256,43 @@ pub struct EventField {
     pub kind: &'static str,
 }
 
+/// How a workflow starts: by its event, or only through the API.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub enum TriggerType {
+    #[schema(rename = "EVENT")]
+    Event,
+    #[schema(rename = "MANUAL")]
+    Manual,
+}
+
+/// The step types a workflow can add (its TRIGGER step comes with it).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub enum StepType {
+    #[schema(rename = "SEND_EMAIL")]
+    SendEmail,
+    #[schema(rename = "DELAY")]
+    Delay,
+    #[schema(rename = "WAIT_FOR_EVENT")]
+    WaitForEvent,
+    #[schema(rename = "CONDITION")]
+    Condition,
+    #[schema(rename = "WEBHOOK")]
+    Webhook,
+    #[schema(rename = "UPDATE_CONTACT")]
+    UpdateContact,
+    #[schema(rename = "EXIT")]
+    Exit,
+}
+
 /// `POST /workflows`: a workflow is made disabled, with `triggerType: EVENT` and its TRIGGER step.
 #[derive(Debug, Deserialize, ToSchema)]
 #[schema(example = json!({ "name": "Onboarding", "description": "Welcome new users", "triggerConfig": { "eventName": "signed-up" } }))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NewWorkflow {
-    /// 1 to 100 characters.
-    #[schema(required, value_type = String)]
+    /// 1 to 200 characters.
+    #[schema(required, value_type = String, min_length = 1, max_length = 200)]
     pub name: Option<String>,
     /// At most 500 characters.
     pub description: Option<String>,
@@ -280,6 +310,7 @@ pub struct WorkflowPatch {
     pub name: Option<String>,
     pub description: Option<String>,
     /// `EVENT` or `MANUAL`.
+    #[schema(value_type = Option<TriggerType>)]
     pub trigger_type: Option<String>,
     /// `{eventName}`.
     #[schema(value_type = Option<Object>)]
@@ -297,7 +328,7 @@ pub struct NewStep {
     /// `SEND_EMAIL`, `DELAY`, `WAIT_FOR_EVENT`, `CONDITION`, `WEBHOOK`, `UPDATE_CONTACT` or
     /// `EXIT` (the TRIGGER step comes with the workflow).
     #[serde(rename = "type")]
-    #[schema(required, value_type = String)]
+    #[schema(required, value_type = StepType)]
     pub kind: Option<String>,
     pub name: Option<String>,
     /// As the step's type has it (see the `Step` schema); default `{}`.

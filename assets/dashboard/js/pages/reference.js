@@ -178,7 +178,12 @@ function resolve(doc, node) {
 /** A short name of a schema's type: `string (email)`, `array of Contact`, `Segment or null`. */
 function typeOf(doc, schema) {
   if (!schema || typeof schema !== "object") return "any";
-  if (schema.$ref) return refName(schema.$ref);
+  if (schema.$ref) {
+    // An enum by name says its values too (`MailKind: "TRANSACTIONAL", …`).
+    const target = resolve(doc, schema);
+    const values = target.enum ? `: ${target.enum.map((v) => JSON.stringify(v)).join(", ")}` : "";
+    return refName(schema.$ref) + values;
+  }
   for (const key of ["oneOf", "anyOf"]) {
     if (schema[key]) return schema[key].map((s) => typeOf(doc, s)).join(" or ");
   }
