@@ -592,6 +592,8 @@ await drive("dashboard", async (browser) => {
   await send.locator("ul.fields > li > code:text-is('to')").first().waitFor();
   await send.locator(".example summary").click();
   assert.match(await send.locator(".example pre").textContent(), /"to": "ada@example.com"/);
+  // An enum names its values.
+  await page.locator("#op-createTemplate span.type", { hasText: 'MailKind: "TRANSACTIONAL", "MARKETING", "HEADLESS"' }).first().waitFor();
   // An answer's schema opens on demand.
   await send.locator("details summary:has-text('200')").click();
   await send.locator("details[open] code:text-is('emails')").waitFor();
