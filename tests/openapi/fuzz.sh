@@ -28,6 +28,7 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 # The server's DNS: dnsmasq on loopback, with no upstream, so that a name it does not hold is
 # refused at once and nothing reaches the internet. Restarted with the sender domain's records
 # once the server has made them (arguments: --txt-record=...).
+[ -x /usr/sbin/dnsmasq ] || { echo "fuzz.sh needs dnsmasq: apt-get install dnsmasq-base" >&2; exit 1; }
 dns_port="$(free_port)"
 start_dns() {
   [ -n "$dns" ] && kill "$dns" 2>/dev/null && wait "$dns" 2>/dev/null
