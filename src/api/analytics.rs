@@ -4,7 +4,7 @@
 //! feed pages through the events themselves, newest first.
 
 use rocket::serde::json::Json;
-use rocket::{FromForm, Route, State, get, routes};
+use rocket::{FromForm, State, get};
 use std::collections::BTreeMap;
 
 use super::guards::ProjectAccess;
@@ -23,8 +23,7 @@ use crate::views::analytics::{
 };
 use crate::views::events::Event;
 
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
+documented_routes!(
     feed,
     types,
     stats,
@@ -34,12 +33,7 @@ use crate::views::events::Event;
     top_events,
     top_campaigns,
     campaign_stats
-))]
-pub struct Doc;
-
-pub fn routes() -> Vec<Route> {
-    routes![feed, types, stats, recent_count, upcoming, timeseries, top_events, top_campaigns, campaign_stats]
-}
+);
 
 const HOUR: i64 = 3_600_000;
 const DAY: i64 = 24 * HOUR;

@@ -3,7 +3,7 @@
 
 use rocket::http::{Cookie, CookieJar, SameSite};
 use rocket::serde::json::Json;
-use rocket::{Route, State, get, post, routes};
+use rocket::{State, get, post};
 
 use super::blocking;
 use super::guards::{ClientIp, SameOrigin, Session};
@@ -16,22 +16,7 @@ use crate::state::AppState;
 pub(super) use crate::views::accounts::TokenAndPassword;
 use crate::views::accounts::{Credentials, Done, PasswordChange, ResetRequest, TokenBody, User as UserView};
 
-pub fn routes() -> Vec<Route> {
-    routes![
-        signup,
-        login,
-        logout,
-        verify_email,
-        request_verification,
-        request_password_reset,
-        reset_password,
-        change_password
-    ]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
+documented_routes!(
     signup,
     login,
     logout,
@@ -40,8 +25,7 @@ pub fn routes() -> Vec<Route> {
     request_password_reset,
     reset_password,
     change_password
-))]
-pub struct Doc;
+);
 
 /// The user as the API shows it.
 pub fn user_view(user: &User) -> UserView {

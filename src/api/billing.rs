@@ -5,7 +5,7 @@
 
 use rocket::request::{FromRequest, Outcome, Request};
 use rocket::serde::json::Json;
-use rocket::{Route, State, get, post, put, routes};
+use rocket::{State, get, post, put};
 use serde_json::{Value, json};
 
 use super::json::{JsonBody, Medium, OptionalJsonBody, RawBody, Small};
@@ -21,13 +21,7 @@ use crate::views::billing::{
 };
 use crate::views::receivers::StripeAnswer;
 
-pub fn routes() -> Vec<Route> {
-    routes![limits, set_limits, consumption, checkout, portal, invoices, stripe_event]
-}
-
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(limits, set_limits, consumption, checkout, portal, invoices, stripe_event))]
-pub struct Doc;
+documented_routes!(limits, set_limits, consumption, checkout, portal, invoices, stripe_event);
 
 /// Stripe's client; 404 when billing is off.
 fn stripe_of(state: &AppState) -> Result<&Stripe, ApiError> {

@@ -5,7 +5,7 @@
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{FromForm, Route, State, delete, get, post, put, routes};
+use rocket::{FromForm, State, delete, get, post, put};
 
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Medium, Message, OptionalJsonBody, Small};
@@ -26,14 +26,7 @@ use crate::views::campaigns::{
 };
 use crate::views::{NumberedPage, Success};
 
-pub fn routes() -> Vec<Route> {
-    routes![list, create, count, read, replace, remove, duplicate, send, cancel, test, stats]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list, create, count, read, replace, remove, duplicate, send, cancel, test, stats))]
-pub struct Doc;
+documented_routes!(list, create, count, read, replace, remove, duplicate, send, cancel, test, stats);
 
 #[derive(FromForm, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -5,7 +5,7 @@ use rocket::fs::TempFile;
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::tokio::io::AsyncReadExt;
-use rocket::{FromForm, Route, State, get, post, routes};
+use rocket::{FromForm, State, get, post};
 
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Medium};
@@ -18,14 +18,15 @@ use crate::scheduler::contact_jobs as worker;
 use crate::state::AppState;
 use crate::views::contact_jobs::{BulkRequest, ContactJob as JobView, CsvUpload, ImportPreview, Queued};
 
-pub fn routes() -> Vec<Route> {
-    routes![upload, preview, import_status, bulk_subscribe, bulk_unsubscribe, bulk_delete, bulk_status]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(upload, preview, import_status, bulk_subscribe, bulk_unsubscribe, bulk_delete, bulk_status))]
-pub struct Doc;
+documented_routes!(
+    upload,
+    preview,
+    import_status,
+    bulk_subscribe,
+    bulk_unsubscribe,
+    bulk_delete,
+    bulk_status
+);
 
 /// Stores the job and its scheduler row in one transaction, then wakes the scheduler.
 async fn queue(

@@ -2,7 +2,7 @@
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{FromForm, Route, State, delete, get, patch, post, routes};
+use rocket::{FromForm, State, delete, get, patch, post};
 use serde::{Deserialize, Serialize};
 
 use super::guards::ProjectAccess;
@@ -22,14 +22,7 @@ use crate::views::contacts::{
     UpsertedContact,
 };
 
-pub fn routes() -> Vec<Route> {
-    routes![list, create, read, change, remove, lookup]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list, create, read, change, remove, lookup))]
-pub struct Doc;
+documented_routes!(list, create, read, change, remove, lookup);
 
 /// Where the next page of a contact list starts, as carried in its cursor.
 #[derive(Serialize, Deserialize)]

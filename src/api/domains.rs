@@ -2,7 +2,7 @@
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{Route, State, delete, get, post, routes};
+use rocket::{State, delete, get, post};
 
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Small};
@@ -14,14 +14,7 @@ use crate::error::{ApiError, conflict_on_unique};
 use crate::state::AppState;
 use crate::views::domains::{Domain as DomainView, NewDomain};
 
-pub fn routes() -> Vec<Route> {
-    routes![create, list, verify, remove]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(create, list, verify, remove))]
-pub struct Doc;
+documented_routes!(create, list, verify, remove);
 
 fn too_many_domains(cap: u32) -> ApiError {
     ApiError::new(

@@ -2,7 +2,7 @@
 //! first, as a cursor list. The contact page of the dashboard shows them.
 
 use rocket::serde::json::Json;
-use rocket::{Route, State, get, routes};
+use rocket::{State, get};
 
 use super::guards::ProjectAccess;
 use super::pagination;
@@ -13,14 +13,7 @@ use crate::state::AppState;
 use crate::views::CursorPage;
 use crate::views::emails::Email as EmailView;
 
-pub fn routes() -> Vec<Route> {
-    routes![for_contact]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(for_contact))]
-pub struct Doc;
+documented_routes!(for_contact);
 
 /// The emails sent, queued or failed to a contact, newest first.
 #[utoipa::path(

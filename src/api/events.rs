@@ -2,7 +2,7 @@
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{FromForm, Route, State, delete, get, routes};
+use rocket::{FromForm, State, delete, get};
 use serde::{Deserialize, Serialize};
 
 use super::guards::ProjectAccess;
@@ -18,14 +18,7 @@ use crate::views::CursorPage;
 use crate::views::events::{DayCount, Event, EventDeletion, EventName, EventStats, NameCount};
 use crate::views::usage::EventUsage;
 
-pub fn routes() -> Vec<Route> {
-    routes![list, for_contact, names, stats, usage, remove]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list, for_contact, names, stats, usage, remove))]
-pub struct Doc;
+documented_routes!(list, for_contact, names, stats, usage, remove);
 
 /// Where the next page starts.
 #[derive(Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 //! `core::workflows::engine`.
 
 use rocket::serde::json::Json;
-use rocket::{FromForm, Route, State, delete, get, post, routes};
+use rocket::{FromForm, State, delete, get, post};
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
@@ -20,13 +20,7 @@ use crate::state::AppState;
 use crate::views::NumberedPage;
 use crate::views::workflows::{CancelledAll, Execution as ExecutionView, NewExecution};
 
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(start, list, read, cancel, cancel_all))]
-pub struct Doc;
-
-pub fn routes() -> Vec<Route> {
-    routes![start, list, read, cancel, cancel_all]
-}
+documented_routes!(start, list, read, cancel, cancel_all);
 
 /// Executions cancelled per write by cancel-all, so a workflow with a million waiting never
 /// holds the writer for long.

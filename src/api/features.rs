@@ -1,19 +1,12 @@
 //! `GET /config`: which optional features this server has on (no auth), for the dashboard.
 
 use rocket::serde::json::Json;
-use rocket::{Route, State, get, routes};
+use rocket::{State, get};
 
 use crate::state::AppState;
 use crate::views::server::{Features, ServerConfig, Tracking};
 
-pub fn routes() -> Vec<Route> {
-    routes![features]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(features))]
-pub struct Doc;
+documented_routes!(features);
 
 /// Which optional features this server has on, and its sign-in providers.
 #[utoipa::path(

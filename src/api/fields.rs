@@ -2,7 +2,7 @@
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{Route, State, delete, get, routes};
+use rocket::{State, delete, get};
 use rusqlite::params;
 use serde_json::{Value, json};
 
@@ -17,14 +17,7 @@ use crate::state::AppState;
 use crate::views::fields::{Field, FieldDeletion, FieldList, FieldValue, FieldValues};
 use crate::views::usage::FieldUsage;
 
-pub fn routes() -> Vec<Route> {
-    routes![list, values, usage, remove]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list, values, usage, remove))]
-pub struct Doc;
+documented_routes!(list, values, usage, remove);
 
 /// Fields every contact has, with their types.
 const STANDARD: &[(&str, &str)] =

@@ -2,20 +2,13 @@
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{Route, State, get, routes};
+use rocket::{State, get};
 
 use crate::db::DbError;
 use crate::state::AppState;
 use crate::views::server::Health;
 
-pub fn routes() -> Vec<Route> {
-    routes![health]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(health))]
-pub struct Doc;
+documented_routes!(health);
 
 /// Whether the server, its database and its scheduler work (for load balancers and monitors).
 #[utoipa::path(

@@ -4,7 +4,7 @@
 
 use rocket::http::CookieJar;
 use rocket::serde::json::Json;
-use rocket::{Route, State, get, post, routes};
+use rocket::{State, get, post};
 
 use super::auth::{TokenAndPassword, limited, new_password_hash, set_cookie, user_view};
 use super::guards::{ClientIp, SameOrigin, Session};
@@ -16,13 +16,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::projects::{InvitationOffer, Joined, ProjectRef};
 
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(show, accept))]
-pub struct Doc;
-
-pub fn routes() -> Vec<Route> {
-    routes![show, accept]
-}
+documented_routes!(show, accept);
 
 /// What the invitation offers: the project, the role and the address, and whether that address
 /// has an account already (then its owner signs in to accept).

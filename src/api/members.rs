@@ -7,7 +7,7 @@
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{Route, State, delete, get, patch, post, routes};
+use rocket::{State, delete, get, patch, post};
 use serde_json::json;
 
 use super::json::{JsonBody, Small};
@@ -23,13 +23,7 @@ use crate::views::projects::{
     Invitation as InvitationView, Invited, Member as MemberView, NewMember, RoleChange,
 };
 
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list, add, change_role, remove, invitations_list, revoke))]
-pub struct Doc;
-
-pub fn routes() -> Vec<Route> {
-    routes![list, add, change_role, remove, invitations_list, revoke]
-}
+documented_routes!(list, add, change_role, remove, invitations_list, revoke);
 
 fn parse_role(role: Option<&str>, default: Option<Role>) -> Result<Role, ApiError> {
     match role {

@@ -3,7 +3,7 @@
 
 use rocket::http::ContentType;
 use rocket::request::{FromRequest, Outcome, Request};
-use rocket::{Route, State, get, routes};
+use rocket::{State, get};
 
 use crate::clock;
 use crate::db::{DbError, emails, jobs};
@@ -11,9 +11,7 @@ use crate::error::{ApiError, stash};
 use crate::metrics::Snapshot;
 use crate::state::AppState;
 
-pub fn routes() -> Vec<Route> {
-    routes![metrics]
-}
+documented_routes!(metrics);
 
 /// The content type of OpenMetrics text, which Prometheus scrapes.
 fn open_metrics() -> ContentType {
@@ -49,11 +47,6 @@ impl<'r> FromRequest<'r> for Scraper {
         }
     }
 }
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(metrics))]
-pub struct Doc;
 
 /// Prometheus metrics in the OpenMetrics text format. With `[metrics] token` set, the token is
 /// required; without it, only loopback clients are served.

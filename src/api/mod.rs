@@ -2,6 +2,22 @@
 //!
 //! Handlers are thin: parse, authorize, call `core`/`db` through the funnel, shape the reply.
 
+/// A module's routes from one list: `routes()` mounts them and `Doc` describes them in the
+/// OpenAPI document (`api::openapi` merges every module's `Doc`), so the two cannot differ.
+/// Defined before the modules so that each can use it.
+macro_rules! documented_routes {
+    ($($route:ident),+ $(,)?) => {
+        /// This module's routes in the OpenAPI document.
+        #[derive(utoipa::OpenApi)]
+        #[openapi(paths($($route),+))]
+        pub struct Doc;
+
+        pub fn routes() -> Vec<rocket::Route> {
+            rocket::routes![$($route),+]
+        }
+    };
+}
+
 pub mod analytics;
 pub mod attempts;
 pub mod auth;

@@ -5,8 +5,8 @@
 
 use std::sync::OnceLock;
 
+use rocket::get;
 use rocket::http::ContentType;
-use rocket::{Route, get, routes};
 use utoipa::openapi::path::ParameterIn;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, OpenApi as Document, RefOr, ResponseBuilder};
@@ -14,14 +14,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
 
 use crate::error::{Envelope, SimpleError};
 
-pub fn routes() -> Vec<Route> {
-    routes![document_json]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(OpenApi)]
-#[openapi(paths(document_json))]
-struct Doc;
+documented_routes!(document_json);
 
 #[derive(OpenApi)]
 #[openapi(

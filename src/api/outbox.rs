@@ -1,7 +1,7 @@
 //! `GET /outbox`: the messages the capture transport kept instead of sending.
 
 use rocket::serde::json::Json;
-use rocket::{FromForm, Route, State, get, routes};
+use rocket::{FromForm, State, get};
 
 use super::guards::ProjectAccess;
 use super::pagination;
@@ -11,14 +11,7 @@ use crate::state::AppState;
 use crate::views::CursorPage;
 use crate::views::outbox::{Header, OutboxMessage, OutboxSource};
 
-pub fn routes() -> Vec<Route> {
-    routes![list, read]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list, read))]
-pub struct Doc;
+documented_routes!(list, read);
 
 #[derive(FromForm, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -3,7 +3,7 @@
 //! is sent. Nothing is stored or sent.
 
 use rocket::serde::json::Json;
-use rocket::{Route, State, post, routes};
+use rocket::{State, post};
 use serde_json::json;
 
 use super::guards::ProjectAccess;
@@ -16,14 +16,7 @@ use crate::mail::message::text_of;
 use crate::state::AppState;
 use crate::views::templates::{Preview, PreviewContact, PreviewRequest};
 
-pub fn routes() -> Vec<Route> {
-    routes![preview]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(preview))]
-pub struct Doc;
+documented_routes!(preview);
 
 /// Renders a subject and body for a contact, as delivery would; nothing is stored or sent.
 #[utoipa::path(

@@ -14,10 +14,9 @@ use crate::views::accounts::User as UserView;
 use crate::views::projects::{NewProject, Project as ProjectView, ProjectChanges, Security, SetupState};
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{Route, State, delete, get, patch, post, routes};
+use rocket::{State, delete, get, patch, post};
 
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
+documented_routes!(
     me,
     list,
     read,
@@ -29,24 +28,7 @@ use rocket::{Route, State, delete, get, patch, post, routes};
     reset,
     remove,
     setup_state
-))]
-pub struct Doc;
-
-pub fn routes() -> Vec<Route> {
-    routes![
-        me,
-        list,
-        read,
-        create,
-        update,
-        security,
-        project_security,
-        regenerate_keys,
-        reset,
-        remove,
-        setup_state
-    ]
-}
+);
 
 /// The signed-in user.
 #[utoipa::path(

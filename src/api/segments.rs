@@ -3,7 +3,7 @@
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{Route, State, delete, get, patch, post, routes};
+use rocket::{State, delete, get, patch, post};
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
@@ -24,13 +24,7 @@ use crate::views::segments::{
     Segment as SegmentView,
 };
 
-pub fn routes() -> Vec<Route> {
-    routes![list, create, count, read, change, remove, members, add_members, remove_members, compute, refresh]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
+documented_routes!(
     list,
     create,
     count,
@@ -42,8 +36,7 @@ pub fn routes() -> Vec<Route> {
     remove_members,
     compute,
     refresh
-))]
-pub struct Doc;
+);
 
 /// The segment as it is inside a write transaction (the copy read before it may be stale: a
 /// computation moves its cursor meanwhile), or 404.

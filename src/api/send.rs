@@ -1,7 +1,7 @@
 //! `POST /v1/send`: queue transactional email.
 
 use rocket::serde::json::Json;
-use rocket::{Route, State, post, routes};
+use rocket::{State, post};
 
 use super::guards::SecretKey;
 use super::idempotency::IdempotencyKey;
@@ -16,14 +16,7 @@ use crate::state::AppState;
 use crate::views::Success;
 use crate::views::send::{SendBody, Sent};
 
-pub fn routes() -> Vec<Route> {
-    routes![send_email]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(send_email))]
-pub struct Doc;
+documented_routes!(send_email);
 
 /// Checks the body; everything that needs no database.
 fn check(body: SendBody, limits: &LimitsConfig) -> Result<Send, ApiError> {

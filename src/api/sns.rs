@@ -5,7 +5,7 @@
 //! server did not send is acknowledged and ignored, so SNS does not retry it.
 
 use rocket::serde::json::Json;
-use rocket::{Route, State, post, routes};
+use rocket::{State, post};
 use serde_json::Value;
 
 use super::json::{JsonBody, Medium};
@@ -17,14 +17,7 @@ use crate::sns::Message;
 use crate::state::AppState;
 use crate::views::receivers::SnsAnswer;
 
-pub fn routes() -> Vec<Route> {
-    routes![receive]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(receive))]
-pub struct Doc;
+documented_routes!(receive);
 
 /// SES notifications through Amazon SNS (with `[webhooks] sns_enabled`): acted on only when the
 /// message's signature verifies and its topic is configured (403 otherwise).

@@ -5,7 +5,7 @@
 use rocket::http::CookieJar;
 use rocket::response::Redirect;
 use rocket::serde::json::Json;
-use rocket::{Route, State, get, routes};
+use rocket::{State, get};
 
 use super::auth::set_cookie;
 use super::blocking;
@@ -17,14 +17,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::server::OauthProvider;
 
-pub fn routes() -> Vec<Route> {
-    routes![oauth_config, start, callback]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(oauth_config, start, callback))]
-pub struct Doc;
+documented_routes!(oauth_config, start, callback);
 
 /// The configured providers, each with the address that starts a sign-in.
 pub fn providers(config: &Config) -> Vec<OauthProvider> {

@@ -2,7 +2,7 @@
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{FromForm, Route, State, delete, get, patch, post, routes};
+use rocket::{FromForm, State, delete, get, patch, post};
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
@@ -19,14 +19,7 @@ use crate::views::NumberedPage;
 use crate::views::templates::{Template as TemplateView, TemplateFields};
 use crate::views::usage::TemplateUsage;
 
-pub fn routes() -> Vec<Route> {
-    routes![list, create, read, change, remove, duplicate, usage]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list, create, read, change, remove, duplicate, usage))]
-pub struct Doc;
+documented_routes!(list, create, read, change, remove, duplicate, usage);
 
 /// A template as the API shows it.
 pub fn view(t: &Template) -> TemplateView {

@@ -3,7 +3,7 @@
 //! commits before the reply.
 
 use rocket::serde::json::Json;
-use rocket::{Route, State, post, routes};
+use rocket::{State, post};
 
 use super::guards::{ProjectAccess, PublicKey};
 use super::idempotency::IdempotencyKey;
@@ -17,14 +17,7 @@ use crate::state::AppState;
 use crate::views::Success;
 use crate::views::track::{TrackBody, Tracked};
 
-pub fn routes() -> Vec<Route> {
-    routes![track_public, track_dashboard]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(track_public, track_dashboard))]
-pub struct Doc;
+documented_routes!(track_public, track_dashboard);
 
 /// Checks the body; everything that needs no database.
 fn check(body: TrackBody) -> Result<Track, ApiError> {

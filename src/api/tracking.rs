@@ -7,7 +7,7 @@ use rocket::form::Form;
 use rocket::http::{ContentType, Header, Status};
 use rocket::request::Request;
 use rocket::response::{self, Redirect, Responder, Response};
-use rocket::{FromForm, Route, State, get, post, routes};
+use rocket::{FromForm, State, get, post};
 use serde_json::json;
 
 use crate::clock;
@@ -17,13 +17,16 @@ use crate::db::{DbError, contacts, emails, projects};
 use crate::error::{ApiError, Envelope};
 use crate::state::AppState;
 
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(open, click, unsubscribe_page, unsubscribe, subscribe_page, subscribe, manage_page, manage))]
-pub struct Doc;
-
-pub fn routes() -> Vec<Route> {
-    routes![open, click, unsubscribe_page, unsubscribe, subscribe_page, subscribe, manage_page, manage]
-}
+documented_routes!(
+    open,
+    click,
+    unsubscribe_page,
+    unsubscribe,
+    subscribe_page,
+    subscribe,
+    manage_page,
+    manage
+);
 
 /// A transparent 1x1 GIF.
 const PIXEL: &[u8] = &[

@@ -8,7 +8,7 @@ use rocket::form::{Errors, Form};
 use rocket::http::{ContentType, Header, Status};
 use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
-use rocket::{Request, Route, State, get, post, routes};
+use rocket::{Request, State, get, post};
 
 use super::contact_jobs::{Upload, read_upload};
 use super::guards::ProjectAccess;
@@ -18,14 +18,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::uploads::{ImageUpload, UploadedImage};
 
-pub fn routes() -> Vec<Route> {
-    routes![upload, serve]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(upload, serve))]
-pub struct Doc;
+documented_routes!(upload, serve);
 
 /// Stores an image (the form part `file`, at most `[limits] upload_bytes`) and answers `{id,
 /// url, contentType, size, createdAt}`.

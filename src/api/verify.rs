@@ -1,7 +1,7 @@
 //! `POST /v1/verify`: is an email address deliverable-looking.
 
 use rocket::serde::json::Json;
-use rocket::{Route, State, post, routes};
+use rocket::{State, post};
 
 use super::guards::SecretKey;
 use super::json::{JsonBody, Small};
@@ -11,14 +11,7 @@ use crate::state::AppState;
 use crate::views::Success;
 use crate::views::track::VerifyBody;
 
-pub fn routes() -> Vec<Route> {
-    routes![verify]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(verify))]
-pub struct Doc;
+documented_routes!(verify);
 
 /// Says whether an address looks deliverable: its syntax, its domain's DNS (MX, A, AAAA and a
 /// website), and whether it is disposable, an alias, a likely typo, plus-addressed or personal.

@@ -4,7 +4,7 @@
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{FromForm, Route, State, delete, get, patch, post, routes};
+use rocket::{FromForm, State, delete, get, patch, post};
 use serde_json::json;
 
 use super::guards::ProjectAccess;
@@ -20,14 +20,7 @@ use crate::state::AppState;
 use crate::views::NumberedPage;
 use crate::views::webhooks::{Delivery, Endpoint as EndpointView, EndpointFields, TestDelivery};
 
-pub fn routes() -> Vec<Route> {
-    routes![list, create, read, update, remove, deliveries, test]
-}
-
-/// These routes in the OpenAPI document.
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(list, create, read, update, remove, deliveries, test))]
-pub struct Doc;
+documented_routes!(list, create, read, update, remove, deliveries, test);
 
 /// Most endpoints per project.
 const MAX_ENDPOINTS: usize = 20;

@@ -4,7 +4,7 @@
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{FromForm, Route, State, delete, get, patch, post, routes};
+use rocket::{FromForm, State, delete, get, patch, post};
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
@@ -24,8 +24,7 @@ use crate::views::workflows::{
     StepPatch, Transition as TransitionView, Workflow as WorkflowView, WorkflowPatch,
 };
 
-#[derive(utoipa::OpenApi)]
-#[openapi(paths(
+documented_routes!(
     list,
     fields,
     create,
@@ -37,24 +36,7 @@ use crate::views::workflows::{
     remove_step,
     add_transition,
     remove_transition
-))]
-pub struct Doc;
-
-pub fn routes() -> Vec<Route> {
-    routes![
-        list,
-        fields,
-        create,
-        read,
-        update,
-        remove,
-        add_step,
-        update_step,
-        remove_step,
-        add_transition,
-        remove_transition
-    ]
-}
+);
 
 #[derive(FromForm, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
