@@ -12,7 +12,7 @@ use crate::core::contacts::parse_email;
 use crate::core::{compose, outbound};
 use crate::db::{DbError, contacts};
 use crate::error::{ApiError, FieldError};
-use crate::mail::message::text_of;
+use crate::mail::text::text_of;
 use crate::state::AppState;
 use crate::views::templates::{Preview, PreviewContact, PreviewRequest};
 

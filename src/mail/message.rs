@@ -9,6 +9,7 @@ use lettre::Message;
 use lettre::message::header::{ContentType, HeaderName, HeaderValue};
 use lettre::message::{Attachment as Part, Mailbox, MultiPart};
 
+use super::text::text_of;
 use crate::core::send::Attachment;
 
 /// Everything a message is made of, rendered.
@@ -29,11 +30,6 @@ pub struct Outgoing {
 fn mailbox(address: &str, name: Option<&str>) -> Result<Mailbox, String> {
     let address = address.parse().map_err(|e| format!("bad address {address}: {e}"))?;
     Ok(Mailbox::new(name.map(str::to_string), address))
-}
-
-/// The plain-text part made from the HTML.
-pub fn text_of(html: &str) -> String {
-    html2text::from_read(html.as_bytes(), 78).unwrap_or_default()
 }
 
 /// The message as bytes, ready to sign and send.

@@ -2,4 +2,5 @@
 
 pub mod dkim;
 pub mod message;
+pub mod text;
 pub mod transport;

@@ -39,6 +39,7 @@ mod sessions;
 mod sns;
 mod sso;
 mod templates;
+mod text_parts;
 mod tracking;
 mod uploads;
 mod verify;

@@ -1,0 +1,241 @@
+//! The plain-text part made from a message's HTML.
+//!
+//! Every link is written inline, right after its text, as `text <url>` (RFC 3986 appendix C's
+//! delimiters), or as the bare URL when the text is the URL itself; no footnote repeats it.
+//! Prose is wrapped at 78 columns at spaces only, so a URL, however long, is never cut: a
+//! verification, reset, unsubscribe or tracked link in the text part opens as it is. Layout
+//! tables are read cell by cell rather than drawn. A line longer than 76 characters (a long
+//! link) makes the part quoted-printable on the wire (lettre chooses the encoding), so no line
+//! of the message itself is longer than 78 characters, far under RFC 5322's 998.
+
+use html2text::render::{TaggedLine, TextDecorator};
+use textwrap::{Options, WordSeparator, WordSplitter};
+
+/// Where prose wraps.
+pub const WIDTH: usize = 78;
+/// The width html2text lays out in: wide enough that it never wraps itself (the wrapping is
+/// done afterwards, where words are never cut).
+const LAYOUT_WIDTH: usize = 100_000;
+
+/// The plain-text part made from the HTML.
+pub fn text_of(html: &str) -> String {
+    let laid_out = html2text::config::with_decorator(InlineLinks::default())
+        .raw_mode(true)
+        .allow_width_overflow()
+        .string_from_read(html.as_bytes(), LAYOUT_WIDTH)
+        .unwrap_or_default();
+    let mut out = String::with_capacity(laid_out.len() + laid_out.len() / WIDTH);
+    for line in laid_out.lines() {
+        wrap_line(line.trim_end(), &mut out);
+    }
+    // No run of blank lines longer than one, and none at the ends.
+    let mut text = String::with_capacity(out.len());
+    let mut blank = 0;
+    for line in out.lines() {
+        if line.is_empty() {
+            blank += 1;
+            continue;
+        }
+        if !text.is_empty() && blank > 0 {
+            text.push('\n');
+        }
+        blank = 0;
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
+/// Wraps one laid-out line at [`WIDTH`], keeping its prefix (`> ` quotes on every line, list
+/// markers as an indent on the lines after the first), and writes it to `out`.
+fn wrap_line(line: &str, out: &mut String) {
+    let quote_len = line.len() - line.trim_start_matches("> ").len();
+    let (quote, rest) = line.split_at(quote_len);
+    let marker = list_marker(rest);
+    let line = dedupe_link_text(rest);
+    let first = quote.to_string();
+    let next = format!("{quote}{}", " ".repeat(marker));
+    let options = Options::new(WIDTH)
+        .word_separator(WordSeparator::AsciiSpace)
+        .word_splitter(WordSplitter::NoHyphenation)
+        .break_words(false)
+        .initial_indent(&first)
+        .subsequent_indent(&next);
+    if line.is_empty() {
+        out.push_str(quote.trim_end());
+        out.push('\n');
+        return;
+    }
+    for wrapped in textwrap::wrap(&line, &options) {
+        out.push_str(wrapped.trim_end());
+        out.push('\n');
+    }
+}
+
+/// The width of a list item's marker (`* `, `12. `) at the start of `line`, or 0.
+fn list_marker(line: &str) -> usize {
+    if line.starts_with("* ") {
+        return 2;
+    }
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && line[digits..].starts_with(". ") { digits + 2 } else { 0 }
+}
+
+/// `https://x.test <https://x.test>` (a link whose text is its URL) as the URL alone; the same
+/// for `a@x.test <mailto:a@x.test>`.
+fn dedupe_link_text(line: &str) -> String {
+    let words: Vec<&str> = line.split(' ').collect();
+    let mut kept: Vec<&str> = Vec::with_capacity(words.len());
+    for word in words {
+        let repeats = word.strip_prefix('<').and_then(|w| w.strip_suffix('>')).is_some_and(|url| {
+            kept.last().is_some_and(|text| {
+                !text.is_empty() && (*text == url || url.strip_prefix("mailto:") == Some(text))
+            })
+        });
+        if !repeats {
+            kept.push(word);
+        }
+    }
+    kept.join(" ")
+}
+
+/// html2text's plain rendering, with each link's URL written after its text instead of in a
+/// footnote.
+#[derive(Clone, Default)]
+struct InlineLinks {
+    /// The URLs of the links open at this point (links may nest in broken HTML).
+    open: Vec<String>,
+}
+
+impl TextDecorator for InlineLinks {
+    type Annotation = ();
+
+    fn decorate_link_start(&mut self, url: &str) -> (String, ()) {
+        self.open.push(url.trim().to_string());
+        (String::new(), ())
+    }
+
+    fn decorate_link_end(&mut self) -> String {
+        match self.open.pop() {
+            Some(url) if !url.is_empty() && !url.starts_with('#') => format!(" <{url}>"),
+            _ => String::new(),
+        }
+    }
+
+    fn decorate_em_start(&self) -> (String, ()) {
+        ("*".into(), ())
+    }
+
+    fn decorate_em_end(&self) -> String {
+        "*".into()
+    }
+
+    fn decorate_strong_start(&self) -> (String, ()) {
+        ("**".into(), ())
+    }
+
+    fn decorate_strong_end(&self) -> String {
+        "**".into()
+    }
+
+    fn decorate_strikeout_start(&self) -> (String, ()) {
+        (String::new(), ())
+    }
+
+    fn decorate_strikeout_end(&self) -> String {
+        String::new()
+    }
+
+    fn decorate_code_start(&self) -> (String, ()) {
+        ("`".into(), ())
+    }
+
+    fn decorate_code_end(&self) -> String {
+        "`".into()
+    }
+
+    fn decorate_preformat_first(&self) {}
+
+    fn decorate_preformat_cont(&self) {}
+
+    fn decorate_image(&mut self, _src: &str, title: &str) -> (String, ()) {
+        let title = title.trim();
+        (if title.is_empty() { String::new() } else { format!("[{title}]") }, ())
+    }
+
+    fn header_prefix(&self, level: usize) -> String {
+        format!("{} ", "#".repeat(level))
+    }
+
+    fn quote_prefix(&self) -> String {
+        "> ".into()
+    }
+
+    fn unordered_item_prefix(&self) -> String {
+        "* ".into()
+    }
+
+    fn ordered_item_prefix(&self, i: i64) -> String {
+        format!("{i}. ")
+    }
+
+    fn make_subblock_decorator(&self) -> Self {
+        InlineLinks::default()
+    }
+
+    fn finalise(&mut self, _urls: Vec<String>) -> Vec<TaggedLine<()>> {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VERIFY: &str = "https://tidings.example/verify-email?token=abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdef";
+
+    #[test]
+    fn links_follow_their_text_whole_and_without_footnotes() {
+        let html = format!(
+            "<table><tr><td><p>Thanks for signing up. Please verify your address with the link below, \
+             which works once and for 48 hours only.</p><p><a href=\"{VERIFY}\">Verify your email</a></p>\
+             <p>Or paste {VERIFY} into your browser.</p></td><td>Side</td></tr></table>"
+        );
+        let text = text_of(&html);
+        let joined = text.replace('\n', " ");
+        assert!(joined.contains(&format!("Verify your email <{VERIFY}>")), "{text}");
+        assert!(joined.contains(&format!(" {VERIFY} into")), "a bare URL in the text is not cut: {text}");
+        assert!(
+            text.lines().any(|l| l == format!("<{VERIFY}>")),
+            "a long link gets a line of its own: {text}"
+        );
+        assert!(!text.contains("[1]"), "no footnotes: {text}");
+        assert!(!text.contains('│'), "layout tables are not drawn: {text}");
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= WIDTH || !line.contains(' ') || line.contains("https://"),
+                "{line:?}"
+            );
+        }
+        assert!(text.lines().any(|l| l.starts_with("Thanks") && l.chars().count() <= WIDTH));
+    }
+
+    #[test]
+    fn a_link_whose_text_is_its_url_is_written_once() {
+        let text = text_of(
+            "<p><a href=\"https://x.test/a\">https://x.test/a</a> or <a href=\"mailto:a@x.test\">a@x.test</a></p>",
+        );
+        assert_eq!(text, "https://x.test/a or a@x.test\n");
+    }
+
+    #[test]
+    fn list_items_and_quotes_keep_their_prefix_when_wrapped() {
+        let long = "word ".repeat(30);
+        let text = text_of(&format!("<ul><li>{long}</li></ul><blockquote>{long}</blockquote>"));
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("* word"));
+        assert!(lines[1].starts_with("  word"), "{text}");
+        assert!(lines.iter().filter(|l| l.starts_with("> word")).count() >= 2, "{text}");
+        assert!(lines.iter().all(|l| l.chars().count() <= WIDTH), "{text}");
+    }
+}
