@@ -11,7 +11,6 @@ use super::guards::ProjectAccess;
 use super::pagination;
 use crate::clock;
 use crate::core::campaigns as core_campaigns;
-use crate::db::events::{self, ListQuery};
 use crate::db::{DbError, campaigns, rollups};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -119,6 +118,24 @@ struct FeedParams<'r> {
     /// Activity types, comma-separated (`send,open,click`); default all.
     #[param(value_type = Option<String>)]
     types: Option<&'r str>,
+    /// Only the activity of this contact.
+    #[field(name = "contactId")]
+    #[param(rename = "contactId", value_type = Option<String>)]
+    contact_id: Option<&'r str>,
+    /// Only activity at or after this date (`YYYY-MM-DD`) or ISO 8601 time.
+    #[param(value_type = Option<String>)]
+    from: Option<&'r str>,
+    /// Only activity before this ISO 8601 time, or up to the end of this date.
+    #[param(value_type = Option<String>)]
+    to: Option<&'r str>,
+    /// `from`, as Plunk's clients call it.
+    #[field(name = "startDate")]
+    #[param(rename = "startDate", value_type = Option<String>)]
+    start_date: Option<&'r str>,
+    /// `to`, as Plunk's clients call it.
+    #[field(name = "endDate")]
+    #[param(rename = "endDate", value_type = Option<String>)]
+    end_date: Option<&'r str>,
     /// 1 to 100 (larger is taken as 100); default 20.
     #[param(value_type = Option<i64>, minimum = 1)]
     limit: Option<&'r str>,
@@ -128,7 +145,8 @@ struct FeedParams<'r> {
 }
 
 /// The activity feed: sends, deliveries, opens, clicks, bounces, complaints, failures, inbound
-/// mail, subscription changes and tracked events, newest first (`types` narrows it).
+/// mail, subscription changes and tracked events, newest first (`types`, `contactId` and a
+/// period narrow it). The first page carries the total.
 #[utoipa::path(
     tag = "Events",
     operation_id = "listActivity",
@@ -142,28 +160,24 @@ async fn feed(
     access: ProjectAccess,
     params: FeedParams<'_>,
 ) -> Result<Json<CursorPage<Activity>>, ApiError> {
+    use super::events::{Filter, either, period};
     let names = names_of(params.types)?;
-    let limit = pagination::limit(params.limit)?;
-    let after = super::events::after(params.cursor)?;
-    let project = access.project.id;
-    let rows = state
-        .db
-        .run(move |conn| {
-            let q = ListQuery {
-                project: &project,
-                name: None,
-                names: &names,
-                contact: None,
-                after,
-                limit: limit + 1,
-            };
-            Ok::<_, DbError>(events::list(conn, &q)?)
+    let (from, to) = period(
+        ("from", either(("from", params.from), ("startDate", params.start_date))?),
+        ("to", either(("to", params.to), ("endDate", params.end_date))?),
+    )?;
+    let filter = Filter {
+        name: None,
+        contact: params.contact_id.filter(|c| !c.is_empty()).map(str::to_string),
+        from,
+        to,
+    };
+    let page =
+        super::events::page(state, access.project.id, filter, names, (params.limit, params.cursor), |e| {
+            Activity { event: Event::from(e), kind: type_of(&e.name) }
         })
         .await?;
-    Ok(Json(super::events::page_of(&rows, limit, None, |e| Activity {
-        event: Event::from(e),
-        kind: type_of(&e.name),
-    })))
+    Ok(Json(page))
 }
 
 /// The activity types, with how many of each the project has had in the last 30 days.

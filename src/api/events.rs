@@ -53,34 +53,93 @@ pub fn page_of<T>(
     CursorPage::new(rows.iter().map(|(e, _)| show(e)).collect(), next, total)
 }
 
-async fn page(
+/// What a list of events shows: a name, a contact, a period (ms, `from` inclusive, `to`
+/// exclusive).
+#[derive(Default)]
+pub struct Filter {
+    pub name: Option<String>,
+    pub contact: Option<String>,
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+}
+
+/// The value of a parameter that has two names (ours and the one Plunk's clients send): 400
+/// when both are given and differ.
+pub fn either<'r>(
+    (name, value): (&str, Option<&'r str>),
+    (alias, aliased): (&str, Option<&'r str>),
+) -> Result<Option<&'r str>, ApiError> {
+    let given = |v: Option<&'r str>| v.map(str::trim).filter(|v| !v.is_empty());
+    match (given(value), given(aliased)) {
+        (Some(a), Some(b)) if a != b => {
+            Err(ApiError::bad_request(format!("{name} and {alias} are one parameter: give one of them")))
+        }
+        (a, b) => Ok(a.or(b)),
+    }
+}
+
+/// An instant of a period named `name`: a date (`YYYY-MM-DD`) or an ISO 8601 time. A date-only
+/// `end` includes that whole day.
+pub fn instant(name: &str, raw: Option<&str>, end: bool) -> Result<Option<i64>, ApiError> {
+    raw.map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(|r| {
+            clock::parse_date(r)
+                .map(|(ms, full)| if full || !end { ms } else { ms.saturating_add(86_400_000) })
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!(
+                        "{name} must be a date (YYYY-MM-DD) or an ISO 8601 time like 2026-11-21T10:00:00Z (found {r:?})"
+                    ))
+                })
+        })
+        .transpose()
+}
+
+/// A period from its start and end parameters (`from`/`to`, or Plunk's `startDate`/`endDate`),
+/// either or both open.
+pub fn period(
+    from: (&str, Option<&str>),
+    to: (&str, Option<&str>),
+) -> Result<(Option<i64>, Option<i64>), ApiError> {
+    let (from, to) = (instant(from.0, from.1, false)?, instant(to.0, to.1, true)?);
+    if let (Some(f), Some(t)) = (from, to)
+        && f >= t
+    {
+        return Err(ApiError::bad_request("the period's start must be before its end"));
+    }
+    Ok((from, to))
+}
+
+/// A page of events (`names` as [`ListQuery::names`]), with the total on the first page.
+pub async fn page<T: Send + 'static>(
     state: &AppState,
     project: String,
-    name: Option<String>,
-    contact: Option<String>,
-    limit: Option<&str>,
-    cursor: Option<&str>,
-) -> Result<CursorPage<Event>, ApiError> {
+    filter: Filter,
+    names: Vec<&'static str>,
+    (limit, cursor): (Option<&str>, Option<&str>),
+    show: impl Fn(&Listed) -> T + Send + 'static,
+) -> Result<CursorPage<T>, ApiError> {
     let limit = pagination::limit(limit)?;
     let after = after(cursor)?;
-    let first = after.is_none();
-    let (rows, total) = state
+    let page = state
         .db
         .run(move |conn| {
             let q = ListQuery {
                 project: &project,
-                name: name.as_deref(),
-                names: &[],
-                contact: contact.as_deref(),
+                name: filter.name.as_deref(),
+                names: &names,
+                contact: filter.contact.as_deref(),
+                from: filter.from,
+                to: filter.to,
                 after,
                 limit: limit + 1,
             };
             let rows = events::list(conn, &q)?;
-            let total = if first { Some(events::count(conn, &project, q.name, q.contact)?) } else { None };
-            Ok::<_, DbError>((rows, total))
+            let total = if after.is_none() { Some(events::count_listed(conn, &q)?) } else { None };
+            Ok::<_, DbError>(page_of(&rows, limit, total, show))
         })
         .await?;
-    Ok(page_of(&rows, limit, total, |e| Event::from(e)))
+    Ok(page)
 }
 
 #[derive(FromForm, utoipa::IntoParams)]
@@ -95,13 +154,31 @@ struct ListParams<'r> {
     /// Only events of this name.
     #[param(value_type = Option<String>)]
     name: Option<&'r str>,
+    /// `name`, as Plunk's clients call it.
+    #[field(name = "eventName")]
+    #[param(rename = "eventName", value_type = Option<String>)]
+    event_name: Option<&'r str>,
     /// Only events of this contact.
     #[field(name = "contactId")]
     #[param(rename = "contactId", value_type = Option<String>)]
     contact_id: Option<&'r str>,
+    /// Only events at or after this date (`YYYY-MM-DD`) or ISO 8601 time.
+    #[param(value_type = Option<String>)]
+    from: Option<&'r str>,
+    /// Only events before this ISO 8601 time, or up to the end of this date.
+    #[param(value_type = Option<String>)]
+    to: Option<&'r str>,
+    /// `from`, as Plunk's clients call it.
+    #[field(name = "startDate")]
+    #[param(rename = "startDate", value_type = Option<String>)]
+    start_date: Option<&'r str>,
+    /// `to`, as Plunk's clients call it.
+    #[field(name = "endDate")]
+    #[param(rename = "endDate", value_type = Option<String>)]
+    end_date: Option<&'r str>,
 }
 
-/// Recent events, newest first; `name` and `contactId` narrow the list.
+/// Recent events, newest first; `name`, `contactId` and a period narrow the list.
 #[utoipa::path(
     tag = "Events",
     operation_id = "listEvents",
@@ -115,9 +192,21 @@ async fn list(
     access: ProjectAccess,
     params: ListParams<'_>,
 ) -> Result<Json<CursorPage<Event>>, ApiError> {
-    let name = params.name.filter(|n| !n.is_empty()).map(str::to_string);
-    let contact = params.contact_id.filter(|c| !c.is_empty()).map(str::to_string);
-    Ok(Json(page(state, access.project.id, name, contact, params.limit, params.cursor).await?))
+    let name = either(("name", params.name), ("eventName", params.event_name))?;
+    let (from, to) = period(
+        ("from", either(("from", params.from), ("startDate", params.start_date))?),
+        ("to", either(("to", params.to), ("endDate", params.end_date))?),
+    )?;
+    let filter = Filter {
+        name: name.map(str::to_string),
+        contact: params.contact_id.filter(|c| !c.is_empty()).map(str::to_string),
+        from,
+        to,
+    };
+    let page =
+        page(state, access.project.id, filter, Vec::new(), (params.limit, params.cursor), |e| Event::from(e))
+            .await?;
+    Ok(Json(page))
 }
 
 /// Every event of one contact, newest first.
@@ -146,8 +235,12 @@ async fn for_contact(
     if found.is_none() {
         return Err(ApiError::not_found(format!("No contact {contact_id} in this project")));
     }
-    let name = name.filter(|n| !n.is_empty()).map(str::to_string);
-    Ok(Json(page(state, access.project.id, name, Some(contact_id.to_string()), limit, cursor).await?))
+    let filter = Filter {
+        name: name.filter(|n| !n.is_empty()).map(str::to_string),
+        contact: Some(contact_id.to_string()),
+        ..Filter::default()
+    };
+    Ok(Json(page(state, access.project.id, filter, Vec::new(), (limit, cursor), |e| Event::from(e)).await?))
 }
 
 /// The distinct event names, with how many events carry each and when the last one happened.
@@ -196,24 +289,12 @@ async fn stats(
     from: Option<&str>,
     to: Option<&str>,
 ) -> Result<Json<EventStats>, ApiError> {
-    let instant = |name: &str, raw: Option<&str>| -> Result<Option<i64>, ApiError> {
-        raw.filter(|r| !r.is_empty())
-            .map(|r| {
-                let day_end = |(ms, full): (i64, bool)| if full || name == "from" { ms } else { ms + 86_400_000 };
-                clock::parse_date(r).map(day_end).ok_or_else(|| {
-                    ApiError::bad_request(format!(
-                        "{name} must be a date (YYYY-MM-DD) or an ISO 8601 time like 2026-11-21T10:00:00Z (found {r:?})"
-                    ))
-                })
-            })
-            .transpose()
-    };
-    let to = instant("to", to)?.unwrap_or_else(|| clock::now_ms() + 1);
-    let from = instant("from", from)?.unwrap_or(to - 30 * 86_400_000);
+    let to = instant("to", to, true)?.unwrap_or_else(|| clock::now_ms() + 1);
+    let from = instant("from", from, false)?.unwrap_or(to.saturating_sub(30 * 86_400_000));
     if from >= to {
         return Err(ApiError::bad_request("from must be before to"));
     }
-    if to - from > MAX_STATS_DAYS * 86_400_000 {
+    if to.saturating_sub(from) > MAX_STATS_DAYS * 86_400_000 {
         return Err(ApiError::bad_request(format!("stats cover at most {MAX_STATS_DAYS} days at a time")));
     }
     let project = access.project.id;

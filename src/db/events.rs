@@ -46,40 +46,73 @@ pub struct ListQuery<'a> {
     /// the service's `email.*`, `contact.*` and `segment.*`).
     pub names: &'a [&'a str],
     pub contact: Option<&'a str>,
+    /// Only events at or after this time (ms).
+    pub from: Option<i64>,
+    /// Only events before this time (ms).
+    pub to: Option<i64>,
     /// The (created_at, rowid) of the last event of the previous page.
     pub after: Option<(i64, i64)>,
     pub limit: usize,
+}
+
+const HOUR: i64 = 3_600_000;
+
+/// The conditions on `name` (a column) of a query's name filters, with their arguments added.
+fn name_filter(q: &ListQuery<'_>, column: &str, args: &mut Vec<rusqlite::types::Value>) -> String {
+    let mut sql = String::new();
+    if let Some(name) = q.name {
+        args.push(name.to_string().into());
+        sql.push_str(&format!(" AND {column} = ?{}", args.len()));
+    }
+    if !q.names.is_empty() {
+        let mut any = Vec::new();
+        for name in q.names {
+            if *name == "*" {
+                any.push(format!(
+                    "({column} NOT LIKE 'email.%' AND {column} NOT LIKE 'contact.%' AND {column} NOT LIKE 'segment.%')"
+                ));
+            } else {
+                args.push(name.to_string().into());
+                any.push(format!("{column} = ?{}", args.len()));
+            }
+        }
+        sql.push_str(&format!(" AND ({})", any.join(" OR ")));
+    }
+    sql
+}
+
+/// The `WHERE` of a query's filters over `events e` (its page position aside), from `?1` on.
+fn filters(
+    q: &ListQuery<'_>,
+    (from, to): (Option<i64>, Option<i64>),
+) -> (String, Vec<rusqlite::types::Value>) {
+    let mut args: Vec<rusqlite::types::Value> = vec![q.project.to_string().into()];
+    let mut sql = String::from(" WHERE e.project_id = ?1");
+    if let Some(contact) = q.contact {
+        args.push(contact.to_string().into());
+        sql.push_str(&format!(" AND e.contact_id = ?{}", args.len()));
+    }
+    sql.push_str(&name_filter(q, "e.name", &mut args));
+    if let Some(from) = from {
+        args.push(from.into());
+        sql.push_str(&format!(" AND e.created_at >= ?{}", args.len()));
+    }
+    if let Some(to) = to {
+        args.push(to.into());
+        sql.push_str(&format!(" AND e.created_at < ?{}", args.len()));
+    }
+    (sql, args)
 }
 
 /// One page of events, newest first, with each row's position for the next page. The order is
 /// (created_at, rowid), which the indexes on project, name and contact all carry, so a page
 /// reads only its own rows.
 pub fn list(conn: &Connection, q: &ListQuery<'_>) -> rusqlite::Result<Vec<(Listed, (i64, i64))>> {
-    let mut sql = String::from(
+    let (filters, mut args) = filters(q, (q.from, q.to));
+    let mut sql = format!(
         "SELECT e.id, e.name, e.contact_id, c.email, e.data, e.created_at, e.rowid
-         FROM events e LEFT JOIN contacts c ON c.id = e.contact_id WHERE e.project_id = ?1",
+         FROM events e LEFT JOIN contacts c ON c.id = e.contact_id{filters}"
     );
-    let mut args: Vec<rusqlite::types::Value> = vec![q.project.to_string().into()];
-    if let Some(name) = q.name {
-        args.push(name.to_string().into());
-        sql.push_str(&format!(" AND e.name = ?{}", args.len()));
-    }
-    if let Some(contact) = q.contact {
-        args.push(contact.to_string().into());
-        sql.push_str(&format!(" AND e.contact_id = ?{}", args.len()));
-    }
-    if !q.names.is_empty() {
-        let mut any = Vec::new();
-        for name in q.names {
-            if *name == "*" {
-                any.push("(e.name NOT LIKE 'email.%' AND e.name NOT LIKE 'contact.%' AND e.name NOT LIKE 'segment.%')".to_string());
-            } else {
-                args.push(name.to_string().into());
-                any.push(format!("e.name = ?{}", args.len()));
-            }
-        }
-        sql.push_str(&format!(" AND ({})", any.join(" OR ")));
-    }
     if let Some((at, rowid)) = q.after {
         args.push(at.into());
         args.push(rowid.into());
@@ -106,27 +139,55 @@ pub fn list(conn: &Connection, q: &ListQuery<'_>) -> rusqlite::Result<Vec<(Liste
     .collect()
 }
 
-/// How many events a list shows in all.
-pub fn count(
-    conn: &Connection,
-    project: &str,
-    name: Option<&str>,
-    contact: Option<&str>,
-) -> rusqlite::Result<i64> {
-    match (name, contact) {
-        // The catalogue keeps these counts, so the common lists never count rows.
-        (None, None) => conn
-            .prepare_cached("SELECT coalesce(sum(events), 0) FROM event_names WHERE project_id = ?1")?
-            .query_row([project], |r| r.get(0)),
-        (Some(name), None) => conn
-            .prepare_cached("SELECT coalesce(sum(events), 0) FROM event_names WHERE project_id = ?1 AND name = ?2")?
-            .query_row([project, name], |r| r.get(0)),
-        (name, Some(contact)) => conn
-            .prepare_cached(
-                "SELECT count(*) FROM events WHERE contact_id = ?1 AND project_id = ?2 AND (?3 IS NULL OR name = ?3)",
-            )?
-            .query_row(params![contact, project, name], |r| r.get(0)),
+/// How many events a list shows in all (its page position aside), without reading more than
+/// two hours of a project's events: one contact's events are counted; otherwise the name
+/// catalogue keeps the all-time counts, and the hourly rollups the counts of the whole hours
+/// of a period, whose partial hours at either end are counted from the events.
+pub fn count_listed(conn: &Connection, q: &ListQuery<'_>) -> rusqlite::Result<i64> {
+    let exact = |period: (Option<i64>, Option<i64>)| -> rusqlite::Result<i64> {
+        let (filters, args) = filters(q, period);
+        conn.prepare_cached(&format!("SELECT count(*) FROM events e{filters}"))?
+            .query_row(rusqlite::params_from_iter(args), |r| r.get(0))
+    };
+    if q.contact.is_some() {
+        return exact((q.from, q.to));
     }
+    let (lo, hi) = (
+        q.from.map(|f| {
+            f.div_euclid(HOUR).saturating_add(i64::from(f.rem_euclid(HOUR) != 0)).saturating_mul(HOUR)
+        }),
+        q.to.map(|t| t.div_euclid(HOUR).saturating_mul(HOUR)),
+    );
+    if let (Some(lo), Some(hi)) = (lo, hi)
+        && lo >= hi
+    {
+        return exact((q.from, q.to));
+    }
+    let mut args: Vec<rusqlite::types::Value> = vec![q.project.to_string().into()];
+    let whole = if lo.is_none() && hi.is_none() {
+        let names = name_filter(q, "name", &mut args);
+        conn.prepare_cached(&format!(
+            "SELECT coalesce(sum(events), 0) FROM event_names WHERE project_id = ?1{names}"
+        ))?
+        .query_row(rusqlite::params_from_iter(args), |r| r.get::<_, i64>(0))?
+    } else {
+        args.push(lo.unwrap_or(i64::MIN).into());
+        args.push(hi.unwrap_or(i64::MAX).into());
+        let names = name_filter(q, "name", &mut args);
+        conn.prepare_cached(&format!(
+            "SELECT coalesce(sum(events), 0) FROM event_hours WHERE project_id = ?1 AND hour >= ?2 AND hour < ?3{names}"
+        ))?
+        .query_row(rusqlite::params_from_iter(args), |r| r.get::<_, i64>(0))?
+    };
+    let head = match (q.from, lo) {
+        (Some(from), Some(lo)) if from < lo => exact((Some(from), Some(lo)))?,
+        _ => 0,
+    };
+    let tail = match (q.to, hi) {
+        (Some(to), Some(hi)) if hi < to => exact((Some(hi), Some(to)))?,
+        _ => 0,
+    };
+    Ok(whole + head + tail)
 }
 
 /// A project's event names with how many events carry each and the last time one did.
@@ -164,7 +225,17 @@ pub fn per_day(conn: &Connection, project: &str, from: i64, to: i64) -> rusqlite
 
 /// How many events of `name` the project has.
 pub fn count_named(conn: &Connection, project: &str, name: &str) -> rusqlite::Result<i64> {
-    count(conn, project, Some(name), None)
+    let q = ListQuery {
+        project,
+        name: Some(name),
+        names: &[],
+        contact: None,
+        from: None,
+        to: None,
+        after: None,
+        limit: 0,
+    };
+    count_listed(conn, &q)
 }
 
 /// Deletes up to `limit` events of `name`; returns how many went.

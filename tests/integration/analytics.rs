@@ -194,3 +194,92 @@ async fn upcoming_work_and_campaign_figures() {
     let (status, _) = room.app.get("/analytics/top-campaigns?metric=revenue", &key).await;
     assert_eq!(status, Status::BadRequest);
 }
+
+/// Events at fixed times, through the same insert the service uses (rollups follow by trigger).
+fn events_at(room: &Mailroom, contact: Option<&str>, name: &str, times: &[i64]) {
+    let conn = room.app.state.db.conn().unwrap();
+    for at in times {
+        tidings::db::events::insert(&conn, &room.keys.id, contact, name, &json!({}), *at).unwrap();
+    }
+}
+
+#[rocket::async_test]
+async fn lists_carry_their_total_on_the_first_page_and_narrow_by_contact_and_period() {
+    let room = Mailroom::new().await;
+    let key = room.keys.secret_key.clone();
+    let (_, ada) = room.app.post("/contacts", &key, json!({ "email": "ada@example.com" })).await;
+    let ada = ada["id"].as_str().unwrap().to_string();
+    let hour = 3_600_000;
+    let base = tidings::clock::parse_date("2026-03-01T00:00:00Z").unwrap().0;
+    // Spread over five hours, with events on both sides of the hour marks a period cuts.
+    let times: Vec<i64> = (0..50).map(|n| base + n * 6 * 60_000 + 1_000).collect();
+    events_at(&room, None, "page.viewed", &times);
+    events_at(&room, Some(&ada), "plan.upgraded", &[base + 30 * 60_000, base + 3 * hour]);
+    events_at(&room, Some(&ada), "email.opened", &[base + 31 * 60_000]);
+
+    // Every list: the total on the first page, 0 after it (api.md rule 3).
+    let first = get(&room, "/activity?limit=5").await;
+    assert_eq!((first["total"].clone(), first["hasMore"].clone()), (json!(53), json!(true)), "{first}");
+    let second = get(&room, &format!("/activity?limit=5&cursor={}", first["cursor"].as_str().unwrap())).await;
+    assert_eq!(second["total"], 0);
+    assert_eq!(get(&room, "/activity?types=open").await["total"], 1);
+    assert_eq!(get(&room, "/activity?types=event").await["total"], 52);
+
+    // A period that cuts hours: the total is exact, and is what the pages hold.
+    let count_in = |from: i64, to: i64| times.iter().filter(|t| **t >= from && **t < to).count() as i64;
+    for (from, to) in [
+        (base + 20 * 60_000, base + 4 * hour + 10 * 60_000),
+        (base + 5 * 60_000, base + 50 * 60_000),
+        (base + hour, base + 3 * hour),
+    ] {
+        let (f, t) = (tidings::clock::iso(from), tidings::clock::iso(to));
+        let upgrades =
+            [base + 30 * 60_000, base + 3 * hour].iter().filter(|at| **at >= from && **at < to).count();
+        for (query, expected) in [
+            (
+                format!("/activity?types=event&startDate={f}&endDate={t}&limit=100"),
+                count_in(from, to) + upgrades as i64,
+            ),
+            (format!("/events?name=page.viewed&from={f}&to={t}&limit=100"), count_in(from, to)),
+        ] {
+            let page = get(&room, &query).await;
+            assert_eq!(page["total"], expected, "{query}");
+            assert_eq!(page["data"].as_array().unwrap().len() as i64, expected, "{query}");
+        }
+    }
+    let open_ended = get(
+        &room,
+        &format!("/events?eventName=page.viewed&startDate={}", tidings::clock::iso(base + 2 * hour)),
+    )
+    .await;
+    assert_eq!(open_ended["total"], count_in(base + 2 * hour, i64::MAX));
+    // A date-only end includes its day.
+    assert_eq!(get(&room, "/events?eventName=page.viewed&endDate=2026-03-01").await["total"], 50);
+    assert_eq!(get(&room, "/events?eventName=page.viewed&endDate=2026-02-28").await["total"], 0);
+
+    // One contact's activity, and Plunk's names for the filters.
+    let hers = get(&room, &format!("/activity?contactId={ada}")).await;
+    let names: Vec<&str> =
+        hers["data"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["plan.upgraded", "email.opened", "plan.upgraded"], "newest first");
+    assert_eq!(hers["total"], 3);
+    let window = format!(
+        "/activity?contactId={ada}&startDate={}&endDate={}",
+        tidings::clock::iso(base),
+        tidings::clock::iso(base + hour)
+    );
+    assert_eq!(get(&room, &window).await["total"], 2);
+    assert_eq!(get(&room, "/events?eventName=plan.upgraded").await["total"], 2);
+
+    // Bad periods and two spellings that disagree are 400; the same value twice is fine.
+    for bad in [
+        "/events?startDate=yesterday",
+        "/activity?startDate=2026-03-02&endDate=2026-03-01",
+        "/events?name=a&eventName=b",
+        "/activity?from=2026-03-01&startDate=2026-03-02",
+    ] {
+        let (status, body) = room.app.get(bad, &key).await;
+        assert_eq!((status, &body["error"]["code"]), (Status::BadRequest, &json!("BAD_REQUEST")), "{bad}");
+    }
+    assert_eq!(get(&room, "/events?name=plan.upgraded&eventName=plan.upgraded").await["total"], 2);
+}
