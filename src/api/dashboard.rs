@@ -2,8 +2,9 @@
 //!
 //! Files are served with their content type, an ETag (their SHA-256) and `Cache-Control:
 //! no-cache`, so browsers revalidate cheaply and never run a stale page after an upgrade. A GET
-//! for an unknown path without a file extension outside the API's prefixes gets `index.html`, so
-//! client-side routes load; unknown paths under an API prefix get the JSON 404.
+//! for one of the dashboard's own pages (`/app/...`, sign-in and the pages mail links open) gets
+//! `index.html`, so client-side routes load; any other unknown path is the JSON 404, so an API
+//! client calling an endpoint Tidings does not have reads an error, never a page.
 
 use std::borrow::Cow;
 use std::io::Cursor;
@@ -20,28 +21,15 @@ use crate::error::ApiError;
 #[folder = "assets/dashboard/"]
 struct Assets;
 
-/// First path segments that belong to the API; unknown paths under them are JSON 404s.
-const API_PREFIXES: &[&str] = &[
-    "v1",
-    "auth",
-    "users",
-    "projects",
-    "contacts",
-    "templates",
-    "campaigns",
-    "segments",
-    "workflows",
-    "events",
-    "domains",
-    "activity",
-    "analytics",
-    "uploads",
-    "config",
-    "webhooks",
-    "health",
-    "outbox",
-    "metrics",
-];
+/// The dashboard's pages outside `/app/`: sign-in, and the pages the links in account mail open
+/// (the dashboard's `LINK_PAGES`).
+const PAGES: &[&str] =
+    &["login", "signup", "forgot-password", "reset-password", "verify-email", "invitation"];
+
+/// Whether `path` (without its leading `/`) is a page of the dashboard.
+fn is_page(path: &str) -> bool {
+    path == "app" || path.starts_with("app/") || PAGES.contains(&path.trim_end_matches('/'))
+}
 
 pub fn routes() -> Vec<Route> {
     routes![index, file]
@@ -107,16 +95,11 @@ fn index(if_none_match: IfNoneMatch) -> Result<Asset, ApiError> {
 #[get("/<path..>", rank = 50)]
 fn file(path: PathBuf, if_none_match: IfNoneMatch) -> Result<Asset, ApiError> {
     let text = path.to_string_lossy().replace('\\', "/");
-    let first = text.split('/').next().unwrap_or("");
-    if API_PREFIXES.contains(&first) {
-        return Err(ApiError::not_found(format!("No endpoint matches GET /{text}")));
-    }
     if let Some(asset) = Asset::load(&text, &if_none_match) {
         return Ok(asset);
     }
-    let last = text.rsplit('/').next().unwrap_or("");
-    if last.contains('.') {
-        return Err(ApiError::not_found(format!("No file /{text}")));
+    if is_page(&text) {
+        return index_page(&if_none_match);
     }
-    index_page(&if_none_match)
+    Err(ApiError::not_found(format!("No endpoint or page matches GET /{text}")))
 }

@@ -34,6 +34,36 @@ async fn not_found_404_for_unknown_routes() {
     assert_envelope(app.client.delete("/users/@me").dispatch().await, 404, "NOT_FOUND").await;
     let error = assert_envelope(app.client.get("/missing.js").dispatch().await, 404, "NOT_FOUND").await;
     assert!(error["message"].as_str().unwrap().contains("/missing.js"));
+    // Endpoints Tidings does not have (Plunk's suppressions, forms, the /api prefix) are JSON
+    // 404s for an API client, never the dashboard's page.
+    for path in ["/suppressions", "/forms", "/landing-pages/x", "/api/webhooks/x", "/unknown", "/app.json"] {
+        let error = assert_envelope(app.client.get(path).dispatch().await, 404, "NOT_FOUND").await;
+        assert!(error["message"].as_str().unwrap().contains(path), "{error}");
+    }
+}
+
+#[rocket::async_test]
+async fn the_dashboard_answers_its_own_pages_and_files() {
+    let app = TestApp::new().await;
+    for page in [
+        "/",
+        "/login",
+        "/signup",
+        "/forgot-password",
+        "/reset-password?token=x",
+        "/verify-email?token=x",
+        "/invitation?token=x",
+        "/app",
+        "/app/projects",
+        "/app/p/some-project/contacts",
+        "/app/no/such/page",
+    ] {
+        let res = app.client.get(page).dispatch().await;
+        assert_eq!((res.status(), res.content_type()), (Status::Ok, Some(ContentType::HTML)), "{page}");
+    }
+    for file in ["/app.js", "/style.css", "/js/router.js", "/favicon.svg"] {
+        assert_eq!(app.client.get(file).dispatch().await.status(), Status::Ok, "{file}");
+    }
 }
 
 #[rocket::async_test]
