@@ -160,11 +160,12 @@ async fn feed(
     access: ProjectAccess,
     params: FeedParams<'_>,
 ) -> Result<Json<CursorPage<Activity>>, ApiError> {
-    use super::events::{Filter, either, period};
+    use super::aliases::param;
+    use super::events::{Filter, period};
     let names = names_of(params.types)?;
     let (from, to) = period(
-        ("from", either(("from", params.from), ("startDate", params.start_date))?),
-        ("to", either(("to", params.to), ("endDate", params.end_date))?),
+        ("from", param(("from", params.from), ("startDate", params.start_date))?),
+        ("to", param(("to", params.to), ("endDate", params.end_date))?),
     )?;
     let filter = Filter {
         name: None,

@@ -269,7 +269,7 @@ async fn reset_password(
 
 async fn reset_with_token(state: &AppState, body: TokenAndPassword) -> Result<(User, String), ApiError> {
     let token = accounts::token_field(body.token.as_deref())?.to_string();
-    let hash = new_password_hash(state, "password", body.password).await?;
+    let hash = new_password_hash(state, "password", password_of(body)?).await?;
     let (secret, hours) = (state.secrets.jwt.clone(), state.config.auth.session_hours);
     state
         .db
@@ -279,6 +279,11 @@ async fn reset_with_token(state: &AppState, body: TokenAndPassword) -> Result<(U
             Ok((user, session))
         })
         .await
+}
+
+/// The password of a token-and-password body, under either of its names.
+pub(super) fn password_of(body: TokenAndPassword) -> Result<Option<String>, ApiError> {
+    super::aliases::field(("password", body.password), ("newPassword", body.new_password))
 }
 
 /// Checks a new password against the rules (422 naming `field`) and hashes it off the executor.

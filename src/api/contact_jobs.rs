@@ -47,10 +47,19 @@ async fn queue(
     Ok(job)
 }
 
-/// A multipart form whose part `file` is the upload (CSV imports, images).
+/// A multipart form whose part `file` is the upload (CSV imports, images); an image may also
+/// come as the part `image`, as Plunk's clients send it.
 #[derive(FromForm)]
 pub(super) struct Upload<'r> {
     file: Option<TempFile<'r>>,
+    image: Option<TempFile<'r>>,
+}
+
+/// Which parts of an [`Upload`] a route reads.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Part {
+    File,
+    FileOrImage,
 }
 
 /// The uploaded file's bytes, within `limit`; `what` names it in errors ("the CSV").
@@ -58,9 +67,21 @@ pub(super) async fn read_upload(
     form: Result<Form<Upload<'_>>, Errors<'_>>,
     limit: u64,
     what: &str,
+    part: Part,
 ) -> Result<Vec<u8>, ApiError> {
-    let form = form.map_err(|errors| form_error(&errors, limit, what))?;
-    let Some(file) = form.into_inner().file else {
+    let form = form.map_err(|errors| form_error(&errors, limit, what))?.into_inner();
+    let image = form.image.filter(|_| part == Part::FileOrImage);
+    let file = match (form.file, image) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid_field(
+                "image",
+                "conflict",
+                format!("send {what} as one part, `file` or `image`"),
+            ));
+        }
+        (file, image) => file.or(image),
+    };
+    let Some(file) = file else {
         return Err(ApiError::validation(vec![FieldError::new(
             "file",
             "required",
@@ -94,7 +115,7 @@ async fn upload(
     access: ProjectAccess,
     form: Result<Form<Upload<'_>>, Errors<'_>>,
 ) -> Result<(Status, Json<Queued>), ApiError> {
-    let content = read_upload(form, state.config.limits.csv_bytes, "the CSV").await?;
+    let content = read_upload(form, state.config.limits.csv_bytes, "the CSV", Part::File).await?;
     let (content, rows) =
         super::blocking(move || import::inspect(&content).map(|rows| (content, rows))).await??;
     let job = queue(state, access.project.id, "import", content, rows as i64).await?;
@@ -117,7 +138,7 @@ async fn preview(
     _access: ProjectAccess,
     form: Result<Form<Upload<'_>>, Errors<'_>>,
 ) -> Result<Json<ImportPreview>, ApiError> {
-    let content = read_upload(form, state.config.limits.csv_bytes, "the CSV").await?;
+    let content = read_upload(form, state.config.limits.csv_bytes, "the CSV", Part::File).await?;
     Ok(Json(super::blocking(move || import::preview(&content)).await??))
 }
 

@@ -5,6 +5,7 @@ use rocket::serde::json::Json;
 use rocket::{FromForm, State, delete, get};
 use serde::{Deserialize, Serialize};
 
+use super::aliases::param;
 use super::guards::ProjectAccess;
 use super::pagination;
 use crate::clock;
@@ -61,21 +62,6 @@ pub struct Filter {
     pub contact: Option<String>,
     pub from: Option<i64>,
     pub to: Option<i64>,
-}
-
-/// The value of a parameter that has two names (ours and the one Plunk's clients send): 400
-/// when both are given and differ.
-pub fn either<'r>(
-    (name, value): (&str, Option<&'r str>),
-    (alias, aliased): (&str, Option<&'r str>),
-) -> Result<Option<&'r str>, ApiError> {
-    let given = |v: Option<&'r str>| v.map(str::trim).filter(|v| !v.is_empty());
-    match (given(value), given(aliased)) {
-        (Some(a), Some(b)) if a != b => {
-            Err(ApiError::bad_request(format!("{name} and {alias} are one parameter: give one of them")))
-        }
-        (a, b) => Ok(a.or(b)),
-    }
 }
 
 /// An instant of a period named `name`: a date (`YYYY-MM-DD`) or an ISO 8601 time. A date-only
@@ -192,10 +178,10 @@ async fn list(
     access: ProjectAccess,
     params: ListParams<'_>,
 ) -> Result<Json<CursorPage<Event>>, ApiError> {
-    let name = either(("name", params.name), ("eventName", params.event_name))?;
+    let name = param(("name", params.name), ("eventName", params.event_name))?;
     let (from, to) = period(
-        ("from", either(("from", params.from), ("startDate", params.start_date))?),
-        ("to", either(("to", params.to), ("endDate", params.end_date))?),
+        ("from", param(("from", params.from), ("startDate", params.start_date))?),
+        ("to", param(("to", params.to), ("endDate", params.end_date))?),
     )?;
     let filter = Filter {
         name: name.map(str::to_string),

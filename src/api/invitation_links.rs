@@ -6,7 +6,7 @@ use rocket::http::CookieJar;
 use rocket::serde::json::Json;
 use rocket::{State, get, post};
 
-use super::auth::{TokenAndPassword, limited, new_password_hash, set_cookie, user_view};
+use super::auth::{TokenAndPassword, limited, new_password_hash, password_of, set_cookie, user_view};
 use super::guards::{ClientIp, SameOrigin, Session};
 use super::json::{JsonBody, Small};
 use crate::clock;
@@ -76,7 +76,7 @@ async fn accept(
             state.db.write(move |tx| invitations::accept_as(tx, &token, &user, clock::now_ms())).await?;
         return Ok(Json(Joined { user: view, project: ProjectRef::from(&project) }));
     }
-    let password = body.0.password;
+    let password = password_of(body.0)?;
     let (user, project, session) = limited(state, None, &client, async {
         let hash = new_password_hash(state, "password", password).await?;
         let (secret, hours) = (state.secrets.jwt.clone(), state.config.auth.session_hours);

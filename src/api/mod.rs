@@ -18,6 +18,7 @@ macro_rules! documented_routes {
     };
 }
 
+pub mod aliases;
 pub mod analytics;
 pub mod attempts;
 pub mod auth;

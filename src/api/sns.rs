@@ -1,4 +1,5 @@
-//! `POST /webhooks/sns` (when `[webhooks] sns_enabled`): SES bounce, complaint and delivery
+//! `POST /webhooks/sns` (when `[webhooks] sns_enabled`; also at `/webhooks/incoming/sns`,
+//! `/api/webhooks/sns` and `/api/webhooks/incoming/sns`, where Plunk deployments point SNS): SES bounce, complaint and delivery
 //! notifications through Amazon SNS. Only messages of the configured topics whose signature
 //! verifies are acted on ([`crate::sns`]); anything else answers 403 and changes nothing. A
 //! subscription is confirmed by visiting its `SubscribeURL`; a notification about an email this
@@ -17,7 +18,7 @@ use crate::sns::Message;
 use crate::state::AppState;
 use crate::views::receivers::SnsAnswer;
 
-documented_routes!(receive);
+documented_routes!(receive, receive_incoming, receive_api, receive_api_incoming);
 
 /// SES notifications through Amazon SNS (with `[webhooks] sns_enabled`): acted on only when the
 /// message's signature verifies and its topic is configured (403 otherwise).
@@ -33,10 +34,63 @@ async fn receive(
     state: &State<AppState>,
     body: JsonBody<Value, Medium>,
 ) -> Result<Json<SnsAnswer>, ApiError> {
+    take(state, body.0).await
+}
+
+/// `POST /webhooks/sns` at the address Plunk's own deployments subscribe.
+#[utoipa::path(
+    tag = "Receivers",
+    operation_id = "receiveSnsIncoming",
+    request_body(content = Object, description = "An SNS message, as `POST /webhooks/sns` takes it"),
+    security(()),
+    responses((status = 200, description = "Taken", body = SnsAnswer)),
+)]
+#[post("/webhooks/incoming/sns", data = "<body>")]
+async fn receive_incoming(
+    state: &State<AppState>,
+    body: JsonBody<Value, Medium>,
+) -> Result<Json<SnsAnswer>, ApiError> {
+    take(state, body.0).await
+}
+
+/// `POST /webhooks/sns` under Plunk's `/api` prefix.
+#[utoipa::path(
+    tag = "Receivers",
+    operation_id = "receiveSnsApi",
+    request_body(content = Object, description = "An SNS message, as `POST /webhooks/sns` takes it"),
+    security(()),
+    responses((status = 200, description = "Taken", body = SnsAnswer)),
+)]
+#[post("/api/webhooks/sns", data = "<body>")]
+async fn receive_api(
+    state: &State<AppState>,
+    body: JsonBody<Value, Medium>,
+) -> Result<Json<SnsAnswer>, ApiError> {
+    take(state, body.0).await
+}
+
+/// `POST /webhooks/sns` under Plunk's `/api` prefix and incoming path.
+#[utoipa::path(
+    tag = "Receivers",
+    operation_id = "receiveSnsApiIncoming",
+    request_body(content = Object, description = "An SNS message, as `POST /webhooks/sns` takes it"),
+    security(()),
+    responses((status = 200, description = "Taken", body = SnsAnswer)),
+)]
+#[post("/api/webhooks/incoming/sns", data = "<body>")]
+async fn receive_api_incoming(
+    state: &State<AppState>,
+    body: JsonBody<Value, Medium>,
+) -> Result<Json<SnsAnswer>, ApiError> {
+    take(state, body.0).await
+}
+
+/// Acts on one SNS message, whichever address it came to.
+async fn take(state: &AppState, body: Value) -> Result<Json<SnsAnswer>, ApiError> {
     if !state.config.webhooks.sns_enabled {
         return Err(ApiError::not_found("SNS notifications are not enabled ([webhooks] sns_enabled)"));
     }
-    let message = Message::parse(&body.0).map_err(ApiError::bad_request)?;
+    let message = Message::parse(&body).map_err(ApiError::bad_request)?;
     if let Err(why) = state.sns.verify(&message).await {
         tracing::warn!(topic = message.topic_arn, "refused an SNS message: {why}");
         return Err(ApiError::forbidden(format!("the SNS message was refused: {why}")));

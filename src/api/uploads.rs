@@ -10,7 +10,7 @@ use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
 use rocket::{Request, State, get, post};
 
-use super::contact_jobs::{Upload, read_upload};
+use super::contact_jobs::{Part, Upload, read_upload};
 use super::guards::ProjectAccess;
 use crate::core::uploads;
 use crate::db::DbError;
@@ -20,7 +20,7 @@ use crate::views::uploads::{ImageUpload, UploadedImage};
 
 documented_routes!(upload, serve);
 
-/// Stores an image (the form part `file`, at most `[limits] upload_bytes`) and answers `{id,
+/// Stores an image (the form part `file`, or `image`; at most `[limits] upload_bytes`) and answers `{id,
 /// url, contentType, size, createdAt}`.
 #[utoipa::path(
     tag = "Templates",
@@ -35,7 +35,7 @@ async fn upload(
     access: ProjectAccess,
     form: Result<Form<Upload<'_>>, Errors<'_>>,
 ) -> Result<Json<UploadedImage>, ApiError> {
-    let bytes = read_upload(form, state.config.limits.upload_bytes, "the image").await?;
+    let bytes = read_upload(form, state.config.limits.upload_bytes, "the image", Part::FileOrImage).await?;
     let format = uploads::check(&bytes)?;
     let (dir, project) = (state.config.uploads_dir(), access.project.id.clone());
     let size = bytes.len();

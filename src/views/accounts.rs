@@ -66,6 +66,10 @@ pub struct TokenAndPassword {
     /// At least 8 characters (for a new account or a reset).
     #[schema(format = Password)]
     pub password: Option<String>,
+    /// `password`, as Plunk's clients name it.
+    #[serde(rename = "newPassword")]
+    #[schema(format = Password)]
+    pub new_password: Option<String>,
 }
 
 /// The signed-in user's current password and the new one.

@@ -18,11 +18,15 @@ pub struct UploadedImage {
     pub created_at: String,
 }
 
-/// An image, as the multipart part `file`.
+/// An image, as the multipart part `file` (or `image`, as Plunk's clients send it; one of the
+/// two).
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)]
 pub struct ImageUpload {
     /// PNG, JPEG, GIF or WebP (recognised by its bytes; SVG is refused).
-    #[schema(value_type = String, format = Binary)]
-    file: Vec<u8>,
+    #[schema(value_type = Option<String>, format = Binary)]
+    file: Option<Vec<u8>>,
+    /// `file`, as Plunk's clients name the part.
+    #[schema(value_type = Option<String>, format = Binary)]
+    image: Option<Vec<u8>>,
 }

@@ -12,13 +12,13 @@ use crate::send::Mailroom;
 const SYSTEM_FROM: &str = "system@example.test";
 
 /// A mail room whose system mail comes from its verified domain (so it is DKIM-signed).
-async fn room() -> Mailroom {
+pub async fn room() -> Mailroom {
     Mailroom::with(|c| c.server.system_from = Some(format!("Tidings <{SYSTEM_FROM}>"))).await
 }
 
 /// Delivers queued mail until a new system message to `to` whose subject contains `subject`
 /// is at the sink; returns its raw bytes and the token of its link to `page`.
-async fn mailed_link(room: &Mailroom, to: &str, subject: &str, page: &str) -> (Vec<u8>, String) {
+pub async fn mailed_link(room: &Mailroom, to: &str, subject: &str, page: &str) -> (Vec<u8>, String) {
     let matching = || {
         room.sink
             .messages()

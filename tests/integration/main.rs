@@ -30,6 +30,7 @@ mod keys;
 mod metrics;
 mod onboarding;
 mod openapi;
+mod plunk_requests;
 mod project_wipes;
 mod ratelimit;
 mod relays;

@@ -165,10 +165,17 @@ fn ses(kind: &str, message_id: &str, details: Value) -> String {
 }
 
 async fn post(room: &Mailroom, message: &Value) -> (Status, Value) {
+    post_to(room, "/webhooks/sns", message).await
+}
+
+/// The receiver's other addresses: where Plunk deployments point SNS.
+const ALIASES: [&str; 3] = ["/webhooks/incoming/sns", "/api/webhooks/sns", "/api/webhooks/incoming/sns"];
+
+async fn post_to(room: &Mailroom, path: &str, message: &Value) -> (Status, Value) {
     let res = room
         .app
         .client
-        .post("/webhooks/sns")
+        .post(path.to_string())
         .header(rocket::http::ContentType::Plain)
         .header(rocket::http::Header::new(
             "x-amz-sns-message-type",
@@ -262,9 +269,9 @@ async fn signed_notifications_of_the_topic_bounce_and_complain_and_nothing_else_
         "2",
         TOPIC,
     );
-    let (status, answer) = post(&room, &complaint).await;
+    let (status, answer) = post_to(&room, ALIASES[1], &complaint).await;
     assert_eq!(status, Status::Ok, "{answer}");
-    assert_eq!(answer["event"], "email.complained");
+    assert_eq!(answer["event"], "email.complained", "taken at Plunk's address too");
     assert_eq!(suppression(&room, "bob@example.com").await["reason"], "complaint");
     let (_, bounced) = room.app.get("/events?name=email.bounced", &key).await;
     assert_eq!(bounced["data"][0]["data"]["bounceType"], "hard", "{bounced}");
@@ -272,8 +279,12 @@ async fn signed_notifications_of_the_topic_bounce_and_complain_and_nothing_else_
     // About mail this server never sent: acknowledged, nothing else.
     let stranger =
         certs.message("Notification", &ses("Delivery", "<not-ours@x.test>", json!({})), "2", TOPIC);
-    let (status, answer) = post(&room, &stranger).await;
-    assert_eq!((status, answer["applied"].clone()), (Status::Ok, json!(false)), "{answer}");
+    for path in ["/webhooks/sns"].iter().chain(&ALIASES) {
+        let (status, answer) = post_to(&room, path, &stranger).await;
+        assert_eq!((status, answer["applied"].clone()), (Status::Ok, json!(false)), "{path}: {answer}");
+    }
+    let (status, answer) = post_to(&room, ALIASES[0], &forged).await;
+    assert_eq!(status, Status::Forbidden, "every address checks the signature: {answer}");
     assert_eq!(
         certs.asked.lock().unwrap().iter().filter(|p| *p == "/cert.pem").count(),
         1,
@@ -294,6 +305,8 @@ async fn a_subscription_is_confirmed_and_a_disabled_receiver_is_not_there() {
     );
 
     let off = Mailroom::new().await;
-    let (status, answer) = post(&off, &confirmation).await;
-    assert_eq!(status, Status::NotFound, "{answer}");
+    for path in ["/webhooks/sns"].iter().chain(&ALIASES) {
+        let (status, answer) = post_to(&off, path, &confirmation).await;
+        assert_eq!(status, Status::NotFound, "{path}: {answer}");
+    }
 }

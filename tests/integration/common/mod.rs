@@ -151,13 +151,21 @@ impl TestApp {
 
     /// Uploads `csv` as the multipart part `file` to `path`.
     pub async fn upload_csv_to(&self, path: &str, key: &str, csv: &[u8]) -> (Status, Value) {
+        self.upload_parts(path, key, &[("file", csv)]).await
+    }
+
+    /// Uploads a multipart form of `parts` (name, bytes) to `path`.
+    pub async fn upload_parts(&self, path: &str, key: &str, parts: &[(&str, &[u8])]) -> (Status, Value) {
         let boundary = "tidings-test-boundary-7MA4YWxkTrZu0gW";
-        let mut body = format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"contacts.csv\"\r\nContent-Type: text/csv\r\n\r\n"
-        )
-        .into_bytes();
-        body.extend_from_slice(csv);
-        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        let mut body = Vec::new();
+        for (name, bytes) in parts {
+            body.extend_from_slice(format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"contacts.csv\"\r\nContent-Type: text/csv\r\n\r\n"
+            ).as_bytes());
+            body.extend_from_slice(bytes);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
         let content_type = ContentType::new("multipart", "form-data").with_params(("boundary", boundary));
         let res = self
             .keyed(self.client.post(path.to_string()), key)

@@ -1,0 +1,56 @@
+//! Requests as a client written against Plunk v2's own API sends them (issue 28;
+//! `../shared/reference/plunk-v2-requests.md`): for every alias, the exact body or parameters
+//! Plunk's controllers read, taken with the meaning Plunk gives them. Unknown fields stay 422,
+//! and an alias given beside the field it stands for with another value is refused.
+
+use rocket::http::{Method, Status};
+use serde_json::{Value, json};
+
+use crate::account_mail::{mailed_link, room as mail_room};
+use crate::common::TestApp;
+
+#[rocket::async_test]
+async fn reset_password_takes_new_password() {
+    let room = mail_room().await;
+    let app = &room.app;
+    app.signup("ada@example.com").await;
+    let reset = |body: Value| async move {
+        app.as_user(Method::Post, "/auth/reset-password", None, Some(body)).await
+    };
+    let ask = json!({ "email": "ada@example.com" });
+    assert_eq!(
+        app.as_user(Method::Post, "/auth/request-password-reset", None, Some(ask)).await.0,
+        Status::Ok
+    );
+    let (_, token) = mailed_link(&room, "ada@example.com", "Reset your password", "reset-password").await;
+
+    // Both names at once with different values: refused, and the token still works.
+    let (status, both, _) =
+        reset(json!({ "token": token, "password": "one password", "newPassword": "another one" })).await;
+    assert_eq!(status, Status::UnprocessableEntity, "{both}");
+    assert_eq!(both["error"]["errors"][0]["field"], "newPassword");
+    // Plunk's body: {token, newPassword}.
+    let (status, user, cookie) = reset(json!({ "token": token, "newPassword": "a new password" })).await;
+    assert_eq!(status, Status::Ok, "{user}");
+    assert!(cookie.is_some());
+    let login = json!({ "email": "ada@example.com", "password": "a new password" });
+    assert_eq!(app.as_user(Method::Post, "/auth/login", None, Some(login)).await.0, Status::Ok);
+}
+
+#[rocket::async_test]
+async fn image_uploads_take_the_part_image() {
+    let app = TestApp::new().await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    let png = crate::uploads::PNG;
+    let (status, image) = app.upload_parts("/uploads/image", &keys.secret_key, &[("image", png)]).await;
+    assert_eq!(status, Status::Ok, "{image}");
+    assert_eq!(image["contentType"], "image/png");
+    let (status, both) =
+        app.upload_parts("/uploads/image", &keys.secret_key, &[("file", png), ("image", png)]).await;
+    assert_eq!(status, Status::UnprocessableEntity, "{both}");
+    // A CSV import still names its part `file`.
+    let (status, csv) =
+        app.upload_parts("/contacts/import", &keys.secret_key, &[("image", b"email\na@x.test\n")]).await;
+    assert_eq!(status, Status::UnprocessableEntity, "{csv}");
+    assert_eq!(csv["error"]["errors"][0]["field"], "file");
+}
