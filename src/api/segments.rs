@@ -69,6 +69,18 @@ async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Vec
     Ok(Json(all.iter().map(core_segments::view).collect()))
 }
 
+/// A segment type as given (any letter case): `DYNAMIC` or `STATIC`, else 422.
+fn kind_of(given: Option<&str>) -> Result<Option<&'static str>, ApiError> {
+    match given {
+        None => Ok(None),
+        Some(t) if t.eq_ignore_ascii_case("DYNAMIC") => Ok(Some("DYNAMIC")),
+        Some(t) if t.eq_ignore_ascii_case("STATIC") => Ok(Some("STATIC")),
+        Some(t) => Err(ApiError::validation(vec![
+            FieldError::new("type", "invalid_enum_value", "type is DYNAMIC or STATIC").received(json!(t)),
+        ])),
+    }
+}
+
 /// Makes a segment (a DYNAMIC one is counted at once).
 #[utoipa::path(
     tag = "Segments",
@@ -84,16 +96,7 @@ async fn create(
     body: JsonBody<CreateSegment, Medium>,
 ) -> Result<Json<SegmentView>, ApiError> {
     let body = body.0;
-    let is_static = match body.kind.as_deref() {
-        None => false,
-        Some(t) if t.eq_ignore_ascii_case("DYNAMIC") => false,
-        Some(t) if t.eq_ignore_ascii_case("STATIC") => true,
-        Some(t) => {
-            return Err(ApiError::validation(vec![
-                FieldError::new("type", "invalid_enum_value", "type is DYNAMIC or STATIC").received(json!(t)),
-            ]));
-        }
-    };
+    let is_static = kind_of(body.kind.as_deref())? == Some("STATIC");
     let condition = body.condition.filter(|c| !c.is_null());
     if !is_static && !condition.as_ref().is_some_and(Value::is_object) {
         return Err(ApiError::simple_bad_request("A DYNAMIC segment needs a condition object"));
@@ -177,13 +180,7 @@ async fn change(
     body: JsonBody<ChangeSegment, Medium>,
 ) -> Result<Json<SegmentView>, ApiError> {
     let body = body.0;
-    if body.kind.is_some() {
-        return Err(ApiError::invalid_field(
-            "type",
-            "invalid_value",
-            "a segment's type cannot change; make a new segment instead",
-        ));
-    }
+    let kind = kind_of(body.kind.as_deref())?;
     if body.condition.as_ref().is_some_and(|c| !c.is_object()) {
         return Err(ApiError::simple_bad_request("condition must be a condition object"));
     }
@@ -202,6 +199,13 @@ async fn change(
         .db
         .write(move |tx| {
             let segment = current(tx, &project, &id)?;
+            if kind.is_some_and(|k| k != segment.kind) {
+                return Err(ApiError::invalid_field(
+                    "type",
+                    "invalid_value",
+                    "a segment's type cannot change; make a new segment instead",
+                ));
+            }
             let was_tracked = core_segments::is_tracked_dynamic(&segment);
             let segment = core_segments::update(tx, segment, changes, clock::now_ms())?;
             if core_segments::is_tracked_dynamic(&segment) && !was_tracked {

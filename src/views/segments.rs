@@ -111,7 +111,8 @@ pub struct CreateSegment {
 }
 
 /// `PATCH /segments/{id}`: a field left out stays; `description: null` clears it. The type
-/// cannot change.
+/// cannot change: `type` may be sent only as the segment's own (as a client sending back what
+/// it read does).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ChangeSegment {
@@ -122,10 +123,10 @@ pub struct ChangeSegment {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<ConditionTree>)]
     pub condition: Option<Value>,
-    /// Refused when present: a segment's type cannot change.
-    #[serde(default, rename = "type", deserialize_with = "present")]
-    #[schema(value_type = Option<String>)]
-    pub kind: Option<Value>,
+    /// The segment's own type, or left out; another type is refused.
+    #[serde(rename = "type")]
+    #[schema(value_type = Option<SegmentKind>)]
+    pub kind: Option<String>,
     pub track_membership: Option<bool>,
 }
 

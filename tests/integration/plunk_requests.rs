@@ -54,3 +54,43 @@ async fn image_uploads_take_the_part_image() {
     assert_eq!(status, Status::UnprocessableEntity, "{csv}");
     assert_eq!(csv["error"]["errors"][0]["field"], "file");
 }
+
+#[rocket::async_test]
+async fn segments_take_event_filters_and_an_unchanged_type() {
+    let app = TestApp::new().await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    let key = &keys.secret_key;
+    for (email, event) in [("ada@example.com", "upgrade"), ("bob@example.com", "login")] {
+        let track = json!({ "email": email, "event": event });
+        assert_eq!(app.post("/v1/track", &keys.public_key, track).await.0, Status::Ok);
+    }
+    // SegmentSchemas.create, with a filter on `event.<name>` (SegmentService.buildEventCondition).
+    let body = json!({ "name": "Upgraded", "description": "triggered upgrade", "type": "DYNAMIC",
+        "condition": { "logic": "AND", "groups": [{ "filters": [
+            { "field": "event.upgrade", "operator": "triggered" }] }] },
+        "trackMembership": false });
+    let (status, segment) = app.post("/segments", key, body).await;
+    assert_eq!(status, Status::Ok, "{segment}");
+    assert_eq!(segment["memberCount"], 1, "{segment}");
+    assert_eq!(segment["condition"]["groups"][0]["filters"][0]["field"], "upgrade", "stored in our form");
+    let id = segment["id"].as_str().unwrap();
+    let (_, members) = app.get(&format!("/segments/{id}/contacts"), key).await;
+    assert_eq!(members["data"][0]["email"], "ada@example.com");
+
+    // SegmentSchemas.update: the fetched segment sent back with its own type.
+    let patch = json!({ "name": "Upgraders", "type": "DYNAMIC", "condition": { "logic": "OR", "groups": [
+        { "filters": [{ "field": "event.login", "operator": "triggered" }] },
+        { "filters": [{ "field": "contact.email", "operator": "contains", "value": "ada" }] }] } });
+    let (status, changed) = app.call(Method::Patch, &format!("/segments/{id}"), key, Some(patch)).await;
+    assert_eq!(status, Status::Ok, "{changed}");
+    assert_eq!(changed["memberCount"], 2, "{changed}");
+    let (status, refused) =
+        app.call(Method::Patch, &format!("/segments/{id}"), key, Some(json!({ "type": "STATIC" }))).await;
+    assert_eq!(status, Status::UnprocessableEntity, "{refused}");
+    assert_eq!(refused["error"]["errors"][0]["field"], "type");
+    let (_, unchanged) = app.get(&format!("/segments/{id}"), key).await;
+    assert_eq!(
+        (unchanged["type"].clone(), unchanged["name"].clone()),
+        (json!("DYNAMIC"), json!("Upgraders"))
+    );
+}

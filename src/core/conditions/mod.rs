@@ -27,6 +27,9 @@
 //!   occurrence before it).
 //! - `memberOfSegment` / `notMemberOfSegment` take a segment id: a static segment's stored
 //!   members, or a dynamic segment's condition evaluated live.
+//! - The names Plunk's clients use mean the same and are stored in this form: an event filter's
+//!   `event.<name>`, `contact.email` (and `subscribed`, `createdAt`, `updatedAt`),
+//!   `contact.data.<path>`, and a membership filter's `field: "segment.<id>"`.
 
 pub mod eval;
 pub mod resolve;
@@ -229,10 +232,60 @@ fn known_keys(node: &Map<String, Value>, allowed: &[&str], path: &str) -> Result
     }
 }
 
+/// A filter's field in the form this evaluator reads, from the names Plunk's clients also use:
+/// `event.<name>` for an event filter's event, `contact.email`, `contact.subscribed`,
+/// `contact.createdAt`, `contact.updatedAt` and `contact.data.<path>` for contact fields.
+fn unaliased<'a>(field: &'a str, operator: &str) -> &'a str {
+    if EVENT_OPERATORS.contains(&operator) {
+        return field.strip_prefix("event.").filter(|name| !name.trim().is_empty()).unwrap_or(field);
+    }
+    match field.strip_prefix("contact.") {
+        Some(rest)
+            if FIELD_OPERATORS.contains(&operator)
+                && (matches!(rest, "email" | "subscribed" | "createdAt" | "updatedAt")
+                    || rest.starts_with("data.")) =>
+        {
+            rest
+        }
+        _ => field,
+    }
+}
+
+/// The segment a membership filter names: its `value`, or Plunk's `field: "segment.<id>"`.
+fn segment_named<'a>(field: Option<&'a str>, value: &'a Value) -> Option<&'a str> {
+    match value {
+        Value::Null => field.and_then(|f| f.strip_prefix("segment.")),
+        other => other.as_str(),
+    }
+    .map(str::trim)
+    .filter(|id| !id.is_empty())
+}
+
+/// A filter written the one way the API shows it: aliased fields in their own form, a
+/// membership filter's segment in `value`.
+fn canonical_filter(filter: &Value) -> Value {
+    let Value::Object(node) = filter else { return filter.clone() };
+    let Some(operator) = node.get("operator").and_then(Value::as_str) else { return filter.clone() };
+    let mut out = node.clone();
+    if SEGMENT_OPERATORS.contains(&operator) {
+        let field = node.get("field").and_then(Value::as_str);
+        if let Some(id) = segment_named(field, node.get("value").unwrap_or(&Value::Null)) {
+            out.insert("value".into(), Value::String(id.to_string()));
+            if field.is_some_and(|f| f.starts_with("segment.")) {
+                out.remove("field");
+            }
+        }
+    } else if let Some(field) = node.get("field").and_then(Value::as_str) {
+        out.insert("field".into(), Value::String(unaliased(field, operator).to_string()));
+    }
+    Value::Object(out)
+}
+
 /// A tree that [`Condition::parse`] accepted, written the one way the API shows it: `logic` in
 /// capitals (`AND` where it was left out or null), `filters` always an array, a null
-/// `conditions` left out. Filters stay as they were written. What is stored is this form, so
-/// what is read back matches the documented `ConditionTree`.
+/// `conditions` left out, and the fields Plunk's clients name otherwise in their own form
+/// (see [`unaliased`]). What is stored is this form, so what is read back matches the
+/// documented `ConditionTree`.
 pub fn canonical(tree: &Value) -> Value {
     let Value::Object(node) = tree else { return tree.clone() };
     let logic = match node.get("logic").and_then(Value::as_str) {
@@ -247,8 +300,12 @@ pub fn canonical(tree: &Value) -> Value {
                 .iter()
                 .map(|group| {
                     let mut out = Map::new();
-                    let filters = group.get("filters").filter(|f| f.is_array()).cloned();
-                    out.insert("filters".into(), filters.unwrap_or_else(|| Value::Array(Vec::new())));
+                    let filters = group
+                        .get("filters")
+                        .and_then(Value::as_array)
+                        .map(|filters| filters.iter().map(canonical_filter).collect())
+                        .unwrap_or_default();
+                    out.insert("filters".into(), Value::Array(filters));
                     if let Some(nested) = group.get("conditions").filter(|c| !c.is_null()) {
                         out.insert("conditions".into(), canonical(nested));
                     }
@@ -459,7 +516,7 @@ fn parse_filter(value: &Value, path: &str, context: bool) -> Result<Filter, ApiE
     };
     let field_path = format!("{path}.field");
     let field = match node.get("field") {
-        Some(Value::String(f)) => f.as_str(),
+        Some(Value::String(f)) => unaliased(f, operator),
         None | Some(Value::Null) if SEGMENT_OPERATORS.contains(&operator) => "",
         None | Some(Value::Null) => return Err(err(&field_path, "required", "field is required")),
         Some(other) => return Err(err_received(&field_path, "invalid_type", "field is a string", other)),
@@ -491,7 +548,7 @@ fn parse_filter(value: &Value, path: &str, context: bool) -> Result<Filter, ApiE
         };
         Ok(Filter::Event { name: name.to_string(), test })
     } else if SEGMENT_OPERATORS.contains(&operator) {
-        let Some(id) = value.as_str().map(str::trim).filter(|s| !s.is_empty()) else {
+        let Some(id) = segment_named(Some(field), value) else {
             return Err(err_received(&value_path, "required", "value is the id of a segment", value));
         };
         Ok(Filter::Segment {

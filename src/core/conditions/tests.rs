@@ -324,6 +324,42 @@ fn event_operators() {
 }
 
 #[test]
+fn plunk_names_for_fields_events_and_segments_mean_the_same() {
+    let fx = Fixture::new();
+    let a = fx.contact("a@x.io", true, json!({ "plan": "pro" }), 0);
+    let b = fx.contact("b@x.io", false, json!({ "plan": "free" }), 0);
+    fx.event(a, "login", NOW - 60_000);
+    fx.member(b);
+    for (plunk, ours) in [
+        (f("event.login", "triggered", Value::Null), f("login", "triggered", Value::Null)),
+        (f("contact.email", "equals", json!("a@x.io")), f("email", "equals", json!("a@x.io"))),
+        (f("contact.subscribed", "equals", json!(false)), f("subscribed", "equals", json!(false))),
+        (f("contact.data.plan", "equals", json!("pro")), f("data.plan", "equals", json!("pro"))),
+        (
+            json!({ "field": "segment.static1", "operator": "memberOfSegment" }),
+            json!({ "operator": "memberOfSegment", "value": "static1" }),
+        ),
+    ] {
+        assert_eq!(fx.matching(plunk.clone()), fx.matching(ours.clone()), "{plunk}");
+        let tree = |filter: Value| json!({ "logic": "AND", "groups": [{ "filters": [filter] }] });
+        let stored = canonical(&tree(plunk.clone()));
+        let mut expected = canonical(&tree(ours));
+        if expected["groups"][0]["filters"][0]["value"].is_null() {
+            expected["groups"][0]["filters"][0]["value"] = Value::Null;
+        }
+        assert_eq!(stored, expected, "stored in our own form: {plunk}");
+    }
+    assert_eq!(fx.matching(f("event.login", "triggered", Value::Null)), [a]);
+    // What is not an alias stays what it was: an unknown field, and a contact field that does not exist.
+    assert!(Condition::parse(&tree_of(f("contact.name", "equals", json!("x"))), "c").is_err());
+    assert!(Condition::parse(&tree_of(f("segment.static1", "memberOfSegment", json!(""))), "c").is_err());
+}
+
+fn tree_of(filter: Value) -> Value {
+    json!({ "logic": "AND", "groups": [{ "filters": [filter] }] })
+}
+
+#[test]
 fn segment_of_segment() {
     let fx = Fixture::new();
     let a = fx.contact("a@x.io", true, json!({ "plan": "pro" }), 0);
