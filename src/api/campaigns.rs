@@ -21,8 +21,8 @@ use crate::error::ApiError;
 use crate::scheduler::campaigns::{cancel_job, send_job};
 use crate::state::AppState;
 use crate::views::campaigns::{
-    AudienceBody, Campaign as CampaignView, CampaignFields, CampaignStats, Count, SendAnswer, SendCampaign,
-    SentCampaign, TestBody, TestSent,
+    AudienceBody, Campaign as CampaignView, CampaignChanges, CampaignFields, CampaignStats, Count,
+    SendAnswer, SendCampaign, SentCampaign, TestBody, TestSent,
 };
 use crate::views::{NumberedPage, Success};
 
@@ -210,11 +210,12 @@ async fn read(
     Ok(Json(core_campaigns::view(&find(state, access.project.id, id).await?)))
 }
 
-/// Replaces a DRAFT or SCHEDULED campaign's content and audience (every field, as on create).
+/// Changes a DRAFT or SCHEDULED campaign's content and audience: the fields given (a field left
+/// out keeps its value), and the whole is checked as on create.
 #[utoipa::path(
     tag = "Campaigns",
     operation_id = "replaceCampaign",
-    request_body = CampaignFields,
+    request_body = CampaignChanges,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The campaign as replaced", body = CampaignView)),
 )]
@@ -223,12 +224,13 @@ async fn replace(
     state: &State<AppState>,
     access: ProjectAccess,
     id: &str,
-    body: JsonBody<Fields, Message>,
+    body: JsonBody<CampaignChanges, Message>,
 ) -> Result<Json<CampaignView>, ApiError> {
     let mut campaign = find(state, access.project.id, id).await?;
     editable(&campaign)?;
     campaign.updated_at = clock::now_ms();
-    let saved = checked_save(state, campaign, body.0, false).await?;
+    let fields = core_campaigns::merge(&campaign, body.0);
+    let saved = checked_save(state, campaign, fields, false).await?;
     let (project, id) = (saved.project_id.clone(), saved.id.clone());
     let current = state.db.run(move |conn| Ok::<_, DbError>(campaigns::get(conn, &project, &id)?)).await?;
     Ok(Json(core_campaigns::view(&current.unwrap_or(saved))))

@@ -29,8 +29,36 @@ const AUDIENCES: &[&str] = &["ALL", "SEGMENT", "FILTERED"];
 /// Queue priority of campaign mail: transactional mail (0) goes first.
 pub const PRIORITY: i64 = 1;
 
-/// The body of `POST /campaigns` and `PUT /campaigns/:id`.
+/// The body of `PUT /campaigns/:id`.
+pub use crate::views::campaigns::CampaignChanges as Changes;
+/// The body of `POST /campaigns`, and what `PUT /campaigns/:id` makes of its changes.
 pub use crate::views::campaigns::CampaignFields as Fields;
+
+/// A campaign's content and audience with `changes` over it: what is left out stays, what is
+/// null is cleared. The result is checked as a whole, like a new campaign's.
+pub fn merge(current: &Campaign, changes: Changes) -> Fields {
+    let kept = |change: Option<Option<String>>, now: &Option<String>| match change {
+        None => now.clone(),
+        Some(given) => given,
+    };
+    Fields {
+        name: changes.name.or_else(|| Some(current.name.clone())),
+        description: kept(changes.description, &current.description),
+        subject: changes.subject.or_else(|| Some(current.subject.clone())),
+        body: changes.body.or_else(|| Some(current.body.clone())),
+        from: changes.from.or_else(|| Some(current.from_email.clone())),
+        from_name: kept(changes.from_name, &current.from_name),
+        reply_to: kept(changes.reply_to, &current.reply_to),
+        kind: changes.kind.or_else(|| Some(current.kind.clone())),
+        audience_type: changes.audience_type.or_else(|| Some(current.audience_type.clone())),
+        segment_id: kept(changes.segment_id, &current.segment_id),
+        audience_condition: match changes.audience_condition {
+            None => current.audience_condition.as_deref().and_then(|c| serde_json::from_str(c).ok()),
+            Some(given) => given,
+        },
+        template_id: kept(changes.template_id, &current.template_id),
+    }
+}
 
 fn required(field: &str) -> ApiError {
     ApiError::invalid_field(field, "required", format!("{field} is required"))

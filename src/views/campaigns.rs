@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 use crate::clock::iso;
 use crate::db::campaigns::Campaign as Row;
 use crate::views::conditions::ConditionTree;
+use crate::views::present;
 use crate::views::templates::MailKind;
 
 /// A campaign: one email to an audience, now or at a time.
@@ -214,6 +215,44 @@ pub struct CampaignFields {
     pub audience_condition: Option<Value>,
     /// A template whose content the campaign takes.
     pub template_id: Option<String>,
+}
+
+/// The body of `PUT /campaigns/{id}`: the fields of `POST /campaigns`, each left out keeping its
+/// value (a partial update, as Plunk's clients send it); `null` clears `description`,
+/// `fromName`, `replyTo`, `segmentId`, `audienceCondition` and `templateId`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[schema(example = json!({ "subject": "What is new this month" }))]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CampaignChanges {
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    pub description: Option<Option<String>>,
+    pub subject: Option<String>,
+    pub body: Option<String>,
+    /// On a verified domain (403 otherwise).
+    #[schema(format = Email)]
+    pub from: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    pub from_name: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    pub reply_to: Option<Option<String>>,
+    #[serde(rename = "type")]
+    #[schema(value_type = Option<MailKind>)]
+    pub kind: Option<String>,
+    #[schema(value_type = Option<AudienceType>)]
+    pub audience_type: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    pub segment_id: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<ConditionTree>)]
+    pub audience_condition: Option<Option<Value>>,
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    pub template_id: Option<Option<String>>,
 }
 
 /// `POST /campaigns/count`: an audience to count.

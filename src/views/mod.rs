@@ -28,8 +28,15 @@ pub mod usage;
 pub mod webhooks;
 pub mod workflows;
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
+
+/// Tells a field sent as `null` from one left out (which `default` makes `None`): with
+/// `#[serde(default, deserialize_with = "present")]`, `Option<Option<T>>` is `None` when left
+/// out and `Some(None)` when null.
+pub(crate) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
 
 /// `{success: true, data}`: the answer of the `/v1` endpoints.
 #[derive(Debug, Serialize, ToSchema)]

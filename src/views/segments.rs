@@ -1,12 +1,13 @@
 //! Segments: the view, the bodies that make and change one, and the members' replies.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::clock::iso;
 use crate::db::segments::Segment as Row;
 use crate::views::conditions::ConditionTree;
+use crate::views::present;
 
 /// A group of contacts: DYNAMIC (whoever matches its condition now) or STATIC (members added
 /// by email).
@@ -128,11 +129,6 @@ pub struct ChangeSegment {
     #[schema(value_type = Option<SegmentKind>)]
     pub kind: Option<String>,
     pub track_membership: Option<bool>,
-}
-
-/// Tells a field sent as `null` from one left out (which `default` makes `None`).
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
 }
 
 /// `POST /segments/count`: how many contacts a condition matches now.

@@ -94,3 +94,68 @@ async fn segments_take_event_filters_and_an_unchanged_type() {
         (json!("DYNAMIC"), json!("Upgraders"))
     );
 }
+
+#[rocket::async_test]
+async fn campaign_updates_change_only_what_they_name() {
+    let room = crate::send::Mailroom::new().await;
+    let key = &room.keys.secret_key;
+    let (_, segment) = room
+        .app
+        .post(
+            "/segments",
+            key,
+            json!({ "name": "Everyone", "condition": { "logic": "AND", "groups": [{ "filters": [
+            { "field": "email", "operator": "contains", "value": "@" }] }] } }),
+        )
+        .await;
+    // CampaignSchemas.create.
+    let create = json!({ "name": "November", "description": "monthly", "subject": "News", "body": "<p>News</p>",
+        "from": "news@example.test", "fromName": "Acme", "replyTo": "help@example.test", "type": "MARKETING",
+        "audienceType": "SEGMENT", "segmentId": segment["id"] });
+    let (status, created) = room.app.post("/campaigns", key, create).await;
+    assert_eq!(status, Status::Ok, "{created}");
+    let id = created["data"]["id"].as_str().unwrap();
+    let (app, path) = (&room.app, format!("/campaigns/{id}"));
+    let put = |body: Value| app.call(Method::Put, &path, key, Some(body));
+
+    // CampaignSchemas.update: every field optional; what is left out stays.
+    let (status, changed) = put(json!({ "subject": "News for {{ firstName ?? \"you\" }}" })).await;
+    assert_eq!(status, Status::Ok, "{changed}");
+    for (field, value) in [
+        ("subject", json!("News for {{ firstName ?? \"you\" }}")),
+        ("name", json!("November")),
+        ("description", json!("monthly")),
+        ("body", json!("<p>News</p>")),
+        ("from", json!("news@example.test")),
+        ("fromName", json!("Acme")),
+        ("replyTo", json!("help@example.test")),
+        ("audienceType", json!("SEGMENT")),
+        ("segmentId", segment["id"].clone()),
+    ] {
+        assert_eq!(changed[field], value, "{field}: {changed}");
+    }
+    // null clears a nullable field (fromName, replyTo are nullish in Plunk's schema); the
+    // audience can move on its own.
+    let (status, changed) = put(json!({ "fromName": null, "replyTo": null, "audienceType": "ALL" })).await;
+    assert_eq!(status, Status::Ok, "{changed}");
+    assert_eq!((changed["fromName"].clone(), changed["replyTo"].clone()), (Value::Null, Value::Null));
+    assert_eq!((changed["audienceType"].clone(), changed["segmentId"].clone()), (json!("ALL"), Value::Null));
+    assert_eq!(changed["subject"], "News for {{ firstName ?? \"you\" }}");
+
+    // The whole is still checked: a FILTERED audience needs its condition; a bad field and an
+    // unknown one are refused; nothing changes.
+    for (body, field) in [
+        (json!({ "audienceType": "FILTERED" }), "audienceCondition"),
+        (json!({ "from": "not an address" }), "from"),
+        (json!({ "subject": "x", "createdAt": "2026-01-01" }), "createdAt"),
+    ] {
+        let (status, refused) = put(body.clone()).await;
+        assert_eq!(status, Status::UnprocessableEntity, "{body}: {refused}");
+        assert_eq!(refused["error"]["errors"][0]["field"], field, "{refused}");
+    }
+    let (_, now) = room.app.get(&format!("/campaigns/{id}"), key).await;
+    assert_eq!(
+        (now["audienceType"].clone(), now["from"].clone()),
+        (json!("ALL"), json!("news@example.test"))
+    );
+}
