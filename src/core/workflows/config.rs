@@ -1,0 +1,441 @@
+//! Step configs: each step type's config checked and stored in one form, with what it refers
+//! to (templates, events, segments, fields).
+
+use serde_json::{Map, Value, json};
+
+use super::{MAX_WAIT_SECS, STEP_TYPES, check_text, invalid, required};
+use crate::core::conditions::Condition;
+use crate::core::contacts::parse_email;
+use crate::core::data::{DataPatch, type_name};
+use crate::core::render::{self, Mode};
+use crate::error::{ApiError, FieldError};
+
+const WEBHOOK_METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
+const MAX_URL: usize = 2048;
+const MAX_HEADERS: usize = 50;
+
+/// An event name a trigger or a wait names: any event, the service's own included.
+fn check_event_name(value: Option<&Value>, field: &str) -> Result<String, ApiError> {
+    match value {
+        None | Some(Value::Null) => Err(required(field)),
+        Some(Value::String(name)) => {
+            let name = name.trim();
+            if name.is_empty()
+                || name.chars().count() > crate::core::track::MAX_NAME
+                || name.chars().any(char::is_control)
+            {
+                return Err(invalid(
+                    field,
+                    "invalid_string",
+                    format!("{field} is 1 to {} characters", crate::core::track::MAX_NAME),
+                ));
+            }
+            Ok(name.to_string())
+        }
+        Some(other) => Err(ApiError::validation(vec![
+            FieldError::new(field, "invalid_type", format!("{field} is a string"))
+                .received(json!(type_name(other))),
+        ])),
+    }
+}
+
+/// The config object of a step, with only the `allowed` keys.
+fn object<'a>(config: &'a Value, allowed: &[&str], field: &str) -> Result<&'a Map<String, Value>, ApiError> {
+    let Value::Object(map) = config else {
+        return Err(ApiError::validation(vec![
+            FieldError::new(field, "invalid_type", format!("{field} is an object"))
+                .received(json!(type_name(config))),
+        ]));
+    };
+    if let Some(key) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        let takes = if allowed.is_empty() { "nothing".to_string() } else { allowed.join(", ") };
+        return Err(invalid(
+            &format!("{field}.{key}"),
+            "unrecognized_key",
+            format!("unknown key {key:?}; this config takes {takes}"),
+        ));
+    }
+    Ok(map)
+}
+
+/// A trigger config `{eventName}` (the name may be left out until the workflow is enabled).
+pub fn check_trigger_config(config: &Value, field: &str) -> Result<(Value, Option<String>), ApiError> {
+    let map = object(config, &["eventName"], field)?;
+    let event = match map.get("eventName") {
+        None | Some(Value::Null) => None,
+        value => Some(check_event_name(value, &format!("{field}.eventName"))?),
+    };
+    let config = match &event {
+        Some(name) => json!({ "eventName": name }),
+        None => json!({}),
+    };
+    Ok((config, event))
+}
+
+/// What a step's config names that must exist in the project (checked in the write that saves
+/// it), and what it refers to for the usage lists.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct StepRefs {
+    pub template: Option<String>,
+    pub condition: Option<Condition>,
+    pub events: Vec<String>,
+}
+
+/// Checks a step's config for its type (CPU only: templates parse here) and returns it as it is
+/// stored, with what it refers to. Errors are 422 naming the key under `field`.
+pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, StepRefs), ApiError> {
+    let at = |key: &str| format!("{field}.{key}");
+    let mut refs = StepRefs::default();
+    let stored = match kind {
+        "TRIGGER" => {
+            let (config, event) = check_trigger_config(config, field)?;
+            refs.events.extend(event);
+            config
+        }
+        "SEND_EMAIL" => {
+            let map = object(config, &["templateId", "recipient"], field)?;
+            let template = match map.get("templateId") {
+                Some(Value::String(id)) if !id.trim().is_empty() => id.trim().to_string(),
+                _ => return Err(required(&at("templateId"))),
+            };
+            refs.template = Some(template.clone());
+            let recipient = match map.get("recipient") {
+                None | Some(Value::Null) => json!({ "type": "CONTACT" }),
+                Some(value) => {
+                    let path = at("recipient");
+                    let r = object(value, &["type", "email"], &path)?;
+                    match r.get("type").and_then(Value::as_str) {
+                        Some("CONTACT") | None if r.get("email").is_none_or(Value::is_null) => {
+                            json!({ "type": "CONTACT" })
+                        }
+                        Some("CONTACT") | None => {
+                            return Err(invalid(
+                                &format!("{path}.email"),
+                                "unrecognized_key",
+                                "email goes with type CUSTOM; CONTACT sends to the execution's contact",
+                            ));
+                        }
+                        Some("CUSTOM") => {
+                            let email = r
+                                .get("email")
+                                .and_then(Value::as_str)
+                                .ok_or_else(|| required(&format!("{path}.email")))?;
+                            json!({ "type": "CUSTOM", "email": parse_email(email, &format!("{path}.email"))? })
+                        }
+                        Some(_) => {
+                            return Err(ApiError::validation(vec![
+                                FieldError::new(
+                                    format!("{path}.type"),
+                                    "invalid_enum_value",
+                                    "recipient.type is CONTACT or CUSTOM",
+                                )
+                                .received(r["type"].clone()),
+                            ]));
+                        }
+                    }
+                }
+            };
+            json!({ "templateId": template, "recipient": recipient })
+        }
+        "DELAY" => {
+            let map = object(config, &["amount", "unit"], field)?;
+            let amount =
+                map.get("amount").and_then(Value::as_i64).filter(|n| *n > 0).ok_or_else(|| {
+                    invalid(&at("amount"), "invalid_type", "amount is a whole number above 0")
+                })?;
+            let unit = map.get("unit").and_then(Value::as_str).unwrap_or_default();
+            let seconds = match unit {
+                // Beyond appliance.md's three units: short delays for tests and follow-ups
+                // within the minute.
+                "seconds" => 1,
+                "minutes" => 60,
+                "hours" => 3600,
+                "days" => 86_400,
+                _ => {
+                    return Err(ApiError::validation(vec![
+                        FieldError::new(
+                            at("unit"),
+                            "invalid_enum_value",
+                            "unit is seconds, minutes, hours or days",
+                        )
+                        .received(map.get("unit").cloned().unwrap_or(Value::Null)),
+                    ]));
+                }
+            };
+            if amount.saturating_mul(seconds) > MAX_WAIT_SECS {
+                return Err(invalid(&at("amount"), "too_big", "a delay is at most 365 days"));
+            }
+            json!({ "amount": amount, "unit": unit })
+        }
+        "WAIT_FOR_EVENT" => {
+            let map = object(config, &["eventName", "timeoutSeconds"], field)?;
+            let event = check_event_name(map.get("eventName"), &at("eventName"))?;
+            refs.events.push(event.clone());
+            match map.get("timeoutSeconds") {
+                None | Some(Value::Null) => json!({ "eventName": event }),
+                Some(value) => {
+                    let seconds =
+                        value.as_i64().filter(|n| (1..=MAX_WAIT_SECS).contains(n)).ok_or_else(|| {
+                            invalid(
+                                &at("timeoutSeconds"),
+                                "invalid_type",
+                                "timeoutSeconds is a whole number of seconds from 1 to 365 days",
+                            )
+                        })?;
+                    json!({ "eventName": event, "timeoutSeconds": seconds })
+                }
+            }
+        }
+        "CONDITION" => {
+            let map = object(config, &["condition"], field)?;
+            let tree =
+                map.get("condition").filter(|v| !v.is_null()).ok_or_else(|| required(&at("condition")))?;
+            let condition = Condition::parse_in_workflow(tree, &at("condition"))?;
+            refs.events.extend(condition.references().events);
+            refs.condition = Some(condition);
+            json!({ "condition": crate::core::conditions::canonical(tree) })
+        }
+        "WEBHOOK" => {
+            let map = object(config, &["url", "method", "headers", "body"], field)?;
+            let url = map.get("url").and_then(Value::as_str).map(str::trim).unwrap_or_default();
+            let lower = url.to_ascii_lowercase();
+            if !(lower.starts_with("http://") || lower.starts_with("https://")) || url.len() > MAX_URL {
+                return Err(invalid(
+                    &at("url"),
+                    "invalid_string",
+                    format!("url is an http:// or https:// address of at most {MAX_URL} characters"),
+                ));
+            }
+            render::check(url, Mode::Text, &at("url"))?;
+            let method = match map.get("method") {
+                None | Some(Value::Null) => "POST".to_string(),
+                Some(Value::String(m)) if WEBHOOK_METHODS.contains(&m.to_ascii_uppercase().as_str()) => {
+                    m.to_ascii_uppercase()
+                }
+                Some(other) => {
+                    return Err(ApiError::validation(vec![
+                        FieldError::new(
+                            at("method"),
+                            "invalid_enum_value",
+                            format!("method is one of {}", WEBHOOK_METHODS.join(", ")),
+                        )
+                        .received(other.clone()),
+                    ]));
+                }
+            };
+            let mut stored = json!({ "url": url, "method": method });
+            if let Some(headers) = map.get("headers").filter(|h| !h.is_null()) {
+                stored["headers"] = check_webhook_headers(headers, &at("headers"))?;
+            }
+            if let Some(body) = map.get("body").filter(|b| !b.is_null()) {
+                check_templates_in(body, &at("body"))?;
+                stored["body"] = body.clone();
+            }
+            stored
+        }
+        "UPDATE_CONTACT" => {
+            let map = object(config, &["data", "subscribed"], field)?;
+            let data = map.get("data").filter(|d| !d.is_null());
+            let patch = DataPatch::parse(data, &at("data"))?;
+            if !patch.transient.is_empty() {
+                return Err(invalid(
+                    &at("data"),
+                    "invalid_type",
+                    "an update stores every value: leave out the {value, persistent: false} form",
+                ));
+            }
+            let subscribed = match map.get("subscribed") {
+                None | Some(Value::Null) => None,
+                Some(Value::Bool(b)) => Some(*b),
+                Some(other) => {
+                    return Err(ApiError::validation(vec![
+                        FieldError::new(at("subscribed"), "invalid_type", "subscribed is true or false")
+                            .received(json!(type_name(other))),
+                    ]));
+                }
+            };
+            if data.is_none() && subscribed.is_none() {
+                return Err(invalid(field, "required", "an update names data, subscribed, or both"));
+            }
+            let mut stored = Map::new();
+            if let Some(data) = data {
+                stored.insert("data".into(), data.clone());
+            }
+            if let Some(subscribed) = subscribed {
+                stored.insert("subscribed".into(), Value::Bool(subscribed));
+            }
+            Value::Object(stored)
+        }
+        "EXIT" => {
+            let map = object(config, &["reason"], field)?;
+            match map.get("reason") {
+                None | Some(Value::Null) => json!({}),
+                Some(Value::String(reason)) => match check_text(Some(reason.clone()), &at("reason"))? {
+                    Some(reason) => json!({ "reason": reason }),
+                    None => json!({}),
+                },
+                Some(other) => {
+                    return Err(ApiError::validation(vec![
+                        FieldError::new(at("reason"), "invalid_type", "reason is a string")
+                            .received(json!(type_name(other))),
+                    ]));
+                }
+            }
+        }
+        other => {
+            return Err(ApiError::validation(vec![
+                FieldError::new(
+                    "type",
+                    "invalid_enum_value",
+                    format!("type is one of {}", STEP_TYPES.join(", ")),
+                )
+                .received(json!(other)),
+            ]));
+        }
+    };
+    Ok((stored, refs))
+}
+
+/// What a stored step config (already checked by [`check_config`]) refers to, read without
+/// checking it again: the registry is rewritten from every step on each change, inside the
+/// writer's transaction, where templates are not parsed.
+pub fn references(kind: &str, config: &Value) -> StepRefs {
+    let text = |key: &str| config.get(key).and_then(Value::as_str).map(str::to_string);
+    let mut refs = StepRefs::default();
+    match kind {
+        "TRIGGER" | "WAIT_FOR_EVENT" => refs.events.extend(text("eventName")),
+        "SEND_EMAIL" => refs.template = text("templateId"),
+        "CONDITION" => {
+            if let Some(condition) =
+                config.get("condition").and_then(|c| Condition::parse_in_workflow(c, "").ok())
+            {
+                refs.events.extend(condition.references().events);
+                refs.condition = Some(condition);
+            }
+        }
+        _ => {}
+    }
+    refs
+}
+
+/// Webhook headers: an object of at most 50 names (HTTP tokens) with template values.
+fn check_webhook_headers(headers: &Value, field: &str) -> Result<Value, ApiError> {
+    let map = match headers {
+        Value::Object(map) => map,
+        other => {
+            return Err(ApiError::validation(vec![
+                FieldError::new(field, "invalid_type", "headers is an object of names and values")
+                    .received(json!(type_name(other))),
+            ]));
+        }
+    };
+    if map.len() > MAX_HEADERS {
+        return Err(invalid(field, "too_big", format!("at most {MAX_HEADERS} headers")));
+    }
+    for (name, value) in map {
+        let path = format!("{field}.{name}");
+        let token = !name.is_empty()
+            && name.len() <= 256
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !token {
+            return Err(invalid(&path, "invalid_string", "a header name is letters, digits and -"));
+        }
+        let Value::String(value) = value else {
+            return Err(invalid(&path, "invalid_type", "a header value is a string"));
+        };
+        if value.contains(['\r', '\n']) || value.len() > MAX_URL {
+            return Err(invalid(
+                &path,
+                "invalid_string",
+                "a header value is one line of at most 2048 characters",
+            ));
+        }
+        render::check(value, Mode::Text, &path)?;
+    }
+    Ok(headers.clone())
+}
+
+/// Checks every string inside a webhook body as a template.
+fn check_templates_in(value: &Value, field: &str) -> Result<(), ApiError> {
+    match value {
+        Value::String(text) => render::check(text, Mode::Text, field),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, item)| check_templates_in(item, &format!("{field}[{i}]"))),
+        Value::Object(map) => {
+            map.iter().try_for_each(|(k, item)| check_templates_in(item, &format!("{field}.{k}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn references_read_back_from_a_stored_config_are_what_the_check_found() {
+        let configs = [
+            ("TRIGGER", json!({"eventName": "signup"})),
+            ("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeoutSeconds": 60})),
+            ("SEND_EMAIL", json!({"templateId": "t1"})),
+            (
+                "CONDITION",
+                json!({"condition": {"groups": [{"filters": [
+                {"field": "data.plan", "operator": "equals", "value": "pro"},
+                {"field": "opened", "operator": "triggered"},
+                {"operator": "memberOfSegment", "value": "s1"}]}]}}),
+            ),
+            ("WEBHOOK", json!({"url": "https://x.test/{{ contact.email }}"})),
+            ("DELAY", json!({"amount": 1, "unit": "days"})),
+        ];
+        for (kind, config) in configs {
+            let (stored, refs) = check_config(kind, &config, "config").unwrap();
+            assert_eq!(references(kind, &stored), refs, "{kind}");
+        }
+    }
+
+    #[test]
+    fn configs_are_checked_per_type() {
+        let ok = |kind: &str, config: Value| check_config(kind, &config, "config").map(|(v, _)| v);
+        assert_eq!(
+            ok("DELAY", json!({"amount": 2, "unit": "hours"})).unwrap(),
+            json!({"amount": 2, "unit": "hours"})
+        );
+        assert!(ok("DELAY", json!({"amount": 0, "unit": "hours"})).is_err());
+        assert!(ok("DELAY", json!({"amount": 366, "unit": "days"})).is_err());
+        assert!(ok("DELAY", json!({"amount": 1, "unit": "weeks"})).is_err());
+        assert_eq!(
+            ok("DELAY", json!({"amount": 2, "unit": "seconds"})).unwrap(),
+            json!({"amount": 2, "unit": "seconds"})
+        );
+        assert!(ok("DELAY", json!({"amount": 1, "unit": "days", "extra": 1})).is_err());
+        assert_eq!(
+            ok("SEND_EMAIL", json!({"templateId": "t1"})).unwrap(),
+            json!({"templateId": "t1", "recipient": {"type": "CONTACT"}})
+        );
+        assert!(ok("SEND_EMAIL", json!({"templateId": "t1", "recipient": {"type": "CUSTOM"}})).is_err());
+        assert!(
+            ok("SEND_EMAIL", json!({"templateId": "t1", "recipient": {"type": "CUSTOM", "email": "x"}}))
+                .is_err()
+        );
+        assert!(ok("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeoutSeconds": 0})).is_err());
+        assert!(ok("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeoutSeconds": 60})).is_ok());
+        assert!(ok("WEBHOOK", json!({"url": "ftp://x"})).is_err());
+        assert!(ok("WEBHOOK", json!({"url": "https://x/{{ contact.email"})).is_err(), "template syntax");
+        assert_eq!(ok("WEBHOOK", json!({"url": "https://x", "method": "put"})).unwrap()["method"], "PUT");
+        assert!(ok("WEBHOOK", json!({"url": "https://x", "headers": {"X-A": "1\r\nX-B: 2"}})).is_err());
+        assert!(ok("UPDATE_CONTACT", json!({})).is_err());
+        assert!(ok("UPDATE_CONTACT", json!({"subscribed": "yes"})).is_err());
+        assert!(ok("UPDATE_CONTACT", json!({"data": {"plan": "pro"}})).is_ok());
+        assert_eq!(ok("EXIT", json!({})).unwrap(), json!({}));
+        let condition = json!({"condition": {"logic": "AND", "groups": [{"filters": [
+            {"field": "event.amount", "operator": "greaterThan", "value": 10},
+            {"field": "workflow.source", "operator": "equals", "value": "ads"}]}]}});
+        assert!(ok("CONDITION", condition).is_ok(), "event.* and workflow.* fields");
+        assert_eq!(ok("TRIGGER", json!({})).unwrap(), json!({}), "named when the workflow is enabled");
+        assert_eq!(ok("TRIGGER", json!({"eventName": " signup "})).unwrap(), json!({"eventName": "signup"}));
+    }
+}
