@@ -59,6 +59,7 @@ mod uploads;
 pub mod usage;
 pub mod verify;
 pub mod webhooks;
+pub mod workflow_steps;
 pub mod workflows;
 
 use rocket::fairing::{Fairing, Info, Kind};
@@ -100,6 +101,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         events::routes(),
         segments::routes(),
         workflows::routes(),
+        workflow_steps::routes(),
         executions::routes(),
         sns::routes(),
         webhooks::routes(),

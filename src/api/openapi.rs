@@ -173,6 +173,7 @@ fn parts() -> Vec<Document> {
         super::segments::Doc::openapi(),
         super::domains::Doc::openapi(),
         super::workflows::Doc::openapi(),
+        super::workflow_steps::Doc::openapi(),
         super::executions::Doc::openapi(),
         super::webhooks::Doc::openapi(),
         super::outbox::Doc::openapi(),

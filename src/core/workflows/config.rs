@@ -93,107 +93,21 @@ pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, S
             config
         }
         "SEND_EMAIL" => {
-            let map = object(config, &["templateId", "recipient"], field)?;
-            let template = match map.get("templateId") {
-                Some(Value::String(id)) if !id.trim().is_empty() => id.trim().to_string(),
-                _ => return Err(required(&at("templateId"))),
-            };
-            refs.template = Some(template.clone());
-            let recipient = match map.get("recipient") {
-                None | Some(Value::Null) => json!({ "type": "CONTACT" }),
-                Some(value) => {
-                    let path = at("recipient");
-                    let r = object(value, &["type", "email"], &path)?;
-                    match r.get("type").and_then(Value::as_str) {
-                        Some("CONTACT") | None if r.get("email").is_none_or(Value::is_null) => {
-                            json!({ "type": "CONTACT" })
-                        }
-                        Some("CONTACT") | None => {
-                            return Err(invalid(
-                                &format!("{path}.email"),
-                                "unrecognized_key",
-                                "email goes with type CUSTOM; CONTACT sends to the execution's contact",
-                            ));
-                        }
-                        Some("CUSTOM") => {
-                            let email = r
-                                .get("email")
-                                .and_then(Value::as_str)
-                                .ok_or_else(|| required(&format!("{path}.email")))?;
-                            json!({ "type": "CUSTOM", "email": parse_email(email, &format!("{path}.email"))? })
-                        }
-                        Some(_) => {
-                            return Err(ApiError::validation(vec![
-                                FieldError::new(
-                                    format!("{path}.type"),
-                                    "invalid_enum_value",
-                                    "recipient.type is CONTACT or CUSTOM",
-                                )
-                                .received(r["type"].clone()),
-                            ]));
-                        }
-                    }
-                }
-            };
-            json!({ "templateId": template, "recipient": recipient })
+            let (stored, template) = send_email(config, field)?;
+            refs.template = Some(template);
+            stored
         }
-        "DELAY" => {
-            let map = object(config, &["amount", "unit"], field)?;
-            let amount =
-                map.get("amount").and_then(Value::as_i64).filter(|n| *n > 0).ok_or_else(|| {
-                    invalid(&at("amount"), "invalid_type", "amount is a whole number above 0")
-                })?;
-            let unit = map.get("unit").and_then(Value::as_str).unwrap_or_default();
-            let seconds = match unit {
-                // Beyond appliance.md's three units: short delays for tests and follow-ups
-                // within the minute.
-                "seconds" => 1,
-                "minutes" => 60,
-                "hours" => 3600,
-                "days" => 86_400,
-                _ => {
-                    return Err(ApiError::validation(vec![
-                        FieldError::new(
-                            at("unit"),
-                            "invalid_enum_value",
-                            "unit is seconds, minutes, hours or days",
-                        )
-                        .received(map.get("unit").cloned().unwrap_or(Value::Null)),
-                    ]));
-                }
-            };
-            if amount.saturating_mul(seconds) > MAX_WAIT_SECS {
-                return Err(invalid(&at("amount"), "too_big", "a delay is at most 365 days"));
-            }
-            json!({ "amount": amount, "unit": unit })
-        }
+        "DELAY" => delay(config, field)?,
         "WAIT_FOR_EVENT" => {
-            let map = object(config, &["eventName", "timeoutSeconds"], field)?;
-            let event = check_event_name(map.get("eventName"), &at("eventName"))?;
-            refs.events.push(event.clone());
-            match map.get("timeoutSeconds") {
-                None | Some(Value::Null) => json!({ "eventName": event }),
-                Some(value) => {
-                    let seconds =
-                        value.as_i64().filter(|n| (1..=MAX_WAIT_SECS).contains(n)).ok_or_else(|| {
-                            invalid(
-                                &at("timeoutSeconds"),
-                                "invalid_type",
-                                "timeoutSeconds is a whole number of seconds from 1 to 365 days",
-                            )
-                        })?;
-                    json!({ "eventName": event, "timeoutSeconds": seconds })
-                }
-            }
+            let (stored, event) = wait_for_event(config, field)?;
+            refs.events.push(event);
+            stored
         }
         "CONDITION" => {
-            let map = object(config, &["condition"], field)?;
-            let tree =
-                map.get("condition").filter(|v| !v.is_null()).ok_or_else(|| required(&at("condition")))?;
-            let condition = Condition::parse_in_workflow(tree, &at("condition"))?;
+            let (stored, condition) = condition(config, field)?;
             refs.events.extend(condition.references().events);
             refs.condition = Some(condition);
-            json!({ "condition": crate::core::conditions::canonical(tree) })
+            stored
         }
         "WEBHOOK" => {
             let map = object(config, &["url", "method", "headers", "body"], field)?;
@@ -233,39 +147,7 @@ pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, S
             }
             stored
         }
-        "UPDATE_CONTACT" => {
-            let map = object(config, &["data", "subscribed"], field)?;
-            let data = map.get("data").filter(|d| !d.is_null());
-            let patch = DataPatch::parse(data, &at("data"))?;
-            if !patch.transient.is_empty() {
-                return Err(invalid(
-                    &at("data"),
-                    "invalid_type",
-                    "an update stores every value: leave out the {value, persistent: false} form",
-                ));
-            }
-            let subscribed = match map.get("subscribed") {
-                None | Some(Value::Null) => None,
-                Some(Value::Bool(b)) => Some(*b),
-                Some(other) => {
-                    return Err(ApiError::validation(vec![
-                        FieldError::new(at("subscribed"), "invalid_type", "subscribed is true or false")
-                            .received(json!(type_name(other))),
-                    ]));
-                }
-            };
-            if data.is_none() && subscribed.is_none() {
-                return Err(invalid(field, "required", "an update names data, subscribed, or both"));
-            }
-            let mut stored = Map::new();
-            if let Some(data) = data {
-                stored.insert("data".into(), data.clone());
-            }
-            if let Some(subscribed) = subscribed {
-                stored.insert("subscribed".into(), Value::Bool(subscribed));
-            }
-            Value::Object(stored)
-        }
+        "UPDATE_CONTACT" => update_contact(config, field)?,
         "EXIT" => {
             let map = object(config, &["reason"], field)?;
             match map.get("reason") {
@@ -294,6 +176,231 @@ pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, S
         }
     };
     Ok((stored, refs))
+}
+
+/// A value given under our name or Plunk's: 422 naming the alias when both are given and
+/// differ.
+fn one_of<'a>(
+    map: &'a Map<String, Value>,
+    (name, alias): (&str, &str),
+    field: &str,
+) -> Result<Option<&'a Value>, ApiError> {
+    let given = |key: &str| map.get(key).filter(|v| !v.is_null());
+    match (given(name), given(alias)) {
+        (Some(a), Some(b)) if a != b => Err(invalid(
+            &format!("{field}.{alias}"),
+            "conflict",
+            format!("{alias} is another name for {name}: give one of them"),
+        )),
+        (a, b) => Ok(a.or(b)),
+    }
+}
+
+/// SEND_EMAIL `{templateId, recipient?: {type: CONTACT | CUSTOM, email?}}`; Plunk's
+/// `recipient.customEmail` is `email` (and ignored with CONTACT, as Plunk ignores it).
+fn send_email(config: &Value, field: &str) -> Result<(Value, String), ApiError> {
+    let at = |key: &str| format!("{field}.{key}");
+    let map = object(config, &["templateId", "recipient"], field)?;
+    let template = match map.get("templateId") {
+        Some(Value::String(id)) if !id.trim().is_empty() => id.trim().to_string(),
+        _ => return Err(required(&at("templateId"))),
+    };
+    let recipient = match map.get("recipient") {
+        None | Some(Value::Null) => json!({ "type": "CONTACT" }),
+        Some(value) => {
+            let path = at("recipient");
+            let r = object(value, &["type", "email", "customEmail"], &path)?;
+            match r.get("type").and_then(Value::as_str) {
+                Some("CONTACT") | None if r.get("email").is_none_or(Value::is_null) => {
+                    json!({ "type": "CONTACT" })
+                }
+                Some("CONTACT") | None => {
+                    return Err(invalid(
+                        &format!("{path}.email"),
+                        "unrecognized_key",
+                        "email goes with type CUSTOM; CONTACT sends to the execution's contact",
+                    ));
+                }
+                Some("CUSTOM") => {
+                    let email = one_of(r, ("email", "customEmail"), &path)?
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| required(&format!("{path}.email")))?;
+                    json!({ "type": "CUSTOM", "email": parse_email(email, &format!("{path}.email"))? })
+                }
+                Some(_) => {
+                    return Err(ApiError::validation(vec![
+                        FieldError::new(
+                            format!("{path}.type"),
+                            "invalid_enum_value",
+                            "recipient.type is CONTACT or CUSTOM",
+                        )
+                        .received(r["type"].clone()),
+                    ]));
+                }
+            }
+        }
+    };
+    Ok((json!({ "templateId": template, "recipient": recipient }), template))
+}
+
+/// DELAY units, longest first, in seconds. Beyond appliance.md's three units: `seconds`, for
+/// tests and follow-ups within the minute.
+const UNITS: &[(&str, i64)] = &[("days", 86_400), ("hours", 3600), ("minutes", 60), ("seconds", 1)];
+
+/// DELAY `{amount > 0, unit}`, at most 365 days. A fractional amount (Plunk's `1.5` hours) is
+/// stored as the same time in the longest unit that makes it whole (`90` minutes).
+fn delay(config: &Value, field: &str) -> Result<Value, ApiError> {
+    let at = |key: &str| format!("{field}.{key}");
+    let map = object(config, &["amount", "unit"], field)?;
+    let unit_value = map.get("unit").cloned().unwrap_or(Value::Null);
+    let Some(&(unit, unit_secs)) = UNITS.iter().find(|(name, _)| unit_value.as_str() == Some(name)) else {
+        return Err(ApiError::validation(vec![
+            FieldError::new(at("unit"), "invalid_enum_value", "unit is seconds, minutes, hours or days")
+                .received(unit_value),
+        ]));
+    };
+    let amount = map
+        .get("amount")
+        .and_then(Value::as_f64)
+        .filter(|n| n.is_finite() && *n > 0.0)
+        .ok_or_else(|| invalid(&at("amount"), "invalid_type", "amount is a number above 0"))?;
+    if amount * unit_secs as f64 > MAX_WAIT_SECS as f64 {
+        return Err(invalid(&at("amount"), "too_big", "a delay is at most 365 days"));
+    }
+    if amount.fract() == 0.0 {
+        return Ok(json!({ "amount": amount as i64, "unit": unit }));
+    }
+    let seconds = (amount * unit_secs as f64).round() as i64;
+    if seconds < 1 {
+        return Err(invalid(&at("amount"), "too_small", "a delay is at least a second"));
+    }
+    let (unit, size) = UNITS.iter().find(|(_, size)| seconds % size == 0).copied().unwrap_or(("seconds", 1));
+    Ok(json!({ "amount": seconds / size, "unit": unit }))
+}
+
+/// WAIT_FOR_EVENT `{eventName, timeoutSeconds?}`; Plunk's `timeout` (seconds, perhaps with a
+/// fraction, rounded up) is `timeoutSeconds`.
+fn wait_for_event(config: &Value, field: &str) -> Result<(Value, String), ApiError> {
+    let at = |key: &str| format!("{field}.{key}");
+    let map = object(config, &["eventName", "timeoutSeconds", "timeout"], field)?;
+    let event = check_event_name(map.get("eventName"), &at("eventName"))?;
+    let Some(value) = one_of(map, ("timeoutSeconds", "timeout"), field)? else {
+        return Ok((json!({ "eventName": event }), event));
+    };
+    let seconds = value
+        .as_f64()
+        .filter(|n| n.is_finite() && *n > 0.0 && *n <= MAX_WAIT_SECS as f64)
+        .map(|n| n.ceil() as i64)
+        .filter(|_| map.contains_key("timeout") || value.is_i64())
+        .ok_or_else(|| {
+            invalid(
+                &at("timeoutSeconds"),
+                "invalid_type",
+                "timeoutSeconds is a whole number of seconds from 1 to 365 days",
+            )
+        })?;
+    Ok((json!({ "eventName": event, "timeoutSeconds": seconds }), event))
+}
+
+/// CONDITION `{condition}` (a condition tree), or Plunk's single test `{field, operator,
+/// value}`, stored as the tree of that one filter.
+fn condition(config: &Value, field: &str) -> Result<(Value, Condition), ApiError> {
+    let at = |key: &str| format!("{field}.{key}");
+    let map = object(config, &["condition", "field", "operator", "value", "mode", "branches"], field)?;
+    if map.contains_key("mode") || map.contains_key("branches") {
+        return Err(invalid(
+            &at("mode"),
+            "unsupported",
+            "a CONDITION step branches yes or no; for more ways, chain CONDITION steps (Plunk's multi-branch mode is not supported)",
+        ));
+    }
+    let single = ["field", "operator", "value"].iter().any(|k| map.contains_key(*k));
+    let tree = match map.get("condition").filter(|v| !v.is_null()) {
+        Some(_) if single => {
+            return Err(invalid(
+                &at("field"),
+                "conflict",
+                "give a condition tree or a single {field, operator, value}, not both",
+            ));
+        }
+        Some(tree) => tree.clone(),
+        None if single => {
+            let mut filter = Map::new();
+            for key in ["field", "operator", "value"] {
+                if let Some(v) = map.get(key) {
+                    filter.insert(key.into(), v.clone());
+                }
+            }
+            json!({ "logic": "AND", "groups": [{ "filters": [Value::Object(filter)] }] })
+        }
+        None => return Err(required(&at("condition"))),
+    };
+    let path = if single { field.to_string() } else { at("condition") };
+    let condition = Condition::parse_in_workflow(&tree, &path)?;
+    Ok((json!({ "condition": crate::core::conditions::canonical(&tree) }), condition))
+}
+
+/// UPDATE_CONTACT `{data?, subscribed?}` with the custom-field rules; Plunk's `updates` is
+/// `data`, and its `subscriptionAction` (`subscribe`, `unsubscribe`, `none`) is `subscribed`.
+fn update_contact(config: &Value, field: &str) -> Result<Value, ApiError> {
+    let at = |key: &str| format!("{field}.{key}");
+    let map = object(config, &["data", "subscribed", "updates", "subscriptionAction"], field)?;
+    let data = one_of(map, ("data", "updates"), field)?;
+    let patch = DataPatch::parse(data, &at("data"))?;
+    if !patch.transient.is_empty() {
+        return Err(invalid(
+            &at("data"),
+            "invalid_type",
+            "an update stores every value: leave out the {value, persistent: false} form",
+        ));
+    }
+    let subscribed = match map.get("subscribed") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => {
+            return Err(ApiError::validation(vec![
+                FieldError::new(at("subscribed"), "invalid_type", "subscribed is true or false")
+                    .received(json!(type_name(other))),
+            ]));
+        }
+    };
+    let action = match map.get("subscriptionAction") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(a)) if a == "none" => None,
+        Some(Value::String(a)) if a == "subscribe" => Some(true),
+        Some(Value::String(a)) if a == "unsubscribe" => Some(false),
+        Some(other) => {
+            return Err(ApiError::validation(vec![
+                FieldError::new(
+                    at("subscriptionAction"),
+                    "invalid_enum_value",
+                    "subscriptionAction is subscribe, unsubscribe or none",
+                )
+                .received(other.clone()),
+            ]));
+        }
+    };
+    let subscribed = match (subscribed, action) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(invalid(
+                &at("subscriptionAction"),
+                "conflict",
+                "subscriptionAction says the opposite of subscribed: give one of them",
+            ));
+        }
+        (a, b) => a.or(b),
+    };
+    if data.is_none() && subscribed.is_none() {
+        return Err(invalid(field, "required", "an update names data, subscribed, or both"));
+    }
+    let mut stored = Map::new();
+    if let Some(data) = data {
+        stored.insert("data".into(), data.clone());
+    }
+    if let Some(subscribed) = subscribed {
+        stored.insert("subscribed".into(), Value::Bool(subscribed));
+    }
+    Ok(Value::Object(stored))
 }
 
 /// What a stored step config (already checked by [`check_config`]) refers to, read without
@@ -437,5 +544,94 @@ mod tests {
         assert!(ok("CONDITION", condition).is_ok(), "event.* and workflow.* fields");
         assert_eq!(ok("TRIGGER", json!({})).unwrap(), json!({}), "named when the workflow is enabled");
         assert_eq!(ok("TRIGGER", json!({"eventName": " signup "})).unwrap(), json!({"eventName": "signup"}));
+    }
+
+    #[test]
+    fn plunk_step_configs_are_stored_in_our_form() {
+        let ok = |kind: &str, config: Value| check_config(kind, &config, "config").map(|(v, _)| v);
+        let refused = |kind: &str, config: Value| ok(kind, config).unwrap_err().status().code;
+        // SEND_EMAIL's custom recipient.
+        assert_eq!(
+            ok(
+                "SEND_EMAIL",
+                json!({"templateId": "t1", "recipient": {"type": "CUSTOM", "customEmail": "ops@x.test"}})
+            )
+            .unwrap(),
+            json!({"templateId": "t1", "recipient": {"type": "CUSTOM", "email": "ops@x.test"}})
+        );
+        assert_eq!(
+            ok(
+                "SEND_EMAIL",
+                json!({"templateId": "t1", "recipient": {"type": "CONTACT", "customEmail": "ops@x.test"}})
+            )
+            .unwrap(),
+            json!({"templateId": "t1", "recipient": {"type": "CONTACT"}}),
+            "Plunk ignores customEmail with CONTACT"
+        );
+        assert_eq!(
+            refused(
+                "SEND_EMAIL",
+                json!({"templateId": "t1", "recipient": {"type": "CUSTOM", "email": "a@x.test", "customEmail": "b@x.test"}})
+            ),
+            422
+        );
+        // WAIT_FOR_EVENT's timeout, in seconds.
+        assert_eq!(
+            ok("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeout": 86400})).unwrap(),
+            json!({"eventName": "paid", "timeoutSeconds": 86400})
+        );
+        assert_eq!(
+            ok("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeout": 1.5})).unwrap()["timeoutSeconds"],
+            2
+        );
+        assert_eq!(refused("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeout": 31_536_001})), 422);
+        assert_eq!(refused("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeoutSeconds": 1.5})), 422);
+        // DELAY's fractional amounts.
+        assert_eq!(
+            ok("DELAY", json!({"amount": 1.5, "unit": "hours"})).unwrap(),
+            json!({"amount": 90, "unit": "minutes"})
+        );
+        assert_eq!(
+            ok("DELAY", json!({"amount": 0.5, "unit": "days"})).unwrap(),
+            json!({"amount": 12, "unit": "hours"})
+        );
+        assert_eq!(
+            ok("DELAY", json!({"amount": 0.25, "unit": "minutes"})).unwrap(),
+            json!({"amount": 15, "unit": "seconds"})
+        );
+        assert_eq!(refused("DELAY", json!({"amount": 365.5, "unit": "days"})), 422);
+        // CONDITION's single test, with its contact.* fields.
+        assert_eq!(
+            ok("CONDITION", json!({"field": "contact.data.plan", "operator": "equals", "value": "pro"}))
+                .unwrap(),
+            json!({"condition": {"logic": "AND", "groups": [{"filters": [{"field": "data.plan", "operator": "equals", "value": "pro"}]}]}})
+        );
+        assert!(
+            ok("CONDITION", json!({"field": "event.amount", "operator": "greaterThan", "value": 10})).is_ok()
+        );
+        assert_eq!(refused("CONDITION", json!({"mode": "multi", "field": "data.plan", "branches": []})), 422);
+        assert_eq!(
+            refused(
+                "CONDITION",
+                json!({"field": "data.plan", "operator": "exists", "condition": {"groups": []}})
+            ),
+            422
+        );
+        // UPDATE_CONTACT's updates and subscriptionAction.
+        assert_eq!(
+            ok("UPDATE_CONTACT", json!({"updates": {"plan": "pro"}, "subscriptionAction": "unsubscribe"}))
+                .unwrap(),
+            json!({"data": {"plan": "pro"}, "subscribed": false})
+        );
+        assert_eq!(
+            ok("UPDATE_CONTACT", json!({"updates": {"plan": "pro"}, "subscriptionAction": "none"})).unwrap(),
+            json!({"data": {"plan": "pro"}})
+        );
+        assert_eq!(refused("UPDATE_CONTACT", json!({"subscriptionAction": "none"})), 422, "nothing to do");
+        assert_eq!(refused("UPDATE_CONTACT", json!({"subscriptionAction": "maybe"})), 422);
+        assert_eq!(
+            refused("UPDATE_CONTACT", json!({"subscribed": true, "subscriptionAction": "unsubscribe"})),
+            422
+        );
     }
 }
