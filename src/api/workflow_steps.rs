@@ -37,7 +37,8 @@ fn check_position(position: Option<Value>) -> Result<Option<String>, ApiError> {
     }
 }
 
-/// Adds a step; refused (409) while executions are active.
+/// Adds a step, after the last step that leads nowhere yet unless `autoConnect` is `false`;
+/// refused (409) while executions are active.
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "addWorkflowStep",
@@ -68,16 +69,22 @@ async fn add_step(
         ]));
     }
     let name = body.name.as_deref().map(|n| core_workflows::check_name(n, "name")).transpose()?;
-    let (config, mut step_refs) =
-        core_workflows::check_config(&kind, body.config.as_ref().unwrap_or(&json!({})), "config")?;
+    let config = core_workflows::with_template(
+        &kind,
+        body.config.unwrap_or_else(|| json!({})),
+        body.template_id.map(Some),
+    )?;
+    let (config, mut step_refs) = core_workflows::check_config(&kind, &config, "config")?;
     let position = check_position(body.position)?;
+    let connect = body.auto_connect.unwrap_or(true);
     let (project, id) = (access.project.id, id.to_string());
     let view = state
         .db
         .write(move |tx| {
             let w = find(tx, &project, &id)?;
             structure_unlocked(tx, &w)?;
-            if workflows::steps(tx, &w.id)?.len() >= core_workflows::MAX_STEPS {
+            let steps = workflows::steps(tx, &w.id)?;
+            if steps.len() >= core_workflows::MAX_STEPS {
                 return Err(ApiError::bad_request(format!(
                     "a workflow holds at most {} steps",
                     core_workflows::MAX_STEPS
@@ -96,6 +103,25 @@ async fn add_step(
                 updated_at: now,
             };
             workflows::insert_step(tx, &step)?;
+            if connect {
+                let mut transitions = workflows::transitions(tx, &w.id)?;
+                let mut all = steps;
+                let ways = core_workflows::auto_connect(&all, &transitions);
+                all.push(step.clone());
+                for (from, branch) in ways {
+                    core_workflows::check_transition(&all, &transitions, &from, &step.id, branch.as_deref())?;
+                    let transition = Transition {
+                        id: crate::db::new_id(),
+                        workflow_id: w.id.clone(),
+                        from_step_id: from,
+                        to_step_id: step.id.clone(),
+                        branch,
+                        created_at: now,
+                    };
+                    workflows::insert_transition(tx, &transition)?;
+                    transitions.push(transition);
+                }
+            }
             workflows::touch(tx, &w.id, now)?;
             save_refs(tx, &w)?;
             Ok::<_, ApiError>(StepView::from(&step))
@@ -104,8 +130,8 @@ async fn add_step(
     Ok(Json(view))
 }
 
-/// Changes a step's config (its type stays), name or position: allowed while executions run.
-/// Changes a step's config (its type stays), name or position: allowed while executions run.
+/// Changes a step's config (its type stays), name, position or template: allowed while
+/// executions run.
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "updateWorkflowStep",
@@ -127,20 +153,23 @@ async fn update_step(
     let (project, id, step_id) = (access.project.id, id.to_string(), step_id.to_string());
     // The config is checked for the step's type (templates parse) before the write, not in it:
     // a step's type never changes, so the one read here still holds there.
-    let checked = match body.config {
-        None => None,
-        Some(config) => {
-            let (project, id, step_id) = (project.clone(), id.clone(), step_id.clone());
-            let kind = state
-                .db
-                .run(move |conn| {
-                    let w = find(conn, &project, &id)?;
-                    let step = workflows::step(conn, &w.id, &step_id)?;
-                    step.map(|s| s.kind).ok_or_else(|| ApiError::not_found("Step not found"))
-                })
-                .await?;
-            Some(super::blocking(move || core_workflows::check_config(&kind, &config, "config")).await??)
-        }
+    let checked = if body.config.is_none() && body.template_id.is_none() {
+        None
+    } else {
+        let (project, id, step_id) = (project.clone(), id.clone(), step_id.clone());
+        let step = state
+            .db
+            .run(move |conn| {
+                let w = find(conn, &project, &id)?;
+                workflows::step(conn, &w.id, &step_id)?.ok_or_else(|| ApiError::not_found("Step not found"))
+            })
+            .await?;
+        let config = match body.config {
+            Some(config) => config,
+            None => serde_json::from_str(&step.config).unwrap_or_else(|_| json!({})),
+        };
+        let config = core_workflows::with_template(&step.kind, config, body.template_id)?;
+        Some(super::blocking(move || core_workflows::check_config(&step.kind, &config, "config")).await??)
     };
     let view = state
         .db
@@ -270,6 +299,14 @@ async fn add_transition(
     let to = body
         .to_step_id
         .ok_or_else(|| ApiError::invalid_field("toStepId", "required", "toStepId is required"))?;
+    let named = core_workflows::branch_named(
+        body.branch.as_deref(),
+        body.condition.as_ref(),
+        body.wait_outcome.as_deref(),
+    )?;
+    if body.priority.is_some_and(|p| p < 0) {
+        return Err(ApiError::invalid_field("priority", "too_small", "priority is a whole number from 0"));
+    }
     let (project, id) = (access.project.id, id.to_string());
     let view = state
         .db
@@ -279,7 +316,7 @@ async fn add_transition(
             let steps = workflows::steps(tx, &w.id)?;
             let transitions = workflows::transitions(tx, &w.id)?;
             let branch =
-                core_workflows::check_transition(&steps, &transitions, &from, &to, body.branch.as_deref())?;
+                core_workflows::check_transition(&steps, &transitions, &from, &to, named.as_deref())?;
             let now = clock::now_ms();
             let transition = Transition {
                 id: crate::db::new_id(),

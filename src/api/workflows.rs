@@ -45,6 +45,9 @@ struct ListParams<'r> {
     /// `desc` (the default) or `asc`.
     #[param(value_type = Option<String>)]
     dir: Option<&'r str>,
+    /// `active` (enabled workflows) or `disabled`; default both.
+    #[param(value_type = Option<String>)]
+    status: Option<&'r str>,
 }
 
 /// The project's workflows with their graphs, a page at a time.
@@ -61,12 +64,20 @@ async fn list(
     access: ProjectAccess,
     params: ListParams<'_>,
 ) -> Result<Json<NumberedPage<WorkflowView>>, ApiError> {
+    let enabled = match params.status.map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some("active") => Some(("enabled", "1".to_string())),
+        Some("disabled") => Some(("enabled", "0".to_string())),
+        Some(other) => {
+            return Err(ApiError::bad_request(format!("status is active or disabled (found {other:?})")));
+        }
+    };
     let (query, page, page_size) = pagination::list_query(
         access.project.id,
         (params.page, params.page_size),
         params.search,
         (params.sort, params.dir),
-        None,
+        enabled,
     )?;
     let rows = state
         .db
@@ -202,7 +213,7 @@ pub(super) fn save_refs(conn: &rusqlite::Connection, w: &Workflow) -> Result<(),
     Ok(())
 }
 
-/// Makes a workflow: disabled, `triggerType: EVENT`, with its TRIGGER step.
+/// Makes a workflow with `triggerType: EVENT` and its TRIGGER step, disabled unless `enabled`.
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "createWorkflow",
@@ -219,8 +230,18 @@ async fn create(
     let body = body.0;
     let name = core_workflows::check_name(body.name.as_deref().unwrap_or_default(), "name")?;
     let description = core_workflows::check_text(body.description, "description")?;
-    let (trigger, event) = match &body.trigger_config {
-        None | Some(Value::Null) => (json!({}), None),
+    let mut config = body.trigger_config.filter(|c| !c.is_null());
+    let named = config.as_ref().and_then(|c| c.get("eventName")).and_then(Value::as_str).map(str::to_string);
+    if let Some(event) =
+        super::aliases::field(("triggerConfig.eventName", named), ("eventName", body.event_name))?
+    {
+        let config = config.get_or_insert_with(|| json!({}));
+        if let Value::Object(map) = config {
+            map.insert("eventName".into(), Value::String(event));
+        }
+    }
+    let (trigger, event) = match &config {
+        None => (json!({}), None),
         Some(config) => core_workflows::check_trigger_config(config, "triggerConfig")?,
     };
     let now = clock::now_ms();
@@ -231,11 +252,12 @@ async fn create(
         description,
         trigger_type: "EVENT".into(),
         trigger_event: event,
-        enabled: false,
+        enabled: body.enabled.unwrap_or(false),
         allow_reentry: body.allow_reentry.unwrap_or(false),
         created_at: now,
         updated_at: now,
     };
+    startable(&workflow, "eventName")?;
     let view = state
         .db
         .write(move |tx| {

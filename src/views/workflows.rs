@@ -74,6 +74,8 @@ pub struct Step {
     /// EXIT `{reason?}`.
     #[schema(value_type = Object)]
     pub config: Value,
+    /// A SEND_EMAIL step's template (its `config.templateId`).
+    pub template_id: Option<String>,
     /// `{x, y}`: where the editor draws the step.
     #[schema(value_type = Option<Position>)]
     pub position: Option<Value>,
@@ -85,11 +87,13 @@ pub struct Step {
 
 impl From<&StepRow> for Step {
     fn from(s: &StepRow) -> Self {
+        let config = config_of(s);
         Step {
             id: s.id.clone(),
             kind: s.kind.clone(),
             name: s.name.clone(),
-            config: config_of(s),
+            template_id: config.get("templateId").and_then(Value::as_str).map(str::to_string),
+            config,
             position: s.position.as_deref().and_then(|p| serde_json::from_str(p).ok()),
             created_at: iso(s.created_at),
             updated_at: iso(s.updated_at),
@@ -126,15 +130,28 @@ pub struct Transition {
     /// Leaving a CONDITION step: `yes` or `no`; leaving a WAIT_FOR_EVENT step: `event` or
     /// `timeout`; otherwise `null`.
     pub branch: Option<String>,
+    /// The branch as Plunk shows a CONDITION step's: `{branch: "yes" | "no"}`, else `null`.
+    #[schema(value_type = Option<Object>)]
+    pub condition: Option<Value>,
+    /// The branch as Plunk shows a WAIT_FOR_EVENT step's: `EVENT` or `TIMEOUT`, else `null`.
+    #[schema(value_type = Option<WaitOutcome>)]
+    pub wait_outcome: Option<&'static str>,
 }
 
 impl From<&TransitionRow> for Transition {
     fn from(t: &TransitionRow) -> Self {
+        let branch = t.branch.as_deref();
         Transition {
             id: t.id.clone(),
             from_step_id: t.from_step_id.clone(),
             to_step_id: t.to_step_id.clone(),
             branch: t.branch.clone(),
+            condition: branch.filter(|b| matches!(*b, "yes" | "no")).map(|b| json!({ "branch": b })),
+            wait_outcome: match branch {
+                Some("event") => Some("EVENT"),
+                Some("timeout") => Some("TIMEOUT"),
+                _ => None,
+            },
         }
     }
 }
@@ -286,7 +303,8 @@ pub enum StepType {
     Exit,
 }
 
-/// `POST /workflows`: a workflow is made disabled, with `triggerType: EVENT` and its TRIGGER step.
+/// `POST /workflows`: a workflow is made with `triggerType: EVENT` and its TRIGGER step,
+/// disabled unless `enabled` says otherwise.
 #[derive(Debug, Deserialize, ToSchema)]
 #[schema(example = json!({ "name": "Onboarding", "description": "Welcome new users", "triggerConfig": { "eventName": "signed-up" } }))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -299,6 +317,10 @@ pub struct NewWorkflow {
     /// `{eventName}`: the event that starts it.
     #[schema(value_type = Option<Object>)]
     pub trigger_config: Option<Value>,
+    /// `triggerConfig.eventName`, as Plunk's clients send it.
+    pub event_name: Option<String>,
+    /// Default `false`; an enabled workflow names its event.
+    pub enabled: Option<bool>,
     /// Default `false`.
     pub allow_reentry: Option<bool>,
 }
@@ -331,11 +353,22 @@ pub struct NewStep {
     #[schema(required, value_type = StepType)]
     pub kind: Option<String>,
     pub name: Option<String>,
-    /// As the step's type has it (see the `Step` schema); default `{}`.
+    /// As the step's type has it (see the `Step` schema); default `{}`. Plunk's forms are taken
+    /// too and stored in ours: SEND_EMAIL `recipient.customEmail`, WAIT_FOR_EVENT `timeout`
+    /// (seconds), CONDITION `{field, operator, value}`, UPDATE_CONTACT `{updates,
+    /// subscriptionAction}`, a DELAY's fractional `amount`.
     #[schema(value_type = Option<Object>)]
     pub config: Option<Value>,
     #[schema(value_type = Option<Position>)]
     pub position: Option<Value>,
+    /// A SEND_EMAIL step's template (over `config.templateId`), as Plunk's clients send it.
+    #[serde(rename = "templateId")]
+    pub template_id: Option<String>,
+    /// Default `true`: the step follows the last step that leads nowhere yet (a CONDITION on
+    /// its `yes` branch, a WAIT_FOR_EVENT on `event`, and on `timeout` too when it has one).
+    /// `false` leaves it unconnected.
+    #[serde(rename = "autoConnect")]
+    pub auto_connect: Option<bool>,
 }
 
 /// `PATCH /workflows/{id}/steps/{step_id}`: the config (for the step's type), name or position;
@@ -348,6 +381,10 @@ pub struct StepPatch {
     pub config: Option<Value>,
     #[schema(value_type = Option<Position>)]
     pub position: Option<Value>,
+    /// A SEND_EMAIL step's template (over `config.templateId`), as Plunk's clients send it.
+    #[serde(rename = "templateId", default, deserialize_with = "crate::views::present")]
+    #[schema(value_type = Option<String>)]
+    pub template_id: Option<Option<String>>,
 }
 
 /// `POST /workflows/{id}/transitions`.
@@ -359,8 +396,28 @@ pub struct NewTransition {
     #[schema(required, value_type = String)]
     pub to_step_id: Option<String>,
     /// Required leaving a CONDITION step (`yes` or `no`) or a WAIT_FOR_EVENT step (`event` or
-    /// `timeout`).
+    /// `timeout`), here or as Plunk's `condition` or `waitOutcome`.
     pub branch: Option<String>,
+    /// Plunk's form of a CONDITION step's branch: `{branch: "yes" | "no"}` (and of a wait's
+    /// timeout: `{branch: "timeout"}` or `{fallback: true}`).
+    #[schema(value_type = Option<Object>)]
+    pub condition: Option<Value>,
+    /// Plunk's form of a WAIT_FOR_EVENT step's branch: `EVENT` or `TIMEOUT`.
+    #[schema(value_type = Option<WaitOutcome>)]
+    pub wait_outcome: Option<String>,
+    /// Accepted and not kept: a step has one way on per branch, so there is no order to keep.
+    #[schema(minimum = 0)]
+    pub priority: Option<i64>,
+}
+
+/// A WAIT_FOR_EVENT step's two ways on, as Plunk names them.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub enum WaitOutcome {
+    #[schema(rename = "EVENT")]
+    Event,
+    #[schema(rename = "TIMEOUT")]
+    Timeout,
 }
 
 /// `POST /workflows/{id}/executions`: the contact by id or by email, and the execution's

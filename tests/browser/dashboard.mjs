@@ -425,7 +425,8 @@ await drive("dashboard", async (browser) => {
   await page.getByRole("button", { name: "Create workflow" }).click();
   await page.waitForSelector("h1:text-is('Welcome flow')");
   const workflowId = page.url().split("/").pop();
-  await page.getByRole("button", { name: "Trigger on signed_up" }).click();
+  // Nothing selected: the first step follows the trigger by itself (autoConnect).
+  await page.waitForSelector("#add-step >> text=It will follow the last step that leads nowhere yet");
   await page.locator("#add-step select[name=type]").selectOption("SEND_EMAIL");
   await page.getByRole("button", { name: "Add step" }).click();
   await toast(page, "Send email step added");
@@ -452,6 +453,7 @@ await drive("dashboard", async (browser) => {
   assert.deepEqual(built.steps[2].config, { amount: 2, unit: "days" });
   assert.equal((await api("GET", `/templates/${built.steps[1].config.templateId}`)).status, 200, "the first template is picked");
   assert.equal(built.transitions.length, 4);
+  assert.equal(built.transitions.find((t) => t.fromStepId === built.steps[0].id).toStepId, built.steps[1].id);
   assert.equal(built.transitions.find((t) => t.fromStepId === built.steps[3].id).branch, "no");
   await page.locator("#workflow-form input[name=enabled]").check();
   await page.getByRole("button", { name: "Save workflow" }).click();
@@ -482,6 +484,11 @@ await drive("dashboard", async (browser) => {
   await page.getByLabel("Welcome flow enabled").click();
   await toast(page, "Welcome flow disabled");
   assert.equal((await api("GET", `/workflows/${workflowId}`)).body.enabled, false);
+  await page.locator("#workflow-status").selectOption("active");
+  await page.waitForSelector("text=No workflows match.");
+  await page.locator("#workflow-status").selectOption("disabled");
+  await page.waitForSelector('#workflows-table tr[data-workflow="Welcome flow"]');
+  assert.ok(page.url().includes("status=disabled"), "the filter is in the address");
   await audit(page, "workflows");
 
   step("webhooks: add an endpoint (its secret shown once), send a test, see the log, disable it");

@@ -31,6 +31,7 @@ mod metrics;
 mod onboarding;
 mod openapi;
 mod plunk_requests;
+mod plunk_workflows;
 mod project_wipes;
 mod ratelimit;
 mod relays;

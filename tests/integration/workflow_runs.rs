@@ -43,8 +43,8 @@ async fn workflow(
     let mut ids = std::collections::HashMap::new();
     ids.insert("trigger".to_string(), created["steps"][0]["id"].as_str().unwrap().to_string());
     for (label, kind, config) in steps {
-        let (status, step) =
-            app.post(&format!("/workflows/{id}/steps"), key, json!({ "type": kind, "config": config })).await;
+        let body = json!({ "type": kind, "config": config, "autoConnect": false });
+        let (status, step) = app.post(&format!("/workflows/{id}/steps"), key, body).await;
         assert_eq!(status, Status::Ok, "{label}: {step}");
         ids.insert(label.to_string(), step["id"].as_str().unwrap().to_string());
     }

@@ -13,7 +13,12 @@ async fn create(app: &TestApp, key: &str, body: Value) -> Value {
     created
 }
 
-async fn add_step(app: &TestApp, key: &str, workflow: &str, body: Value) -> (Status, Value) {
+/// Adds a step left unconnected (unless `body` says otherwise): these tests join steps
+/// themselves.
+async fn add_step(app: &TestApp, key: &str, workflow: &str, mut body: Value) -> (Status, Value) {
+    if body.get("autoConnect").is_none() {
+        body["autoConnect"] = json!(false);
+    }
     app.post(&format!("/workflows/{workflow}/steps"), key, body).await
 }
 

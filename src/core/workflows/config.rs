@@ -403,6 +403,39 @@ fn update_contact(config: &Value, field: &str) -> Result<Value, ApiError> {
     Ok(Value::Object(stored))
 }
 
+/// A step's config with the template Plunk's clients give beside it (`templateId`, over
+/// `config.templateId`): only a SEND_EMAIL step takes one, and cannot be left without one.
+pub fn with_template(
+    kind: &str,
+    mut config: Value,
+    template: Option<Option<String>>,
+) -> Result<Value, ApiError> {
+    match (kind, template) {
+        (_, None) => {}
+        ("SEND_EMAIL", Some(Some(id))) => {
+            if let Value::Object(map) = &mut config {
+                map.insert("templateId".into(), Value::String(id));
+            }
+        }
+        ("SEND_EMAIL", Some(None)) => {
+            return Err(invalid(
+                "templateId",
+                "required",
+                "a SEND_EMAIL step sends a template: templateId stays",
+            ));
+        }
+        (_, Some(None)) => {}
+        (_, Some(Some(_))) => {
+            return Err(invalid(
+                "templateId",
+                "unrecognized_key",
+                format!("a {kind} step takes no template"),
+            ));
+        }
+    }
+    Ok(config)
+}
+
 /// What a stored step config (already checked by [`check_config`]) refers to, read without
 /// checking it again: the registry is rewritten from every step on each change, inside the
 /// writer's transaction, where templates are not parsed.

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::invalid;
 use crate::db::workflows::{Step, Transition};
@@ -91,6 +91,80 @@ pub fn check_transition(
         ));
     }
     Ok(branch)
+}
+
+/// The branch a new transition names: `branch`, or Plunk's forms of it, `condition: {branch}`
+/// (and a wait's legacy `{fallback: true}` for `timeout`) and `waitOutcome` (`EVENT`,
+/// `TIMEOUT`). Given in more than one form, they must agree (422 otherwise).
+pub fn branch_named(
+    branch: Option<&str>,
+    condition: Option<&Value>,
+    wait_outcome: Option<&str>,
+) -> Result<Option<String>, ApiError> {
+    let from_condition = match condition {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(c)) if c.len() == 1 && c.get("fallback") == Some(&Value::Bool(true)) => {
+            Some("timeout")
+        }
+        Some(Value::Object(c)) if c.len() == 1 && c.get("branch").is_some_and(Value::is_string) => {
+            c.get("branch").and_then(Value::as_str)
+        }
+        Some(other) => {
+            return Err(ApiError::validation(vec![
+                FieldError::new("condition", "invalid_type", "condition is {branch: \"yes\" | \"no\"}")
+                    .received(other.clone()),
+            ]));
+        }
+    };
+    let from_outcome = match wait_outcome {
+        None => None,
+        Some(o) if o.eq_ignore_ascii_case("EVENT") => Some("event"),
+        Some(o) if o.eq_ignore_ascii_case("TIMEOUT") => Some("timeout"),
+        Some(other) => {
+            return Err(ApiError::validation(vec![
+                FieldError::new("waitOutcome", "invalid_enum_value", "waitOutcome is EVENT or TIMEOUT")
+                    .received(json!(other)),
+            ]));
+        }
+    };
+    let mut named = [("branch", branch), ("condition", from_condition), ("waitOutcome", from_outcome)]
+        .into_iter()
+        .filter_map(|(field, b)| b.map(|b| (field, b)));
+    let first = named.next();
+    if let (Some((_, b)), Some((field, other))) = (first, named.find(|(_, o)| Some(*o) != first.map(|f| f.1)))
+    {
+        return Err(invalid(
+            field,
+            "conflict",
+            format!("{field} names branch {other:?}, another form names {b:?}"),
+        ));
+    }
+    Ok(first.map(|(_, b)| b.to_string()))
+}
+
+/// Where a new step goes when it is added with `autoConnect` (Plunk's default): after the last
+/// step, in the order they were made, that leads nowhere yet and can lead on (not an EXIT).
+/// Its ways there: a CONDITION's `yes`, a WAIT_FOR_EVENT's `event` (and `timeout` when it has
+/// one), any other step's one way.
+pub fn auto_connect(steps: &[Step], transitions: &[Transition]) -> Vec<(String, Option<String>)> {
+    let Some(leaf) =
+        steps.iter().rev().find(|s| s.kind != "EXIT" && !transitions.iter().any(|t| t.from_step_id == s.id))
+    else {
+        return Vec::new();
+    };
+    let way = |branch: &str| (leaf.id.clone(), Some(branch.to_string()));
+    match leaf.kind.as_str() {
+        "CONDITION" => vec![way("yes")],
+        "WAIT_FOR_EVENT" => {
+            let config: Value = serde_json::from_str(&leaf.config).unwrap_or(Value::Null);
+            let mut ways = vec![way("event")];
+            if config.get("timeoutSeconds").is_some_and(|t| !t.is_null()) {
+                ways.push(way("timeout"));
+            }
+            ways
+        }
+        _ => vec![(leaf.id.clone(), None)],
+    }
 }
 
 /// Whether adding `from → to` closes a cycle none of whose steps waits: that is, neither end
@@ -238,5 +312,44 @@ mod tests {
         assert_eq!(splice(&steps, &parted, "c").unwrap_err().status().code, 400);
         // Nothing after it: the ways in just go.
         assert_eq!(splice(&steps, &graph, "s").unwrap(), []);
+    }
+
+    #[test]
+    fn a_branch_is_named_in_any_of_its_forms_and_they_agree() {
+        let named = |b: Option<&str>, c: Option<Value>, w: Option<&str>| branch_named(b, c.as_ref(), w);
+        assert_eq!(named(Some("yes"), None, None).unwrap(), Some("yes".into()));
+        assert_eq!(named(None, Some(json!({"branch": "no"})), None).unwrap(), Some("no".into()));
+        assert_eq!(named(None, None, Some("TIMEOUT")).unwrap(), Some("timeout".into()));
+        assert_eq!(named(None, Some(json!({"fallback": true})), None).unwrap(), Some("timeout".into()));
+        assert_eq!(named(Some("event"), None, Some("EVENT")).unwrap(), Some("event".into()));
+        assert_eq!(named(None, None, None).unwrap(), None);
+        assert_eq!(named(Some("yes"), Some(json!({"branch": "no"})), None).unwrap_err().status().code, 422);
+        assert_eq!(named(None, None, Some("LATER")).unwrap_err().status().code, 422);
+        assert_eq!(named(None, Some(json!({"when": "x"})), None).unwrap_err().status().code, 422);
+    }
+
+    #[test]
+    fn a_new_step_follows_the_last_step_that_leads_nowhere() {
+        let mut wait = step("w", "WAIT_FOR_EVENT");
+        wait.config = json!({"eventName": "paid", "timeoutSeconds": 60}).to_string();
+        let steps =
+            [step("t", "TRIGGER"), step("c", "CONDITION"), step("s", "SEND_EMAIL"), step("e", "EXIT")];
+        assert_eq!(auto_connect(&steps[..1], &[]), [("t".to_string(), None)]);
+        assert_eq!(
+            auto_connect(&steps[..2], &[edge("t", "c", None)]),
+            [("c".to_string(), Some("yes".into()))]
+        );
+        let graph = [edge("t", "c", None), edge("c", "s", Some("yes"))];
+        assert_eq!(
+            auto_connect(&steps, &graph),
+            [("s".to_string(), None)],
+            "an EXIT leads nowhere, but cannot lead on"
+        );
+        let with_wait = [step("t", "TRIGGER"), wait];
+        assert_eq!(
+            auto_connect(&with_wait, &[edge("t", "w", None)]),
+            [("w".to_string(), Some("event".into())), ("w".to_string(), Some("timeout".into()))]
+        );
+        assert_eq!(auto_connect(&[step("e", "EXIT")], &[]), []);
     }
 }

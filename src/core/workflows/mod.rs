@@ -12,8 +12,8 @@ pub mod engine;
 pub mod graph;
 pub mod webhook;
 
-pub use config::{StepRefs, check_config, check_trigger_config, references};
-pub use graph::{branches, check_transition, splice};
+pub use config::{StepRefs, check_config, check_trigger_config, references, with_template};
+pub use graph::{auto_connect, branch_named, branches, check_transition, splice};
 
 use crate::error::ApiError;
 

@@ -1,14 +1,15 @@
-// Workflows: the list with enabled switches; a workflow's page with its graph drawn (steps as
+// Workflows: the list with enabled switches, a search and a filter on whether each is on; a
+// workflow's page with its graph drawn (steps as
 // nodes, transitions as arrows with their branch), the selected step's config with the right
 // inputs, steps and transitions added and removed, and its executions with their step history.
 
 import { html, useState } from "../../vendor/preact-htm.js";
 import { del, get, patch, post } from "../api.js";
-import { navigate } from "../router.js";
+import { navigate, setQuery, useLocation } from "../router.js";
 import { ConditionBuilder, emptyCondition } from "../conditions.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Form, Json, Loaded, Page, PagePager, Table, date, toast,
-  useAction, useLoad } from "../ui.js";
+  useAction, useLoad, useSearch } from "../ui.js";
 
 const STEP_TYPES = [
   ["SEND_EMAIL", "Send email"],
@@ -46,8 +47,14 @@ function summary(step, templates) {
 
 export function Workflows({ project }) {
   const base = `/app/p/${encodeURIComponent(project.id)}`;
+  const { params } = useLocation();
+  const [status, setStatus] = useState(params.get("status") || "");
   const [page, setPage] = useState(1);
-  const list = useLoad(() => get("/workflows", { page, pageSize: 25 }), [page]);
+  const search = useSearch(params.get("search"), () => setPage(1));
+  const list = useLoad(() => {
+    setQuery({ search: search.applied, status });
+    return get("/workflows", { page, pageSize: 25, status, search: search.applied.trim() });
+  }, [search.applied, status, page]);
   const toggle = useAction(async (w) => {
     const saved = await patch(`/workflows/${encodeURIComponent(w.id)}`, { enabled: !w.enabled });
     list.reload();
@@ -62,8 +69,19 @@ export function Workflows({ project }) {
   return html`
     <${Page} title="Workflows">
       <${ErrorBox} error=${toggle.error} />
+      <div class="toolbar" role="search">
+        <${Field} label="Search"><input type="search" value=${search.text} placeholder="name or description" onInput=${(e) => search.setText(e.currentTarget.value)} /><//>
+        <div class="field narrow-field">
+          <label class="label" for="workflow-status">Status</label>
+          <select id="workflow-status" value=${status} onChange=${(e) => { setStatus(e.currentTarget.value); setPage(1); }}>
+            <option value="">All</option>
+            <option value="active">Enabled</option>
+            <option value="disabled">Disabled</option>
+          </select>
+        </div>
+      </div>
       <${Loaded} result=${list}>${(p) => p.data.length === 0
-        ? html`<${Empty}>No workflows yet. A workflow runs steps for a contact when an event happens: send an email, wait, branch, call a webhook.<//>`
+        ? html`<${Empty}>${search.applied || status ? "No workflows match." : "No workflows yet. A workflow runs steps for a contact when an event happens: send an email, wait, branch, call a webhook."}<//>`
         : html`<${Table} label="Workflows" id="workflows-table">
             <thead><tr><th scope="col">Name</th><th scope="col">Trigger</th><th scope="col" class="num">Steps</th><th scope="col">Enabled</th><th scope="col">Updated</th></tr></thead>
             <tbody>${p.data.map((w) => html`
@@ -309,8 +327,11 @@ function GraphTools({ workflow, selected, vocabulary, onChanged, onSelect }) {
   const fromBranches = from ? BRANCHES[from.type] : null;
   const add = useAction(async (data) => {
     const type = String(data.get("type"));
-    const step = await post(`/workflows/${id}/steps`, { type, config: starter(type, vocabulary) });
-    if (from && from.type !== "EXIT") {
+    // After a selected step, the new one is joined on the branch chosen; else it follows the
+    // last step that leads nowhere yet (the server's autoConnect).
+    const after = from && from.type !== "EXIT";
+    const step = await post(`/workflows/${id}/steps`, { type, config: starter(type, vocabulary), autoConnect: !after });
+    if (after) {
       const branch = data.get("branch") || undefined;
       await post(`/workflows/${id}/transitions`, { fromStepId: from.id, toStepId: step.id, branch }).catch((e) => toast(e.message, "error"));
     }
@@ -339,7 +360,7 @@ function GraphTools({ workflow, selected, vocabulary, onChanged, onSelect }) {
           <${Field} label="Step type"><select name="type">${STEP_TYPES.map(([t, l]) => html`<option value=${t}>${l}</option>`)}</select><//>
           ${fromBranches && html`<${Field} label=${`Branch of ${name(from.id)}`}><select name="branch">${fromBranches.map((b) => html`<option value=${b}>${b}</option>`)}</select><//>`}
         </div>
-        <p class="meta">${from && from.type !== "EXIT" ? `It will follow ${name(from.id)}.` : "Select a step in the graph to add the new one after it."}</p>
+        <p class="meta">${from && from.type !== "EXIT" ? `It will follow ${name(from.id)}.` : "It will follow the last step that leads nowhere yet; select a step in the graph to add it after that one instead."}</p>
       <//>
       <${Form} action=${connect} submit="Connect" id="add-transition">
         <div class="grid3">
