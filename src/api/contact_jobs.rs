@@ -7,6 +7,8 @@ use rocket::serde::json::Json;
 use rocket::tokio::io::AsyncReadExt;
 use rocket::{FromForm, State, get, post};
 
+use serde_json::json;
+
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Medium};
 use crate::clock;
@@ -194,6 +196,22 @@ async fn bulk(
     body: BulkRequest,
     operation: &'static str,
 ) -> Result<(Status, Json<Queued>), ApiError> {
+    match body.mode.as_deref() {
+        None | Some("ids") => {}
+        Some("query") => return bulk_query(state, access, body, operation).await,
+        Some(other) => {
+            return Err(ApiError::validation(vec![
+                FieldError::new("mode", "invalid_enum_value", "mode is ids or query").received(json!(other)),
+            ]));
+        }
+    }
+    if body.filter.is_some() || body.exclude_ids.is_some() {
+        return Err(ApiError::invalid_field(
+            "mode",
+            "required",
+            "filter and excludeIds go with mode \"query\"",
+        ));
+    }
     let ids = body
         .contact_ids
         .ok_or_else(|| ApiError::invalid_field("contactIds", "required", "contactIds is required"))?;
@@ -212,12 +230,71 @@ async fn bulk(
         ));
     }
     let total = ids.len() as i64;
-    let input = serde_json::to_vec(&ids).map_err(|e| ApiError::internal(e.to_string()))?;
+    let input =
+        serde_json::to_vec(&bulk::Selection::Ids(ids)).map_err(|e| ApiError::internal(e.to_string()))?;
     let job = queue(state, access.project.id, operation, input, total).await?;
     Ok((Status::Accepted, Json(Queued { job_id: job.id, status: job.status })))
 }
 
-/// Subscribes up to 1,000 contacts, as a background job.
+/// A bulk job over every contact the contacts list's filters match (Plunk's query mode), but
+/// those excluded; its total is how many match now.
+async fn bulk_query(
+    state: &AppState,
+    access: ProjectAccess,
+    body: BulkRequest,
+    operation: &'static str,
+) -> Result<(Status, Json<Queued>), ApiError> {
+    if body.contact_ids.is_some() {
+        return Err(ApiError::invalid_field(
+            "contactIds",
+            "unrecognized_key",
+            "contactIds goes with mode \"ids\"; mode \"query\" takes filter and excludeIds",
+        ));
+    }
+    let filter = body.filter.unwrap_or_default();
+    let search = filter.search.map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty());
+    if search.as_ref().is_some_and(|s| s.chars().count() > bulk::MAX_SEARCH) {
+        return Err(ApiError::invalid_field(
+            "filter.search",
+            "too_big",
+            format!("search is at most {} characters", bulk::MAX_SEARCH),
+        ));
+    }
+    let exclude = body.exclude_ids.unwrap_or_default();
+    if exclude.len() > bulk::MAX_EXCLUDED {
+        return Err(ApiError::invalid_field(
+            "excludeIds",
+            "too_big",
+            format!("at most {} excluded ids per request (found {})", bulk::MAX_EXCLUDED, exclude.len()),
+        ));
+    }
+    let mut query = crate::db::contacts::ListQuery {
+        project: access.project.id.clone(),
+        search: search.clone(),
+        search_indexed: false,
+        subscribed: filter.subscribed,
+        sort: crate::db::contacts::Sort::CreatedAt,
+        descending: true,
+        after: crate::db::contacts::After::Start,
+        limit: 0,
+    };
+    let total = state
+        .db
+        .run(move |conn| {
+            if let Some(search) = &query.search {
+                query.search_indexed = crate::db::contacts::plan_search(conn, search)?;
+            }
+            Ok::<_, DbError>(crate::db::contacts::count(conn, &query)?)
+        })
+        .await?;
+    let selection = bulk::Selection::Query { search, subscribed: filter.subscribed, exclude };
+    let input = serde_json::to_vec(&selection).map_err(|e| ApiError::internal(e.to_string()))?;
+    let job = queue(state, access.project.id, operation, input, total).await?;
+    Ok((Status::Accepted, Json(Queued { job_id: job.id, status: job.status })))
+}
+
+/// Subscribes up to 1,000 contacts by id, or every contact a list's filters match, as a
+/// background job.
 #[utoipa::path(
     tag = "Contacts",
     operation_id = "bulkSubscribe",
@@ -234,7 +311,8 @@ async fn bulk_subscribe(
     bulk(state, access, body.0, "subscribe").await
 }
 
-/// Unsubscribes up to 1,000 contacts, as a background job.
+/// Unsubscribes up to 1,000 contacts by id, or every contact a list's filters match, as a
+/// background job.
 #[utoipa::path(
     tag = "Contacts",
     operation_id = "bulkUnsubscribe",
@@ -251,7 +329,8 @@ async fn bulk_unsubscribe(
     bulk(state, access, body.0, "unsubscribe").await
 }
 
-/// Deletes up to 1,000 contacts, as a background job.
+/// Deletes up to 1,000 contacts by id, or every contact a list's filters match, as a
+/// background job.
 #[utoipa::path(
     tag = "Contacts",
     operation_id = "bulkDelete",

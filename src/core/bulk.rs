@@ -1,7 +1,10 @@
-//! Bulk contact operations (subscribe, unsubscribe, delete a list of ids) and removing a custom
-//! field from every contact.
+//! Bulk contact operations (subscribe, unsubscribe, delete a list of ids, or every contact a
+//! list's filters match) and removing a custom field from every contact.
 
-use rusqlite::{Connection, params};
+use std::collections::HashSet;
+
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::contacts as core_contacts;
@@ -12,6 +15,40 @@ use crate::error::ApiError;
 
 /// Most contact ids in one bulk request.
 pub const MAX_IDS: usize = 1000;
+/// Most ids a query-mode request leaves out (10,000 in Plunk; 5,000 keep the body within the
+/// 256 KiB cap of contact requests).
+pub const MAX_EXCLUDED: usize = 5000;
+/// Longest search of a query-mode request.
+pub const MAX_SEARCH: usize = 255;
+
+/// What a bulk job acts on, as stored for it: a list of ids, or every contact whose email
+/// contains `search` (lowercase) and whose subscription is `subscribed`, but those in `exclude`
+/// (Plunk's query mode).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Selection {
+    Ids(Vec<String>),
+    Query { search: Option<String>, subscribed: Option<bool>, exclude: Vec<String> },
+}
+
+/// Applies a bulk operation to one contact; returns whether it changed anything.
+fn apply(
+    conn: &Connection,
+    operation: &str,
+    contact: Contact,
+    fields: &mut FieldChanges,
+    now: i64,
+) -> Result<bool, ApiError> {
+    match operation {
+        "subscribe" => core_contacts::set_subscribed(conn, contact, true, "bulk", now),
+        "unsubscribe" => core_contacts::set_subscribed(conn, contact, false, "bulk", now),
+        "delete" => {
+            core_contacts::delete(conn, &contact, fields)?;
+            Ok(true)
+        }
+        other => Err(ApiError::internal(format!("unknown bulk operation {other}"))),
+    }
+}
 
 /// Runs a bulk job over its ids in the caller's transaction, all at once (at most 1,000 ids).
 /// Ids that are not contacts of the job's project count as errors and are never touched.
@@ -26,16 +63,7 @@ pub fn run(conn: &Connection, job: &ContactJob, ids: &[String], now: i64) -> Res
             errors.push(json!({ "contactId": id, "reason": "not_found" }));
             continue;
         };
-        let changed = match job.operation.as_str() {
-            "subscribe" => core_contacts::set_subscribed(conn, contact, true, "bulk", now)?,
-            "unsubscribe" => core_contacts::set_subscribed(conn, contact, false, "bulk", now)?,
-            "delete" => {
-                core_contacts::delete(conn, &contact, &mut fields)?;
-                true
-            }
-            other => return Err(ApiError::internal(format!("unknown bulk operation {other}"))),
-        };
-        if changed {
+        if apply(conn, &job.operation, contact, &mut fields, now)? {
             progress.updated += 1;
         } else {
             progress.skipped += 1;
@@ -45,6 +73,34 @@ pub fn run(conn: &Connection, job: &ContactJob, ids: &[String], now: i64) -> Res
     fields.save(conn, &job.project_id)?;
     contact_jobs::save_progress(conn, &progress, true, now)?;
     Ok(())
+}
+
+/// Runs a query-mode bulk job over the next `max_rows` rows after its cursor (see
+/// [`crate::db::audience::range`]) in the caller's transaction: each contact the filters match
+/// is processed, an excluded one skipped. Returns whether every contact has been visited.
+pub fn run_query_batch(
+    conn: &Connection,
+    job: &ContactJob,
+    (search, subscribed, exclude): (Option<&str>, Option<bool>, &HashSet<String>),
+    max_rows: usize,
+    now: i64,
+) -> Result<bool, ApiError> {
+    let (end, done) = crate::db::audience::range(conn, job.cursor, max_rows)?;
+    let batch = contacts::matching_in_range(conn, &job.project_id, (search, subscribed), (job.cursor, end))?;
+    let mut progress = job.clone();
+    let mut fields = FieldChanges::default();
+    for contact in batch {
+        progress.processed += 1;
+        if !exclude.contains(&contact.id) && apply(conn, &job.operation, contact, &mut fields, now)? {
+            progress.updated += 1;
+        } else {
+            progress.skipped += 1;
+        }
+    }
+    progress.cursor = end;
+    fields.save(conn, &job.project_id)?;
+    contact_jobs::save_progress(conn, &progress, done, now)?;
+    Ok(done)
 }
 
 /// Removes a dotted path from an object; returns whether something was removed.
@@ -69,13 +125,7 @@ pub fn remove_field_batch(
     now: i64,
 ) -> Result<bool, ApiError> {
     let (end, done) = crate::db::audience::range(conn, job.cursor, max_rows)?;
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {} FROM contacts c WHERE +c.project_id = ?1 AND c.seq > ?2 AND c.seq <= ?3 ORDER BY c.seq",
-        contacts::COLUMNS
-    ))?;
-    let batch: Vec<Contact> = stmt
-        .query_map(params![job.project_id, job.cursor, end], contacts::from_row)?
-        .collect::<Result<_, _>>()?;
+    let batch = contacts::matching_in_range(conn, &job.project_id, (None, None), (job.cursor, end))?;
     let mut progress = job.clone();
     let mut fields = FieldChanges::default();
     for mut contact in batch.iter().cloned() {

@@ -260,6 +260,30 @@ fn from_where(q: &ListQuery, sql: &mut String, args: &mut Vec<SqlValue>) {
     }
 }
 
+/// What a bulk job over a list's filters visits: the contacts of `project` with a `seq` in
+/// `after + 1 ..= end` (a range of the table's rows, see [`crate::db::audience::range`]) whose
+/// email contains `search` (lowercase) and whose subscription is `subscribed`, in order.
+pub fn matching_in_range(
+    conn: &Connection,
+    project: &str,
+    (search, subscribed): (Option<&str>, Option<bool>),
+    (after, end): (i64, i64),
+) -> rusqlite::Result<Vec<Contact>> {
+    let mut sql =
+        format!("SELECT {COLUMNS} FROM contacts c WHERE +c.project_id = ?1 AND c.seq > ?2 AND c.seq <= ?3");
+    let mut args: Vec<SqlValue> = vec![project.to_string().into(), after.into(), end.into()];
+    if let Some(search) = search {
+        args.push(SqlValue::Text(substring_glob(search)));
+        sql.push_str(&format!(" AND c.email GLOB ?{}", args.len()));
+    }
+    if let Some(subscribed) = subscribed {
+        args.push(SqlValue::Integer(subscribed.into()));
+        sql.push_str(&format!(" AND c.subscribed = ?{}", args.len()));
+    }
+    sql.push_str(" ORDER BY c.seq");
+    conn.prepare_cached(&sql)?.query_map(params_from_iter(args), from_row)?.collect()
+}
+
 /// The contacts of one page: up to `limit` rows after `after` in the requested order.
 pub fn list(conn: &Connection, q: &ListQuery) -> rusqlite::Result<Vec<Contact>> {
     let mut sql = format!("SELECT {COLUMNS}");

@@ -1,6 +1,7 @@
 //! The worker of contact jobs: CSV imports, bulk operations and field removals, in batches that
 //! each commit their progress, so an interrupted job resumes where it stopped.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +19,9 @@ pub const KIND: &str = "contacts.job";
 pub const IMPORT_BATCH: usize = 5000;
 /// Contacts visited per transaction when removing a field.
 pub const FIELD_BATCH: usize = 5000;
+/// Contacts visited per transaction by a query-mode bulk job (each may be deleted, with its
+/// events and emails).
+pub const QUERY_BATCH: usize = 2000;
 
 pub fn register(registry: &mut Registry) {
     registry.register(KIND, Duration::from_secs(6 * 3600), run);
@@ -55,6 +59,14 @@ async fn run(ctx: JobContext) -> JobResult {
     }
 }
 
+/// A job's input, read once.
+enum Work {
+    Import(Vec<u8>),
+    DeleteField(String),
+    Ids(Vec<String>),
+    Query { search: Option<String>, subscribed: Option<bool>, exclude: HashSet<String> },
+}
+
 async fn work(ctx: &JobContext, id: &str) -> Result<(), ApiError> {
     let db = &ctx.state.db;
     let (job_id, input_id) = (id.to_string(), id.to_string());
@@ -64,28 +76,39 @@ async fn work(ctx: &JobContext, id: &str) -> Result<(), ApiError> {
     if matches!(job.status.as_str(), "completed" | "failed") {
         return Ok(());
     }
-    let input = Arc::new(
-        db.run(move |conn| Ok::<_, ApiError>(contact_jobs::input(conn, &input_id)?))
-            .await?
-            .unwrap_or_default(),
-    );
+    let input = db
+        .run(move |conn| Ok::<_, ApiError>(contact_jobs::input(conn, &input_id)?))
+        .await?
+        .unwrap_or_default();
+    let work = Arc::new(match job.operation.as_str() {
+        "import" => Work::Import(input),
+        "delete_field" => Work::DeleteField(String::from_utf8_lossy(&input).into_owned()),
+        _ => match serde_json::from_slice(&input)
+            .map_err(|e| ApiError::internal(format!("bulk job input: {e}")))?
+        {
+            bulk::Selection::Ids(ids) => Work::Ids(ids),
+            bulk::Selection::Query { search, subscribed, exclude } => {
+                Work::Query { search, subscribed, exclude: exclude.into_iter().collect() }
+            }
+        },
+    });
     loop {
-        let (id, input) = (id.to_string(), input.clone());
+        let (id, work) = (id.to_string(), work.clone());
         let done = db
             .write_alone(move |tx| {
                 let Some(job) = contact_jobs::by_id(tx, &id)? else { return Ok(true) };
                 let now = clock::now_ms();
-                match job.operation.as_str() {
-                    "import" => import::run_batch(tx, &job, &input, IMPORT_BATCH, now),
-                    "delete_field" => {
-                        let path = String::from_utf8_lossy(&input).into_owned();
-                        bulk::remove_field_batch(tx, &job, &path, FIELD_BATCH, now)
-                    }
-                    _ => {
-                        let ids: Vec<String> = serde_json::from_slice(&input)
-                            .map_err(|e| ApiError::internal(format!("bulk job input: {e}")))?;
-                        bulk::run(tx, &job, &ids, now).map(|()| true)
-                    }
+                match &*work {
+                    Work::Import(input) => import::run_batch(tx, &job, input, IMPORT_BATCH, now),
+                    Work::DeleteField(path) => bulk::remove_field_batch(tx, &job, path, FIELD_BATCH, now),
+                    Work::Ids(ids) => bulk::run(tx, &job, ids, now).map(|()| true),
+                    Work::Query { search, subscribed, exclude } => bulk::run_query_batch(
+                        tx,
+                        &job,
+                        (search.as_deref(), *subscribed, exclude),
+                        QUERY_BATCH,
+                        now,
+                    ),
                 }
             })
             .await?;

@@ -1,17 +1,30 @@
 //! CSV imports and bulk contact operations: jobs queued by a request and polled by id.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use crate::clock::iso;
 use crate::db::contact_jobs::ContactJob as Row;
 
-/// A job's progress and outcome.
+/// A job's progress and outcome (with `id`, `state`, `progress`, `result` and `failedReason`,
+/// the fields Plunk's pollers read).
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ContactJob {
     pub job_id: String,
+    /// `jobId`, as Plunk's clients read it.
+    pub id: String,
+    /// `status` as Plunk names it: `waiting`, `active`, `completed` or `failed`.
+    pub state: &'static str,
+    /// Percent done, 0 to 100.
+    pub progress: i64,
+    /// Once completed: the counts (`total`, `processed`, `imported`, `updated`, `skipped`,
+    /// `errorCount`); else `null`.
+    #[schema(value_type = Option<Object>)]
+    pub result: Option<Value>,
+    /// Why a failed job failed (as `failure`).
+    pub failed_reason: Option<String>,
     /// `queued`, `processing`, `completed` or `failed`.
     pub status: String,
     /// `import`, `subscribe`, `unsubscribe`, `delete` or `delete_field`.
@@ -45,8 +58,27 @@ pub struct ContactJob {
 impl From<&Row> for ContactJob {
     fn from(job: &Row) -> Self {
         let import = job.operation == "import";
+        let state = match job.status.as_str() {
+            "queued" => "waiting",
+            "processing" => "active",
+            "completed" => "completed",
+            _ => "failed",
+        };
+        let progress = match (state, job.total) {
+            ("completed", _) => 100,
+            (_, total) if total > 0 => (job.processed.saturating_mul(100) / total).clamp(0, 99),
+            _ => 0,
+        };
         ContactJob {
             job_id: job.id.clone(),
+            id: job.id.clone(),
+            state,
+            progress,
+            result: (state == "completed").then(|| {
+                json!({ "total": job.total, "processed": job.processed, "imported": job.imported,
+                    "updated": job.updated, "skipped": job.skipped, "errorCount": job.error_count })
+            }),
+            failed_reason: job.failure.clone(),
             status: job.status.clone(),
             operation: job.operation.clone(),
             processed: job.processed,
@@ -73,12 +105,44 @@ pub struct Queued {
     pub status: String,
 }
 
-/// Up to 1,000 contacts to subscribe, unsubscribe or delete.
+/// The contacts to subscribe, unsubscribe or delete: up to 1,000 by id (`contactIds`, with
+/// `mode` left out or `ids`), or every contact a list's filters match (`mode: "query"`, Plunk's
+/// form) but those in `excludeIds`.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({ "mode": "query", "filter": { "search": "@example.com", "subscribed": true }, "excludeIds": [] }))]
 #[serde(rename_all = "camelCase")]
 pub struct BulkRequest {
-    #[schema(required, value_type = Vec<String>, min_items = 1, max_items = 1000)]
+    /// `ids` (the default) or `query`.
+    #[schema(value_type = Option<BulkMode>)]
+    pub mode: Option<String>,
+    /// With `ids`: 1 to 1,000 contact ids.
+    #[schema(value_type = Option<Vec<String>>, min_items = 1, max_items = 1000)]
     pub contact_ids: Option<Vec<String>>,
+    /// With `query`: the contacts list's filters; none matches every contact.
+    pub filter: Option<BulkFilter>,
+    /// With `query`: contacts left out, at most 5,000.
+    #[schema(max_items = 5000)]
+    pub exclude_ids: Option<Vec<String>>,
+}
+
+/// How a bulk request names its contacts.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub enum BulkMode {
+    #[schema(rename = "ids")]
+    Ids,
+    #[schema(rename = "query")]
+    Query,
+}
+
+/// The filters of `GET /contacts` a query-mode bulk job applies.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkFilter {
+    /// Part of the email, any case (at most 255 characters).
+    #[schema(max_length = 255)]
+    pub search: Option<String>,
+    pub subscribed: Option<bool>,
 }
 
 /// A CSV file, as the multipart part `file`.

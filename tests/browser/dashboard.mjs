@@ -125,6 +125,25 @@ await drive("dashboard", async (browser) => {
   await page.waitForSelector("h1:text-is('Contacts')");
   assert.equal((await lookup("cy@example.com")).exists, false, "deleted on its page");
 
+  step("contacts: every contact a search matches, but one unticked, deleted in one job");
+  const bulkListed = ["one", "two", "three"].map((n) => `${n}@bulk.example.org`);
+  for (const email of bulkListed) assert.equal((await api("POST", "/contacts", { email })).status, 200);
+  await page.goto(`${home}/contacts?search=bulk.example.org`);
+  await page.waitForSelector('#contacts-table tr[data-contact="two@bulk.example.org"]');
+  await page.getByLabel("Select one@bulk.example.org").check();
+  const bulkBar = page.getByRole("region", { name: "Bulk actions" });
+  await bulkBar.getByRole("button", { name: "Select all 3 that match" }).click();
+  await page.waitForSelector("#bulk-count:has-text('All 3 contacts that match')");
+  assert.ok(await page.getByLabel("Select three@bulk.example.org").isChecked(), "every match is ticked");
+  await page.getByLabel("Select two@bulk.example.org").uncheck();
+  await page.waitForSelector("#bulk-count:has-text('All 2 contacts that match (1 unticked)')");
+  await audit(page, "contacts, every match selected");
+  await bulkBar.getByRole("button", { name: "Delete" }).click();
+  await page.waitForSelector("[data-job-status=completed]");
+  assert.deepEqual(await Promise.all(bulkListed.map(async (e) => (await lookup(e)).exists)), [false, true, false]);
+  await page.getByRole("button", { name: "Close" }).click();
+  assert.equal((await api("DELETE", `/contacts/${(await lookup(bulkListed[1])).id}`)).status, 204);
+
   step("import: preview, import, watch it complete");
   await page.goto(`${home}/contacts`);
   await page.getByRole("link", { name: "Import CSV" }).click();

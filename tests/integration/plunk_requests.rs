@@ -159,3 +159,124 @@ async fn campaign_updates_change_only_what_they_name() {
         (json!("ALL"), json!("news@example.test"))
     );
 }
+
+#[rocket::async_test]
+async fn bulk_jobs_take_query_mode_and_answer_with_state_progress_and_result() {
+    let app = TestApp::new().await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    let key = &keys.secret_key;
+    let mut ids = std::collections::HashMap::new();
+    for (email, subscribed) in
+        [("ada@acme.test", true), ("bob@acme.test", true), ("cy@acme.test", false), ("dee@other.test", true)]
+    {
+        let (_, c) = app.post("/contacts", key, json!({ "email": email, "subscribed": subscribed })).await;
+        ids.insert(email, c["id"].as_str().unwrap().to_string());
+    }
+    let (_, theirs) = app.user_with_project("other@example.com").await;
+    let (_, stranger) = app.post("/contacts", &theirs.secret_key, json!({ "email": "eve@acme.test" })).await;
+    let subscribed =
+        async |email: &str| app.get(&format!("/contacts/{}", ids[email]), key).await.1["subscribed"].clone();
+
+    // ContactSchemas.bulkAction, query mode: the subscribed contacts at acme.test but Bob.
+    let body = json!({ "mode": "query", "filter": { "search": "ACME.test", "subscribed": true }, "excludeIds": [ids["bob@acme.test"]] });
+    let (status, queued) = app.post("/contacts/bulk-unsubscribe", key, body).await;
+    assert_eq!(status, Status::Accepted, "{queued}");
+    let path = format!("/contacts/bulk/{}", queued["jobId"].as_str().unwrap());
+    let (_, waiting) = app.get(&path, key).await;
+    assert_eq!(
+        (waiting["state"].clone(), waiting["progress"].clone(), waiting["result"].clone()),
+        (json!("waiting"), json!(0), Value::Null)
+    );
+    assert_eq!(
+        (waiting["id"].clone(), waiting["total"].clone()),
+        (queued["jobId"].clone(), json!(2)),
+        "{waiting}"
+    );
+    let done = app.finish_job(&path, key).await;
+    assert_eq!((done["state"].clone(), done["progress"].clone()), (json!("completed"), json!(100)), "{done}");
+    assert_eq!(
+        done["result"],
+        json!({ "total": 2, "processed": 2, "imported": 0, "updated": 1, "skipped": 1, "errorCount": 0 })
+    );
+    assert_eq!(done["failedReason"], Value::Null);
+    assert_eq!(subscribed("ada@acme.test").await, json!(false));
+    assert_eq!(subscribed("bob@acme.test").await, json!(true), "excluded");
+    assert_eq!(subscribed("dee@other.test").await, json!(true), "not matched");
+    let (_, eve) =
+        app.get(&format!("/contacts/{}", stranger["id"].as_str().unwrap()), &theirs.secret_key).await;
+    assert_eq!(eve["subscribed"], json!(true), "another project's contact is never touched");
+
+    // Query mode with no filter: every contact; and ids mode named as Plunk names it.
+    let (status, queued) = app.post("/contacts/bulk-subscribe", key, json!({ "mode": "query" })).await;
+    assert_eq!(status, Status::Accepted, "{queued}");
+    let done = app.finish_job(&format!("/contacts/bulk/{}", queued["jobId"].as_str().unwrap()), key).await;
+    assert_eq!(done["result"]["total"], 4, "{done}");
+    for email in ["ada@acme.test", "cy@acme.test"] {
+        assert_eq!(subscribed(email).await, json!(true), "{email}");
+    }
+    let body = json!({ "mode": "ids", "contactIds": [ids["dee@other.test"]] });
+    let (status, queued) = app.post("/contacts/bulk-delete", key, body).await;
+    assert_eq!(status, Status::Accepted, "{queued}");
+    let done = app.finish_job(&format!("/contacts/bulk/{}", queued["jobId"].as_str().unwrap()), key).await;
+    assert_eq!(done["result"]["updated"], 1);
+    assert_eq!(app.get(&format!("/contacts/{}", ids["dee@other.test"]), key).await.0, Status::NotFound);
+
+    // Refused, and nothing queued: a mode we do not know, ids with query, query's fields without it,
+    // too many exclusions, a search too long.
+    let too_many: Vec<String> = (0..5001).map(|n| format!("{n:036}")).collect();
+    for bad in [
+        json!({ "mode": "all" }),
+        json!({ "mode": "query", "contactIds": [ids["ada@acme.test"]] }),
+        json!({ "contactIds": [ids["ada@acme.test"]], "excludeIds": [] }),
+        json!({ "mode": "query", "excludeIds": too_many }),
+        json!({ "mode": "query", "filter": { "search": "x".repeat(256) } }),
+        json!({ "mode": "query", "filter": { "plan": "pro" } }),
+    ] {
+        let (status, refused) = app.post("/contacts/bulk-delete", key, bad.clone()).await;
+        assert_eq!(status, Status::UnprocessableEntity, "{refused}");
+    }
+    let (_, left) = app.get("/contacts", key).await;
+    assert_eq!(left["total"], 3);
+}
+
+#[rocket::async_test]
+async fn a_query_mode_job_stopped_between_batches_resumes_and_does_nothing_twice() {
+    use tidings::core::bulk;
+    use tidings::db::contact_jobs;
+    let app = TestApp::new().await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    let key = &keys.secret_key;
+    for n in 0..7 {
+        app.post("/contacts", key, json!({ "email": format!("c{n}@acme.test") })).await;
+    }
+    let (_, queued) = app.post("/contacts/bulk-unsubscribe", key, json!({ "mode": "query" })).await;
+    let id = queued["jobId"].as_str().unwrap().to_string();
+    let exclude = std::collections::HashSet::new();
+    // Batches of three rows, each in its own transaction, the job read afresh each time as a
+    // restarted worker reads it: the first batch, a "crash", then the rest.
+    let batch = |id: String, exclude: std::collections::HashSet<String>| {
+        app.state.db.write(move |tx| {
+            let job = contact_jobs::by_id(tx, &id)?.unwrap();
+            bulk::run_query_batch(tx, &job, (None, None, &exclude), 3, tidings::clock::now_ms())
+        })
+    };
+    assert!(!batch(id.clone(), exclude.clone()).await.unwrap());
+    let (_, midway) = app.get(&format!("/contacts/bulk/{id}"), key).await;
+    assert_eq!(
+        (midway["state"].clone(), midway["processed"].clone()),
+        (json!("active"), json!(3)),
+        "{midway}"
+    );
+    while !batch(id.clone(), exclude.clone()).await.unwrap() {}
+    let (_, done) = app.get(&format!("/contacts/bulk/{id}"), key).await;
+    assert_eq!(done["result"]["processed"], 7, "{done}");
+    assert_eq!(done["result"]["updated"], 7);
+    let unsubscribed: i64 = app
+        .state
+        .db
+        .conn()
+        .unwrap()
+        .query_row("SELECT count(*) FROM events WHERE name = 'contact.unsubscribed'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(unsubscribed, 7, "one event per contact, none twice");
+}

@@ -1,7 +1,8 @@
 // Contacts: search, the subscription filter, cursor pages, a new contact, and bulk actions on
-// the selected contacts with the job's progress.
+// the selected contacts, or on every contact the filters match (but those unticked), with the
+// job's progress.
 
-import { html, useState } from "../../vendor/preact-htm.js";
+import { html, useEffect, useState } from "../../vendor/preact-htm.js";
 import { get, post } from "../api.js";
 import { navigate, setQuery, useLocation } from "../router.js";
 import { Checklist } from "./onboarding.js";
@@ -33,11 +34,19 @@ function NewContact({ base }) {
     </details>`;
 }
 
-function BulkBar({ selected, onDone, onClear }) {
+/**
+ * The bulk actions: on the contacts ticked (`selected`), or, once asked, on every contact the
+ * list's filters match (`all`: the filters, their count, and the contacts unticked since).
+ */
+function BulkBar({ selected, all, total, onSelectAll, onDone, onClear }) {
   const [job, setJob] = useState(null);
+  const count = all ? all.total - all.excluded.size : selected.size;
   const start = useAction(async (kind) => {
     const [path] = BULK[kind];
-    const queued = await post(path, { contactIds: [...selected] });
+    const body = all
+      ? { mode: "query", filter: all.filter, excludeIds: [...all.excluded] }
+      : { contactIds: [...selected] };
+    const queued = await post(path, body);
     setJob({ id: queued.jobId, kind });
   });
   if (job) {
@@ -47,17 +56,20 @@ function BulkBar({ selected, onDone, onClear }) {
         <button type="button" class="secondary" onClick=${() => { setJob(null); onClear(); }}>Close</button>
       </div>`;
   }
-  if (selected.size === 0) return null;
+  if (count === 0 && !all) return null;
   const run = (kind) => {
-    if (kind === "delete" && !window.confirm(`Delete ${selected.size} contacts and their events? This cannot be undone.`)) return;
+    if (kind === "delete" && !window.confirm(`Delete ${count} contacts and their events? This cannot be undone.`)) return;
     start.run(kind);
   };
   return html`
     <div class="bulkbar" role="region" aria-label="Bulk actions">
-      <span><strong>${selected.size}</strong> selected</span>
-      <button type="button" class="secondary" disabled=${start.busy} onClick=${() => run("subscribe")}>Subscribe</button>
-      <button type="button" class="secondary" disabled=${start.busy} onClick=${() => run("unsubscribe")}>Unsubscribe</button>
-      <button type="button" class="danger" disabled=${start.busy} onClick=${() => run("delete")}>Delete</button>
+      <span id="bulk-count">${all
+        ? html`All <strong>${count}</strong> contact${count === 1 ? "" : "s"} that match${all.excluded.size ? ` (${all.excluded.size} unticked)` : ""}`
+        : html`<strong>${count}</strong> selected`}</span>
+      ${!all && total > count && html`<button type="button" class="ghost" onClick=${onSelectAll}>Select all ${total} that match</button>`}
+      <button type="button" class="secondary" disabled=${start.busy || count === 0} onClick=${() => run("subscribe")}>Subscribe</button>
+      <button type="button" class="secondary" disabled=${start.busy || count === 0} onClick=${() => run("unsubscribe")}>Unsubscribe</button>
+      <button type="button" class="danger" disabled=${start.busy || count === 0} onClick=${() => run("delete")}>Delete</button>
       <button type="button" class="ghost" onClick=${onClear}>Clear selection</button>
       <${ErrorBox} error=${start.error} />
     </div>`;
@@ -68,24 +80,37 @@ export function Contacts({ project }) {
   const { params } = useLocation();
   const [subscribed, setSubscribed] = useState(params.get("subscribed") || "");
   const [selected, setSelected] = useState(new Set());
+  const [all, setAll] = useState(null);
+  const [total, setTotal] = useState(0);
   const pager = useCursor();
   const search = useSearch(params.get("search"), pager.reset);
   const applied = search.applied;
-  const list = useLoad(() => {
+  const list = useLoad(async () => {
     setQuery({ search: applied, subscribed });
-    return get("/contacts", { limit: PAGE_SIZE, search: applied.trim(), subscribed, cursor: pager.cursor });
+    const page = await get("/contacts", { limit: PAGE_SIZE, search: applied.trim(), subscribed, cursor: pager.cursor });
+    if (!pager.cursor) setTotal(page.total);
+    return page;
   }, [applied, subscribed, pager.cursor]);
+  // Other filters, another selection.
+  const clear = () => { setSelected(new Set()); setAll(null); };
+  useEffect(clear, [applied, subscribed]);
 
-  const toggle = (id) => setSelected((s) => {
-    const next = new Set(s);
-    if (next.has(id)) next.delete(id);
-    else next.add(id);
+  const ticked = (id) => (all ? !all.excluded.has(id) : selected.has(id));
+  const flip = (set, ids, on) => {
+    const next = new Set(set);
+    for (const id of ids) (on ? next.add(id) : next.delete(id));
     return next;
-  });
-  const toggleAll = (rows, on) => setSelected((s) => {
-    const next = new Set(s);
-    for (const row of rows) (on ? next.add(row.id) : next.delete(row.id));
-    return next;
+  };
+  // With every match selected, unticking a contact leaves it out.
+  const tick = (ids, on) => (all
+    ? setAll((a) => ({ ...a, excluded: flip(a.excluded, ids, !on) }))
+    : setSelected((s) => flip(s, ids, on)));
+  const toggle = (id) => tick([id], !ticked(id));
+  const toggleAll = (rows, on) => tick(rows.map((r) => r.id), on);
+  const selectAll = () => setAll({
+    total,
+    excluded: new Set(),
+    filter: { search: applied.trim() || undefined, subscribed: subscribed === "" ? undefined : subscribed === "true" },
   });
 
   return html`
@@ -105,7 +130,8 @@ export function Contacts({ project }) {
           </select>
         </div>
       </div>
-      <${BulkBar} selected=${selected} onClear=${() => setSelected(new Set())} onDone=${() => list.reload()} />
+      <${BulkBar} selected=${selected} all=${all} total=${total} onSelectAll=${selectAll} onClear=${clear}
+        onDone=${() => list.reload()} />
       <${Loaded} result=${list}>${(page) => page.data.length === 0
         ? html`<${Empty}>${applied || subscribed ? "No contacts match." : "No contacts yet. Create one above, import a CSV, or send and track through the API."}<//>`
         : html`
@@ -113,13 +139,13 @@ export function Contacts({ project }) {
           <${Table} label="Contacts" id="contacts-table">
               <thead><tr>
                 <th scope="col"><input type="checkbox" aria-label="Select all on this page"
-                  checked=${page.data.every((c) => selected.has(c.id))} onChange=${(e) => toggleAll(page.data, e.currentTarget.checked)} /></th>
+                  checked=${page.data.every((c) => ticked(c.id))} onChange=${(e) => toggleAll(page.data, e.currentTarget.checked)} /></th>
                 <th scope="col">Email</th><th scope="col">Subscribed</th><th scope="col">Fields</th><th scope="col">Created</th>
               </tr></thead>
               <tbody>
                 ${page.data.map((c) => html`
                   <tr key=${c.id} data-contact=${c.email}>
-                    <td><input type="checkbox" aria-label=${`Select ${c.email}`} checked=${selected.has(c.id)} onChange=${() => toggle(c.id)} /></td>
+                    <td><input type="checkbox" aria-label=${`Select ${c.email}`} checked=${ticked(c.id)} onChange=${() => toggle(c.id)} /></td>
                     <td><a href=${`${base}/contacts/${encodeURIComponent(c.id)}`}>${c.email}</a></td>
                     <td>${c.subscribed ? html`<${Badge} kind="ok">subscribed<//>` : html`<${Badge}>unsubscribed<//>`}
                       ${c.suppression && html` <${Badge} kind="bad">suppressed: ${c.suppression.reason === "complaint" ? "complaint" : "hard bounce"}<//>`}</td>
