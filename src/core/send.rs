@@ -22,7 +22,8 @@ pub const MAX_RECIPIENTS: usize = 50;
 /// Most attachments in one message.
 pub const MAX_ATTACHMENTS: usize = 10;
 
-/// An attachment as sent and as stored: `{filename, content (base64), contentType}`.
+/// An attachment as sent and as stored: `{filename, content (base64), contentType, contentId?,
+/// inline}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Attachment {
@@ -30,10 +31,37 @@ pub struct Attachment {
     pub content_type: String,
     /// Base64 of the bytes.
     pub content: String,
+    /// The part's `Content-ID`, which the HTML names as `cid:<contentId>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_id: Option<String>,
+    /// Shown in the body (`Content-Disposition: inline`, beside the HTML in multipart/related)
+    /// rather than as a file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inline: bool,
 }
 
-/// Checks the attachments: at most ten, each `{filename, content, contentType?}` with valid
-/// base64, the decoded total within `max_bytes` (413 above).
+/// A `Content-ID` as an attachment gives it: 1 to 255 visible ASCII characters other than `<`,
+/// `>` and `"`, the header's own delimiters.
+fn content_id(value: Option<&Value>, field: &str) -> Result<Option<String>, ApiError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(id))
+            if (1..=255).contains(&id.len())
+                && id.bytes().all(|b| b.is_ascii_graphic() && !matches!(b, b'<' | b'>' | b'"')) =>
+        {
+            Ok(Some(id.clone()))
+        }
+        Some(_) => Err(ApiError::invalid_field(
+            field,
+            "invalid_string",
+            "contentId is 1 to 255 visible ASCII characters, without <, > or quotes (the HTML names it as cid:<contentId>)",
+        )),
+    }
+}
+
+/// Checks the attachments: at most ten, each `{filename, content, contentType?, contentId?,
+/// disposition?}` with valid base64, the decoded total within `max_bytes` (413 above). An
+/// `inline` one (Plunk's inline image) needs its `contentId`, and no two share one.
 pub fn check_attachments(items: &[Value], max_bytes: u64) -> Result<Vec<Attachment>, ApiError> {
     if items.len() > MAX_ATTACHMENTS {
         return Err(ApiError::invalid_field(
@@ -92,7 +120,7 @@ pub fn check_attachments(items: &[Value], max_bytes: u64) -> Result<Vec<Attachme
                 ));
         }
         for key in item.keys() {
-            if !matches!(key.as_str(), "filename" | "content" | "contentType") {
+            if !matches!(key.as_str(), "filename" | "content" | "contentType" | "contentId" | "disposition") {
                 return Err(ApiError::invalid_field(
                     &field(key),
                     "unrecognized_key",
@@ -100,7 +128,37 @@ pub fn check_attachments(items: &[Value], max_bytes: u64) -> Result<Vec<Attachme
                 ));
             }
         }
-        out.push(Attachment { filename: filename.to_string(), content_type, content });
+        let content_id = content_id(item.get("contentId"), &field("contentId"))?;
+        let inline = match item.get("disposition") {
+            None | Some(Value::Null) => false,
+            Some(Value::String(d)) if d == "attachment" => false,
+            Some(Value::String(d)) if d == "inline" => true,
+            Some(other) => {
+                return Err(ApiError::validation(vec![
+                    FieldError::new(
+                        field("disposition"),
+                        "invalid_enum_value",
+                        "disposition is attachment or inline",
+                    )
+                    .received(other.clone()),
+                ]));
+            }
+        };
+        if inline && content_id.is_none() {
+            return Err(ApiError::invalid_field(
+                &field("contentId"),
+                "required",
+                "an inline attachment needs its contentId, which the HTML names as cid:<contentId>",
+            ));
+        }
+        if content_id.is_some() && out.iter().any(|a: &Attachment| a.content_id == content_id) {
+            return Err(ApiError::invalid_field(
+                &field("contentId"),
+                "conflict",
+                "another attachment has this contentId",
+            ));
+        }
+        out.push(Attachment { filename: filename.to_string(), content_type, content, content_id, inline });
     }
     Ok(out)
 }
@@ -305,9 +363,30 @@ mod tests {
             json!({ "filename": "a", "content": "AAAA", "contentType": "pdf" }),
             json!({ "filename": "a" }),
             json!({ "filename": "a", "content": "AAAA", "cid": "x" }),
+            json!({ "filename": "a", "content": "AAAA", "disposition": "inline" }),
+            json!({ "filename": "a", "content": "AAAA", "disposition": "embedded", "contentId": "x" }),
+            json!({ "filename": "a", "content": "AAAA", "contentId": "<x>" }),
+            json!({ "filename": "a", "content": "AAAA", "contentId": "a b" }),
+            json!({ "filename": "a", "content": "AAAA", "contentId": "" }),
         ] {
             assert_eq!(check_attachments(std::slice::from_ref(&bad), 100).unwrap_err().status, 422, "{bad}");
         }
+    }
+
+    #[test]
+    fn inline_attachments_carry_their_content_id() {
+        let logo = json!({ "filename": "logo.png", "content": "AAAA", "contentType": "image/png",
+            "contentId": "logo@acme", "disposition": "inline" });
+        let checked = check_attachments(std::slice::from_ref(&logo), 100).unwrap();
+        assert_eq!((checked[0].content_id.as_deref(), checked[0].inline), (Some("logo@acme"), true));
+        let file = json!({ "filename": "a.pdf", "content": "AAAA", "contentId": "doc", "disposition": "attachment" });
+        assert!(!check_attachments(&[file], 100).unwrap()[0].inline);
+        assert_eq!(check_attachments(&[logo.clone(), logo], 100).unwrap_err().errors[0].code, "conflict");
+        // Stored before inline parts existed: read back as plain attachments.
+        let old: Attachment =
+            serde_json::from_value(json!({ "filename": "a", "contentType": "text/plain", "content": "" }))
+                .unwrap();
+        assert_eq!((old.content_id, old.inline), (None, false));
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! Building the MIME message: multipart/alternative (the HTML and a text part made from it),
-//! attachments in multipart/mixed around it, and the headers of appliance.md section 5.
+//! inline images beside it in multipart/related, attachments in multipart/mixed around that,
+//! and the headers of appliance.md section 5.
 
 use std::time::SystemTime;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use lettre::Message;
-use lettre::message::header::{ContentType, HeaderName, HeaderValue};
-use lettre::message::{Attachment as Part, Mailbox, MultiPart};
+use lettre::message::header::{ContentDisposition, ContentId, ContentType, HeaderName, HeaderValue};
+use lettre::message::{Attachment as Part, Mailbox, MultiPart, SinglePart};
 
 use super::text::text_of;
 use crate::core::send::Attachment;
@@ -30,6 +31,24 @@ pub struct Outgoing {
 fn mailbox(address: &str, name: Option<&str>) -> Result<Mailbox, String> {
     let address = address.parse().map_err(|e| format!("bad address {address}: {e}"))?;
     Ok(Mailbox::new(name.map(str::to_string), address))
+}
+
+/// An attachment's MIME part: inline (with its `Content-ID`) or a file (with it when given).
+fn part(a: &Attachment) -> Result<SinglePart, String> {
+    let bytes = STANDARD.decode(&a.content).map_err(|e| format!("attachment {}: {e}", a.filename))?;
+    let content_type = ContentType::parse(&a.content_type)
+        .unwrap_or(ContentType::parse("application/octet-stream").expect("a valid type"));
+    Ok(match (&a.content_id, a.inline) {
+        (Some(id), true) => {
+            Part::new_inline_with_name(id.clone(), a.filename.clone()).body(bytes, content_type)
+        }
+        (Some(id), false) => SinglePart::builder()
+            .header(ContentDisposition::attachment(&a.filename))
+            .header(ContentId::from(format!("<{id}>")))
+            .header(content_type)
+            .body(bytes),
+        (None, _) => Part::new(a.filename.clone()).body(bytes, content_type),
+    })
 }
 
 /// The message as bytes, ready to sign and send.
@@ -56,15 +75,23 @@ pub fn build(o: &Outgoing) -> Result<Vec<u8>, String> {
             .raw_header(HeaderValue::new(post, "List-Unsubscribe=One-Click".into()));
     }
     let alternative = MultiPart::alternative_plain_html(text_of(&o.html), o.html.clone());
-    let body = if o.attachments.is_empty() {
+    let (inline, attached): (Vec<&Attachment>, Vec<&Attachment>) =
+        o.attachments.iter().partition(|a| a.inline);
+    let content = if inline.is_empty() {
         alternative
     } else {
-        let mut mixed = MultiPart::mixed().multipart(alternative);
-        for a in &o.attachments {
-            let bytes = STANDARD.decode(&a.content).map_err(|e| format!("attachment {}: {e}", a.filename))?;
-            let content_type = ContentType::parse(&a.content_type)
-                .unwrap_or(ContentType::parse("application/octet-stream").expect("a valid type"));
-            mixed = mixed.singlepart(Part::new(a.filename.clone()).body(bytes, content_type));
+        let mut related = MultiPart::related().multipart(alternative);
+        for a in inline {
+            related = related.singlepart(part(a)?);
+        }
+        related
+    };
+    let body = if attached.is_empty() {
+        content
+    } else {
+        let mut mixed = MultiPart::mixed().multipart(content);
+        for a in attached {
+            mixed = mixed.singlepart(part(a)?);
         }
         mixed
     };

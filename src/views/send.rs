@@ -45,6 +45,23 @@ pub struct Attachment {
     content: String,
     /// Default `application/octet-stream`.
     content_type: Option<String>,
+    /// The part's `Content-ID`, which the HTML names as `cid:<contentId>` (1 to 255 visible
+    /// ASCII characters, no `<`, `>` or quotes); required with `inline`.
+    content_id: Option<String>,
+    /// `attachment` (the default) or `inline`: an image shown in the body, as Plunk's clients
+    /// send it.
+    #[schema(value_type = Option<Disposition>)]
+    disposition: Option<String>,
+}
+
+/// How an attachment is shown.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub enum Disposition {
+    #[schema(rename = "attachment")]
+    Attachment,
+    #[schema(rename = "inline")]
+    Inline,
 }
 
 /// A transactional email to one or more recipients, each upserted as a contact.

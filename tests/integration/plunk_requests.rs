@@ -280,3 +280,40 @@ async fn a_query_mode_job_stopped_between_batches_resumes_and_does_nothing_twice
         .unwrap();
     assert_eq!(unsubscribed, 7, "one event per contact, none twice");
 }
+
+#[rocket::async_test]
+async fn sends_take_inline_images_with_their_content_id() {
+    use base64::Engine;
+    use mail_parser::MimeHeaders;
+    let room = crate::send::Mailroom::new().await;
+    let png = base64::engine::general_purpose::STANDARD.encode(crate::uploads::PNG);
+    // ActionSchemas.send, with an inline image and an ordinary attachment.
+    let body = json!({ "to": "ada@example.com", "from": "hello@example.test", "subject": "Your logo",
+        "body": "<p>Here it is:</p><img src=\"cid:logo@acme\" alt=\"Acme\">",
+        "attachments": [
+            { "filename": "logo.png", "content": png, "contentType": "image/png", "contentId": "logo@acme", "disposition": "inline" },
+            { "filename": "terms.txt", "content": "VGVybXM=", "contentType": "text/plain", "disposition": "attachment" },
+        ] });
+    let (status, sent) = room.send(body).await;
+    assert_eq!(status, Status::Ok, "{sent}");
+    let raw = room.deliver(1).await.remove(0).data;
+    let message = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    let text = String::from_utf8_lossy(&raw);
+    assert!(text.contains("multipart/mixed") && text.contains("multipart/related"), "{text}");
+    assert!(room.dkim_passes(&raw).await);
+    let parts: Vec<_> = message.attachments().collect();
+    assert_eq!(parts.len(), 2);
+    let logo = parts.iter().find(|p| p.attachment_name() == Some("logo.png")).unwrap();
+    assert_eq!(logo.content_id(), Some("logo@acme"));
+    assert!(logo.content_disposition().is_some_and(|d| d.ctype() == "inline"));
+    assert_eq!(logo.contents(), crate::uploads::PNG);
+    let terms = parts.iter().find(|p| p.attachment_name() == Some("terms.txt")).unwrap();
+    assert!(terms.content_disposition().is_some_and(|d| d.ctype() == "attachment"));
+    assert_eq!(terms.contents(), b"Terms");
+    // Plunk's rule: an inline part needs its contentId.
+    let missing = json!({ "to": "ada@example.com", "from": "hello@example.test", "subject": "x", "body": "<p>x</p>",
+        "attachments": [{ "filename": "logo.png", "content": png, "contentType": "image/png", "disposition": "inline" }] });
+    let (status, refused) = room.send(missing).await;
+    assert_eq!(status, Status::UnprocessableEntity, "{refused}");
+    assert_eq!(refused["error"]["errors"][0]["field"], "attachments[0].contentId");
+}
