@@ -317,3 +317,37 @@ async fn sends_take_inline_images_with_their_content_id() {
     assert_eq!(status, Status::UnprocessableEntity, "{refused}");
     assert_eq!(refused["error"]["errors"][0]["field"], "attachments[0].contentId");
 }
+
+#[rocket::async_test]
+async fn event_and_activity_lists_take_plunks_parameters() {
+    let app = TestApp::new().await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    let key = &keys.secret_key;
+    for (email, event) in
+        [("ada@example.com", "signup"), ("ada@example.com", "upgrade"), ("bob@example.com", "signup")]
+    {
+        assert_eq!(
+            app.post("/v1/track", &keys.public_key, json!({ "email": email, "event": event })).await.0,
+            Status::Ok
+        );
+    }
+    let (_, ada) = app.post("/contacts/lookup", key, json!({ "emails": ["ada@example.com"] })).await;
+    let ada = ada["data"][0]["id"].as_str().unwrap().to_string();
+    let today = &tidings::clock::iso(tidings::clock::now_ms())[..10];
+    let names = |page: &Value| -> Vec<String> {
+        page["data"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_string()).collect()
+    };
+    // Events.ts: ?eventName, startDate, endDate.
+    let (status, page) =
+        app.get(&format!("/events?eventName=signup&startDate={today}&endDate={today}"), key).await;
+    assert_eq!(status, Status::Ok, "{page}");
+    assert_eq!((names(&page), page["total"].clone()), (vec!["signup".to_string(); 2], json!(2)));
+    let (_, none) = app.get("/events?eventName=signup&endDate=2020-01-01", key).await;
+    assert_eq!(none["total"], 0);
+    // Activity: ?contactId, startDate, endDate.
+    let (status, page) =
+        app.get(&format!("/activity?contactId={ada}&startDate={today}&endDate={today}"), key).await;
+    assert_eq!(status, Status::Ok, "{page}");
+    assert_eq!(names(&page), ["upgrade", "signup"]);
+    assert_eq!(page["total"], 2);
+}
