@@ -74,7 +74,10 @@ async fn add_step(
         body.config.unwrap_or_else(|| json!({})),
         body.template_id.map(Some),
     )?;
-    let (config, mut step_refs) = core_workflows::check_config(&kind, &config, "config")?;
+    // Templates parse here: off the executor, as in update_step.
+    let (kind, (config, mut step_refs)) =
+        super::blocking(move || core_workflows::check_config(&kind, &config, "config").map(|c| (kind, c)))
+            .await??;
     let position = check_position(body.position)?;
     let connect = body.auto_connect.unwrap_or(true);
     let (project, id) = (access.project.id, id.to_string());
@@ -110,14 +113,7 @@ async fn add_step(
                 all.push(step.clone());
                 for (from, branch) in ways {
                     core_workflows::check_transition(&all, &transitions, &from, &step.id, branch.as_deref())?;
-                    let transition = Transition {
-                        id: crate::db::new_id(),
-                        workflow_id: w.id.clone(),
-                        from_step_id: from,
-                        to_step_id: step.id.clone(),
-                        branch,
-                        created_at: now,
-                    };
+                    let transition = Transition::new(&w.id, (from, step.id.clone()), branch, now);
                     workflows::insert_transition(tx, &transition)?;
                     transitions.push(transition);
                 }
@@ -257,17 +253,7 @@ async fn remove_step(
             };
             workflows::delete_step(tx, &step.id)?;
             for (from, to, branch) in reconnect {
-                workflows::insert_transition(
-                    tx,
-                    &Transition {
-                        id: crate::db::new_id(),
-                        workflow_id: w.id.clone(),
-                        from_step_id: from,
-                        to_step_id: to,
-                        branch,
-                        created_at: now,
-                    },
-                )?;
+                workflows::insert_transition(tx, &Transition::new(&w.id, (from, to), branch, now))?;
             }
             workflows::touch(tx, &w.id, now)?;
             save_refs(tx, &w)?;
@@ -318,14 +304,7 @@ async fn add_transition(
             let branch =
                 core_workflows::check_transition(&steps, &transitions, &from, &to, named.as_deref())?;
             let now = clock::now_ms();
-            let transition = Transition {
-                id: crate::db::new_id(),
-                workflow_id: w.id.clone(),
-                from_step_id: from,
-                to_step_id: to,
-                branch,
-                created_at: now,
-            };
+            let transition = Transition::new(&w.id, (from, to), branch, now);
             workflows::insert_transition(tx, &transition)?;
             workflows::touch(tx, &w.id, now)?;
             Ok::<_, ApiError>(TransitionView::from(&transition))

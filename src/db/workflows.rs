@@ -49,6 +49,20 @@ pub struct Transition {
     pub created_at: i64,
 }
 
+impl Transition {
+    /// A new transition of `workflow` from `from` to `to` on `branch`, made at `now`.
+    pub fn new(workflow: &str, (from, to): (String, String), branch: Option<String>, now: i64) -> Self {
+        Transition {
+            id: super::new_id(),
+            workflow_id: workflow.to_string(),
+            from_step_id: from,
+            to_step_id: to,
+            branch,
+            created_at: now,
+        }
+    }
+}
+
 const COLUMNS: &str =
     "id, project_id, name, description, trigger_type, trigger_event, enabled, allow_reentry,
      created_at, updated_at";

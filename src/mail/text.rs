@@ -2,27 +2,45 @@
 //!
 //! Every link is written inline, right after its text, as `text <url>` (RFC 3986 appendix C's
 //! delimiters), or as the bare URL when the text is the URL itself; no footnote repeats it.
-//! Prose is wrapped at 78 columns at spaces only, so a URL, however long, is never cut: a
+//! html2text lays the HTML out 998 columns wide (RFC 5322's line limit), so no link of up to
+//! 998 characters is cut, and prose is then wrapped at 78 columns at spaces only: a
 //! verification, reset, unsubscribe or tracked link in the text part opens as it is. Layout
 //! tables are read cell by cell rather than drawn. A line longer than 76 characters (a long
 //! link) makes the part quoted-printable on the wire (lettre chooses the encoding), so no line
-//! of the message itself is longer than 78 characters, far under RFC 5322's 998.
+//! of the message itself is longer than 78 characters.
+//!
+//! Indentation is the one way the text can grow past the HTML (each nested list or quote
+//! prefixes every line inside it), so the text's size is bounded from the parsed document
+//! before it is laid out: HTML that would lay out larger than twice its size and a MiB gets a
+//! one-line text part instead.
 
 use html2text::render::{TaggedLine, TextDecorator};
+use html2text::{Element, RcDom};
 use textwrap::{Options, WordSeparator, WordSplitter};
 
 /// Where prose wraps.
 pub const WIDTH: usize = 78;
-/// The width html2text lays out in: wide enough that it never wraps itself (the wrapping is
-/// done afterwards, where words are never cut).
-const LAYOUT_WIDTH: usize = 100_000;
+/// The width html2text lays out in: RFC 5322's longest line. A word (a link) longer than that
+/// is the one thing it cuts.
+const LAYOUT_WIDTH: usize = 998;
+/// The text part of HTML whose layout would outgrow [`budget`].
+pub const TOO_LARGE: &str = "This message is meant to be read as HTML.\n";
+
+/// The most a laid-out text may take: twice the HTML and a MiB.
+fn budget(html_len: usize) -> usize {
+    html_len.saturating_mul(2).saturating_add(1 << 20)
+}
 
 /// The plain-text part made from the HTML.
 pub fn text_of(html: &str) -> String {
-    let laid_out = html2text::config::with_decorator(InlineLinks::default())
-        .raw_mode(true)
-        .allow_width_overflow()
-        .string_from_read(html.as_bytes(), LAYOUT_WIDTH)
+    let config = html2text::config::with_decorator(InlineLinks::default()).raw_mode(true);
+    let Ok(dom) = config.parse_html(html.as_bytes()) else { return String::new() };
+    if laid_out_bound(&dom, html.len()) > budget(html.len()) {
+        return TOO_LARGE.to_string();
+    }
+    let laid_out = config
+        .dom_to_render_tree(&dom)
+        .and_then(|tree| config.render_to_string(tree, LAYOUT_WIDTH))
         .unwrap_or_default();
     let mut out = String::with_capacity(laid_out.len() + laid_out.len() / WIDTH);
     for line in laid_out.lines() {
@@ -44,6 +62,33 @@ pub fn text_of(html: &str) -> String {
         text.push('\n');
     }
     text
+}
+
+/// At least as much as html2text's layout of `dom` (from HTML of `html_len` bytes) can take:
+/// each node's line prefix (the indentation its lists, quotes and headings add, on at least one
+/// line), and every byte of the HTML, as text or attributes shown (a link's URL, an image's
+/// title), wrapped as narrowly as the deepest indentation leaves room for. The walk keeps its
+/// own stack, so no depth of nesting can exhaust the thread's.
+fn laid_out_bound(dom: &RcDom, html_len: usize) -> usize {
+    let mut stack = vec![(dom.document.clone(), 0usize)];
+    let (mut total, mut deepest) = (0usize, 0usize);
+    while let Some((node, outer)) = stack.pop() {
+        let indent = outer.saturating_add(match &node.data {
+            Element { name, .. } => match name.local.as_ref() {
+                "ul" | "blockquote" | "dd" => 2,
+                // Numbers of up to 20 digits, a dot and a space.
+                "ol" => 22,
+                "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => 7,
+                _ => 0,
+            },
+            _ => 0,
+        });
+        total = total.saturating_add(indent + 1);
+        deepest = deepest.max(indent);
+        stack.extend(node.children.borrow().iter().map(|child| (child.clone(), indent)));
+    }
+    let room = LAYOUT_WIDTH.saturating_sub(deepest).max(1);
+    total.saturating_add(html_len.saturating_mul(LAYOUT_WIDTH) / room)
 }
 
 /// Wraps one laid-out line at [`WIDTH`], keeping its prefix (`> ` quotes on every line, list
@@ -226,6 +271,23 @@ mod tests {
             "<p><a href=\"https://x.test/a\">https://x.test/a</a> or <a href=\"mailto:a@x.test\">a@x.test</a></p>",
         );
         assert_eq!(text, "https://x.test/a or a@x.test\n");
+    }
+
+    #[test]
+    fn indentation_cannot_grow_the_text_past_its_budget() {
+        // Lists nested 400 deep, then many short items: laid out, each line would carry ~800
+        // columns of indentation for 5 bytes of HTML.
+        let html = format!("{}{}", "<ul><li>".repeat(400), "<li>x".repeat(20_000));
+        assert_eq!(text_of(&html), TOO_LARGE);
+        let quotes = format!("{}{}", "<blockquote>".repeat(450), "word ".repeat(50_000));
+        assert_eq!(text_of(&quotes), TOO_LARGE);
+        // Ordinary nesting is laid out.
+        let nested = format!("{}item{}", "<ul><li>".repeat(6), "</li></ul>".repeat(6));
+        assert!(text_of(&nested).contains("item"));
+        // A huge document that is mostly text is fine: the text is bounded by the HTML.
+        let long = format!("<p>{}</p>", "word ".repeat(200_000));
+        let text = text_of(&long);
+        assert!(text.len() < long.len() + 10_000 && text.lines().all(|l| l.chars().count() <= WIDTH));
     }
 
     #[test]

@@ -335,8 +335,18 @@ fn condition(config: &Value, field: &str) -> Result<(Value, Condition), ApiError
         }
         None => return Err(required(&at("condition"))),
     };
-    let path = if single { field.to_string() } else { at("condition") };
-    let condition = Condition::parse_in_workflow(&tree, &path)?;
+    let condition = if single {
+        // The single test's errors name its own keys (`config.operator`), not the tree made of it.
+        let inside = format!("{field}.groups[0].filters[0]");
+        Condition::parse_in_workflow(&tree, field).map_err(|mut e| {
+            for item in &mut e.errors {
+                item.field = item.field.replacen(&inside, field, 1);
+            }
+            e
+        })?
+    } else {
+        Condition::parse_in_workflow(&tree, &at("condition"))?
+    };
     Ok((json!({ "condition": crate::core::conditions::canonical(&tree) }), condition))
 }
 
@@ -643,6 +653,9 @@ mod tests {
             ok("CONDITION", json!({"field": "event.amount", "operator": "greaterThan", "value": 10})).is_ok()
         );
         assert_eq!(refused("CONDITION", json!({"mode": "multi", "field": "data.plan", "branches": []})), 422);
+        let unknown =
+            ok("CONDITION", json!({"field": "data.plan", "operator": "isAbout", "value": 1})).unwrap_err();
+        assert_eq!(unknown.errors[0].field, "config.operator", "the single test's own key is named");
         assert_eq!(
             refused(
                 "CONDITION",
