@@ -18,6 +18,8 @@ pub mod invitations;
 pub mod keys;
 pub mod links;
 pub mod lists;
+#[cfg(test)]
+mod never_panic;
 pub mod outbound;
 pub mod projects;
 pub mod render;

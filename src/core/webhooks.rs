@@ -67,7 +67,7 @@ pub fn check_events(value: &Value) -> Result<Vec<String>, ApiError> {
             let ok = !text.is_empty()
                 && text.chars().count() <= 200
                 && !text.chars().any(char::is_control)
-                && !text[..text.len() - 1].contains('*');
+                && !text.strip_suffix('*').unwrap_or(text).contains('*');
             if ok {
                 Ok(text.to_string())
             } else {
@@ -192,7 +192,8 @@ mod tests {
         assert_eq!(next_try(0, 2, 10_000), Some(40_000));
         assert_eq!(next_try(0, 20, GIVE_UP_MS - 1000), None, "given up after 24 hours");
         assert!(check_events(&json!(["email.*", "signup"])).is_ok());
-        for bad in [json!([]), json!("x"), json!(["a*b"]), json!([""]), json!([1])] {
+        assert_eq!(check_events(&json!(["é", "ü*"])).unwrap(), ["é", "ü*"], "names are text, not bytes");
+        for bad in [json!([]), json!("x"), json!(["a*b"]), json!(["é*é"]), json!([""]), json!([1])] {
             assert!(check_events(&bad).is_err(), "{bad}");
         }
         assert!(check_url("https://example.com/hook").is_ok());

@@ -43,6 +43,7 @@ mod sso;
 mod templates;
 mod text_parts;
 mod tracking;
+mod trust;
 mod uploads;
 mod verify;
 mod webhooks;

@@ -46,6 +46,8 @@ use crate::error::{ApiError, FieldError};
 /// Most filters in one tree, counting nested conditions and the conditions of segments it
 /// refers to.
 pub const MAX_FILTERS: usize = 100;
+/// Most groups in one tree, counting nested conditions'.
+pub const MAX_GROUPS: usize = 100;
 /// Deepest nesting of `conditions`.
 pub const MAX_NESTING: usize = 5;
 /// Longest event name.
@@ -324,14 +326,14 @@ impl Condition {
     /// Reads and checks a condition tree; errors are 422 naming the node (`path` is where the
     /// tree sits in the request, e.g. `condition`).
     pub fn parse(value: &Value, path: &str) -> Result<Condition, ApiError> {
-        parse_condition(value, path, 0, &mut Parsing { filters: 0, context: false })
+        parse_condition(value, path, 0, &mut Parsing { filters: 0, groups: 0, context: false })
     }
 
     /// [`Condition::parse`] for a workflow's CONDITION step, whose filters may also name
     /// `event.<path>` and `workflow.<path>` of the execution's context. Such a tree is decided
     /// in memory only ([`eval`]): [`sql`] has no context to read.
     pub fn parse_in_workflow(value: &Value, path: &str) -> Result<Condition, ApiError> {
-        parse_condition(value, path, 0, &mut Parsing { filters: 0, context: true })
+        parse_condition(value, path, 0, &mut Parsing { filters: 0, groups: 0, context: true })
     }
 
     /// Every filter of the tree, nested conditions included (not the conditions of segments it
@@ -398,6 +400,7 @@ impl Field {
 /// What a parse has seen so far, and what it allows.
 struct Parsing {
     filters: usize,
+    groups: usize,
     /// Whether fields may name the workflow execution's context.
     context: bool,
 }
@@ -441,6 +444,10 @@ fn parse_condition(value: &Value, path: &str, depth: usize, p: &mut Parsing) -> 
             ));
         }
     };
+    p.groups += groups.len();
+    if p.groups > MAX_GROUPS {
+        return Err(err(&groups_path, "too_big", format!("a condition holds at most {MAX_GROUPS} groups")));
+    }
     let mut out = Vec::with_capacity(groups.len());
     for (i, group) in groups.iter().enumerate() {
         out.push(parse_group(group, &format!("{groups_path}[{i}]"), depth, p)?);

@@ -59,37 +59,37 @@ impl Builder<'_> {
         }
     }
 
-    fn condition(&mut self, condition: &Condition) {
-        if condition.groups.is_empty() {
-            return self.text("1");
+    /// Writes the terms `from..to` joined by `joiner` as a balanced tree of parentheses, so
+    /// the expression is log2(count) deep, not `count` (SQLite refuses an expression over 1,000
+    /// deep); no terms is `1`.
+    fn balanced(&mut self, (from, to): (usize, usize), joiner: &str, term: &mut dyn FnMut(&mut Self, usize)) {
+        match to.saturating_sub(from) {
+            0 => self.text("1"),
+            1 => term(self, from),
+            n => {
+                let mid = from + n / 2;
+                self.text("(");
+                self.balanced((from, mid), joiner, term);
+                self.text(joiner);
+                self.balanced((mid, to), joiner, term);
+                self.text(")");
+            }
         }
+    }
+
+    fn condition(&mut self, condition: &Condition) {
         let joiner = if condition.logic == Logic::And { " AND " } else { " OR " };
         self.text("(");
-        for (i, group) in condition.groups.iter().enumerate() {
-            if i > 0 {
-                self.text(joiner);
-            }
-            self.text("(");
-            let mut first = true;
-            for filter in &group.filters {
-                if !first {
-                    self.text(" AND ");
-                }
-                first = false;
-                self.filter(filter);
-            }
-            if let Some(nested) = &group.conditions {
-                if !first {
-                    self.text(" AND ");
-                }
-                first = false;
-                self.condition(nested);
-            }
-            if first {
-                self.text("1");
-            }
-            self.text(")");
-        }
+        self.balanced((0, condition.groups.len()), joiner, &mut |b, i| {
+            let group = &condition.groups[i];
+            let nested = usize::from(group.conditions.is_some());
+            b.text("(");
+            b.balanced((0, group.filters.len() + nested), " AND ", &mut |b, j| match group.filters.get(j) {
+                Some(filter) => b.filter(filter),
+                None => b.condition(group.conditions.as_deref().expect("the nested condition")),
+            });
+            b.text(")");
+        });
         self.text(")");
     }
 

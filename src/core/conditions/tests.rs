@@ -360,6 +360,38 @@ fn tree_of(filter: Value) -> Value {
 }
 
 #[test]
+fn long_lists_compile_to_shallow_sql() {
+    // 100 groups of one filter each, ORed, and a group of 100 filters ANDed: as a chain either
+    // would be an expression 100 deep; balanced, both are 7 deep, far inside SQLite's 1,000.
+    let fx = Fixture::new();
+    let a = fx.contact("a@x.io", true, json!({ "n": 42 }), 0);
+    let b = fx.contact("b@x.io", true, json!({ "n": 7 }), 0);
+    let groups: Vec<Value> =
+        (0..100).map(|n| json!({ "filters": [f("data.n", "equals", json!(n))] })).collect();
+    assert_eq!(fx.matching_tree(json!({ "logic": "OR", "groups": groups })), [a, b]);
+    let filters: Vec<Value> = (0..100).map(|n| f("data.n", "notEquals", json!(1000 + n))).collect();
+    assert_eq!(fx.matching_tree(json!({ "groups": [{ "filters": filters }] })), [a, b]);
+    let sql =
+        sql::compile(&fx.condition(&json!({ "logic": "OR", "groups": groups_of(100) })), PROJECT, NOW).sql;
+    let deepest = sql
+        .chars()
+        .scan(0i32, |d, c| {
+            *d += match c {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            Some(*d)
+        })
+        .max();
+    assert!(deepest.unwrap() < 40, "{deepest:?} parentheses deep");
+}
+
+fn groups_of(n: usize) -> Vec<Value> {
+    (0..n).map(|i| json!({ "filters": [f("data.n", "equals", json!(i))] })).collect()
+}
+
+#[test]
 fn segment_of_segment() {
     let fx = Fixture::new();
     let a = fx.contact("a@x.io", true, json!({ "plan": "pro" }), 0);
@@ -390,6 +422,8 @@ fn bad_trees_name_the_node() {
     check(json!([]), "condition", "invalid_type");
     check(json!({ "logic": "XOR", "groups": [] }), "condition.logic", "invalid_enum_value");
     check(json!({ "logic": "AND" }), "condition.groups", "required");
+    let many_groups: Vec<Value> = (0..1000).map(|_| json!({ "filters": [] })).collect();
+    check(json!({ "logic": "OR", "groups": many_groups }), "condition.groups", "too_big");
     check(json!({ "groups": [{ "filter": [] }] }), "condition.groups[0].filter", "unrecognized_key");
     check(
         one(f("data.plan", "is", json!("x"))),

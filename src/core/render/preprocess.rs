@@ -41,7 +41,7 @@ fn outside_quotes(text: &str, needle: &str) -> Vec<usize> {
             Some(q) if c == q => quote = None,
             Some(_) => {}
             None if c == b'"' || c == b'\'' => quote = Some(c),
-            None if text[i..].starts_with(needle) => {
+            None if bytes[i..].starts_with(needle.as_bytes()) => {
                 found.push(i);
                 i += needle.len();
                 continue;
@@ -96,8 +96,8 @@ fn find_close(text: &str, close: &str) -> Option<usize> {
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            q @ (b'"' | b'\'') => i += 1 + text[i + 1..].find(q as char)? + 1,
-            _ if text[i..].starts_with(close) => return Some(i),
+            q @ (b'"' | b'\'') => i += 1 + memchr::memchr(q, &bytes[i + 1..])? + 1,
+            _ if bytes[i..].starts_with(close.as_bytes()) => return Some(i),
             _ => i += 1,
         }
     }
