@@ -23,6 +23,20 @@ pub fn iso(ms: i64) -> String {
         .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into())
 }
 
+/// The last millisecond of year 9999: no instant a request names lies outside `0..=MAX_MS`,
+/// so any two subtract, add a span or turn into a bucket count without overflowing.
+pub const MAX_MS: i64 = 253_402_300_799_999;
+
+/// An instant a request names: milliseconds since the epoch (`0..=MAX_MS`), or a date as
+/// [`parse_date`] reads it (years 0000 to 9999).
+pub fn instant(raw: &str) -> Option<i64> {
+    let raw = raw.trim();
+    match raw.parse::<i64>() {
+        Ok(ms) => Some(ms).filter(|ms| (0..=MAX_MS).contains(ms)),
+        Err(_) => parse_date(raw).map(|(ms, _)| ms),
+    }
+}
+
 /// The current time as [`iso`] renders it.
 pub fn now_iso() -> String {
     iso(now_ms())
@@ -63,6 +77,23 @@ pub fn parse_date(s: &str) -> Option<(i64, bool)> {
         return None;
     }
     Some((midnight + ((hour * 60 + minute) * 60 + second) * 1000 + full, true))
+}
+
+#[cfg(test)]
+mod instant_tests {
+    use super::*;
+
+    #[test]
+    fn an_instant_is_a_date_or_milliseconds_within_ten_thousand_years() {
+        assert_eq!(instant("0"), Some(0));
+        assert_eq!(instant(&MAX_MS.to_string()), Some(MAX_MS));
+        assert_eq!(instant("2026-11-24"), parse_date("2026-11-24").map(|(ms, _)| ms));
+        for bad in ["-1", "-4611686018427387904", "4611686018427387904", "253402300800000", "soon", ""] {
+            assert_eq!(instant(bad), None, "{bad}");
+        }
+        assert!(parse_date("9999-12-31T23:59:59.999Z").is_some_and(|(ms, _)| ms == MAX_MS));
+        assert!(parse_date("0000-01-01").is_some_and(|(ms, _)| ms.unsigned_abs() < MAX_MS as u64));
+    }
 }
 
 #[cfg(test)]

@@ -80,8 +80,9 @@ fn names_of(types: Option<&str>) -> Result<Vec<&'static str>, ApiError> {
         .collect()
 }
 
-/// A range from `from` and `to` (dates or ms; default the last `default_days` days), no longer
-/// than `max_days`.
+/// A range from `from` and `to` (dates or ms, as [`clock::instant`] reads them, so any two
+/// subtract without overflowing; default the last `default_days` days), no longer than
+/// `max_days`.
 fn range(
     from: Option<&str>,
     to: Option<&str>,
@@ -91,14 +92,11 @@ fn range(
     let at = |raw: Option<&str>, name: &str| -> Result<Option<i64>, ApiError> {
         match raw.map(str::trim).filter(|r| !r.is_empty()) {
             None => Ok(None),
-            Some(raw) => raw
-                .parse::<i64>()
-                .ok()
-                .or_else(|| clock::parse_date(raw).map(|(ms, _)| ms))
-                .map(Some)
-                .ok_or_else(|| {
-                    ApiError::bad_request(format!("{name} is a date (2026-11-24 or ISO 8601) or ms"))
-                }),
+            Some(raw) => clock::instant(raw).map(Some).ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "{name} is a date (2026-11-24 or ISO 8601) or milliseconds since 1970, before the year 10000"
+                ))
+            }),
         }
     };
     let to = at(to, "to")?.unwrap_or_else(clock::now_ms);

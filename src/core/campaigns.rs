@@ -269,7 +269,11 @@ pub fn parse_schedule(value: Option<&Value>) -> Result<Option<i64>, ApiError> {
     let text = match value {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::Number(n)) => {
-            return n.as_i64().filter(|ms| *ms > 0).map(Some).ok_or_else(|| bad(&json!(n)));
+            return n
+                .as_i64()
+                .filter(|ms| (1..=clock::MAX_MS).contains(ms))
+                .map(Some)
+                .ok_or_else(|| bad(&json!(n)));
         }
         Some(Value::String(s)) => s.trim(),
         Some(other) => return Err(bad(other)),
@@ -363,8 +367,15 @@ mod tests {
         assert_eq!(at(json!(1_796_115_600_000_i64)), 1_796_115_600_000);
         assert_eq!(parse_schedule(None).unwrap(), None);
         assert_eq!(parse_schedule(Some(&Value::Null)).unwrap(), None);
-        for bad in [json!("tomorrow"), json!("2026-13-01"), json!(true), json!(-5), json!("2026-12-01T25:00")]
-        {
+        for bad in [
+            json!("tomorrow"),
+            json!("2026-13-01"),
+            json!(true),
+            json!(-5),
+            json!("2026-12-01T25:00"),
+            json!(i64::MAX),
+            json!(crate::clock::MAX_MS + 1),
+        ] {
             assert_eq!(parse_schedule(Some(&bad)).unwrap_err().status, 400, "{bad}");
         }
     }
