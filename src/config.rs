@@ -374,7 +374,8 @@ pub struct WebhooksConfig {
     /// The SNS topics whose messages are accepted; any other topic's are refused.
     pub sns_topic_arns: Vec<String>,
     /// Hosts a `SigningCertURL` (and a `SubscribeURL`) may name, always over https; `*` stands
-    /// for one DNS label. The default is AWS's SNS endpoints.
+    /// for one DNS label; the default port unless the pattern names one (`localhost:8443`). The
+    /// default is AWS's SNS endpoints.
     pub sns_cert_hosts: Vec<String>,
     /// A PEM file of extra certificate authorities trusted when fetching signing certificates
     /// (an SNS-compatible service behind a private CA, or tests).

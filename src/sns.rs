@@ -1,6 +1,8 @@
-//! Amazon SNS messages (`POST /webhooks/sns`): read, checked against the configured topics, and
-//! verified with the certificate their `SigningCertURL` names, fetched only over https from an
-//! allowed host (`[webhooks] sns_cert_hosts`, AWS's SNS endpoints by default) and cached.
+//! Amazon SNS messages (`POST /webhooks/sns`): read, checked against the configured topics and
+//! for a `Timestamp` within an hour of now, and verified with the certificate their
+//! `SigningCertURL` names, fetched only over https from an allowed host and port
+//! (`[webhooks] sns_cert_hosts`, AWS's SNS endpoints on 443 by default) at a path of SNS's own
+//! form, at most [`FETCHES_PER_MINUTE`] times a minute, and cached.
 //!
 //! The signature is RSA over the message's canonical string (its fields in a fixed order, each
 //! name and value on a line): SHA-1 for `SignatureVersion` 1, SHA-256 for 2.
@@ -24,6 +26,12 @@ use crate::config::WebhooksConfig;
 const MAX_CERTS: usize = 32;
 /// Largest certificate file read.
 const MAX_CERT_BYTES: usize = 16 * 1024;
+/// How far a message's `Timestamp` may be from now (SNS's retries of a delivery come within
+/// minutes; a message older than this is a replay).
+pub const MAX_AGE_MS: i64 = 3_600_000;
+/// Certificates fetched at most per minute, whatever the URLs: a flood of messages naming new
+/// certificates costs the server a few requests a minute, not one each.
+pub const FETCHES_PER_MINUTE: u32 = 10;
 
 /// An SNS message, as posted.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,6 +101,7 @@ pub struct Verifier {
     hosts: Vec<String>,
     topics: Vec<String>,
     certs: Mutex<HashMap<String, Arc<Vec<u8>>>>,
+    fetches: governor::DefaultDirectRateLimiter,
 }
 
 impl Verifier {
@@ -120,25 +129,48 @@ impl Verifier {
             hosts: config.sns_cert_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
             topics: config.sns_topic_arns.clone(),
             certs: Mutex::default(),
+            fetches: governor::RateLimiter::direct(governor::Quota::per_minute(
+                std::num::NonZeroU32::new(FETCHES_PER_MINUTE).expect("not zero"),
+            )),
         }
     }
 
-    /// The URL if SNS may name it: https, on an allowed host, the default port.
+    /// The URL if SNS may name it: https, on an allowed host, on the port the host's pattern
+    /// names (`localhost:8443`), else the default one.
     pub fn allowed_url(&self, url: &str) -> Result<reqwest::Url, String> {
         let parsed = reqwest::Url::parse(url).map_err(|_| format!("{url:?} is not a URL"))?;
         let host = parsed.host_str().unwrap_or_default().to_ascii_lowercase();
-        if parsed.scheme() != "https" || !self.hosts.iter().any(|pattern| host_matches(pattern, &host)) {
-            return Err(format!("{url:?} is not an https URL on an allowed SNS host"));
+        let at = match parsed.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host,
+        };
+        if parsed.scheme() != "https" || !self.hosts.iter().any(|pattern| host_matches(pattern, &at)) {
+            return Err(format!("{url:?} is not an https URL on an allowed SNS host and port"));
         }
         Ok(parsed)
     }
 
-    /// Checks the topic and the signature.
+    /// A `SigningCertURL` if SNS may name it: an allowed URL whose path is SNS's own form,
+    /// `/SimpleNotificationService-<hex>.pem`, with no query.
+    pub fn certificate_url(&self, url: &str) -> Result<reqwest::Url, String> {
+        let parsed = self.allowed_url(url)?;
+        let file =
+            parsed.path().strip_prefix("/SimpleNotificationService-").and_then(|f| f.strip_suffix(".pem"));
+        if !file.is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_hexdigit()))
+            || parsed.query().is_some()
+        {
+            return Err(format!("{url:?} is not an SNS signing certificate's address"));
+        }
+        Ok(parsed)
+    }
+
+    /// Checks the topic, the time and the signature.
     pub async fn verify(&self, message: &Message) -> Result<(), String> {
         if !self.topics.iter().any(|t| t == &message.topic_arn) {
             return Err(format!("the topic {} is not one of [webhooks] sns_topic_arns", message.topic_arn));
         }
-        let url = self.allowed_url(&message.signing_cert_url)?;
+        fresh(&message.timestamp, crate::clock::now_ms())?;
+        let url = self.certificate_url(&message.signing_cert_url)?;
         let pem = self.certificate(url).await?;
         let signature =
             STANDARD.decode(message.signature.trim()).map_err(|_| "the signature is not base64")?;
@@ -160,6 +192,11 @@ impl Verifier {
         if let Some(pem) = self.certs.lock().map_err(|_| "certificate cache poisoned")?.get(&key) {
             return Ok(pem.clone());
         }
+        if self.fetches.check().is_err() {
+            return Err(format!(
+                "more than {FETCHES_PER_MINUTE} signing certificates asked for in a minute; SNS will retry"
+            ));
+        }
         let mut answer =
             self.client.get(url).send().await.map_err(|e| format!("fetching the certificate: {e}"))?;
         if !answer.status().is_success() {
@@ -179,6 +216,15 @@ impl Verifier {
         }
         certs.insert(key, pem.clone());
         Ok(pem)
+    }
+}
+
+/// Whether a message's `Timestamp` is within [`MAX_AGE_MS`] of `now`, either way.
+pub fn fresh(timestamp: &str, now: i64) -> Result<(), String> {
+    match crate::clock::parse_date(timestamp) {
+        Some((at, true)) if (now - at).abs() <= MAX_AGE_MS => Ok(()),
+        Some((_, true)) => Err(format!("the message's Timestamp {timestamp} is more than an hour from now")),
+        _ => Err(format!("the message's Timestamp {timestamp:?} is not an ISO 8601 time")),
     }
 }
 
@@ -250,6 +296,44 @@ mod tests {
         );
         assert!(verifier.allowed_url("http://sns.us-east-1.amazonaws.com/x.pem").is_err(), "https only");
         assert!(verifier.allowed_url("https://attacker.test/x.pem").is_err());
+        assert!(
+            verifier.allowed_url("https://sns.us-east-1.amazonaws.com:8443/x.pem").is_err(),
+            "the default port"
+        );
+        assert!(verifier.allowed_url("https://sns.us-east-1.amazonaws.com:443/x.pem").is_ok());
+        let cert = "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-9c6465fa7f48f5cacd23014631ec1136.pem";
+        assert!(verifier.certificate_url(cert).is_ok());
+        for not_a_cert in [
+            "https://sns.us-east-1.amazonaws.com/x.pem",
+            "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-.pem",
+            "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-zz.pem",
+            "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-ab.pem?x=1",
+        ] {
+            assert!(verifier.certificate_url(not_a_cert).is_err(), "{not_a_cert}");
+        }
+        let local = Verifier::new(&WebhooksConfig {
+            sns_cert_hosts: vec!["localhost:8443".into()],
+            ..WebhooksConfig::default()
+        });
+        assert!(local.allowed_url("https://localhost:8443/x").is_ok());
+        assert!(local.allowed_url("https://localhost/x").is_err(), "a pattern's port is the only one");
+        assert!(local.allowed_url("https://localhost:8444/x").is_err());
+    }
+
+    #[test]
+    fn a_message_is_fresh_within_an_hour_either_way() {
+        let now = crate::clock::parse_date("2026-11-24T12:00:00.000Z").unwrap().0;
+        assert!(fresh("2026-11-24T11:30:00.000Z", now).is_ok());
+        assert!(fresh("2026-11-24T12:59:59.000Z", now).is_ok());
+        for stale in [
+            "2001-01-01T00:00:00.000Z",
+            "2026-11-24T10:59:59.000Z",
+            "2026-11-24T13:00:01.000Z",
+            "2026-11-24",
+            "soon",
+        ] {
+            assert!(fresh(stale, now).is_err(), "{stale}");
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::send::Mailroom;
 const TOPIC: &str = "arn:aws:sns:eu-west-1:123456789012:ses-feedback";
 
 /// An HTTPS server on loopback (certificate for `localhost` from a test CA) that serves the
-/// signing certificate at `/cert.pem` and records the other paths it is asked for.
+/// signing certificate at [`CERT`] and records the other paths it is asked for.
 struct CertServer {
     port: u16,
     ca_file: tempfile::NamedTempFile,
@@ -85,8 +85,7 @@ impl CertServer {
                     let path =
                         String::from_utf8_lossy(&request).split_whitespace().nth(1).unwrap_or("").to_string();
                     log.lock().unwrap().push(path.clone());
-                    let body =
-                        if path == "/cert.pem" { pem } else { "<ConfirmSubscriptionResponse/>".into() };
+                    let body = if path == CERT { pem } else { "<ConfirmSubscriptionResponse/>".into() };
                     let answer = format!(
                         "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                         body.len()
@@ -103,12 +102,25 @@ impl CertServer {
         format!("https://localhost:{}{path}", self.port)
     }
 
-    /// An SNS message of `kind` around `message`, signed with `version`.
+    /// An SNS message of `kind` around `message`, signed with `version`, sent now.
     fn message(&self, kind: &str, message: &str, version: &str, topic: &str) -> Value {
+        self.message_at(kind, message, version, topic, &tidings::clock::now_iso(), CERT)
+    }
+
+    /// [`CertServer::message`] with its `Timestamp` and the path of its certificate.
+    fn message_at(
+        &self,
+        kind: &str,
+        message: &str,
+        version: &str,
+        topic: &str,
+        at: &str,
+        cert: &str,
+    ) -> Value {
         let mut m = json!({
             "Type": kind, "MessageId": uuid::Uuid::new_v4().to_string(), "TopicArn": topic,
-            "Message": message, "Timestamp": "2026-11-24T06:00:00.000Z", "SignatureVersion": version,
-            "SigningCertURL": self.url("/cert.pem"),
+            "Message": message, "Timestamp": at, "SignatureVersion": version,
+            "SigningCertURL": self.url(cert),
         });
         if kind == "SubscriptionConfirmation" {
             m["Token"] = json!("token-1");
@@ -143,13 +155,16 @@ impl CertServer {
     }
 }
 
+/// Where the test server keeps its signing certificate: a path of SNS's own form.
+const CERT: &str = "/SimpleNotificationService-5e1f0a9c.pem";
+
 /// A room that takes SNS messages of [`TOPIC`] with certificates from `certs`.
 async fn room(certs: &CertServer) -> Mailroom {
-    let ca = certs.ca_file.path().to_path_buf();
+    let (ca, port) = (certs.ca_file.path().to_path_buf(), certs.port);
     Mailroom::with(move |c| {
         c.webhooks.sns_enabled = true;
         c.webhooks.sns_topic_arns = vec![TOPIC.into()];
-        c.webhooks.sns_cert_hosts = vec!["localhost".into()];
+        c.webhooks.sns_cert_hosts = vec![format!("localhost:{port}")];
         c.webhooks.sns_ca_file = Some(ca);
     })
     .await
@@ -225,9 +240,21 @@ async fn signed_notifications_of_the_topic_bounce_and_complain_and_nothing_else_
         "arn:aws:sns:eu-west-1:999:other",
     );
     let mut elsewhere = certs.message("Notification", &ses("Bounce", &ada, hard.clone()), "2", TOPIC);
-    elsewhere["SigningCertURL"] = json!(format!("https://127.0.0.1:{}/cert.pem", certs.port));
+    elsewhere["SigningCertURL"] = json!(format!("https://127.0.0.1:{}{CERT}", certs.port));
     let mut plain_http = certs.message("Notification", &ses("Bounce", &ada, hard.clone()), "2", TOPIC);
-    plain_http["SigningCertURL"] = json!(format!("http://localhost:{}/cert.pem", certs.port));
+    plain_http["SigningCertURL"] = json!(format!("http://localhost:{}{CERT}", certs.port));
+    let mut other_port = certs.message("Notification", &ses("Bounce", &ada, hard.clone()), "2", TOPIC);
+    other_port["SigningCertURL"] = json!(format!("https://localhost:{}{CERT}", certs.port + 1));
+    let mut not_a_cert = certs.message("Notification", &ses("Bounce", &ada, hard.clone()), "2", TOPIC);
+    not_a_cert["SigningCertURL"] = json!(certs.url("/cert.pem"));
+    let stale = certs.message_at(
+        "Notification",
+        &ses("Bounce", &ada, hard.clone()),
+        "2",
+        TOPIC,
+        "2001-09-09T01:46:40.000Z",
+        CERT,
+    );
     let mut unsigned = certs.message("Notification", &ses("Bounce", &ada, hard.clone()), "2", TOPIC);
     unsigned.as_object_mut().unwrap().remove("Signature");
     for (what, message, status) in [
@@ -235,6 +262,9 @@ async fn signed_notifications_of_the_topic_bounce_and_complain_and_nothing_else_
         ("foreign topic", &foreign, Status::Forbidden),
         ("certificate on another host", &elsewhere, Status::Forbidden),
         ("certificate over http", &plain_http, Status::Forbidden),
+        ("certificate on another port", &other_port, Status::Forbidden),
+        ("certificate at a path SNS does not use", &not_a_cert, Status::Forbidden),
+        ("signed in 2001 (item 15: a replay)", &stale, Status::Forbidden),
         ("unsigned", &unsigned, Status::BadRequest),
     ] {
         let (got, answer) = post(&room, message).await;
@@ -286,7 +316,7 @@ async fn signed_notifications_of_the_topic_bounce_and_complain_and_nothing_else_
     let (status, answer) = post_to(&room, ALIASES[0], &forged).await;
     assert_eq!(status, Status::Forbidden, "every address checks the signature: {answer}");
     assert_eq!(
-        certs.asked.lock().unwrap().iter().filter(|p| *p == "/cert.pem").count(),
+        certs.asked.lock().unwrap().iter().filter(|p| *p == CERT).count(),
         1,
         "the certificate is fetched once"
     );
@@ -309,4 +339,21 @@ async fn a_subscription_is_confirmed_and_a_disabled_receiver_is_not_there() {
         let (status, answer) = post_to(&off, path, &confirmation).await;
         assert_eq!(status, Status::NotFound, "{path}: {answer}");
     }
+}
+
+/// Item 15: every distinct certificate URL was one fetch; now a minute holds at most
+/// `FETCHES_PER_MINUTE` of them, whatever the messages name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificates_are_fetched_a_few_times_a_minute_at_most() {
+    let certs = CertServer::start().await;
+    let room = room(&certs).await;
+    for n in 0..(tidings::sns::FETCHES_PER_MINUTE + 5) {
+        let cert = format!("/SimpleNotificationService-{n:08x}.pem");
+        let message = certs.message_at("Notification", "{}", "2", TOPIC, &tidings::clock::now_iso(), &cert);
+        let (status, answer) = post(&room, &message).await;
+        assert_eq!(status, Status::Forbidden, "{answer}");
+    }
+    let fetched =
+        certs.asked.lock().unwrap().iter().filter(|p| p.starts_with("/SimpleNotificationService-")).count();
+    assert_eq!(fetched, tidings::sns::FETCHES_PER_MINUTE as usize);
 }
