@@ -304,6 +304,12 @@ pub struct LimitsConfig {
     pub upload_total_bytes: u64,
     /// Sender domains one project may have (each costs an RSA key generation).
     pub domains_per_project: u32,
+    /// Custom fields one project's catalogue may hold: a write that would add one more is 422,
+    /// so no key can grow the catalogue, and every list made from it, without bound.
+    pub fields_per_project: u32,
+    /// Event names one project may track (the service's own `email.*`, `contact.*` and
+    /// `segment.*` aside): tracking one more is 422.
+    pub event_names_per_project: u32,
 }
 
 impl Default for LimitsConfig {
@@ -317,6 +323,8 @@ impl Default for LimitsConfig {
             upload_bytes: 5 * MIB,
             upload_total_bytes: 1024 * MIB,
             domains_per_project: 50,
+            fields_per_project: 1000,
+            event_names_per_project: 10_000,
         }
     }
 }

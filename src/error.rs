@@ -328,10 +328,38 @@ impl<'r> Responder<'r, 'static> for ApiError {
 
 impl From<rusqlite::Error> for ApiError {
     fn from(e: rusqlite::Error) -> Self {
-        match over_cap(&e) {
-            Some(category) => Self::billing_limit(category),
-            None => Self::internal(format!("database: {e}")),
+        if let Some(category) = over_cap(&e) {
+            return Self::billing_limit(category);
         }
+        if trigger_message(&e) == Some("EVENT_NAME_LIMIT_EXCEEDED") {
+            return Self::invalid_field(
+                "event",
+                "too_many_event_names",
+                "this would add an event name beyond the project's limit ([limits] event_names_per_project, \
+                 10,000 by default); delete names no longer used (DELETE /events/:name)",
+            );
+        }
+        if trigger_message(&e) == Some("FIELD_LIMIT_EXCEEDED") {
+            return Self::invalid_field(
+                "data",
+                "too_many_fields",
+                "this would add a custom field beyond the project's limit ([limits] fields_per_project, 1,000 by default); \
+                 delete fields no longer used (DELETE /contacts/fields/:field), or send such values as {value, persistent: false}",
+            );
+        }
+        Self::internal(format!("database: {e}"))
+    }
+}
+
+/// The message a trigger aborted a write with (`RAISE(ABORT, ...)`).
+fn trigger_message(e: &rusqlite::Error) -> Option<&str> {
+    match e {
+        rusqlite::Error::SqliteFailure(f, Some(message))
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_TRIGGER =>
+        {
+            Some(message)
+        }
+        _ => None,
     }
 }
 
@@ -347,14 +375,7 @@ impl From<crate::db::DbError> for ApiError {
 /// The category whose monthly cap a write went over: the `billing_*` triggers (migration V19)
 /// abort the insert with `BILLING_LIMIT_EXCEEDED:<category>`.
 pub fn over_cap(e: &rusqlite::Error) -> Option<&str> {
-    match e {
-        rusqlite::Error::SqliteFailure(f, Some(message))
-            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_TRIGGER =>
-        {
-            message.strip_prefix("BILLING_LIMIT_EXCEEDED:")
-        }
-        _ => None,
-    }
+    trigger_message(e)?.strip_prefix("BILLING_LIMIT_EXCEEDED:")
 }
 
 impl ApiError {

@@ -68,6 +68,9 @@ impl AppState {
                 None => settings::get_or_insert(tx, "jwt_secret", random_secret)?,
             };
             let link = settings::get_or_insert(tx, "link_secret", random_secret)?;
+            // Read by the catalogue caps' triggers (migration V22).
+            settings::set(tx, "fields_per_project", &config.limits.fields_per_project.to_string())?;
+            settings::set(tx, "event_names_per_project", &config.limits.event_names_per_project.to_string())?;
             Ok::<_, DbError>(Secrets { jwt, link })
         })?;
         drop(conn);

@@ -90,14 +90,18 @@ async fn list(
     Ok(Json(NumberedPage::new(rows.0, rows.1, page, page_size)))
 }
 
-/// Events whose data keys `GET /workflows/fields` lists, newest names first.
-const FIELD_EVENTS: usize = 200;
-/// Events of each name sampled for their data keys.
-const FIELD_SAMPLES: usize = 20;
+/// Event names whose data keys `GET /workflows/fields` lists, newest names first.
+const FIELD_EVENTS: usize = 100;
+/// Events of each name sampled for their data keys, and the largest data sampled: at most
+/// 100 × 5 × 16 KiB of JSON read for one answer, whatever the project tracked.
+const FIELD_SAMPLES: (usize, usize) = (5, 16 * 1024);
+/// Keys listed per event name.
+const FIELD_KEYS: usize = 50;
 
 /// What a CONDITION step can test: the contact's fields (standard and custom, from the
-/// catalogue), and for each event name the project has, the `event.<key>` fields its newest
-/// events carry (sampled: the keys of the last 20), with their types.
+/// catalogue, itself capped by `[limits] fields_per_project`), and for the 100 newest event
+/// names, the `event.<key>` fields their newest events carry (sampled: the keys of the last 5
+/// of at most 16 KiB, 50 keys a name), with their types.
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "listWorkflowFields",
@@ -120,7 +124,9 @@ async fn fields(state: &State<AppState>, access: ProjectAccess) -> Result<Json<C
                 for data in crate::db::events::recent_data(conn, &project, &name, FIELD_SAMPLES)? {
                     if let Value::Object(map) = &data {
                         for (path, value) in crate::core::fields::leaves(map) {
-                            if let Some(kind) = crate::core::fields::infer_type(value) {
+                            if let Some(kind) = crate::core::fields::infer_type(value)
+                                && (keys.len() < FIELD_KEYS || keys.contains_key(&path))
+                            {
                                 keys.entry(path).or_insert(kind);
                             }
                         }

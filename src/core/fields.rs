@@ -103,22 +103,26 @@ impl FieldChanges {
         }
     }
 
-    /// Writes the changes; a field seen for the first time gets its type now.
+    /// Writes the changes; a field seen for the first time gets its type now. A known field is
+    /// updated, so only a new one is inserted: the insert is what the project's field cap
+    /// (migration V22) refuses, failing the whole write with `FIELD_LIMIT_EXCEEDED` (422).
     pub fn save(&mut self, conn: &Connection, project: &str) -> rusqlite::Result<()> {
         let now = clock::now_ms();
         let mut insert = conn.prepare_cached(
-            "INSERT INTO contact_fields (project_id, path, type, contacts, created_at) VALUES (?1, ?2, ?3, max(?4, 0), ?5)
-             ON CONFLICT (project_id, path) DO UPDATE SET contacts = max(contacts + ?4, 0)",
+            "INSERT INTO contact_fields (project_id, path, type, contacts, created_at) VALUES (?1, ?2, ?3, max(?4, 0), ?5)",
         )?;
         let mut update = conn.prepare_cached(
             "UPDATE contact_fields SET contacts = max(contacts + ?3, 0) WHERE project_id = ?1 AND path = ?2",
         )?;
         for (path, (delta, kind)) in self.deltas.drain() {
-            match kind {
-                Some(kind) => insert.execute(params![project, path, kind, delta, now])?,
-                None if delta != 0 => update.execute(params![project, path, delta])?,
-                None => 0,
+            let updated = if delta != 0 || kind.is_some() {
+                update.execute(params![project, path, delta])?
+            } else {
+                1
             };
+            if let (0, Some(kind)) = (updated, kind) {
+                insert.execute(params![project, path, kind, delta, now])?;
+            }
         }
         Ok(())
     }

@@ -247,18 +247,19 @@ pub fn delete_named(conn: &Connection, project: &str, name: &str, limit: usize) 
     .execute(params![project, name, limit as i64])
 }
 
-/// The data of the newest `limit` events of `name`, newest first (samples of what an event
+/// The data of the newest `limit` events of `name` whose data is at most `max_bytes`, newest first (samples of what an event
 /// carries, for the editor's field lists).
 pub fn recent_data(
     conn: &Connection,
     project: &str,
     name: &str,
-    limit: usize,
+    (limit, max_bytes): (usize, usize),
 ) -> rusqlite::Result<Vec<Value>> {
     conn.prepare_cached(
-        "SELECT data FROM events WHERE project_id = ?1 AND name = ?2 ORDER BY created_at DESC LIMIT ?3",
+        "SELECT data FROM events WHERE project_id = ?1 AND name = ?2 AND length(data) <= ?4
+         ORDER BY created_at DESC LIMIT ?3",
     )?
-    .query_map(params![project, name, limit as i64], |r| {
+    .query_map(params![project, name, limit as i64, max_bytes as i64], |r| {
         let data: Option<String> = r.get(0)?;
         Ok(data.and_then(|d| serde_json::from_str(&d).ok()).unwrap_or(Value::Null))
     })?

@@ -25,3 +25,13 @@ pub fn get_or_insert(
     )?;
     conn.query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| r.get(0))
 }
+
+/// Sets `key` to `value`, whatever it was.
+pub fn set(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO settings (key, value, created_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        params![key, value, clock::now_ms()],
+    )
+    .map(drop)
+}

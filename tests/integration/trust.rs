@@ -141,3 +141,68 @@ async fn every_query_parameter_takes_extreme_numbers_without_a_server_error() {
     }
     assert!(asked > 100, "only {asked} requests: the document lost its parameters?");
 }
+
+/// Item 12: a public key grew the field catalogue without bound (20 tracks made 30,004 fields,
+/// and `GET /workflows/fields` answered 4.6 MB); event names likewise.
+#[rocket::async_test]
+async fn catalogues_are_capped_and_the_field_lists_stay_small() {
+    let app = TestApp::with(|c| {
+        c.limits.fields_per_project = 10;
+        c.limits.event_names_per_project = 3;
+    })
+    .await;
+    let (_, keys) = app.user_with_project("attacker@example.com").await;
+    let (key, public) = (keys.secret_key.clone(), keys.public_key.clone());
+    let track = |event: &str, data: Value| {
+        app.post("/v1/track", &public, json!({ "email": "ada@example.com", "event": event, "data": data }))
+    };
+    let data = |from: usize, to: usize| -> Value {
+        Value::Object((from..to).map(|n| (format!("k{n}"), json!(n))).collect())
+    };
+    assert_eq!(track("signup", data(0, 8)).await.0, Status::Ok);
+    let (status, refused) = track("signup", data(8, 12)).await;
+    assert_eq!(status, Status::UnprocessableEntity, "{refused}");
+    assert_eq!(refused["error"]["errors"][0]["code"], "too_many_fields");
+    let (_, fields) = app.get("/contacts/fields", &key).await;
+    assert_eq!(
+        fields["fields"].as_array().unwrap().iter().filter(|f| f["isCustom"] == true).count(),
+        8,
+        "nothing of it kept"
+    );
+    let (_, events) = app.get("/events?name=signup", &key).await;
+    assert_eq!(events["total"], 1, "nor the event");
+    // Known fields still change at the cap; two more fit; a deleted field frees its place.
+    assert_eq!(track("signup", data(0, 10)).await.0, Status::Ok);
+    assert_eq!(track("signup", data(10, 11)).await.0, Status::UnprocessableEntity);
+    let (status, _) = app.call(rocket::http::Method::Delete, "/contacts/fields/data.k0", &key, None).await;
+    assert_eq!(status, Status::Accepted);
+    assert_eq!(track("signup", data(10, 11)).await.0, Status::Ok);
+    // Through the API and CSV imports alike.
+    let (status, refused) =
+        app.post("/contacts", &key, json!({ "email": "bob@example.com", "data": data(20, 25) })).await;
+    assert_eq!(status, Status::UnprocessableEntity, "{refused}");
+
+    // Event names: three, then 422; the service's own names are never refused.
+    for name in ["a", "b"] {
+        assert_eq!(track(name, json!({})).await.0, Status::Ok, "{name}");
+    }
+    let (status, refused) = track("d", json!({})).await;
+    assert_eq!(
+        (status, refused["error"]["errors"][0]["code"].clone()),
+        (Status::UnprocessableEntity, json!("too_many_event_names"))
+    );
+    assert_eq!(track("a", json!({})).await.0, Status::Ok, "a known name is tracked again");
+    let (_, names) = app.get("/events/names", &key).await;
+    assert_eq!(names.as_array().unwrap().iter().filter(|n| n["reserved"] == false).count(), 3);
+
+    // An event's own data (not kept on the contact) is sampled for the workflow editor within
+    // bounds: at most 50 keys a name.
+    let wide = Value::Object(
+        (0..1000).map(|n| (format!("e{n}"), json!({ "value": n, "persistent": false }))).collect(),
+    );
+    assert_eq!(track("a", wide).await.0, Status::Ok);
+    let (status, fields) = app.get("/workflows/fields", &key).await;
+    assert_eq!(status, Status::Ok);
+    let a = fields["events"].as_array().unwrap().iter().find(|e| e["name"] == "a").unwrap().clone();
+    assert_eq!(a["fields"].as_array().unwrap().len(), 50, "{}", a["fields"].as_array().unwrap().len());
+}
