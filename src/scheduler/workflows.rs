@@ -138,7 +138,12 @@ async fn call_webhook(state: AppState, call: WebhookCall) -> String {
     let id = call.execution.clone();
     let mut next = Advanced::Call(call);
     while let Advanced::Call(call) = next {
-        let answer = match webhook::request(&call) {
+        // Rendering takes up to the render budget: off the executor, like every render.
+        let rendering = call.clone();
+        let request = tokio::task::spawn_blocking(move || webhook::request(&rendering))
+            .await
+            .unwrap_or_else(|e| Err(format!("rendering the request failed: {e}")));
+        let answer = match request {
             Ok(request) => webhook::outcome(state.http.call(&request).await),
             Err(why) => Err(why),
         };

@@ -206,3 +206,58 @@ async fn catalogues_are_capped_and_the_field_lists_stay_small() {
     let a = fields["events"].as_array().unwrap().iter().find(|e| e["name"] == "a").unwrap().clone();
     assert_eq!(a["fields"].as_array().unwrap().len(), 50, "{}", a["fields"].as_array().unwrap().len());
 }
+
+/// A template that makes `a` and `b` of 163,840 bytes each without a loop (so no loop tick),
+/// then asks for `a` with every "a" replaced by `b`: 27 GB.
+fn amplifier(guard: Option<&str>) -> String {
+    let grow = "{% assign a = a | append: a %}".repeat(14);
+    let body =
+        format!("{{% assign a = \"aaaaaaaaaa\" %}}{grow}{{% assign b = a %}}{{{{ a | replace: \"a\", b }}}}");
+    match guard {
+        Some(condition) => format!("<p>Hi</p>{{% if {condition} %}}{body}{{% endif %}}"),
+        None => body,
+    }
+}
+
+/// Item 2: the replace was made before its size was checked; no loop ran, so the time budget
+/// never did either. The process aborted.
+#[rocket::async_test]
+async fn a_preview_that_multiplies_sizes_is_refused_before_it_allocates() {
+    let (app, key) = project().await;
+    let started = std::time::Instant::now();
+    let (status, refused) =
+        app.post("/templates/preview", &key, json!({ "subject": "s", "body": amplifier(None) })).await;
+    assert_eq!(status, Status::UnprocessableEntity, "{refused}");
+    assert!(refused.to_string().contains("template limit"), "{refused}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    let (status, refused) = app
+        .post(
+            "/templates",
+            &key,
+            json!({ "name": "t", "subject": "s",
+        "body": amplifier(None), "from": "a@example.test" }),
+        )
+        .await;
+    assert_eq!(status, Status::UnprocessableEntity, "refused when saved too: {refused}");
+    assert_eq!(app.get("/health", &key).await.0, Status::Ok);
+}
+
+/// Item 3: the same behind `{% if email %}` passed the check at queueing (nothing renders
+/// without a contact) and took the delivery worker down, again at every restart. Now the render
+/// meets the budget: the email fails with the reason, and delivery goes on.
+#[rocket::async_test]
+async fn a_body_that_multiplies_only_with_a_contact_fails_its_email_not_the_worker() {
+    let room = crate::send::Mailroom::new().await;
+    let body = json!({ "to": "ada@example.com", "from": "hi@example.test", "subject": "s", "body": amplifier(Some("email")) });
+    let ids = room.send_ok(body).await;
+    let after = room.send_ok(json!({ "to": "bob@example.com", "from": "hi@example.test", "subject": "s", "body": "<p>ok</p>" })).await;
+    room.deliver(1).await;
+    room.app.run_jobs_until("the amplifier failed", async || room.email(&ids[0]).status == "FAILED").await;
+    let failed = room.email(&ids[0]);
+    assert!(
+        failed.last_error.as_deref().unwrap_or_default().contains("template limit"),
+        "{:?}",
+        failed.last_error
+    );
+    assert_eq!(room.email(&after[0]).status, "SENT", "delivery went on");
+}

@@ -15,11 +15,14 @@
 //! (counted by Liquid's parser itself, see [`plugins`]) and so do lookups (`a[b[c]]`); loops nest
 //! at most [`MAX_LOOP_DEPTH`] deep and run at most [`MAX_LOOP`] times whatever `limit:` says;
 //! ranges must be literal (`(1..10)`); strings made by filters and `capture` are at most
-//! [`MAX_VALUE_BYTES`]; the output at most [`MAX_OUTPUT_BYTES`]; and a render stops after
-//! [`RENDER_BUDGET`]. A template is rendered once with no variables when it is first parsed, so
+//! [`MAX_VALUE_BYTES`], and all of a render's values at most [`budget::RENDER_BYTES`] (sizes that
+//! are products of the inputs are computed before the filter runs); the output at most
+//! [`MAX_OUTPUT_BYTES`]; and a render stops after [`RENDER_BUDGET`], checked at every filter and
+//! loop step. A template is rendered once with no variables when it is first parsed, so
 //! one that breaks a limit on its own (loops over a literal list, say) is refused at once.
 //! A panic inside Liquid becomes an error instead of taking a thread down.
 
+mod budget;
 mod plugins;
 mod preprocess;
 mod values;

@@ -1,12 +1,11 @@
-//! What Tidings adds to Liquid's standard library: the `??` filter (`fallback`), `raw`, size caps on
-//! filters and `capture`, a depth count on every block, and the loop tick that holds each render
-//! to its budget.
+//! What Tidings adds to Liquid's standard library: the `??` filter (`fallback`), `raw`, a size cap
+//! on `capture`, a depth count on every block, and the loop tick that holds each render to its
+//! budget ([`super::budget`], which every filter also meets).
 
 use std::cell::Cell;
 use std::fmt;
 use std::io::Write;
 use std::sync::LazyLock;
-use std::time::Instant;
 
 use liquid_core::model::{ScalarCow, Value as LiquidValue, ValueView};
 use liquid_core::parser::{FilterArguments, FilterReflection, ParameterReflection, ParseFilter};
@@ -16,7 +15,8 @@ use liquid_core::{
     Template as Body,
 };
 
-use super::{LIMIT, MAX_LOOP, MAX_NESTING, MAX_VALUE_BYTES, RENDER_BUDGET};
+use super::budget::Budgeted;
+use super::{LIMIT, MAX_LOOP, MAX_NESTING, MAX_VALUE_BYTES};
 
 // ---------------------------------------------------------------------------------------------
 // The `??` filter and the limits on filters and `capture`.
@@ -80,45 +80,6 @@ impl Filter for Fallback {
     }
 }
 
-/// A filter whose results are checked against [`MAX_VALUE_BYTES`].
-#[derive(Clone)]
-struct Capped<F: Clone>(F);
-
-impl<F: ParseFilter + Clone + 'static> ParseFilter for Capped<F> {
-    fn parse(&self, arguments: FilterArguments<'_>) -> liquid_core::Result<Box<dyn Filter>> {
-        Ok(Box::new(CappedFilter(self.0.parse(arguments)?)))
-    }
-
-    fn reflection(&self) -> &dyn FilterReflection {
-        self.0.reflection()
-    }
-}
-
-#[derive(Debug)]
-struct CappedFilter(Box<dyn Filter>);
-
-impl fmt::Display for CappedFilter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-fn too_big() -> liquid_core::Error {
-    liquid_core::Error::with_msg(format!("{LIMIT}: a value grew past {MAX_VALUE_BYTES} bytes"))
-}
-
-impl Filter for CappedFilter {
-    fn evaluate(&self, input: &dyn ValueView, runtime: &dyn Runtime) -> liquid_core::Result<LiquidValue> {
-        let value = self.0.evaluate(input, runtime)?;
-        let size = match &value {
-            LiquidValue::Scalar(s) => s.to_kstr().len(),
-            LiquidValue::Array(items) => items.iter().map(|v| v.to_kstr().len() + 1).sum(),
-            _ => 0,
-        };
-        if size > MAX_VALUE_BYTES { Err(too_big()) } else { Ok(value) }
-    }
-}
-
 /// `capture`, with the captured text limited to [`MAX_VALUE_BYTES`].
 #[derive(Clone, Copy)]
 struct CappedCaptureBlock;
@@ -166,6 +127,7 @@ impl Renderable for CappedCapture {
     fn render_to(&self, _writer: &mut dyn Write, runtime: &dyn Runtime) -> liquid_core::Result<()> {
         let mut captured = Limited::new(MAX_VALUE_BYTES);
         self.body.render_to(&mut captured, runtime)?;
+        super::budget::spend(runtime, captured.buffer.len())?;
         let text = String::from_utf8(captured.buffer)
             .map_err(|_| liquid_core::Error::with_msg("capture is not UTF-8"))?;
         runtime.set_global(self.id.clone(), LiquidValue::scalar(text));
@@ -356,10 +318,6 @@ struct Tick {
     name: String,
 }
 
-/// When the render started, kept in the runtime's registers (one per render).
-#[derive(Default)]
-struct Started(Option<Instant>);
-
 impl Renderable for Tick {
     fn render_to(&self, _writer: &mut dyn Write, runtime: &dyn Runtime) -> liquid_core::Result<()> {
         let path = [ScalarCow::new(self.name.as_str()), ScalarCow::new("index")];
@@ -369,14 +327,7 @@ impl Renderable for Tick {
                 "{LIMIT}: a loop may run at most {MAX_LOOP} times"
             )));
         }
-        let mut started = runtime.registers().get_mut::<Started>();
-        let started = *started.0.get_or_insert_with(Instant::now);
-        if started.elapsed() > RENDER_BUDGET {
-            return Err(liquid_core::Error::with_msg(format!(
-                "{LIMIT}: the template took longer than {} ms to render",
-                RENDER_BUDGET.as_millis()
-            )));
-        }
+        super::budget::check_time(runtime)?;
         Ok(())
     }
 }
@@ -386,15 +337,9 @@ impl Renderable for Tick {
 /// The parser: the standard library, every block counted, with our filters and tags.
 pub(super) static PARSER: LazyLock<liquid::Parser> = LazyLock::new(|| {
     use liquid_lib::stdlib;
-    liquid::ParserBuilder::with_stdlib()
-        .filter(FallbackFilter)
-        .filter(RawFilter)
-        .filter(Capped(stdlib::Append))
-        .filter(Capped(stdlib::Prepend))
-        .filter(Capped(stdlib::Replace))
-        .filter(Capped(stdlib::ReplaceFirst))
-        .filter(Capped(stdlib::Join))
-        .filter(Capped(stdlib::Concat))
+    super::budget::budgeted(liquid::ParserBuilder::with_stdlib())
+        .filter(Budgeted(FallbackFilter))
+        .filter(Budgeted(RawFilter))
         .block(Counted(stdlib::RawBlock))
         .block(Counted(stdlib::IfBlock))
         .block(Counted(stdlib::UnlessBlock))

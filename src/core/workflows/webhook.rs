@@ -17,9 +17,17 @@ const KEPT_BODY: usize = 1_000;
 /// as templates; a `body` that is a string is sent as it renders, any other as JSON. Without a
 /// `body`, POST, PUT and PATCH send `{workflowId, executionId, contact, event, context}`.
 /// Every call carries `Idempotency-Key: <executionId>:<step run>`, the same on a retry.
+/// The templates of one request share one render budget, however many strings its body holds.
 pub fn request(call: &WebhookCall) -> Result<Call, String> {
     let scope = render::scope(&call.variables, &call.email, &call.contact_id, &[]);
+    let started = std::time::Instant::now();
     let text = |source: &str, what: &str| {
+        if started.elapsed() > render::RENDER_BUDGET {
+            return Err(format!(
+                "template limit: the request's templates took longer than {} ms to render",
+                render::RENDER_BUDGET.as_millis()
+            ));
+        }
         render::render(source, Mode::Text, &scope).map_err(|e| format!("{what} did not render: {e}"))
     };
     let config = &call.config;
