@@ -53,13 +53,15 @@ pub struct AppState {
     pub stripe: Option<Arc<crate::stripe::Stripe>>,
     /// Single sign-on providers' metadata, as discovered.
     pub sso: Arc<crate::core::sso::Providers>,
+    /// The work in progress, for the quarantine of work that crashed the process.
+    pub inflight: Arc<crate::scheduler::inflight::Journal>,
 }
 
 impl AppState {
     /// Opens the database, applies pending migrations and loads (or makes) the secrets.
     pub fn open(config: Config) -> Result<AppState, DbError> {
-        let db =
-            Db::open(&config.database_path(), config.database.pool_size, config.database.busy_timeout_ms)?;
+        let config_path = config.database_path();
+        let db = Db::open(&config_path, config.database.pool_size, config.database.busy_timeout_ms)?;
         let mut conn = db.conn()?;
         db::migrate::run(&mut conn)?;
         let secrets = db::write_tx(&mut conn, |tx| {
@@ -102,6 +104,9 @@ impl AppState {
             sns,
             stripe,
             sso: Arc::default(),
+            inflight: crate::scheduler::inflight::Journal::new(crate::scheduler::inflight::journal_path(
+                &config_path,
+            )),
         })
     }
 }

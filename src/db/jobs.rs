@@ -246,6 +246,16 @@ pub fn fail(conn: &Connection, id: i64, lease: &str, error: &str, now: i64) -> r
     )? > 0)
 }
 
+/// Fails a job for good, whoever holds it (the quarantine: see `scheduler::inflight`).
+pub fn give_up(conn: &Connection, id: i64, error: &str, now: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE jobs SET status = 'failed', lease = NULL, locked_until = NULL, dedupe_key = NULL,
+             last_error = ?2, finished_at = ?3, updated_at = ?3 WHERE id = ?1 AND status IN ('queued', 'running')",
+        params![id, error, now],
+    )
+    .map(drop)
+}
+
 /// Gives a claimed job back untouched (the worker is shutting down): due at once, and the
 /// interrupted attempt does not count.
 pub fn release(conn: &Connection, id: i64, lease: &str, now: i64) -> rusqlite::Result<bool> {

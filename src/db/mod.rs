@@ -25,6 +25,7 @@ pub mod executions;
 pub mod files;
 pub mod functions;
 pub mod idempotency;
+pub mod interruptions;
 pub mod invitations;
 pub mod jobs;
 pub mod keys;

@@ -328,6 +328,7 @@ impl Worker {
     }
 
     async fn deliver(&self, email: Email, context: Context) {
+        let _started = self.state.inflight.start(super::inflight::Kind::Email, &email.id);
         // Claimed before every relay went to rest: back to the queue, neither signed nor tried.
         let resting = self.transport.resting_for();
         let prepared = match resting {
@@ -535,6 +536,20 @@ impl Worker {
                 Ok::<_, ApiError>(())
             })
             .await
+    }
+}
+
+/// Fails a queued email for good, as a refused one is failed (the quarantine: see
+/// [`super::inflight`]).
+pub(super) fn quarantine(
+    conn: &rusqlite::Connection,
+    id: &str,
+    error: &str,
+    now: i64,
+) -> rusqlite::Result<()> {
+    match emails::get(conn, id)? {
+        Some(email) => fail(conn, &email, error, true, now),
+        None => Ok(()),
     }
 }
 

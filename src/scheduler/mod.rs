@@ -16,6 +16,7 @@ pub mod contact_jobs;
 pub mod delivery;
 pub mod domains;
 pub mod events;
+pub mod inflight;
 pub mod segments;
 mod sweeps;
 pub mod webhooks;
@@ -135,14 +136,28 @@ impl Registry {
 /// left by a process that is gone.
 pub fn take_over(state: &AppState) -> Result<(), DbError> {
     let now = clock::now_ms();
-    let (jobs, emails, executions, webhooks) = crate::db::write_tx(&mut *state.db.conn()?, |tx| {
-        Ok::<_, DbError>((
-            jobs::take_back_leases(tx, now)?,
-            crate::db::emails::take_back_leases(tx, now)?,
-            crate::db::executions::take_back_leases(tx, now)?,
-            crate::db::webhooks::take_back_leases(tx, now)?,
-        ))
-    })?;
+    let previous = state.inflight.take_previous()?;
+    let (jobs, emails, executions, webhooks, quarantined) =
+        crate::db::write_tx(&mut *state.db.conn()?, |tx| {
+            let quarantined = inflight::count_interrupted(tx, (&previous.0, &previous.1), now)?;
+            Ok::<_, DbError>((
+                jobs::take_back_leases(tx, now)?,
+                crate::db::emails::take_back_leases(tx, now)?,
+                crate::db::executions::take_back_leases(tx, now)?,
+                crate::db::webhooks::take_back_leases(tx, now)?,
+                quarantined,
+            ))
+        })?;
+    for (kind, id) in quarantined {
+        tracing::error!(
+            ?kind,
+            id,
+            "stopped the process twice in a row: failed for good, it will not be tried again"
+        );
+    }
+    if !previous.0.is_empty() {
+        tracing::warn!(items = previous.0.len(), "the previous process stopped while working on these items");
+    }
     if jobs + emails + executions + webhooks > 0 {
         tracing::info!(
             jobs,
@@ -363,7 +378,9 @@ impl Supervisor {
             let ctx = JobContext { state: self.state.clone(), job: job.clone() };
             let run = (entry.handler)(ctx);
             let timeout = entry.timeout;
+            let started = self.state.inflight.start(inflight::Kind::Job, &job.id.to_string());
             let handle = self.running.spawn(async move {
+                let _started = started;
                 tokio::time::timeout(timeout, run).await.unwrap_or_else(|_| {
                     Err(JobError::Retry(format!("timed out after {} s", timeout.as_secs())))
                 })

@@ -87,6 +87,7 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
 /// Sends one delivery and records the try; returns its id.
 async fn send(state: AppState, delivery: Delivery) -> String {
     let id = delivery.id.clone();
+    let _started = state.inflight.start(super::inflight::Kind::Delivery, &id);
     deliver(&state, delivery).await;
     id
 }

@@ -15,6 +15,7 @@
 //!   leaves them to [`super::take_over`]).
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -29,6 +30,7 @@ use crate::core::workflows::{WEBHOOK_TIMEOUT_SECS, webhook};
 use crate::db::{DbError, executions};
 use crate::state::AppState;
 
+use super::inflight::{Journal, Kind};
 use super::{InHand, instant_at};
 
 /// Most webhook calls in flight at once.
@@ -58,7 +60,8 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
             hand.running.spawn(call_webhook(state.clone(), call));
         }
         if queued.is_empty() && hand.running.len() < IN_FLIGHT {
-            match state.db.write(|tx| Ok::<_, DbError>(step_batch(tx, BATCH)?)).await {
+            let journal = state.inflight.clone();
+            match state.db.write(move |tx| Ok::<_, DbError>(step_batch(tx, BATCH, &journal)?)).await {
                 Ok((claimed, calls)) => {
                     for call in calls {
                         // Never twice in hand, should a lease have run out all the same.
@@ -110,11 +113,16 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
 /// Claims up to `limit` due executions and moves each as far as it goes without a call, each
 /// in a savepoint of its own: one that fails is rolled back alone and stays leased, to be tried
 /// again when its lease runs out. Returns how many were claimed and the calls to make.
-fn step_batch(tx: &Connection, limit: usize) -> rusqlite::Result<(usize, Vec<WebhookCall>)> {
+fn step_batch(
+    tx: &Connection,
+    limit: usize,
+    journal: &Arc<Journal>,
+) -> rusqlite::Result<(usize, Vec<WebhookCall>)> {
     let now = clock::now_ms();
     let ids = executions::claim(tx, now, limit, LEASE_MS)?;
     let mut calls = Vec::new();
     for id in &ids {
+        let _started = journal.start(Kind::Execution, id);
         tx.execute_batch("SAVEPOINT execution")?;
         match engine::advance(tx, id, now, now + LEASE_MS) {
             Ok(advanced) => {
@@ -136,6 +144,7 @@ fn step_batch(tx: &Connection, limit: usize) -> rusqlite::Result<(usize, Vec<Web
 /// returns the execution's id.
 async fn call_webhook(state: AppState, call: WebhookCall) -> String {
     let id = call.execution.clone();
+    let _started = state.inflight.start(Kind::Execution, &id);
     let mut next = Advanced::Call(call);
     while let Advanced::Call(call) = next {
         // Rendering takes up to the render budget: off the executor, like every render.

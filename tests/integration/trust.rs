@@ -261,3 +261,120 @@ async fn a_body_that_multiplies_only_with_a_contact_fails_its_email_not_the_work
     );
     assert_eq!(room.email(&after[0]).status, "SENT", "delivery went on");
 }
+
+/// The quarantine, on the built binary: a webhook delivery the server was making when it was
+/// killed, twice in a row, is failed for good at the next start, instead of being made (and, were
+/// it poison, crashing the server) at every restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_that_stopped_the_process_twice_is_quarantined() {
+    use std::time::Duration;
+    let dir = tempfile::TempDir::new().unwrap();
+    let dns = crate::common::dns_server::DnsServer::start(&["test"]).await;
+    let sink = crate::common::smtp_sink::SmtpSink::start();
+    let receiver = crate::common::http_receiver::HttpReceiver::start();
+    receiver.delay(Duration::from_secs(60));
+    let mut server = crate::common::sending::Sending::start(
+        dir.path(),
+        &dns,
+        sink.port,
+        &[("TIDINGS_WEBHOOKS__ALLOW_PRIVATE", "true")],
+    )
+    .await;
+    let (key, public) = (server.key.clone(), server.public_key.clone());
+    let hook = json!({ "url": receiver.url("/hook"), "events": ["signup"] });
+    let (status, endpoint) =
+        tokio::task::block_in_place(|| server.server.post_keyed("/webhooks", &key, hook));
+    assert_eq!(status, 200, "{endpoint}");
+    let track = json!({ "email": "ada@example.com", "event": "signup" });
+    let (status, _) = tokio::task::block_in_place(|| server.server.post_keyed("/v1/track", &public, track));
+    assert_eq!(status, 200);
+
+    // Killed twice while the delivery is in flight.
+    for n in 1..=2 {
+        let seen = tokio::task::block_in_place(|| receiver.wait_for(n, Duration::from_secs(30)));
+        assert_eq!(seen.len(), n, "the delivery was under way before kill {n}");
+        tokio::task::block_in_place(|| {
+            server.kill();
+            server.restart();
+        });
+    }
+    // The third process fails it at start, and never makes it again.
+    let deliveries = format!("/webhooks/{}/deliveries", endpoint["id"].as_str().unwrap());
+    let list = tokio::task::block_in_place(|| server.server.get_keyed(&deliveries, &key));
+    let delivery = &list["data"][0];
+    assert_eq!(delivery["status"], "failed", "{list}");
+    assert!(
+        delivery["lastError"].as_str().unwrap_or_default().contains("stopped the process twice"),
+        "{list}"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(receiver.requests().len(), 2, "not tried a third time");
+    assert!(server.server.log().contains("stopped the process twice"), "the operator is told");
+    server.server.terminate(Duration::from_secs(10));
+}
+
+/// Each kind the journal tracks is failed for good by the quarantine, as its own failures are:
+/// an email with `email.failed`, a job, a workflow execution at its step; counted once, an item
+/// is not failed, and an item a process finished loses its count.
+#[rocket::async_test]
+async fn the_quarantine_fails_each_kind_of_work_as_its_own_failures_do() {
+    use tidings::scheduler::inflight::{Kind, REASON, count_interrupted};
+    let room = crate::send::Mailroom::new().await;
+    let key = room.keys.secret_key.clone();
+    let email = room
+        .send_ok(
+            json!({ "to": "ada@example.com", "from": "hi@example.test", "subject": "s", "body": "<p>x</p>" }),
+        )
+        .await
+        .remove(0);
+    let (status, queued) = room.app.post("/contacts/bulk-subscribe", &key, json!({ "mode": "query" })).await;
+    assert_eq!(status, Status::Accepted, "{queued}");
+    let job: i64 = room
+        .app
+        .state
+        .db
+        .conn()
+        .unwrap()
+        .query_row("SELECT id FROM jobs WHERE kind = 'contacts.job'", [], |r| r.get(0))
+        .unwrap();
+    let (_, flow) =
+        room.app.post("/workflows", &key, json!({ "name": "f", "eventName": "go", "enabled": true })).await;
+    let flow = flow["id"].as_str().unwrap().to_string();
+    let delay = json!({ "type": "DELAY", "config": { "amount": 1, "unit": "days" } });
+    assert_eq!(room.app.post(&format!("/workflows/{flow}/steps"), &key, delay).await.0, Status::Ok);
+    let (status, execution) = room
+        .app
+        .post(&format!("/workflows/{flow}/executions"), &key, json!({ "email": "ada@example.com" }))
+        .await;
+    assert_eq!(status, Status::Ok, "{execution}");
+    let execution = execution["id"].as_str().unwrap().to_string();
+    let items = vec![
+        (Kind::Email, email.clone()),
+        (Kind::Job, job.to_string()),
+        (Kind::Execution, execution.clone()),
+    ];
+    let interrupt = |done: Vec<(Kind, String)>| {
+        let items = items.clone();
+        room.app.state.db.write(move |tx| {
+            count_interrupted(tx, (&items, &done), tidings::clock::now_ms())
+                .map_err(|e| tidings::error::ApiError::internal(e.to_string()))
+        })
+    };
+    assert!(interrupt(vec![]).await.unwrap().is_empty(), "once is not twice");
+    assert_eq!(room.email(&email).status, "QUEUED");
+    let failed = interrupt(vec![]).await.unwrap();
+    assert_eq!(failed.len(), 3, "{failed:?}");
+    let email_row = room.email(&email);
+    assert_eq!((email_row.status.as_str(), email_row.last_error.as_deref()), ("FAILED", Some(REASON)));
+    let conn = room.app.state.db.conn().unwrap();
+    let events: i64 =
+        conn.query_row("SELECT count(*) FROM events WHERE name = 'email.failed'", [], |r| r.get(0)).unwrap();
+    assert_eq!(events, 1, "email.failed is emitted, as for any failed email");
+    let job_row = tidings::db::jobs::get(&conn, job).unwrap().unwrap();
+    assert_eq!((job_row.status.as_str(), job_row.last_error.as_deref()), ("failed", Some(REASON)));
+    let (_, run) = room.app.get(&format!("/workflows/{flow}/executions/{execution}"), &key).await;
+    assert_eq!(run["status"], "FAILED", "{run}");
+    // A count is forgotten when a process finishes the item.
+    let counted: i64 = conn.query_row("SELECT count(*) FROM interrupted_work", [], |r| r.get(0)).unwrap();
+    assert_eq!(counted, 0, "failed items keep no count");
+}

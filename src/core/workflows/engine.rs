@@ -549,6 +549,18 @@ fn move_on(
     Ok(())
 }
 
+/// Fails an active execution for good at the step it is at (the quarantine: see
+/// `scheduler::inflight`).
+pub fn give_up(conn: &Connection, id: &str, why: &str, now: i64) -> rusqlite::Result<()> {
+    let Some(mut ex) = executions::by_id(conn, id)? else { return Ok(()) };
+    if !ex.is_active() {
+        return Ok(());
+    }
+    let step = ex.current_step_id.clone().unwrap_or_default();
+    fail(conn, &mut ex, &step, why, now)?;
+    executions::save(conn, &ex)
+}
+
 /// Fails the execution at `step` with `why`, kept on the step's run.
 fn fail(conn: &Connection, ex: &mut Execution, step: &str, why: &str, now: i64) -> rusqlite::Result<()> {
     record(conn, &ex.id, step, "FAILED", None, Some(why.to_string()), now)?;
