@@ -49,6 +49,18 @@ impl Kind {
     }
 }
 
+/// An item of work: its kind and id.
+pub type Item = (Kind, String);
+
+/// What a previous process left in the journal.
+#[derive(Debug, Default, PartialEq)]
+pub struct Previous {
+    /// Started and not finished.
+    pub open: Vec<Item>,
+    /// Finished.
+    pub done: Vec<Item>,
+}
+
 /// Journal size past which it is rewritten with only the open items.
 pub const COMPACT_AT: u64 = 1 << 20;
 /// What a quarantined item fails with.
@@ -64,7 +76,7 @@ pub struct Journal {
 struct Inner {
     file: Option<File>,
     written: u64,
-    open: HashSet<(Kind, String)>,
+    open: HashSet<Item>,
 }
 
 /// The journal's file beside the database at `database`.
@@ -90,7 +102,7 @@ impl Journal {
         Arc::new(Journal { path, inner: Mutex::default() })
     }
 
-    fn write(&self, line: &str, change: impl FnOnce(&mut HashSet<(Kind, String)>)) {
+    fn write(&self, line: &str, change: impl FnOnce(&mut HashSet<Item>)) {
         let Ok(mut inner) = self.inner.lock() else { return };
         change(&mut inner.open);
         if inner.file.is_none() {
@@ -148,13 +160,13 @@ impl Journal {
 
     /// What the previous process left in the journal: the items it started and did not finish,
     /// and those it finished. The journal is emptied.
-    pub fn take_previous(&self) -> std::io::Result<(Vec<(Kind, String)>, Vec<(Kind, String)>)> {
+    pub fn take_previous(&self) -> std::io::Result<Previous> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(e),
         };
-        let (mut open, mut done) = (Vec::<(Kind, String)>::new(), HashSet::new());
+        let (mut open, mut done) = (Vec::<Item>::new(), HashSet::new());
         for line in text.lines() {
             let (sign, rest) = line.split_at(line.len().min(1));
             let Some((kind, id)) =
@@ -173,7 +185,7 @@ impl Journal {
         }
         open_file(&self.path, true)?;
         let done = done.into_iter().filter(|d| !open.contains(d)).collect();
-        Ok((open, done))
+        Ok(Previous { open, done })
     }
 }
 
@@ -194,11 +206,8 @@ impl Drop for Mark {
 
 /// Counts the items the previous process left started, and fails those counted twice in a row
 /// ([`REASON`]); clears the counts of the items it finished. Returns the quarantined items.
-pub fn count_interrupted(
-    conn: &Connection,
-    (open, done): (&[(Kind, String)], &[(Kind, String)]),
-    now: i64,
-) -> Result<Vec<(Kind, String)>, DbError> {
+pub fn count_interrupted(conn: &Connection, previous: &Previous, now: i64) -> Result<Vec<Item>, DbError> {
+    let Previous { open, done } = previous;
     for (kind, id) in done {
         crate::db::interruptions::forget(conn, kind.name(), id)?;
     }
@@ -234,7 +243,7 @@ mod tests {
         let _c = journal.start(Kind::Execution, "x y");
         std::mem::forget(b); // the process "dies" holding b and c
         let next = Journal::new(path.clone());
-        let (open, done) = next.take_previous().unwrap();
+        let Previous { open, done } = next.take_previous().unwrap();
         assert_eq!(open, [(Kind::Job, "7".to_string()), (Kind::Execution, "x y".to_string())]);
         assert_eq!(done, [(Kind::Email, "a".to_string())]);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "", "emptied once read");
@@ -251,7 +260,7 @@ mod tests {
             panic!("a poison input");
         })
         .join();
-        let (open, _) = Journal::new(path).take_previous().unwrap();
+        let open = Journal::new(path).take_previous().unwrap().open;
         assert_eq!(open, [(Kind::Delivery, "d1".to_string())]);
     }
 
@@ -266,7 +275,7 @@ mod tests {
         }
         assert!(std::fs::metadata(&path).unwrap().len() < COMPACT_AT + 1024);
         std::mem::forget(kept);
-        let (open, _) = Journal::new(path).take_previous().unwrap();
+        let open = Journal::new(path).take_previous().unwrap().open;
         assert_eq!(open, [(Kind::Email, "kept".to_string())]);
     }
 }

@@ -139,7 +139,7 @@ pub fn take_over(state: &AppState) -> Result<(), DbError> {
     let previous = state.inflight.take_previous()?;
     let (jobs, emails, executions, webhooks, quarantined) =
         crate::db::write_tx(&mut *state.db.conn()?, |tx| {
-            let quarantined = inflight::count_interrupted(tx, (&previous.0, &previous.1), now)?;
+            let quarantined = inflight::count_interrupted(tx, &previous, now)?;
             Ok::<_, DbError>((
                 jobs::take_back_leases(tx, now)?,
                 crate::db::emails::take_back_leases(tx, now)?,
@@ -155,8 +155,11 @@ pub fn take_over(state: &AppState) -> Result<(), DbError> {
             "stopped the process twice in a row: failed for good, it will not be tried again"
         );
     }
-    if !previous.0.is_empty() {
-        tracing::warn!(items = previous.0.len(), "the previous process stopped while working on these items");
+    if !previous.open.is_empty() {
+        tracing::warn!(
+            items = previous.open.len(),
+            "the previous process stopped while working on these items"
+        );
     }
     if jobs + emails + executions + webhooks > 0 {
         tracing::info!(

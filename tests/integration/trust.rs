@@ -318,7 +318,7 @@ async fn work_that_stopped_the_process_twice_is_quarantined() {
 /// is not failed, and an item a process finished loses its count.
 #[rocket::async_test]
 async fn the_quarantine_fails_each_kind_of_work_as_its_own_failures_do() {
-    use tidings::scheduler::inflight::{Kind, REASON, count_interrupted};
+    use tidings::scheduler::inflight::{Kind, Previous, REASON, count_interrupted};
     let room = crate::send::Mailroom::new().await;
     let key = room.keys.secret_key.clone();
     let email = room
@@ -354,9 +354,9 @@ async fn the_quarantine_fails_each_kind_of_work_as_its_own_failures_do() {
         (Kind::Execution, execution.clone()),
     ];
     let interrupt = |done: Vec<(Kind, String)>| {
-        let items = items.clone();
+        let previous = Previous { open: items.clone(), done };
         room.app.state.db.write(move |tx| {
-            count_interrupted(tx, (&items, &done), tidings::clock::now_ms())
+            count_interrupted(tx, &previous, tidings::clock::now_ms())
                 .map_err(|e| tidings::error::ApiError::internal(e.to_string()))
         })
     };
@@ -366,15 +366,19 @@ async fn the_quarantine_fails_each_kind_of_work_as_its_own_failures_do() {
     assert_eq!(failed.len(), 3, "{failed:?}");
     let email_row = room.email(&email);
     assert_eq!((email_row.status.as_str(), email_row.last_error.as_deref()), ("FAILED", Some(REASON)));
-    let conn = room.app.state.db.conn().unwrap();
-    let events: i64 =
-        conn.query_row("SELECT count(*) FROM events WHERE name = 'email.failed'", [], |r| r.get(0)).unwrap();
+    let (events, job_row, counted) = {
+        let conn = room.app.state.db.conn().unwrap();
+        let events: i64 = conn
+            .query_row("SELECT count(*) FROM events WHERE name = 'email.failed'", [], |r| r.get(0))
+            .unwrap();
+        let job_row = tidings::db::jobs::get(&conn, job).unwrap().unwrap();
+        // A count is forgotten when a process finishes the item.
+        let counted: i64 = conn.query_row("SELECT count(*) FROM interrupted_work", [], |r| r.get(0)).unwrap();
+        (events, job_row, counted)
+    };
     assert_eq!(events, 1, "email.failed is emitted, as for any failed email");
-    let job_row = tidings::db::jobs::get(&conn, job).unwrap().unwrap();
     assert_eq!((job_row.status.as_str(), job_row.last_error.as_deref()), ("failed", Some(REASON)));
+    assert_eq!(counted, 0, "failed items keep no count");
     let (_, run) = room.app.get(&format!("/workflows/{flow}/executions/{execution}"), &key).await;
     assert_eq!(run["status"], "FAILED", "{run}");
-    // A count is forgotten when a process finishes the item.
-    let counted: i64 = conn.query_row("SELECT count(*) FROM interrupted_work", [], |r| r.get(0)).unwrap();
-    assert_eq!(counted, 0, "failed items keep no count");
 }
