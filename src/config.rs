@@ -310,6 +310,9 @@ pub struct LimitsConfig {
     /// Event names one project may track (the service's own `email.*`, `contact.*` and
     /// `segment.*` aside): tracking one more is 422.
     pub event_names_per_project: u32,
+    /// Memory all JSON bodies being read and parsed at once may take, as the server reckons it
+    /// from their declared lengths (appliance.md §13): a body past what is left waits for it.
+    pub body_memory_bytes: u64,
 }
 
 impl Default for LimitsConfig {
@@ -325,6 +328,7 @@ impl Default for LimitsConfig {
             domains_per_project: 50,
             fields_per_project: 1000,
             event_names_per_project: 10_000,
+            body_memory_bytes: 512 * MIB,
         }
     }
 }
@@ -587,6 +591,7 @@ impl Config {
         at_least("limits.csv_bytes", self.limits.csv_bytes, 1);
         at_least("limits.upload_bytes", self.limits.upload_bytes, 1);
         at_least("limits.upload_total_bytes", self.limits.upload_total_bytes, 1);
+        at_least("limits.body_memory_bytes", self.limits.body_memory_bytes, MIB);
         at_least("scheduler.workers", self.scheduler.workers.into(), 1);
         at_least("scheduler.lease_secs", self.scheduler.lease_secs.into(), 5);
         at_least("scheduler.retry_base_secs", self.scheduler.retry_base_secs.into(), 1);

@@ -158,6 +158,17 @@ impl ApiError {
         .with_details(json!({ "limitBytes": limit }))
     }
 
+    /// 413 for a body within its byte cap but past the limits of what it may hold.
+    pub fn body_too_complex(exceeded: crate::bounded_json::Exceeded) -> Self {
+        let (limit, name) = match exceeded {
+            crate::bounded_json::Exceeded::Values(n) => (n, "limitValues"),
+            crate::bounded_json::Exceeded::Objects(n) => (n, "limitObjects"),
+            crate::bounded_json::Exceeded::Depth(n) => (n, "limitDepth"),
+        };
+        Self::new(413, "PAYLOAD_TOO_LARGE", format!("The request body {exceeded}"))
+            .with_details(json!({ name: limit }))
+    }
+
     /// 429 for `wait`, rounded up to whole seconds (at least one) in `Retry-After`.
     pub fn retry_after(message: impl Into<String>, wait: std::time::Duration) -> Self {
         let seconds = (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1);

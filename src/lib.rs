@@ -5,6 +5,7 @@
 
 pub mod api;
 pub mod bounces;
+pub mod bounded_json;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -55,6 +55,8 @@ pub struct AppState {
     pub sso: Arc<crate::core::sso::Providers>,
     /// The work in progress, for the quarantine of work that crashed the process.
     pub inflight: Arc<crate::scheduler::inflight::Journal>,
+    /// The memory JSON bodies being read at once may take.
+    pub bodies: Arc<crate::api::json::BodyBudget>,
 }
 
 impl AppState {
@@ -88,6 +90,7 @@ impl AppState {
         let keys = Arc::new(crate::api::key_cache::KeyCache::watching(db.wakers().keys.clone()));
         let sns = Arc::new(crate::sns::Verifier::new(&config.webhooks));
         let stripe = crate::stripe::Stripe::new(&config.billing).map(Arc::new);
+        let bodies = Arc::new(crate::api::json::BodyBudget::new(config.limits.body_memory_bytes));
         Ok(AppState {
             db,
             config: Arc::new(config),
@@ -107,6 +110,7 @@ impl AppState {
             inflight: crate::scheduler::inflight::Journal::new(crate::scheduler::inflight::journal_path(
                 &config_path,
             )),
+            bodies,
         })
     }
 }

@@ -118,7 +118,8 @@ async fn answer(request: reqwest::RequestBuilder) -> Result<Value, ApiError> {
     let response = request.send().await.map_err(unreachable)?;
     let status = response.status();
     let bytes = response.bytes().await.map_err(unreachable)?;
-    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let body: Value =
+        crate::bounded_json::from_slice(&bytes, crate::bounded_json::REQUEST).unwrap_or(Value::Null);
     if status.is_success() && body.is_object() {
         return Ok(body);
     }

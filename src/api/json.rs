@@ -5,15 +5,21 @@
 //! members, domains and settings; [`Medium`] (256 KiB) for `/v1/track`, contacts, segments and
 //! bulk jobs; [`Message`] (`[limits] message_bytes`) for `/v1/send` and templates.
 //!
-//! Too large gives 413, malformed JSON (or not UTF-8, or empty) gives 400, and JSON of the wrong
-//! shape gives 422 with an item naming the field (`serde_path_to_error` supplies the path).
+//! Past the byte cap, or past [`bounded_json::REQUEST`] in values, objects or depth (checked
+//! by walking the body before it is built), gives 413; malformed JSON (or not UTF-8, or empty)
+//! gives 400, and JSON of the wrong shape gives 422 with an item naming the field
+//! (`serde_path_to_error` supplies the path). Every body is read within the [`BodyBudget`].
 
 use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
 
 use rocket::data::{self, Data, FromData, ToByteUnit};
 use rocket::request::Request;
 use serde::de::DeserializeOwned;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::bounded_json;
 use crate::error::{ApiError, FieldError, stash};
 use crate::state::AppState;
 
@@ -47,16 +53,21 @@ impl Cap for Message {
     }
 }
 
-/// A parsed JSON request body of at most `C` ([`Small`], [`Medium`] or [`Message`]) bytes.
-pub struct JsonBody<T, C: Cap>(pub T, PhantomData<C>);
+/// A parsed JSON request body of at most `C` ([`Small`], [`Medium`] or [`Message`]) bytes, with
+/// its share of the [`BodyBudget`], held until the handler is done with it.
+pub struct JsonBody<T, C: Cap>(
+    pub T,
+    PhantomData<C>,
+    #[expect(dead_code, reason = "held for its drop")] Reserved,
+);
 
 #[rocket::async_trait]
 impl<'r, T: DeserializeOwned, C: Cap> FromData<'r> for JsonBody<T, C> {
     type Error = ApiError;
 
     async fn from_data(req: &'r Request<'_>, data: Data<'r>) -> data::Outcome<'r, Self> {
-        match read::<C>(req, data).await.and_then(|bytes| parse(&bytes)) {
-            Ok(value) => data::Outcome::Success(JsonBody(value, PhantomData)),
+        match read::<C>(req, data).await.and_then(|(bytes, reserved)| Ok((parse(&bytes)?, reserved))) {
+            Ok((value, reserved)) => data::Outcome::Success(JsonBody(value, PhantomData, reserved)),
             Err(e) => data::Outcome::Error(stash(req, e)),
         }
     }
@@ -64,18 +75,23 @@ impl<'r, T: DeserializeOwned, C: Cap> FromData<'r> for JsonBody<T, C> {
 
 /// As [`JsonBody`], for routes whose body may be left out: an empty body or `null` is `None`;
 /// anything else must be a valid body (a bad one is never taken for no body).
-pub struct OptionalJsonBody<T, C: Cap>(pub Option<T>, PhantomData<C>);
+pub struct OptionalJsonBody<T, C: Cap>(
+    pub Option<T>,
+    PhantomData<C>,
+    #[expect(dead_code, reason = "held for its drop")] Reserved,
+);
 
 #[rocket::async_trait]
 impl<'r, T: DeserializeOwned, C: Cap> FromData<'r> for OptionalJsonBody<T, C> {
     type Error = ApiError;
 
     async fn from_data(req: &'r Request<'_>, data: Data<'r>) -> data::Outcome<'r, Self> {
-        let parsed = read::<C>(req, data).await.and_then(|bytes| {
-            if bytes.iter().all(u8::is_ascii_whitespace) { Ok(None) } else { parse::<Option<T>>(&bytes) }
+        let parsed = read::<C>(req, data).await.and_then(|(bytes, reserved)| {
+            let blank = bytes.iter().all(u8::is_ascii_whitespace);
+            Ok((if blank { None } else { parse::<Option<T>>(&bytes)? }, reserved))
         });
         match parsed {
-            Ok(value) => data::Outcome::Success(OptionalJsonBody(value, PhantomData)),
+            Ok((value, reserved)) => data::Outcome::Success(OptionalJsonBody(value, PhantomData, reserved)),
             Err(e) => data::Outcome::Error(stash(req, e)),
         }
     }
@@ -83,7 +99,11 @@ impl<'r, T: DeserializeOwned, C: Cap> FromData<'r> for OptionalJsonBody<T, C> {
 
 /// A body of at most `C` bytes exactly as sent, for one whose signature covers its bytes
 /// (Stripe's events); parsed by the route once the signature is checked.
-pub struct RawBody<C: Cap>(pub Vec<u8>, PhantomData<C>);
+pub struct RawBody<C: Cap>(
+    pub Vec<u8>,
+    PhantomData<C>,
+    #[expect(dead_code, reason = "held for its drop")] Reserved,
+);
 
 #[rocket::async_trait]
 impl<'r, C: Cap> FromData<'r> for RawBody<C> {
@@ -91,20 +111,67 @@ impl<'r, C: Cap> FromData<'r> for RawBody<C> {
 
     async fn from_data(req: &'r Request<'_>, data: Data<'r>) -> data::Outcome<'r, Self> {
         match read::<C>(req, data).await {
-            Ok(bytes) => data::Outcome::Success(RawBody(bytes, PhantomData)),
+            Ok((bytes, reserved)) => data::Outcome::Success(RawBody(bytes, PhantomData, reserved)),
             Err(e) => data::Outcome::Error(stash(req, e)),
         }
     }
 }
 
-/// Reads a body of at most `C` bytes; 413 beyond.
-async fn read<C: Cap>(req: &Request<'_>, data: Data<'_>) -> Result<Vec<u8>, ApiError> {
+/// Reads a body of at most `C` bytes, once the [`BodyBudget`] has room for it; 413 beyond.
+async fn read<C: Cap>(req: &Request<'_>, data: Data<'_>) -> Result<(Vec<u8>, Reserved), ApiError> {
     let state = req.rocket().state::<AppState>().expect("AppState is always managed");
-    let limit = C::bytes(state).bytes();
-    match data.open(limit).into_bytes().await {
-        Ok(bytes) if !bytes.is_complete() => Err(ApiError::payload_too_large(limit.as_u64())),
-        Ok(bytes) => Ok(bytes.into_inner()),
+    let limit = C::bytes(state);
+    // Without a declared length (a chunked body) the body may be as long as its cap.
+    let declared = req.headers().get_one("Content-Length").and_then(|l| l.parse::<u64>().ok());
+    let reserved = state.bodies.reserve(declared.unwrap_or(limit).min(limit)).await?;
+    match data.open(limit.bytes()).into_bytes().await {
+        Ok(bytes) if !bytes.is_complete() => Err(ApiError::payload_too_large(limit)),
+        Ok(bytes) => Ok((bytes.into_inner(), reserved)),
         Err(e) => Err(ApiError::bad_request(format!("Could not read the request body: {e}"))),
+    }
+}
+
+/// The memory every JSON body being read and parsed at once may take (`[limits]
+/// body_memory_bytes`), so a burst of large bodies waits instead of exhausting the server.
+/// Each body is reckoned from its length before it is read: four times the length (the read
+/// buffer as it grows, the parsed copy; 2.2 times was measured at worst) and what its structure
+/// may cost once parsed, up to 32 times the length and at most 12 MiB (a body at the limits of
+/// [`bounded_json::REQUEST`] measured about 4 MiB at worst: `tests/integration/memory_bounds.rs`).
+pub struct BodyBudget {
+    permits: Arc<Semaphore>,
+    total_kib: u32,
+}
+
+/// A body's share of the [`BodyBudget`], given back when dropped.
+pub struct Reserved(#[expect(dead_code, reason = "held for its drop")] OwnedSemaphorePermit);
+
+/// How long a body waits for room in the [`BodyBudget`] before it is refused (429).
+const BUDGET_WAIT: Duration = Duration::from_secs(10);
+
+impl BodyBudget {
+    pub fn new(bytes: u64) -> BodyBudget {
+        let total_kib =
+            u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX).min(Semaphore::MAX_PERMITS as u32);
+        BodyBudget { permits: Arc::new(Semaphore::new(total_kib as usize)), total_kib }
+    }
+
+    /// The memory, in KiB, a body of `length` bytes is reckoned to take; never more than the
+    /// whole budget, so the longest body allowed can always be read on its own.
+    fn cost_kib(&self, length: u64) -> u32 {
+        let bytes = length.saturating_mul(4).saturating_add(length.saturating_mul(32).min(12 << 20));
+        u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX).clamp(1, self.total_kib)
+    }
+
+    /// Waits for room for a body of `length` bytes: 429 after [`BUDGET_WAIT`].
+    pub async fn reserve(&self, length: u64) -> Result<Reserved, ApiError> {
+        let wanted = self.permits.clone().acquire_many_owned(self.cost_kib(length));
+        match tokio::time::timeout(BUDGET_WAIT, wanted).await {
+            Ok(Ok(permit)) => Ok(Reserved(permit)),
+            _ => Err(ApiError::retry_after(
+                "The server is reading as many large request bodies as its memory allows; retry shortly",
+                Duration::from_secs(1),
+            )),
+        }
     }
 }
 
@@ -112,6 +179,10 @@ async fn read<C: Cap>(req: &Request<'_>, data: Data<'_>) -> Result<Vec<u8>, ApiE
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("The request body is empty; send a JSON object"));
+    }
+    // Walked before anything is built, so no body takes more memory than its limits allow.
+    if let Err(bounded_json::Error::Exceeded(exceeded)) = bounded_json::check(bytes, bounded_json::REQUEST) {
+        return Err(ApiError::body_too_complex(exceeded));
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
@@ -167,6 +238,41 @@ mod tests {
     #[expect(dead_code, reason = "the fields exist to be deserialized")]
     struct Nested {
         count: u32,
+    }
+
+    #[test]
+    fn a_body_is_reckoned_from_its_length_within_the_whole_budget() {
+        let budget = BodyBudget::new(64 << 20);
+        assert_eq!(budget.cost_kib(0), 1, "every body takes a share");
+        assert_eq!(budget.cost_kib(1024), 4 + 32);
+        assert_eq!(budget.cost_kib(40 << 20), 64 * 1024, "never more than the whole budget");
+        assert_eq!(budget.cost_kib(u64::MAX), 64 * 1024);
+        assert_eq!(BodyBudget::new(u64::MAX).cost_kib(8 << 20), (32 + 12) * 1024);
+    }
+
+    #[tokio::test]
+    async fn a_body_waits_until_a_share_is_given_back() {
+        let budget = Arc::new(BodyBudget::new(1 << 20));
+        let first = budget.reserve(1 << 20).await.unwrap();
+        let waiting = tokio::spawn({
+            let budget = budget.clone();
+            async move { budget.reserve(100).await.map(|_| ()) }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "no room while the whole budget is held");
+        drop(first);
+        assert!(waiting.await.unwrap().is_ok(), "room once it is given back");
+    }
+
+    #[test]
+    fn a_body_past_the_limits_of_what_it_may_hold_is_413() {
+        let zeros = format!("{{\"data\":[{}]}}", vec!["0"; 60_000].join(","));
+        let e = parse::<Body>(zeros.as_bytes()).unwrap_err();
+        assert_eq!((e.status, e.code), (413, "PAYLOAD_TOO_LARGE"), "{}", e.message);
+        let deep = format!("{{\"email\":\"a\",\"nested\":{}{}}}", "[".repeat(40), "]".repeat(40));
+        let e = parse::<Body>(deep.as_bytes()).unwrap_err();
+        assert_eq!(e.status, 413, "{}", e.message);
+        assert!(e.message.contains("32 levels"), "{}", e.message);
     }
 
     #[test]

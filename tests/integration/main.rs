@@ -27,6 +27,7 @@ mod idempotency;
 mod imports;
 mod jobs;
 mod keys;
+mod memory_bounds;
 mod metrics;
 mod onboarding;
 mod openapi;

@@ -93,7 +93,8 @@ pub fn outcome(answer: Result<Answer, String>) -> Result<Value, String> {
     let answer = answer?;
     let body: String = answer.body.chars().take(KEPT_BODY).collect();
     if (200..300).contains(&answer.status) {
-        let parsed = serde_json::from_str::<Value>(&body).unwrap_or(Value::String(body));
+        let parsed = crate::bounded_json::from_slice(body.as_bytes(), crate::bounded_json::REQUEST)
+            .unwrap_or(Value::String(body));
         Ok(json!({ "status": answer.status, "body": parsed }))
     } else {
         let start: String = body.chars().take(200).collect();

@@ -165,6 +165,25 @@ impl Server {
         (res.status().as_u16(), res.body_mut().read_json().unwrap_or(Value::Null))
     }
 
+    /// A request of any method with `headers` and `bytes` as its JSON body: the status and the
+    /// body, or the client's error (a server may answer a body past its cap before the client
+    /// has written it all, and close the connection).
+    pub fn send_raw(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        bytes: &[u8],
+    ) -> Result<(u16, Value), ureq::Error> {
+        let mut request = ureq::http::Request::builder().method(method).uri(self.url(path));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = request.header("content-type", "application/json").body(bytes).unwrap();
+        let mut res = agent().run(request)?;
+        Ok((res.status().as_u16(), res.body_mut().read_json().unwrap_or(Value::Null)))
+    }
+
     /// A GET with `Authorization: Bearer <key>`: the body.
     pub fn get_keyed(&self, path: &str, key: &str) -> Value {
         agent()
