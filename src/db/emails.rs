@@ -2,6 +2,8 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use super::fair;
+
 /// An email row.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Email {
@@ -219,33 +221,62 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Email>> {
         .optional()
 }
 
-/// Claims up to `limit` queued emails that are due and not held by another worker, in one
-/// statement, highest priority and longest due first. `in_hand` (ids) are the claiming worker's
-/// own emails, still being sent or just recorded: they are neither claimed nor locked again.
+/// Claims up to `limit` queued emails that are due and not held by another worker, round-robin
+/// across projects within their room in `turns` ([`fair`]), each project's highest priority and
+/// longest due first. `in_hand` (ids) are the claiming worker's own emails, still being sent or
+/// just recorded: they are neither claimed nor locked again.
 pub fn claim(
     conn: &Connection,
     now: i64,
     limit: usize,
     lease_ms: i64,
     in_hand: &[String],
+    turns: &mut fair::Turns,
 ) -> rusqlite::Result<Vec<Email>> {
-    let in_hand = serde_json::to_string(in_hand).unwrap_or_else(|_| "[]".into());
-    let mut claimed: Vec<(i64, i64, Email)> = conn
-        .prepare_cached(&format!(
-            "UPDATE emails SET locked_until = ?3 WHERE id IN (
-                 SELECT id FROM emails WHERE status = 'QUEUED' AND next_attempt_at <= ?1
-                   AND (locked_until IS NULL OR locked_until <= ?1)
-                   AND id NOT IN (SELECT value FROM json_each(?4))
-                 ORDER BY priority, next_attempt_at LIMIT ?2)
-             RETURNING priority, next_attempt_at, {COLUMNS}"
+    let queue = Queued { now, in_hand: serde_json::to_string(in_hand).unwrap_or_else(|_| "[]".into()) };
+    let claimed: Vec<Email> = fair::claim(conn, &queue, turns, limit)?.into_iter().map(|(_, e)| e).collect();
+    let ids = serde_json::to_string(&claimed.iter().map(|e| &e.id).collect::<Vec<_>>()).unwrap_or_default();
+    conn.prepare_cached("UPDATE emails SET locked_until = ?1 WHERE id IN (SELECT value FROM json_each(?2))")?
+        .execute(params![now + lease_ms, ids])?;
+    Ok(claimed)
+}
+
+/// The queue of emails due at `now`, for [`fair::claim`].
+struct Queued {
+    now: i64,
+    /// The claiming worker's emails, as a JSON array of ids.
+    in_hand: String,
+}
+
+impl fair::Queue for Queued {
+    type Row = Email;
+
+    fn owners(
+        &self,
+        conn: &Connection,
+        after: Option<&fair::Owner>,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<fair::Owner>> {
+        fair::projects_with(conn, "emails", "status = 'QUEUED'", after, limit)
+    }
+
+    fn due(
+        &self,
+        conn: &Connection,
+        owner: &fair::Owner,
+        limit: usize,
+        offset: usize,
+    ) -> rusqlite::Result<Vec<Email>> {
+        conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM emails
+             WHERE status = 'QUEUED' AND project_id = ?1 AND next_attempt_at <= ?2
+               AND (locked_until IS NULL OR locked_until <= ?2)
+               AND id NOT IN (SELECT value FROM json_each(?3))
+             ORDER BY priority, next_attempt_at LIMIT ?4 OFFSET ?5"
         ))?
-        .query_map(params![now, limit as i64, now + lease_ms, in_hand], |r| {
-            Ok((r.get(0)?, r.get(1)?, from_row_at(r, 2)?))
-        })?
-        .collect::<Result<_, _>>()?;
-    // RETURNING gives rows in no set order.
-    claimed.sort_by_key(|(priority, due, _)| (*priority, *due));
-    Ok(claimed.into_iter().map(|(_, _, email)| email).collect())
+        .query_map(params![owner, self.now, self.in_hand, limit as i64, offset as i64], from_row)?
+        .collect()
+    }
 }
 
 /// The relay accepted the message; `subject` is the subject as sent (rendered).

@@ -8,6 +8,8 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use super::fair;
+
 /// The statuses of an execution that is not over.
 pub const ACTIVE: [&str; 2] = ["RUNNING", "WAITING"];
 /// Every status, for the list's filter.
@@ -194,23 +196,57 @@ pub fn waiting_for(conn: &Connection, contact: &str, event: &str) -> rusqlite::R
     .collect()
 }
 
-/// Leases up to `limit` due executions not leased by a live lease, soonest due first; returns
-/// their ids.
-pub fn claim(conn: &Connection, now: i64, limit: usize, lease_ms: i64) -> rusqlite::Result<Vec<String>> {
-    let ids: Vec<String> = conn
-        .prepare_cached(
-            "SELECT id FROM workflow_executions
-             WHERE status IN ('RUNNING', 'WAITING') AND due_at IS NOT NULL AND due_at <= ?1
-               AND (locked_until IS NULL OR locked_until <= ?1)
-             ORDER BY due_at LIMIT ?2",
-        )?
-        .query_map(params![now, limit as i64], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+/// Leases up to `limit` due executions, round-robin across projects within their room in
+/// `turns` ([`fair`]), each project's longest due first; their ids, with their projects.
+pub fn claim(
+    conn: &Connection,
+    now: i64,
+    limit: usize,
+    lease_ms: i64,
+    turns: &mut fair::Turns,
+) -> rusqlite::Result<Vec<(fair::Owner, String)>> {
+    let due = fair::claim(conn, &Due { now }, turns, limit)?;
     let mut lease = conn.prepare_cached("UPDATE workflow_executions SET locked_until = ?2 WHERE id = ?1")?;
-    for id in &ids {
+    for (_, id) in &due {
         lease.execute(params![id, now + lease_ms])?;
     }
-    Ok(ids)
+    Ok(due)
+}
+
+/// The executions due at `now`, for [`fair::claim`].
+struct Due {
+    now: i64,
+}
+
+impl fair::Queue for Due {
+    type Row = String;
+
+    fn owners(
+        &self,
+        conn: &Connection,
+        after: Option<&fair::Owner>,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<fair::Owner>> {
+        let pending = "status IN ('RUNNING', 'WAITING') AND due_at IS NOT NULL";
+        fair::projects_with(conn, "workflow_executions", pending, after, limit)
+    }
+
+    fn due(
+        &self,
+        conn: &Connection,
+        owner: &fair::Owner,
+        limit: usize,
+        offset: usize,
+    ) -> rusqlite::Result<Vec<String>> {
+        conn.prepare_cached(
+            "SELECT id FROM workflow_executions
+             WHERE status IN ('RUNNING', 'WAITING') AND due_at IS NOT NULL AND project_id = ?1 AND due_at <= ?2
+               AND (locked_until IS NULL OR locked_until <= ?2)
+             ORDER BY due_at LIMIT ?3 OFFSET ?4",
+        )?
+        .query_map(params![owner, self.now, limit as i64, offset as i64], |r| r.get(0))?
+        .collect()
+    }
 }
 
 /// When the next execution not leased at `now` falls due, if any does (the soonest due come

@@ -5,6 +5,8 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use super::fair;
+
 /// A job to add.
 #[derive(Debug, Clone)]
 pub struct NewJob {
@@ -148,32 +150,20 @@ pub fn of_kind(conn: &Connection, kind: &str) -> rusqlite::Result<Vec<JobRow>> {
 }
 
 /// Claims up to `limit` due jobs: queued ones whose time has come, and running ones whose lease
-/// ran out (their worker died). Call inside an IMMEDIATE transaction. A job whose lease ran out
-/// on its last allowed attempt is marked failed instead of being run again.
-pub fn claim(conn: &Connection, now: i64, limit: usize, lease_ms: i64) -> rusqlite::Result<Vec<Claimed>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, kind, payload, project_id, attempts, max_attempts, status FROM (
-             SELECT * FROM jobs WHERE status = 'queued' AND run_at <= ?1
-             UNION ALL
-             SELECT * FROM jobs WHERE status = 'running' AND locked_until <= ?1
-         ) ORDER BY run_at, id LIMIT ?2",
-    )?;
-    let due: Vec<(Claimed, bool)> = stmt
-        .query_map(params![now, limit as i64], |r| {
-            let job = Claimed {
-                id: r.get(0)?,
-                kind: r.get(1)?,
-                payload: r.get(2)?,
-                project_id: r.get(3)?,
-                attempt: r.get(4)?,
-                max_attempts: r.get(5)?,
-                lease: uuid::Uuid::new_v4().simple().to_string(),
-            };
-            Ok((job, r.get::<_, String>(6)? == "running"))
-        })?
-        .collect::<Result<_, _>>()?;
+/// ran out (their worker died), round-robin across projects (the service's own jobs as one)
+/// within their room in `turns` ([`fair`]), each one's longest due first. Call inside an
+/// IMMEDIATE transaction. A job whose lease ran out on its last allowed attempt is marked failed
+/// instead of being run again.
+pub fn claim(
+    conn: &Connection,
+    now: i64,
+    limit: usize,
+    lease_ms: i64,
+    turns: &mut fair::Turns,
+) -> rusqlite::Result<Vec<Claimed>> {
+    let due = fair::claim(conn, &Due { now }, turns, limit)?;
     let mut claimed = Vec::with_capacity(due.len());
-    for (mut job, lease_expired) in due {
+    for (_, (mut job, lease_expired)) in due {
         if lease_expired && job.attempt >= job.max_attempts {
             fail_row(
                 conn,
@@ -192,6 +182,65 @@ pub fn claim(conn: &Connection, now: i64, limit: usize, lease_ms: i64) -> rusqli
         claimed.push(job);
     }
     Ok(claimed)
+}
+
+/// The jobs due at `now`, for [`fair::claim`]: each with whether its lease ran out.
+struct Due {
+    now: i64,
+}
+
+impl fair::Queue for Due {
+    type Row = (Claimed, bool);
+
+    /// Few jobs are due at once, so the owners are read from the due jobs themselves.
+    fn owners(
+        &self,
+        conn: &Connection,
+        after: Option<&fair::Owner>,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<fair::Owner>> {
+        let owners: Vec<fair::Owner> = conn
+            .prepare_cached(
+                "SELECT DISTINCT project_id FROM (
+                     SELECT project_id FROM jobs WHERE status = 'queued' AND run_at <= ?1
+                     UNION ALL
+                     SELECT project_id FROM jobs WHERE status = 'running' AND locked_until <= ?1
+                 ) ORDER BY project_id",
+            )?
+            .query_map([self.now], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        // NULL (the service's own) sorts first, as `None` does.
+        Ok(owners.into_iter().filter(|o| after.is_none_or(|a| o > a)).take(limit).collect())
+    }
+
+    fn due(
+        &self,
+        conn: &Connection,
+        owner: &fair::Owner,
+        limit: usize,
+        offset: usize,
+    ) -> rusqlite::Result<Vec<(Claimed, bool)>> {
+        conn.prepare_cached(
+            "SELECT id, kind, payload, project_id, attempts, max_attempts, status FROM (
+                 SELECT * FROM jobs WHERE status = 'queued' AND run_at <= ?1 AND project_id IS ?2
+                 UNION ALL
+                 SELECT * FROM jobs WHERE status = 'running' AND locked_until <= ?1 AND project_id IS ?2
+             ) ORDER BY run_at, id LIMIT ?3 OFFSET ?4",
+        )?
+        .query_map(params![self.now, owner, limit as i64, offset as i64], |r| {
+            let job = Claimed {
+                id: r.get(0)?,
+                kind: r.get(1)?,
+                payload: r.get(2)?,
+                project_id: r.get(3)?,
+                attempt: r.get(4)?,
+                max_attempts: r.get(5)?,
+                lease: uuid::Uuid::new_v4().simple().to_string(),
+            };
+            Ok((job, r.get::<_, String>(6)? == "running"))
+        })?
+        .collect()
+    }
 }
 
 fn fail_row(conn: &Connection, id: i64, error: &str, now: i64) -> rusqlite::Result<usize> {

@@ -22,6 +22,7 @@ pub mod effects;
 pub mod emails;
 pub mod events;
 pub mod executions;
+pub mod fair;
 pub mod files;
 pub mod functions;
 pub mod idempotency;

@@ -2,6 +2,8 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use super::fair;
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Endpoint {
     pub id: String,
@@ -164,21 +166,57 @@ pub fn insert_delivery(conn: &Connection, d: &Delivery) -> rusqlite::Result<()> 
     Ok(())
 }
 
-/// Leases up to `limit` due deliveries.
-pub fn claim(conn: &Connection, now: i64, limit: usize, lease_ms: i64) -> rusqlite::Result<Vec<Delivery>> {
-    let due: Vec<Delivery> = conn
-        .prepare_cached(&format!(
-            "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries
-             WHERE status = 'pending' AND next_attempt_at <= ?1 AND (locked_until IS NULL OR locked_until <= ?1)
-             ORDER BY next_attempt_at LIMIT ?2"
-        ))?
-        .query_map(params![now, limit as i64], delivery_from_row)?
-        .collect::<Result<_, _>>()?;
+/// Leases up to `limit` due deliveries, round-robin across projects within their room in
+/// `turns` ([`fair`]), each project's longest due first.
+pub fn claim(
+    conn: &Connection,
+    now: i64,
+    limit: usize,
+    lease_ms: i64,
+    turns: &mut fair::Turns,
+) -> rusqlite::Result<Vec<Delivery>> {
+    let due: Vec<Delivery> =
+        fair::claim(conn, &Pending { now }, turns, limit)?.into_iter().map(|(_, d)| d).collect();
     let mut lease = conn.prepare_cached("UPDATE webhook_deliveries SET locked_until = ?2 WHERE id = ?1")?;
     for d in &due {
         lease.execute(params![d.id, now + lease_ms])?;
     }
     Ok(due)
+}
+
+/// The deliveries due at `now`, for [`fair::claim`].
+struct Pending {
+    now: i64,
+}
+
+impl fair::Queue for Pending {
+    type Row = Delivery;
+
+    fn owners(
+        &self,
+        conn: &Connection,
+        after: Option<&fair::Owner>,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<fair::Owner>> {
+        fair::projects_with(conn, "webhook_deliveries", "status = 'pending'", after, limit)
+    }
+
+    fn due(
+        &self,
+        conn: &Connection,
+        owner: &fair::Owner,
+        limit: usize,
+        offset: usize,
+    ) -> rusqlite::Result<Vec<Delivery>> {
+        conn.prepare_cached(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries
+             WHERE status = 'pending' AND project_id = ?1 AND next_attempt_at <= ?2
+               AND (locked_until IS NULL OR locked_until <= ?2)
+             ORDER BY next_attempt_at LIMIT ?3 OFFSET ?4"
+        ))?
+        .query_map(params![owner, self.now, limit as i64, offset as i64], delivery_from_row)?
+        .collect()
+    }
 }
 
 /// When the next pending delivery not leased at `now` falls due.

@@ -10,7 +10,7 @@
 //! - `[smtp] max_messages_per_second` throttles each project; a relay's own cap
 //!   (`[[smtp.relays]] max_messages_per_second`) is kept by the transport.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,7 +33,9 @@ use crate::mail::message::{self, Outgoing};
 use crate::mail::transport::{Refusal, Transport};
 use crate::state::AppState;
 
-use super::instant_at;
+use super::fair::FairQueue;
+use super::next_look;
+use crate::db::fair::{Owner, Turns};
 
 /// Tries of one email before it fails.
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -107,26 +109,31 @@ impl Worker {
 
     async fn run(self: Arc<Self>, mut stopped: watch::Receiver<bool>) {
         let mut running: JoinSet<()> = JoinSet::new();
-        let mut ids: HashMap<tokio::task::Id, String> = HashMap::new();
+        // The emails being sent, by task, with their project.
+        let mut ids: HashMap<tokio::task::Id, (String, Owner)> = HashMap::new();
         let max_idle = Duration::from_secs(self.state.config.scheduler.max_idle_secs.into());
-        // Claimed emails not started yet. Emails are claimed a batch at a time, when fewer than
-        // one round of `concurrency` is in hand, not one by one as sends finish: each claim is a
-        // write and a read.
-        let mut pending: VecDeque<(Email, Context)> = VecDeque::new();
         let concurrency = self.concurrency();
+        // Claimed emails not started yet, started in turns across projects, none with more
+        // than three quarters of the sends at once, so one project's slow messages leave room
+        // for the others'. Emails are claimed a batch at a time, when fewer than one round of
+        // `concurrency` is in hand (or new mail was queued), not one by one as sends finish:
+        // each claim is a write and a read. A project holds at most a batch.
+        let mut pending: FairQueue<(Email, Context)> = FairQueue::new(concurrency * 3 / 4);
+        let mut turns = Turns::new(BATCH);
         // An email may wait in `pending`, then for a relay connection, and be tried on every
         // relay in turn: no fixed lease covers that, so the leases of everything in hand are
         // renewed like the job supervisor's.
         let renew_every = Duration::from_millis(self.lease_ms() as u64 / 3);
         let mut next_renewal = Instant::now() + renew_every;
+        let mut queued_since_claim = false;
         while !*stopped.borrow() {
             while running.len() < concurrency
-                && let Some((email, context)) = pending.pop_front()
+                && let Some((owner, (email, context))) = pending.start()
             {
                 let worker = self.clone();
                 let id = email.id.clone();
                 let handle = running.spawn(async move { worker.deliver(email, context).await });
-                ids.insert(handle.id(), id);
+                ids.insert(handle.id(), (id, owner));
             }
             let mut wake_at = Instant::now() + max_idle;
             let in_hand = running.len() + pending.len();
@@ -143,29 +150,34 @@ impl Worker {
             if let Some(wait) = resting {
                 wake_at = wake_at.min(Instant::now() + wait);
             }
-            let wants_more = in_hand <= concurrency && resting.is_none();
+            let room = (2 * concurrency + BATCH).saturating_sub(in_hand).min(BATCH);
+            let wants_more = (in_hand <= concurrency || queued_since_claim) && room > 0 && resting.is_none();
             if wants_more {
+                queued_since_claim = false;
                 // Sends that finished are let go first. One recorded but not yet joined stays in
                 // hand, and is left out of the claim: never twice in hand, and never locked by a
                 // claim that would then have to drop it.
                 while let Some(done) = running.try_join_next_with_id() {
-                    let_go(&mut ids, done);
+                    let_go(&mut ids, &mut pending, done);
                 }
                 let held: Vec<String> = held_ids(&ids, &pending).cloned().collect();
                 let lease = self.lease_ms();
-                let limit = (2 * concurrency - held.len()).min(BATCH);
+                pending.held(&mut turns);
                 let exclude = held.clone();
+                let mut claiming = turns.clone();
                 let claimed = self
                     .state
                     .db
                     .write(move |tx| {
-                        Ok::<_, DbError>(emails::claim(tx, clock::now_ms(), limit, lease, &exclude)?)
+                        let batch = emails::claim(tx, clock::now_ms(), room, lease, &exclude, &mut claiming)?;
+                        Ok::<_, DbError>((batch, claiming))
                     })
                     .await;
                 let mut full = false;
                 let claimed = match claimed {
-                    Ok(batch) => {
-                        full = batch.len() == limit;
+                    Ok((batch, claiming)) => {
+                        turns = claiming;
+                        full = batch.len() == room;
                         let claimed: Vec<String> = batch.iter().map(|email| email.id.clone()).collect();
                         let read = self.with_context(batch).await;
                         if read.is_err() {
@@ -179,7 +191,10 @@ impl Worker {
                 };
                 match claimed {
                     Ok(batch) => {
-                        pending.extend(batch);
+                        let started = !batch.is_empty();
+                        for (email, context) in batch {
+                            pending.push(Some(email.project_id.clone()), (email, context));
+                        }
                         if full {
                             wake_at = Instant::now();
                         } else if let Ok(Some(due)) = self
@@ -188,7 +203,10 @@ impl Worker {
                             .run(move |conn| Ok::<_, DbError>(emails::next_due(conn, &held)?))
                             .await
                         {
-                            wake_at = wake_at.min(instant_at(due));
+                            wake_at = wake_at.min(next_look(due));
+                        }
+                        if started {
+                            continue;
                         }
                     }
                     Err(e) => {
@@ -196,14 +214,13 @@ impl Worker {
                         wake_at = Instant::now() + Duration::from_secs(1);
                     }
                 }
-                if !pending.is_empty() {
-                    continue;
-                }
             }
             tokio::select! {
                 _ = tokio::time::sleep_until(wake_at) => {}
-                _ = self.state.jobs.deliveries().notified() => {}
-                Some(done) = running.join_next_with_id(), if !running.is_empty() => let_go(&mut ids, done),
+                _ = self.state.jobs.deliveries().notified() => queued_since_claim = true,
+                Some(done) = running.join_next_with_id(), if !running.is_empty() => {
+                    let_go(&mut ids, &mut pending, done);
+                }
                 _ = stopped.changed() => {}
             }
         }
@@ -212,7 +229,7 @@ impl Worker {
         let deadline = Instant::now() + grace;
         while !running.is_empty() {
             tokio::select! {
-                Some(done) = running.join_next_with_id() => let_go(&mut ids, done),
+                Some(done) = running.join_next_with_id() => let_go(&mut ids, &mut pending, done),
                 _ = tokio::time::sleep_until(deadline) => break,
             }
         }
@@ -222,8 +239,11 @@ impl Worker {
                 ids.remove(&id);
             }
         }
-        let unfinished: Vec<String> =
-            ids.into_values().chain(pending.into_iter().map(|(email, _)| email.id)).collect();
+        let unfinished: Vec<String> = ids
+            .into_values()
+            .map(|(id, _)| id)
+            .chain(pending.drain().into_iter().map(|(email, _)| email.id))
+            .collect();
         self.hand_back(unfinished, clock::now_ms()).await;
     }
 
@@ -587,20 +607,23 @@ where
 
 /// Forgets the email of a send that ended (or panicked).
 fn let_go(
-    ids: &mut HashMap<tokio::task::Id, String>,
+    ids: &mut HashMap<tokio::task::Id, (String, Owner)>,
+    pending: &mut FairQueue<(Email, Context)>,
     done: Result<(tokio::task::Id, ()), tokio::task::JoinError>,
 ) {
     let id = match done {
         Ok((id, ())) => id,
         Err(e) => e.id(),
     };
-    ids.remove(&id);
+    if let Some((_, owner)) = ids.remove(&id) {
+        pending.finished(&owner);
+    }
 }
 
 /// The ids of the emails a worker holds: being sent, or claimed and waiting their turn.
 fn held_ids<'a>(
-    running: &'a HashMap<tokio::task::Id, String>,
-    pending: &'a VecDeque<(Email, Context)>,
+    running: &'a HashMap<tokio::task::Id, (String, Owner)>,
+    pending: &'a FairQueue<(Email, Context)>,
 ) -> impl Iterator<Item = &'a String> {
-    running.values().chain(pending.iter().map(|(email, _)| &email.id))
+    running.values().map(|(id, _)| id).chain(pending.waiting().map(|(email, _)| &email.id))
 }

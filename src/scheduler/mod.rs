@@ -16,6 +16,7 @@ pub mod contact_jobs;
 pub mod delivery;
 pub mod domains;
 pub mod events;
+pub mod fair;
 pub mod inflight;
 pub mod segments;
 mod sweeps;
@@ -264,6 +265,7 @@ pub fn start(state: AppState, registry: Registry) -> SchedulerHandle {
 
 struct Running {
     job_id: i64,
+    project: crate::db::fair::Owner,
     kind: String,
     lease: String,
     attempt: u32,
@@ -276,6 +278,8 @@ struct Supervisor {
     running: JoinSet<JobResult>,
     by_task: HashMap<tokio::task::Id, Running>,
     workers: usize,
+    /// Jobs run in turns across projects, none with more than half the workers (issue 29).
+    turns: crate::db::fair::Turns,
     lease: Duration,
 }
 
@@ -284,6 +288,7 @@ impl Supervisor {
         let config = &state.config.scheduler;
         Supervisor {
             workers: config.workers as usize,
+            turns: crate::db::fair::Turns::new(config.workers as usize / 2),
             lease: Duration::from_secs(config.lease_secs.into()),
             state,
             registry: Arc::new(registry),
@@ -307,7 +312,7 @@ impl Supervisor {
                     // Every free slot was filled: the next look comes when a job finishes.
                     Ok(n) if n == free => {}
                     Ok(_) => match self.next_due().await {
-                        Ok(Some(due)) => wake_at = wake_at.min(instant_at(due)),
+                        Ok(Some(due)) => wake_at = wake_at.min(next_look(due)),
                         Ok(None) => {}
                         Err(e) => tracing::warn!("scheduler could not read the next due time: {e}"),
                     },
@@ -358,11 +363,17 @@ impl Supervisor {
 
     async fn claim(&mut self, free: usize) -> Result<usize, DbError> {
         let lease_ms = self.lease.as_millis() as i64;
-        let claimed = self
+        self.turns.hold(self.by_task.values().map(|r| (&r.project, 1)));
+        let mut claiming = self.turns.clone();
+        let (claimed, claiming) = self
             .state
             .db
-            .write(move |tx| Ok::<_, DbError>(jobs::claim(tx, clock::now_ms(), free, lease_ms)?))
+            .write(move |tx| {
+                let claimed = jobs::claim(tx, clock::now_ms(), free, lease_ms, &mut claiming)?;
+                Ok::<_, DbError>((claimed, claiming))
+            })
             .await?;
+        self.turns = claiming;
         let count = claimed.len();
         for job in claimed {
             let Some(entry) = self.registry.entries.get(&job.kind) else {
@@ -391,6 +402,7 @@ impl Supervisor {
             tracing::debug!(job = job.id, kind = job.kind, attempt = job.attempt, "job started");
             let running = Running {
                 job_id: job.id,
+                project: job.project_id.clone(),
                 kind: job.kind,
                 lease: job.lease,
                 attempt: job.attempt,
@@ -518,25 +530,71 @@ impl Supervisor {
 }
 
 /// Tasks that each work on one leased row and return its id, with the ids in hand (running, or
-/// claimed and waiting their turn): what the workflow runner and the webhook worker hold.
+/// claimed and waiting their turn) and whose each is: what the workflow runner and the webhook
+/// worker hold.
 #[derive(Default)]
 pub(crate) struct InHand {
     pub running: JoinSet<String>,
-    pub ids: std::collections::HashSet<String>,
+    ids: HashMap<String, crate::db::fair::Owner>,
+    /// The id each task works on, for a task that panicked.
+    tasks: HashMap<tokio::task::Id, String>,
+    /// Ids whose task panicked: never taken again by this process.
+    panicked: std::collections::HashSet<String>,
 }
 
 impl InHand {
-    /// Forgets the ids of the tasks that finished.
-    pub fn reap(&mut self) {
-        while let Some(done) = self.running.try_join_next() {
-            self.finished(done);
+    /// Runs `work` on `id`, which is in hand.
+    pub fn spawn(&mut self, id: String, work: impl Future<Output = String> + Send + 'static) {
+        let handle = self.running.spawn(work);
+        self.tasks.insert(handle.id(), id);
+    }
+
+    /// Counts `id` (of `owner`'s) in hand; false if it already was.
+    pub fn insert(&mut self, id: String, owner: crate::db::fair::Owner) -> bool {
+        if self.panicked.contains(&id) {
+            return false;
+        }
+        match self.ids.entry(id) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(owner);
+                true
+            }
         }
     }
 
-    pub fn finished(&mut self, done: Result<String, tokio::task::JoinError>) {
-        if let Ok(id) = done {
-            self.ids.remove(&id);
+    /// What each project holds, for the next claim's `turns`.
+    pub fn held(&self, turns: &mut crate::db::fair::Turns) {
+        turns.hold(self.ids.values().map(|owner| (owner, 1)));
+    }
+
+    /// Forgets the ids of the tasks that finished; whose they were.
+    pub fn reap(&mut self) -> Vec<crate::db::fair::Owner> {
+        let mut owners = Vec::new();
+        while let Some(done) = self.running.try_join_next() {
+            owners.extend(self.finished(done));
         }
+        owners
+    }
+
+    /// A task ended: whose work it was. One that panicked keeps its id from being taken again
+    /// by this process (the quarantine counts it at the next start), but no longer holds its
+    /// project's turn.
+    pub fn finished(
+        &mut self,
+        done: Result<String, tokio::task::JoinError>,
+    ) -> Option<crate::db::fair::Owner> {
+        let owner = match done {
+            Ok(id) => self.ids.remove(&id),
+            Err(e) => {
+                let id = self.tasks.get(&e.id()).cloned()?;
+                let owner = self.ids.remove(&id);
+                self.panicked.insert(id);
+                owner
+            }
+        };
+        self.tasks.retain(|_, id| self.ids.contains_key(id));
+        owner
     }
 
     /// On shutdown: gives running tasks `grace`, stops the rest, and returns the ids still in
@@ -551,10 +609,13 @@ impl InHand {
         })
         .await;
         self.running.abort_all();
+        // The ones cut off stay in hand, to be handed back.
         while let Some(done) = self.running.join_next().await {
-            self.finished(done);
+            if let Ok(id) = done {
+                self.ids.remove(&id);
+            }
         }
-        self.ids.into_iter().collect()
+        self.ids.into_keys().collect()
     }
 }
 
@@ -567,9 +628,21 @@ pub fn backoff_ms(base: Duration, attempt: u32) -> i64 {
     capped + rand::thread_rng().gen_range(0..=capped / 10)
 }
 
-pub(crate) fn instant_at(at_ms: i64) -> Instant {
+/// How long a worker whose claim left due rows behind waits before it looks again: those rows
+/// are of projects holding their whole share ([`crate::db::fair`]), and one of their items
+/// finishing, or new work being queued, wakes it sooner.
+const PASSED_OVER: Duration = Duration::from_millis(250);
+
+/// When a worker whose claim was not full looks again, for the soonest row due at `at_ms` that
+/// it did not hold: then, or after [`PASSED_OVER`] if that row was due already (its project's
+/// turn was full).
+pub(crate) fn next_look(at_ms: i64) -> Instant {
     let delta = at_ms - clock::now_ms();
-    if delta <= 0 { Instant::now() } else { Instant::now() + Duration::from_millis(delta as u64) }
+    if delta <= 0 {
+        Instant::now() + PASSED_OVER
+    } else {
+        Instant::now() + Duration::from_millis(delta as u64)
+    }
 }
 
 /// Adds a job in its own transaction (the scheduler is woken once it commits); for callers with

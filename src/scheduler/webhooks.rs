@@ -12,9 +12,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::{InHand, instant_at};
+use super::{InHand, next_look};
 use crate::clock;
 use crate::core::webhooks::{GIVE_UP_MS, next_try, signature};
+use crate::db::fair::Turns;
 use crate::db::webhooks::{self, Delivery};
 use crate::db::{DbError, projects};
 use crate::metrics::ResultLabel;
@@ -22,7 +23,10 @@ use crate::outbound_http::Call;
 use crate::state::AppState;
 
 /// Deliveries sent at once.
-const IN_FLIGHT: usize = 32;
+const IN_FLIGHT: usize = 64;
+/// Deliveries of one project sent at once: a project whose endpoints never answer holds these
+/// and no more, so every other project's deliveries go out at once (issue 29).
+const PER_PROJECT: usize = 8;
 /// A claimed delivery's lease: the 10 s call and a margin.
 const LEASE_MS: i64 = 60_000;
 
@@ -33,21 +37,28 @@ pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> 
 async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
     let max_idle = Duration::from_secs(state.config.scheduler.max_idle_secs.into());
     let mut hand = InHand::default();
+    let mut turns = Turns::new(PER_PROJECT);
     while !*stopped.borrow() {
         hand.reap();
         let mut wake_at = Instant::now() + max_idle;
         let free = IN_FLIGHT - hand.running.len();
         if free > 0 {
+            hand.held(&mut turns);
+            let mut claiming = turns.clone();
             let claimed = state
                 .db
-                .write(move |tx| Ok::<_, DbError>(webhooks::claim(tx, clock::now_ms(), free, LEASE_MS)?))
+                .write(move |tx| {
+                    let batch = webhooks::claim(tx, clock::now_ms(), free, LEASE_MS, &mut claiming)?;
+                    Ok::<_, DbError>((batch, claiming))
+                })
                 .await;
             match claimed {
-                Ok(batch) => {
+                Ok((batch, claiming)) => {
+                    turns = claiming;
                     let full = batch.len() == free;
                     for delivery in batch {
-                        if hand.ids.insert(delivery.id.clone()) {
-                            hand.running.spawn(send(state.clone(), delivery));
+                        if hand.insert(delivery.id.clone(), Some(delivery.project_id.clone())) {
+                            hand.spawn(delivery.id.clone(), send(state.clone(), delivery));
                         }
                     }
                     if full {
@@ -57,7 +68,7 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
                         .run(|conn| Ok::<_, DbError>(webhooks::next_due(conn, clock::now_ms())?))
                         .await
                     {
-                        wake_at = wake_at.min(instant_at(due));
+                        wake_at = wake_at.min(next_look(due));
                     }
                 }
                 Err(e) => {
@@ -69,7 +80,9 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
         tokio::select! {
             _ = tokio::time::sleep_until(wake_at) => {}
             _ = state.jobs.webhooks().notified() => {}
-            Some(done) = hand.running.join_next(), if !hand.running.is_empty() => hand.finished(done),
+            Some(done) = hand.running.join_next(), if !hand.running.is_empty() => {
+                hand.finished(done);
+            }
             _ = stopped.changed() => {}
         }
     }

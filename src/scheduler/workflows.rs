@@ -14,7 +14,6 @@
 //!   and their leases ended, so the next runner takes them at once (a process that dies instead
 //!   leaves them to [`super::take_over`]).
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,15 +29,27 @@ use crate::core::workflows::{WEBHOOK_TIMEOUT_SECS, webhook};
 use crate::db::{DbError, executions};
 use crate::state::AppState;
 
+use super::fair::FairQueue;
 use super::inflight::{Journal, Kind};
-use super::{InHand, instant_at};
+use super::{InHand, next_look};
+use crate::db::fair::{Owner, Turns};
 
 /// Most webhook calls in flight at once.
 pub const IN_FLIGHT: usize = 64;
+/// Most webhook calls of one project in flight at once: a project whose endpoints never answer
+/// holds these and no more (issue 29).
+const CALLS_PER_PROJECT: usize = 8;
+/// Most executions one project may have in hand (calling, or waiting for a call slot): past
+/// them its due executions wait in the database, and other projects' are claimed.
+const HELD_PER_PROJECT: usize = 4 * CALLS_PER_PROJECT;
+/// Most executions in hand at once.
+const HELD: usize = 4 * IN_FLIGHT;
 /// Most executions claimed and moved on in one write.
 const BATCH: usize = 128;
 /// How long an execution stays leased without a word from its runner: the longest webhook call
-/// and a good margin (a batch's calls wait at most two calls' time for a slot).
+/// and a good margin (an execution waits for a call slot at most while its project's other
+/// calls in hand are made, [`HELD_PER_PROJECT`] / [`CALLS_PER_PROJECT`] calls' time, and the
+/// leases of those waiting are renewed).
 const LEASE_MS: i64 = 6 * WEBHOOK_TIMEOUT_SECS as i64 * 1000;
 
 /// Starts the runner on the current runtime; it ends once `stopped` turns true.
@@ -48,35 +59,60 @@ pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> 
 
 async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
     let max_idle = Duration::from_secs(state.config.scheduler.max_idle_secs.into());
-    // Webhook calls under way, and the executions they belong to with those waiting for a slot.
+    // Webhook calls under way, and the executions they belong to with those waiting for a slot,
+    // started in turns across projects. Calls waiting do not stop the runner claiming: other
+    // projects' executions, and this project's DELAY and SEND_EMAIL steps, go on.
     let mut hand = InHand::default();
-    let mut queued: VecDeque<WebhookCall> = VecDeque::new();
+    let mut queued: FairQueue<WebhookCall> = FairQueue::new(CALLS_PER_PROJECT);
+    let mut turns = Turns::new(HELD_PER_PROJECT);
+    let renew_every = Duration::from_millis(LEASE_MS as u64 / 3);
+    let mut next_renewal = Instant::now() + renew_every;
     while !*stopped.borrow() {
         let mut wake_at = Instant::now() + max_idle;
-        hand.reap();
-        while hand.running.len() < IN_FLIGHT
-            && let Some(call) = queued.pop_front()
-        {
-            hand.running.spawn(call_webhook(state.clone(), call));
+        for owner in hand.reap() {
+            queued.finished(&owner);
         }
-        if queued.is_empty() && hand.running.len() < IN_FLIGHT {
+        while hand.running.len() < IN_FLIGHT
+            && let Some((_, call)) = queued.start()
+        {
+            hand.spawn(call.execution.clone(), call_webhook(state.clone(), call));
+        }
+        if !queued.is_empty() {
+            if Instant::now() >= next_renewal {
+                renew(&state, queued.waiting().map(|call| call.execution.clone()).collect()).await;
+                next_renewal = Instant::now() + renew_every;
+            }
+            wake_at = wake_at.min(next_renewal);
+        }
+        let room = HELD.saturating_sub(queued.len() + hand.running.len()).min(BATCH);
+        if room > 0 {
+            hand.held(&mut turns);
+            let mut claiming = turns.clone();
             let journal = state.inflight.clone();
-            match state.db.write(move |tx| Ok::<_, DbError>(step_batch(tx, BATCH, &journal)?)).await {
-                Ok((claimed, calls)) => {
-                    for call in calls {
+            let batch = state
+                .db
+                .write(move |tx| {
+                    let moved = step_batch(tx, room, &mut claiming, &journal)?;
+                    Ok::<_, DbError>((moved, claiming))
+                })
+                .await;
+            match batch {
+                Ok(((claimed, calls), claiming)) => {
+                    turns = claiming;
+                    for (owner, call) in calls {
                         // Never twice in hand, should a lease have run out all the same.
-                        if hand.ids.insert(call.execution.clone()) {
-                            queued.push_back(call);
+                        if hand.insert(call.execution.clone(), owner.clone()) {
+                            queued.push(owner, call);
                         }
                     }
-                    if claimed == BATCH {
+                    if claimed == room {
                         wake_at = Instant::now();
                     } else if let Ok(Some(due)) = state
                         .db
                         .run(|conn| Ok::<_, DbError>(executions::next_due(conn, clock::now_ms())?))
                         .await
                     {
-                        wake_at = wake_at.min(instant_at(due));
+                        wake_at = wake_at.min(next_look(due));
                     }
                 }
                 Err(e) => {
@@ -86,15 +122,17 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
             }
         }
         // More due at once, or calls that can start now: no sleep.
-        if (wake_at <= Instant::now() && queued.is_empty())
-            || (!queued.is_empty() && hand.running.len() < IN_FLIGHT)
-        {
+        if wake_at <= Instant::now() || (hand.running.len() < IN_FLIGHT && queued.can_start()) {
             continue;
         }
         tokio::select! {
             _ = tokio::time::sleep_until(wake_at) => {}
             _ = state.jobs.workflows().notified() => {}
-            Some(done) = hand.running.join_next(), if !hand.running.is_empty() => hand.finished(done),
+            Some(done) = hand.running.join_next(), if !hand.running.is_empty() => {
+                if let Some(owner) = hand.finished(done) {
+                    queued.finished(&owner);
+                }
+            }
             _ = stopped.changed() => {}
         }
     }
@@ -110,25 +148,37 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
     }
 }
 
+/// Extends the leases of executions waiting for a call slot.
+async fn renew(state: &AppState, waiting: Vec<String>) {
+    let until = clock::now_ms() + LEASE_MS;
+    let renewed =
+        state.db.write(move |tx| Ok::<_, DbError>(executions::renew_leases(tx, &waiting, until)?)).await;
+    if let Err(e) = renewed {
+        tracing::warn!("could not renew the leases of workflow executions waiting for a call: {e}");
+    }
+}
+
 /// Claims up to `limit` due executions and moves each as far as it goes without a call, each
 /// in a savepoint of its own: one that fails is rolled back alone and stays leased, to be tried
-/// again when its lease runs out. Returns how many were claimed and the calls to make.
+/// again when its lease runs out. Returns how many were claimed and the calls to make, each
+/// with its project.
 fn step_batch(
     tx: &Connection,
     limit: usize,
+    turns: &mut Turns,
     journal: &Arc<Journal>,
-) -> rusqlite::Result<(usize, Vec<WebhookCall>)> {
+) -> rusqlite::Result<(usize, Vec<(Owner, WebhookCall)>)> {
     let now = clock::now_ms();
-    let ids = executions::claim(tx, now, limit, LEASE_MS)?;
+    let claimed = executions::claim(tx, now, limit, LEASE_MS, turns)?;
     let mut calls = Vec::new();
-    for id in &ids {
+    for (owner, id) in &claimed {
         let _started = journal.start(Kind::Execution, id);
         tx.execute_batch("SAVEPOINT execution")?;
         match engine::advance(tx, id, now, now + LEASE_MS) {
             Ok(advanced) => {
                 tx.execute_batch("RELEASE execution")?;
                 if let Advanced::Call(call) = advanced {
-                    calls.push(call);
+                    calls.push((owner.clone(), call));
                 }
             }
             Err(e) => {
@@ -137,7 +187,7 @@ fn step_batch(
             }
         }
     }
-    Ok((ids.len(), calls))
+    Ok((claimed.len(), calls))
 }
 
 /// Makes a webhook call and records its answer, then the calls the execution reaches after it;

@@ -542,7 +542,16 @@ async fn expansion_run_again_queues_nobody_twice_and_transactional_mail_goes_fir
     // A transactional send queued after the campaign's 25 rows is claimed first.
     let sent = room.send_ok(json!({ "to": "first@example.test", "from": "h@example.test", "subject": "Now", "body": "<p>n</p>" })).await;
     let claimed = db
-        .write(|tx| Ok::<_, tidings::db::DbError>(emails::claim(tx, clock::now_ms() + 1, 1, 60_000, &[])?))
+        .write(|tx| {
+            Ok::<_, tidings::db::DbError>(emails::claim(
+                tx,
+                clock::now_ms() + 1,
+                1,
+                60_000,
+                &[],
+                &mut tidings::db::fair::Turns::new(usize::MAX),
+            )?)
+        })
         .await
         .unwrap();
     assert_eq!(claimed[0].id, sent[0]);

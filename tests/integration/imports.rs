@@ -179,7 +179,10 @@ async fn an_interrupted_import_resumes_without_duplicates() {
         let job = contact_jobs::by_id(&conn, &id).unwrap().unwrap();
         assert_eq!((job.status.as_str(), job.processed, job.imported), ("processing", 20, 20));
         // Its scheduler job is still leased to the dead worker, for a moment.
-        db::write_tx(&mut conn, |tx| jobs::claim(tx, clock::now_ms(), 10, 50)).unwrap();
+        db::write_tx(&mut conn, |tx| {
+            jobs::claim(tx, clock::now_ms(), 10, 50, &mut tidings::db::fair::Turns::new(usize::MAX))
+        })
+        .unwrap();
     }
 
     let finished = app.finish_job(&format!("/contacts/import/{id}"), &keys.secret_key).await;

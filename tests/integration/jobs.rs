@@ -50,9 +50,10 @@ async fn a_job_whose_lease_expired_is_taken_again() {
     let app = TestApp::new().await;
     let id = enqueue(&app.state, NewJob::new("test.work", &json!({})));
     // A worker claims the job and dies: its lease runs out 50 ms later.
-    let claimed =
-        db::write_tx(&mut app.state.db.conn().unwrap(), |tx| jobs::claim(tx, clock::now_ms(), 10, 50))
-            .unwrap();
+    let claimed = db::write_tx(&mut app.state.db.conn().unwrap(), |tx| {
+        jobs::claim(tx, clock::now_ms(), 10, 50, &mut tidings::db::fair::Turns::new(usize::MAX))
+    })
+    .unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(row(&app.state, id).status, "running");
 

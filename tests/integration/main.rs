@@ -20,6 +20,7 @@ mod dns;
 mod domains;
 mod envelope;
 mod events;
+mod fair_shares;
 mod feedback;
 mod github_sign_in;
 mod hostile;

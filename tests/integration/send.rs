@@ -464,7 +464,14 @@ async fn queued_mail_survives_a_crash_and_is_delivered_once() {
     let (config, dir) = ((*room.app.state.config).clone(), room.app.dir.clone());
     // One of them had been claimed by a worker that died mid-send (its lease runs out soon).
     tidings::db::write_tx(&mut room.app.state.db.conn().unwrap(), |tx| {
-        emails::claim(tx, tidings::clock::now_ms(), 1, 200, &[])
+        emails::claim(
+            tx,
+            tidings::clock::now_ms(),
+            1,
+            200,
+            &[],
+            &mut tidings::db::fair::Turns::new(usize::MAX),
+        )
     })
     .unwrap();
 
@@ -561,16 +568,23 @@ async fn a_renewed_lease_keeps_an_email_from_being_claimed_again() {
     let ids = room.send_ok(json!({ "to": "a@example.test", "from": "h@example.test", "subject": "Held", "body": "<p>h</p>" })).await;
     let mut conn = room.app.state.db.conn().unwrap();
     let now = tidings::clock::now_ms();
-    let claimed = tidings::db::write_tx(&mut conn, |tx| emails::claim(tx, now, 10, 1_000, &[])).unwrap();
+    let claimed = tidings::db::write_tx(&mut conn, |tx| {
+        emails::claim(tx, now, 10, 1_000, &[], &mut tidings::db::fair::Turns::new(usize::MAX))
+    })
+    .unwrap();
     assert_eq!(claimed.len(), 1);
     // Past the first lease, but renewed before it ran out: not free to claim.
     tidings::db::write_tx(&mut conn, |tx| emails::renew_leases(tx, &ids, now + 60_000)).unwrap();
-    let again =
-        tidings::db::write_tx(&mut conn, |tx| emails::claim(tx, now + 5_000, 10, 1_000, &[])).unwrap();
+    let again = tidings::db::write_tx(&mut conn, |tx| {
+        emails::claim(tx, now + 5_000, 10, 1_000, &[], &mut tidings::db::fair::Turns::new(usize::MAX))
+    })
+    .unwrap();
     assert!(again.is_empty(), "{again:?}");
     // Once the renewed lease runs out, it is (a worker that died held it).
-    let later =
-        tidings::db::write_tx(&mut conn, |tx| emails::claim(tx, now + 61_000, 10, 1_000, &[])).unwrap();
+    let later = tidings::db::write_tx(&mut conn, |tx| {
+        emails::claim(tx, now + 61_000, 10, 1_000, &[], &mut tidings::db::fair::Turns::new(usize::MAX))
+    })
+    .unwrap();
     assert_eq!(later.len(), 1);
 }
 
@@ -586,8 +600,10 @@ async fn emails_in_hand_are_neither_claimed_again_nor_waited_for() {
     let mut conn = room.app.state.db.conn().unwrap();
     let now = tidings::clock::now_ms();
     let in_hand = vec![ids[0].clone()];
-    let claimed =
-        tidings::db::write_tx(&mut conn, |tx| emails::claim(tx, now, 10, 60_000, &in_hand)).unwrap();
+    let claimed = tidings::db::write_tx(&mut conn, |tx| {
+        emails::claim(tx, now, 10, 60_000, &in_hand, &mut tidings::db::fair::Turns::new(usize::MAX))
+    })
+    .unwrap();
     assert_eq!(claimed.iter().map(|e| e.id.clone()).collect::<Vec<_>>(), vec![ids[1].clone()]);
     let locked: Option<i64> =
         conn.query_row("SELECT locked_until FROM emails WHERE id = ?1", [&ids[0]], |r| r.get(0)).unwrap();
