@@ -5,12 +5,14 @@
 //!
 //! Governor cannot tell whether a key has room without taking it, so a key that used its last
 //! failure is noted as locked until the time governor says; the check before the (slow, bcrypt)
-//! password comparison reads that note.
+//! password comparison reads that note. Attempts for one account, and from one address, take
+//! turns ([`Attempts::turn`]): check, compare and count happen as one step per key, so forty
+//! wrong passwords sent at once are compared ten times, not forty (issue 29).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use governor::clock::{Clock, DefaultClock};
@@ -40,8 +42,13 @@ pub struct Attempts {
     accounts: Keyed,
     addresses: Keyed,
     locked: Mutex<HashMap<String, Instant>>,
+    /// One attempt at a time per key ([`Attempts::turn`]).
+    turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     refusal: &'static str,
 }
+
+/// An attempt's turn for its account and its address: held from the check to the count.
+pub struct Turn(#[expect(dead_code, reason = "held for its drop")] Vec<tokio::sync::OwnedMutexGuard<()>>);
 
 impl Default for Attempts {
     /// Failed sign-ins and sign-ups.
@@ -60,6 +67,7 @@ impl Attempts {
             accounts: RateLimiter::keyed(quota(per_account)).with_middleware(),
             addresses: RateLimiter::keyed(quota(per_address)).with_middleware(),
             locked: Mutex::new(HashMap::new()),
+            turns: Mutex::new(HashMap::new()),
             refusal,
         }
     }
@@ -99,6 +107,23 @@ fn keys(account: Option<&str>, address: Option<IpAddr>) -> impl Iterator<Item = 
 }
 
 impl Attempts {
+    /// Waits for this account's and this address's turn (in that order, so two attempts never
+    /// wait on each other): until it is dropped, no other attempt for either is checked,
+    /// compared or counted, so a failure is counted before the next attempt is checked.
+    pub async fn turn(&self, account: Option<&str>, address: Option<IpAddr>) -> Turn {
+        let locks: Vec<Arc<tokio::sync::Mutex<()>>> = match self.turns.lock() {
+            Ok(mut turns) => {
+                keys(account, address).map(|(_, key)| turns.entry(key).or_default().clone()).collect()
+            }
+            Err(_) => Vec::new(),
+        };
+        let mut held = Vec::with_capacity(locks.len());
+        for lock in locks {
+            held.push(lock.lock_owned().await);
+        }
+        Turn(held)
+    }
+
     /// Before comparing a password: 429 while the account or the address is locked.
     pub fn check(&self, account: Option<&str>, address: Option<IpAddr>) -> Result<(), ApiError> {
         let now = Instant::now();
@@ -137,6 +162,9 @@ impl Attempts {
         if let Ok(mut locked) = self.locked.lock() {
             let now = Instant::now();
             locked.retain(|_, until| *until > now);
+        }
+        if let Ok(mut turns) = self.turns.lock() {
+            turns.retain(|_, lock| Arc::strong_count(lock) > 1);
         }
     }
 }

@@ -44,14 +44,16 @@ pub(super) fn set_cookie(cookies: &CookieJar<'_>, state: &AppState, token: Strin
     cookies.add(cookie);
 }
 
-/// Runs a sign-in or sign-up under the attempt limits: refused at once while the account or the
-/// address is locked, and counted when it fails for the client's reasons (not for ours: a 5xx).
+/// Runs a sign-in or sign-up under the attempt limits, in the account's and the address's turn:
+/// refused at once while either is locked, and counted when it fails for the client's reasons
+/// (not for ours: a 5xx) before the next attempt for either is checked.
 pub(super) async fn limited<T>(
     state: &AppState,
     account: Option<String>,
     client: &ClientIp,
     attempt: impl Future<Output = Result<T, ApiError>>,
 ) -> Result<T, ApiError> {
+    let _turn = state.attempts.turn(account.as_deref(), client.0).await;
     state.attempts.check(account.as_deref(), client.0)?;
     let result = attempt.await;
     if let Err(e) = &result

@@ -2,7 +2,7 @@
 //! provider's return. The browser goes through these by links and redirects, so failures come
 //! back as a redirect to the sign-in page with a reason code, not as JSON.
 
-use rocket::http::CookieJar;
+use rocket::http::{Cookie, CookieJar, SameSite};
 use rocket::response::Redirect;
 use rocket::serde::json::Json;
 use rocket::{State, get};
@@ -59,7 +59,7 @@ fn redirect_uri(state: &AppState, id: &str) -> String {
 
 /// Back to the sign-in page with why, as one of a few codes the page words itself (a message in
 /// the address would let any link put words on the sign-in page): `unreachable`, `refused`,
-/// `incomplete`, `expired`, `failed`, `unverified`, `closed`, `busy`.
+/// `incomplete`, `expired`, `failed`, `unverified`, `closed`, `busy`, `browser`.
 fn failed(code: &'static str) -> Redirect {
     Redirect::to(format!("/login?error={code}"))
 }
@@ -76,7 +76,7 @@ fn failed(code: &'static str) -> Redirect {
     )),
 )]
 #[get("/auth/oauth/<id>")]
-async fn start(state: &State<AppState>, id: &str) -> Result<Redirect, ApiError> {
+async fn start(state: &State<AppState>, cookies: &CookieJar<'_>, id: &str) -> Result<Redirect, ApiError> {
     let provider = provider(state, id)?;
     let (url, pending) = match sso::start(&state.sso, &provider, redirect_uri(state, id)).await {
         Ok(started) => started,
@@ -85,11 +85,29 @@ async fn start(state: &State<AppState>, id: &str) -> Result<Redirect, ApiError> 
             return Ok(failed("unreachable"));
         }
     };
+    let started_state = pending.state.clone();
     let kept = state.db.write(move |tx| Ok::<_, ApiError>(sso::keep(tx, &pending, clock::now_ms())?)).await?;
     if !kept {
         return Ok(failed("busy"));
     }
+    cookies.add(binding_cookie(state, started_state));
     Ok(Redirect::to(url))
+}
+
+/// The cookie that binds a sign-in to the browser that started it (issue 29): it holds the
+/// sign-in's state, and the provider's return is taken only with it, so a return started by
+/// someone else (their code, their state) cannot sign this browser in to their account. Lax, as
+/// the return is a top-level navigation from the provider's site.
+const BINDING: &str = "tidings_oauth";
+
+fn binding_cookie(state: &AppState, value: String) -> Cookie<'static> {
+    Cookie::build((BINDING, value))
+        .path("/auth/oauth")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(state.config.secure_cookies())
+        .max_age(rocket::time::Duration::milliseconds(sso::STATE_TTL_MS))
+        .build()
 }
 
 /// The provider's return: signs the browser in and opens the dashboard.
@@ -99,7 +117,7 @@ async fn start(state: &State<AppState>, id: &str) -> Result<Redirect, ApiError> 
     security(()),
     responses((
         status = 303,
-        description = "Signed in (the session cookie set) to `/app`, or back to `/login?error=<code>`: `unreachable`, `refused`, `incomplete`, `expired`, `failed`, `unverified`, `closed` or `busy`",
+        description = "Signed in (the session cookie set) to `/app` (to `/app/projects?notice=reclaimed` when an account made with the address by someone who never confirmed it was taken over), or back to `/login?error=<code>`: `unreachable`, `refused`, `incomplete`, `expired`, `failed`, `unverified`, `closed`, `busy` or `browser` (the sign-in was started in another browser, or its cookie is gone)",
         headers(("Location" = String, description = "Where the browser goes")),
     )),
 )]
@@ -124,6 +142,12 @@ async fn callback(
     let (Some(code), Some(state)) = (code, state) else {
         return Ok(failed("incomplete"));
     };
+    let bound = cookies.get(BINDING).is_some_and(|c| keys::same(c.value(), &state));
+    cookies.remove(Cookie::build(BINDING).path("/auth/oauth"));
+    if !bound {
+        tracing::info!(provider = provider.id(), "a sign-in came back to a browser that did not start it");
+        return Ok(failed("browser"));
+    }
     let (name, now) = (provider.id().to_string(), clock::now_ms());
     let pending = app.db.write(move |tx| Ok::<_, ApiError>(sso::take(tx, &name, &state, now)?)).await?;
     let Some(pending) = pending else {
@@ -137,7 +161,7 @@ async fn callback(
         }
     };
     // Most sign-ins are of known users: a password hash (a quarter second of bcrypt) is made
-    // only when a new user needs one, and then asked again with it.
+    // only when a new or reclaimed account needs one, and then asked again with it.
     let mut outcome = sign_in(app, provider.id(), &identity, None).await?;
     if let Outcome::NeedsHash = outcome {
         let cost = app.config.auth.bcrypt_cost;
@@ -149,6 +173,10 @@ async fn callback(
             set_cookie(cookies, app, token);
             Ok(Redirect::to("/app"))
         }
+        Outcome::Reclaimed(token) => {
+            set_cookie(cookies, app, token);
+            Ok(Redirect::to("/app/projects?notice=reclaimed"))
+        }
         Outcome::Unverified => Ok(failed("unverified")),
         Outcome::Refused | Outcome::NeedsHash => Ok(failed("closed")),
     }
@@ -156,6 +184,8 @@ async fn callback(
 
 enum Outcome {
     Session(String),
+    /// Signed in to an account taken over from whoever made it without proving the address.
+    Reclaimed(String),
     Unverified,
     Refused,
     NeedsHash,
@@ -171,10 +201,14 @@ async fn sign_in(
     let (provider, identity) = (provider.to_string(), identity.clone());
     let (signups, secret, hours) =
         (!app.config.auth.disable_signups, app.secrets.jwt.clone(), app.config.auth.session_hours);
+    let config = app.config.clone();
     app.db
         .write(move |tx| {
-            Ok(match sso::user_for(tx, &provider, &identity, signups, new_hash.as_deref())? {
+            Ok(match sso::user_for(tx, &config, &provider, &identity, signups, new_hash.as_deref())? {
                 sso::SignIn::As(user) => Outcome::Session(session::start(tx, &user.id, &secret, hours)?),
+                sso::SignIn::Reclaimed(user) => {
+                    Outcome::Reclaimed(session::start(tx, &user.id, &secret, hours)?)
+                }
                 sso::SignIn::Unverified => Outcome::Unverified,
                 sso::SignIn::Refused => Outcome::Refused,
                 sso::SignIn::NeedsHash => Outcome::NeedsHash,

@@ -28,6 +28,11 @@ pub fn random_token() -> String {
     rand::thread_rng().sample_iter(&Alphanumeric).take(BODY_LEN).map(char::from).collect()
 }
 
+/// Whether two secrets are equal, in time that does not depend on where they differ.
+pub fn same(a: &str, b: &str) -> bool {
+    aws_lc_rs::constant_time::verify_slices_are_equal(a.as_bytes(), b.as_bytes()).is_ok()
+}
+
 /// The hex SHA-256 digest under which a key is stored.
 pub fn digest(key: &str) -> String {
     hex::encode(Sha256::digest(key.as_bytes()))

@@ -23,9 +23,23 @@ pub const INVITATION_DAYS: i64 = 7;
 
 /// One message the server sends itself.
 pub enum SystemMail<'a> {
-    VerifyEmail { token: &'a str },
-    ResetPassword { token: &'a str },
-    Invitation { token: &'a str, project: &'a str, inviter: &'a str, role: Role },
+    VerifyEmail {
+        token: &'a str,
+    },
+    ResetPassword {
+        token: &'a str,
+    },
+    Invitation {
+        token: &'a str,
+        project: &'a str,
+        inviter: &'a str,
+        role: Role,
+    },
+    /// A sign-in with `provider` took over an account made with this address that had never
+    /// proved it ([`crate::core::sso::SignIn::Reclaimed`]).
+    AccountReclaimed {
+        provider: &'a str,
+    },
 }
 
 impl SystemMail<'_> {
@@ -35,6 +49,7 @@ impl SystemMail<'_> {
             SystemMail::VerifyEmail { token } => ("verify-email", token),
             SystemMail::ResetPassword { token } => ("reset-password", token),
             SystemMail::Invitation { token, .. } => ("invitation", token),
+            SystemMail::AccountReclaimed { .. } => return format!("{}/app/projects", config.public_url()),
         };
         format!("{}/{page}?token={token}", config.public_url())
     }
@@ -60,6 +75,20 @@ impl SystemMail<'_> {
                  as it is.</p>",
                 vars,
             ),
+            SystemMail::AccountReclaimed { provider } => {
+                vars.insert("provider".into(), json!(provider));
+                (
+                    "Your account was secured",
+                    "<p>You signed in with {{ provider }}, which vouches for this address. An \
+                     account with this address already existed here, made by someone who never \
+                     confirmed the address: possibly not you. It is yours now. Its password was \
+                     replaced and everyone signed in to it was signed out.</p><p>Anything in it \
+                     was made before you took it over: check its projects and their members, and \
+                     make new API keys for any project you keep.</p><p><a href=\"{{ link }}\">\
+                     Open your projects</a></p>",
+                    vars,
+                )
+            }
             SystemMail::Invitation { project, inviter, role, .. } => {
                 vars.insert("project".into(), json!(project));
                 vars.insert("inviter".into(), json!(inviter));

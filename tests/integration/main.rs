@@ -3,6 +3,7 @@
 
 mod common;
 
+mod account_abuse;
 mod account_mail;
 mod accounts;
 mod analytics;

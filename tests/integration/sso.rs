@@ -16,7 +16,7 @@ use crate::common::TestApp;
 use crate::common::http_receiver::HttpReceiver;
 
 /// The provider's RSA-2048 signing key (PKCS#1 DER), made for these tests only.
-const KEY: &[u8] = include_bytes!("../support/oidc-test-key.der");
+pub const KEY: &[u8] = include_bytes!("../support/oidc-test-key.der");
 const MODULUS: &str = include_str!("../support/oidc-test-key.n");
 
 /// The provider: its discovery document and keys, at `receiver`; returns its issuer.
@@ -37,7 +37,7 @@ pub fn provider(receiver: &HttpReceiver) -> String {
     issuer
 }
 
-async fn app_with(issuer: &str, signups: bool) -> TestApp {
+pub async fn app_with(issuer: &str, signups: bool) -> TestApp {
     let issuer = issuer.to_string();
     TestApp::with(move |c| {
         c.auth.disable_signups = !signups;
@@ -54,7 +54,7 @@ async fn app_with(issuer: &str, signups: bool) -> TestApp {
 }
 
 /// Starts a sign-in; returns the authorization request's query.
-async fn authorize(app: &TestApp) -> HashMap<String, String> {
+pub async fn authorize(app: &TestApp) -> HashMap<String, String> {
     let (endpoint, query) = start_sign_in(app, "acme").await;
     assert!(endpoint.ends_with("/authorize"), "{endpoint}");
     query
@@ -92,7 +92,7 @@ pub fn token_answer(issuer: &str, claims: Value) -> String {
 }
 
 /// The provider's token answer for this sign-in, with an ID token signed by `key`.
-fn answer_token(receiver: &HttpReceiver, issuer: &str, claims: Value, key: &EncodingKey) {
+pub fn answer_token(receiver: &HttpReceiver, issuer: &str, claims: Value, key: &EncodingKey) {
     let id_token = id_token(issuer, claims, key);
     let body =
         json!({ "access_token": "at", "token_type": "Bearer", "expires_in": 3600, "id_token": id_token });
@@ -104,13 +104,30 @@ async fn come_back(app: &TestApp, query: &str) -> (String, Option<rocket::http::
     come_back_to(app, "acme", query).await
 }
 
-/// Comes back from provider `id`; returns where the browser goes and the session cookie, if any.
+/// Comes back from provider `id` to the browser that started the sign-in (it holds the cookie
+/// binding it, with the state the query names); returns where the browser goes and the session
+/// cookie, if any.
 pub async fn come_back_to(
     app: &TestApp,
     id: &str,
     query: &str,
 ) -> (String, Option<rocket::http::Cookie<'static>>) {
-    let res = app.client.get(format!("/auth/oauth/{id}/callback?{query}")).dispatch().await;
+    let state = form(query).remove("state").unwrap_or_default();
+    come_back_with(app, id, query, Some(rocket::http::Cookie::new("tidings_oauth", state))).await
+}
+
+/// Comes back from provider `id` with `binding` as the browser's sign-in cookie.
+pub async fn come_back_with(
+    app: &TestApp,
+    id: &str,
+    query: &str,
+    binding: Option<rocket::http::Cookie<'static>>,
+) -> (String, Option<rocket::http::Cookie<'static>>) {
+    let mut request = app.client.get(format!("/auth/oauth/{id}/callback?{query}"));
+    if let Some(binding) = binding {
+        request = request.cookie(binding);
+    }
+    let res = request.dispatch().await;
     assert_eq!(res.status(), Status::SeeOther);
     let cookie = res.cookies().get("tidings_session").map(|c| c.clone().into_owned());
     (res.headers().get_one("Location").unwrap().to_string(), cookie)

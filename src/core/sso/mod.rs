@@ -189,6 +189,10 @@ pub struct Identity {
 #[derive(Debug)]
 pub enum SignIn {
     As(crate::db::users::User),
+    /// The account with the identity's address had never proved it (anyone may sign up with
+    /// any address, before its owner does): it is the owner's now, and whoever made it lost its
+    /// password and sessions. The owner is told, by mail and on arrival.
+    Reclaimed(crate::db::users::User),
     /// A new user is to be made, and no password hash was given for it: hash one (off the
     /// writer) and ask again.
     NeedsHash,
@@ -199,11 +203,16 @@ pub enum SignIn {
 }
 
 /// The user a verified identity signs in as: the one linked to it, else the one with its
-/// verified email (then linked), else a new one when `signups` allows. `new_hash` is the
-/// password hash a new user gets (of a random password: they sign in with the provider, or set
-/// one through a reset); it is only needed for a new user, so callers pass `None` first.
+/// verified email (then linked), else a new one when `signups` allows. An account with that
+/// email whose address was never verified is not the provider's user's as it stands (issue 29:
+/// an attacker could have signed up with it first, to be let into the owner's sign-ins): it
+/// gets a new password hash and loses its sessions before it is linked ([`SignIn::Reclaimed`]).
+/// `new_hash` is the password hash a new or reclaimed account gets (of a random password: they
+/// sign in with the provider, or set one through a reset); it is only needed then, so callers
+/// pass `None` first.
 pub fn user_for(
     conn: &Connection,
+    config: &Config,
     provider: &str,
     identity: &Identity,
     signups: bool,
@@ -223,17 +232,26 @@ pub fn user_for(
     let Some(email) = identity.email.as_deref().filter(|_| identity.email_verified) else {
         return Ok(SignIn::Unverified);
     };
-    let user = match (users::by_email(conn, email)?, new_hash) {
-        (Some(user), _) => user,
+    let now = clock::now_ms();
+    let (user, reclaimed) = match (users::by_email(conn, email)?, new_hash) {
+        (Some(user), _) if user.email_verified => (user, false),
+        (Some(_), None) => return Ok(SignIn::NeedsHash),
+        (Some(user), Some(hash)) => {
+            crate::core::accounts::change_password(conn, &user.id, hash)?;
+            let mail = crate::core::system_mail::SystemMail::AccountReclaimed { provider };
+            crate::core::system_mail::queue(conn, config, &user.email, &mail, now)?;
+            (user, true)
+        }
         (None, _) if !signups => return Ok(SignIn::Refused),
         (None, None) => return Ok(SignIn::NeedsHash),
-        (None, Some(hash)) => crate::core::accounts::insert_user(conn, email, hash)?,
+        (None, Some(hash)) => (crate::core::accounts::insert_user(conn, email, hash)?, false),
     };
     // The provider vouches for the address.
     users::set_verified(conn, &user.id)?;
     conn.execute(
         "INSERT INTO user_identities (provider, subject, user_id, created_at) VALUES (?1, ?2, ?3, ?4)",
-        params![provider, identity.subject, user.id, clock::now_ms()],
+        params![provider, identity.subject, user.id, now],
     )?;
-    Ok(users::by_id(conn, &user.id)?.map_or(SignIn::Refused, SignIn::As))
+    let Some(user) = users::by_id(conn, &user.id)? else { return Ok(SignIn::Refused) };
+    Ok(if reclaimed { SignIn::Reclaimed(user) } else { SignIn::As(user) })
 }

@@ -15,6 +15,7 @@ const SSO_ERRORS = {
   unverified: "The sign-in provider did not vouch for your email address, so no account could be found or made for you (on GitHub, verify your primary address first).",
   closed: "No account here has that verified address, and sign-ups are closed on this server.",
   busy: "Too many sign-ins are under way; try again in a few minutes.",
+  browser: "This sign-in was not started in this browser (or its cookie is gone), so it was not used; start again here.",
 };
 
 export function Auth({ mode, signups, providers = [], onSignedIn }) {

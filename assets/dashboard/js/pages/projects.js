@@ -23,8 +23,17 @@ export function Projects({ projects, user, onProjectsChanged }) {
     setFresh(created);
     await onProjectsChanged();
   }, "Project created");
+  // Back from a single sign-on that took over an account made with this address by someone
+  // who never confirmed it (the server mails the same words).
+  const reclaimed = new URLSearchParams(location.search).get("notice") === "reclaimed";
   return html`
     <${Page} title="Projects">
+      ${reclaimed && html`<div class="notice warn" role="status" id="reclaimed">
+        <p><strong>Your account was secured.</strong> An account with your address already existed here, made by
+        someone who never confirmed the address: possibly not you. It is yours now: its password was replaced and
+        everyone signed in to it was signed out.</p>
+        <p>Anything in it was made before you took it over: check these projects and their members, and make new
+        API keys for any project you keep.</p></div>`}
       ${fresh && html`<${SecretKeyNotice} project=${fresh} />`}
       ${projects.length === 0 && html`<${Empty}>No projects yet. A project holds contacts, templates and segments, and has its own API keys.<//>`}
       ${projects.map((p) => html`
