@@ -6,11 +6,14 @@
 //! It is not a mail server: it accepts only recipients whose signed token names an email this
 //! server sent (anything else, other domains included, is refused at RCPT, so it relays nothing),
 //! keeps nothing it receives, caps every message (`max_message_bytes`), every line (4 KiB, the
-//! protocol parser's), every session's commands and its idle time, and the connections served at
-//! once (`max_connections`). The SMTP syntax is `smtp-proto`'s; the reports are mail-parser's
-//! ([`crate::core::reports`]).
+//! protocol parser's), every session's lines (junk counts), its silence (`idle_secs`) and its
+//! length (`session_secs`), and the connections served at once (`max_connections`) and from one
+//! client (`max_connections_per_peer`), so no one client can hold the listener (issue 29). The
+//! SMTP syntax is `smtp-proto`'s; the reports are mail-parser's ([`crate::core::reports`]).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use smtp_proto::request::receiver::{DataReceiver, DummyDataReceiver, RequestReceiver};
@@ -26,31 +29,35 @@ use crate::db::emails;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// A session's most commands, and its longest silence.
+/// A session's most lines (commands, and junk: every line counts).
 const MAX_COMMANDS: usize = 100;
-const IDLE: Duration = Duration::from_secs(60);
 /// Most recipients of one message.
 const MAX_RECIPIENTS: usize = 20;
 
 /// Starts the listener on `listener`; it ends once `stopped` turns true.
 pub fn start(state: AppState, listener: TcpListener, mut stopped: watch::Receiver<bool>) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let permits = Arc::new(Semaphore::new(state.config.bounces.max_connections.max(1) as usize));
+        let config = &state.config.bounces;
+        let permits = Arc::new(Semaphore::new(config.max_connections.max(1) as usize));
+        let peers =
+            Arc::new(Peers { open: Mutex::new(HashMap::new()), cap: config.max_connections_per_peer.max(1) });
         loop {
             tokio::select! {
                 accepted = listener.accept() => {
                     let Ok((stream, peer)) = accepted else { continue };
+                    // Full, for everyone or for this client: a polite temporary refusal, and the
+                    // sender tries again later.
+                    let Some(turn) = peers.clone().enter(peer.ip()) else {
+                        refuse(stream, b"421 4.7.0 too many connections from your address, try again later\r\n");
+                        continue;
+                    };
                     let Ok(permit) = permits.clone().try_acquire_owned() else {
-                        // Full: a polite temporary refusal, and the sender tries again later.
-                        tokio::spawn(async move {
-                            let mut stream = stream;
-                            let _ = stream.write_all(b"421 4.3.2 too many connections, try again later\r\n").await;
-                        });
+                        refuse(stream, b"421 4.3.2 too many connections, try again later\r\n");
                         continue;
                     };
                     let state = state.clone();
                     tokio::spawn(async move {
-                        let _permit = permit;
+                        let (_permit, _turn) = (permit, turn);
                         if let Err(e) = session(&state, stream).await {
                             tracing::debug!(%peer, "bounce listener session ended: {e}");
                         }
@@ -60,6 +67,52 @@ pub fn start(state: AppState, listener: TcpListener, mut stopped: watch::Receive
             }
         }
     })
+}
+
+/// Tells a connection it cannot be served now, and closes it (at most a second's wait).
+fn refuse(mut stream: TcpStream, reply: &'static [u8]) {
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(reply)).await;
+    });
+}
+
+/// The sessions open per client ([`crate::core::peers`]), each client at most `cap`.
+struct Peers {
+    open: Mutex<HashMap<String, u32>>,
+    cap: u32,
+}
+
+/// A client's open session, counted until dropped.
+struct PeerTurn {
+    peers: Arc<Peers>,
+    client: String,
+}
+
+impl Peers {
+    fn enter(self: Arc<Self>, ip: IpAddr) -> Option<PeerTurn> {
+        let client = crate::core::peers::client_of(ip);
+        let mut open = self.open.lock().ok()?;
+        let count = open.entry(client.clone()).or_default();
+        if *count >= self.cap {
+            return None;
+        }
+        *count += 1;
+        drop(open);
+        Some(PeerTurn { peers: self, client })
+    }
+}
+
+impl Drop for PeerTurn {
+    fn drop(&mut self) {
+        if let Ok(mut open) = self.peers.open.lock()
+            && let Some(count) = open.get_mut(&self.client)
+        {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.client);
+            }
+        }
+    }
 }
 
 /// What a session is reading: commands, or a message's data (kept, or thrown away when too big).
@@ -80,9 +133,16 @@ async fn session(state: &AppState, mut stream: TcpStream) -> std::io::Result<()>
     let mut sender = false;
     let mut count = 0;
     let mut buf = vec![0u8; 8192];
+    let idle = Duration::from_secs(config.idle_secs.into());
+    let ends = tokio::time::Instant::now() + Duration::from_secs(config.session_secs.into());
     loop {
-        let n = match tokio::time::timeout(IDLE, stream.read(&mut buf)).await {
+        let left = ends.saturating_duration_since(tokio::time::Instant::now());
+        let n = match tokio::time::timeout(idle.min(left), stream.read(&mut buf)).await {
             Ok(read) => read?,
+            Err(_) if left <= idle => {
+                stream.write_all(b"421 4.4.2 session too long\r\n").await?;
+                return Ok(());
+            }
             Err(_) => {
                 stream.write_all(b"421 4.4.2 idle for too long\r\n").await?;
                 return Ok(());
@@ -132,9 +192,18 @@ async fn session(state: &AppState, mut stream: TcpStream) -> std::io::Result<()>
                     if bytes.len() == 0 {
                         break;
                     }
-                    let request = match commands.ingest(&mut bytes) {
+                    let request = commands.ingest(&mut bytes);
+                    if let Err(SmtpError::NeedsMoreData { .. }) = request {
+                        break;
+                    }
+                    // Every line counts, junk too: a session cannot be kept open with nonsense.
+                    count += 1;
+                    if count > MAX_COMMANDS {
+                        stream.write_all(b"421 4.7.0 too many commands\r\n").await?;
+                        return Ok(());
+                    }
+                    let request = match request {
                         Ok(request) => request,
-                        Err(SmtpError::NeedsMoreData { .. }) => break,
                         Err(SmtpError::ResponseTooLong) => {
                             stream.write_all(b"500 5.5.2 line too long\r\n").await?;
                             continue;
@@ -144,11 +213,6 @@ async fn session(state: &AppState, mut stream: TcpStream) -> std::io::Result<()>
                             continue;
                         }
                     };
-                    count += 1;
-                    if count > MAX_COMMANDS {
-                        stream.write_all(b"421 4.7.0 too many commands\r\n").await?;
-                        return Ok(());
-                    }
                     let reply = match request {
                         Request::Ehlo { .. } => {
                             format!("250-{domain}\r\n250-SIZE {max}\r\n250-8BITMIME\r\n250 PIPELINING\r\n")

@@ -450,11 +450,25 @@ pub struct BouncesConfig {
     pub max_message_bytes: u64,
     /// Connections served at once.
     pub max_connections: u32,
+    /// Connections served at once from one address (an IPv6 client counts by its /64).
+    pub max_connections_per_peer: u32,
+    /// Longest silence of a session, in seconds, before it is closed.
+    pub idle_secs: u32,
+    /// Longest session, in seconds, however busy.
+    pub session_secs: u32,
 }
 
 impl Default for BouncesConfig {
     fn default() -> Self {
-        BouncesConfig { listen: None, domain: None, max_message_bytes: 1024 * 1024, max_connections: 32 }
+        BouncesConfig {
+            listen: None,
+            domain: None,
+            max_message_bytes: 1024 * 1024,
+            max_connections: 32,
+            max_connections_per_peer: 4,
+            idle_secs: 60,
+            session_secs: 300,
+        }
     }
 }
 
@@ -592,6 +606,10 @@ impl Config {
         at_least("limits.upload_bytes", self.limits.upload_bytes, 1);
         at_least("limits.upload_total_bytes", self.limits.upload_total_bytes, 1);
         at_least("limits.body_memory_bytes", self.limits.body_memory_bytes, MIB);
+        at_least("bounces.max_connections", self.bounces.max_connections.into(), 1);
+        at_least("bounces.max_connections_per_peer", self.bounces.max_connections_per_peer.into(), 1);
+        at_least("bounces.idle_secs", self.bounces.idle_secs.into(), 1);
+        at_least("bounces.session_secs", self.bounces.session_secs.into(), 1);
         at_least("scheduler.workers", self.scheduler.workers.into(), 1);
         at_least("scheduler.lease_secs", self.scheduler.lease_secs.into(), 5);
         at_least("scheduler.retry_base_secs", self.scheduler.retry_base_secs.into(), 1);

@@ -92,17 +92,7 @@ impl Attempts {
 
 fn keys(account: Option<&str>, address: Option<IpAddr>) -> impl Iterator<Item = (bool, String)> {
     let account = account.map(|a| (true, format!("account:{}", a.trim().to_lowercase())));
-    let address = address.map(|ip| {
-        let ip = match ip {
-            IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
-                let s = v6.segments();
-                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
-            }
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(|v4| v4.to_string()).unwrap_or_default(),
-            IpAddr::V4(v4) => v4.to_string(),
-        };
-        (false, format!("address:{ip}"))
-    });
+    let address = address.map(|ip| (false, format!("address:{}", crate::core::peers::client_of(ip))));
     account.into_iter().chain(address)
 }
 

@@ -21,6 +21,7 @@ pub mod lists;
 #[cfg(test)]
 mod never_panic;
 pub mod outbound;
+pub mod peers;
 pub mod projects;
 pub mod render;
 pub mod reports;

@@ -19,12 +19,19 @@ struct Listener {
 
 /// A room whose mail leaves with VERP senders, and its listener running on loopback.
 async fn room(max_bytes: u64) -> (Mailroom, Listener) {
+    room_with(move |c| c.bounces.max_message_bytes = max_bytes).await
+}
+
+/// As [`room`], with `tweak` applied to the configuration.
+async fn room_with(
+    tweak: impl FnOnce(&mut tidings::config::Config) + Send + 'static,
+) -> (Mailroom, Listener) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let room = Mailroom::with(move |c| {
         c.bounces.listen = Some(addr);
         c.bounces.domain = Some(DOMAIN.into());
-        c.bounces.max_message_bytes = max_bytes;
+        tweak(c);
     })
     .await;
     let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -188,4 +195,89 @@ async fn unknown_tokens_other_domains_and_oversized_reports_are_refused() {
     // The right address still works afterwards.
     report(listener.port, &verp, &bounce).await.unwrap();
     assert_eq!(room.email(&ids[0]).status, "BOUNCED");
+}
+
+/// A raw SMTP session with the listener, from `source` (a loopback address).
+struct Session {
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::net::tcp::OwnedReadHalf>>,
+    write: tokio::net::tcp::OwnedWriteHalf,
+}
+
+impl Session {
+    async fn open(port: u16, source: &str) -> Session {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+        let stream = socket.connect(format!("127.0.0.1:{port}").parse().unwrap()).await.unwrap();
+        let (read, write) = stream.into_split();
+        use tokio::io::AsyncBufReadExt;
+        Session { lines: tokio::io::BufReader::new(read).lines(), write }
+    }
+
+    /// The next line from the server (`None` once it has closed).
+    async fn line(&mut self) -> Option<String> {
+        let next = tokio::time::timeout(std::time::Duration::from_secs(10), self.lines.next_line()).await;
+        next.expect("the server answers or closes within 10 s").ok().flatten()
+    }
+
+    async fn say(&mut self, line: &str) {
+        use tokio::io::AsyncWriteExt;
+        let _ = self.write.write_all(format!("{line}\r\n").as_bytes()).await;
+    }
+
+    /// Every line until the server closes.
+    async fn rest(&mut self) -> Vec<String> {
+        let mut lines = Vec::new();
+        while let Some(line) = self.line().await {
+            lines.push(line);
+        }
+        lines
+    }
+}
+
+/// Junk counts toward a session's 100 lines, a session ends after `session_secs` however busy,
+/// and one client holds at most `max_connections_per_peer` sessions: holding every connection
+/// with a junk line every 45 s once kept real bounces out for good (issue 29, item 10).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_one_client_can_hold_the_bounce_listener() {
+    let (_room, listener) = room_with(|c| {
+        c.bounces.max_connections_per_peer = 2;
+        c.bounces.session_secs = 2;
+        c.bounces.idle_secs = 1;
+    })
+    .await;
+    // Junk lines are lines.
+    let mut junk = Session::open(listener.port, "127.0.0.1").await;
+    assert!(junk.line().await.unwrap().starts_with("220 "));
+    for _ in 0..101 {
+        junk.say("WHATEVER this is").await;
+    }
+    let said = junk.rest().await;
+    assert_eq!(said.iter().filter(|l| l.starts_with("500 ")).count(), 100, "{said:?}");
+    assert!(said.last().unwrap().starts_with("421 4.7.0 too many commands"), "{said:?}");
+
+    // A session kept busy ends all the same; a silent one sooner.
+    let mut busy = Session::open(listener.port, "127.0.0.1").await;
+    busy.line().await;
+    let started = std::time::Instant::now();
+    let said = loop {
+        busy.say("NOOP").await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        if started.elapsed() > std::time::Duration::from_secs(5) {
+            break busy.rest().await;
+        }
+    };
+    assert!(said.iter().any(|l| l.starts_with("421 4.4.2 session too long")), "{said:?}");
+    let mut silent = Session::open(listener.port, "127.0.0.1").await;
+    silent.line().await;
+    assert!(silent.rest().await.last().unwrap().starts_with("421 4.4.2 idle"));
+
+    // One client holds two sessions; its third is turned away, another client is served.
+    let (mut first, mut second) =
+        (Session::open(listener.port, "127.0.0.1").await, Session::open(listener.port, "127.0.0.1").await);
+    assert!(first.line().await.unwrap().starts_with("220 "));
+    assert!(second.line().await.unwrap().starts_with("220 "));
+    let mut third = Session::open(listener.port, "127.0.0.1").await;
+    assert!(third.line().await.unwrap().starts_with("421 4.7.0 too many connections from your address"));
+    let mut other = Session::open(listener.port, "127.0.0.2").await;
+    assert!(other.line().await.unwrap().starts_with("220 "), "another client is served");
 }
