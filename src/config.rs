@@ -310,6 +310,13 @@ pub struct LimitsConfig {
     /// Event names one project may track (the service's own `email.*`, `contact.*` and
     /// `segment.*` aside): tracking one more is 422.
     pub event_names_per_project: u32,
+    /// Executions one workflow may start for one contact in an hour; an event past it starts
+    /// nothing (allowReentry or not), so a workflow that triggers itself stops.
+    pub workflow_runs_per_contact_hour: u32,
+    /// Executions one contact may have started in an hour by events that workflows emitted
+    /// (a step's subscription change, a workflow email's events), so workflows that trigger
+    /// one another stop.
+    pub chained_runs_per_contact_hour: u32,
     /// Memory all JSON bodies being read and parsed at once may take, as the server reckons it
     /// from their declared lengths (appliance.md §13): a body past what is left waits for it.
     pub body_memory_bytes: u64,
@@ -328,6 +335,8 @@ impl Default for LimitsConfig {
             domains_per_project: 50,
             fields_per_project: 1000,
             event_names_per_project: 10_000,
+            workflow_runs_per_contact_hour: 60,
+            chained_runs_per_contact_hour: 100,
             body_memory_bytes: 512 * MIB,
         }
     }
@@ -606,6 +615,12 @@ impl Config {
         at_least("limits.upload_bytes", self.limits.upload_bytes, 1);
         at_least("limits.upload_total_bytes", self.limits.upload_total_bytes, 1);
         at_least("limits.body_memory_bytes", self.limits.body_memory_bytes, MIB);
+        at_least(
+            "limits.workflow_runs_per_contact_hour",
+            self.limits.workflow_runs_per_contact_hour.into(),
+            1,
+        );
+        at_least("limits.chained_runs_per_contact_hour", self.limits.chained_runs_per_contact_hour.into(), 1);
         at_least("bounces.max_connections", self.bounces.max_connections.into(), 1);
         at_least("bounces.max_connections_per_peer", self.bounces.max_connections_per_peer.into(), 1);
         at_least("bounces.idle_secs", self.bounces.idle_secs.into(), 1);

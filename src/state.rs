@@ -75,6 +75,18 @@ impl AppState {
             // Read by the catalogue caps' triggers (migration V22).
             settings::set(tx, "fields_per_project", &config.limits.fields_per_project.to_string())?;
             settings::set(tx, "event_names_per_project", &config.limits.event_names_per_project.to_string())?;
+            // Read by the workflow engine as events start executions (issue 29).
+            let limits = &config.limits;
+            settings::set(
+                tx,
+                "workflow_runs_per_contact_hour",
+                &limits.workflow_runs_per_contact_hour.to_string(),
+            )?;
+            settings::set(
+                tx,
+                "chained_runs_per_contact_hour",
+                &limits.chained_runs_per_contact_hour.to_string(),
+            )?;
             Ok::<_, DbError>(Secrets { jwt, link })
         })?;
         drop(conn);

@@ -103,7 +103,7 @@ async fn start(
                 ));
             }
             let now = clock::now_ms();
-            let ex = engine::start(tx, &w, &contact.id, context, json!({ "manual": true }), now)?;
+            let ex = engine::start(tx, &w, &contact.id, context, json!({ "manual": true }), None, now)?;
             Ok::<_, ApiError>(read_view(tx, &ex)?)
         })
         .await?;

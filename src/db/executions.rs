@@ -32,6 +32,8 @@ pub struct Execution {
     pub started_at: i64,
     pub completed_at: Option<i64>,
     pub updated_at: i64,
+    /// The workflow whose step or email emitted the event that started this execution.
+    pub caused_by: Option<String>,
 }
 
 impl Execution {
@@ -57,7 +59,7 @@ pub struct StepRun {
 
 const COLUMNS: &str =
     "id, workflow_id, project_id, contact_id, status, current_step_id, context, exit_reason,
-     due_at, wait_event, locked_until, started_at, completed_at, updated_at";
+     due_at, wait_event, locked_until, started_at, completed_at, updated_at, caused_by";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Execution> {
     Ok(Execution {
@@ -75,6 +77,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Execution> {
         started_at: r.get(11)?,
         completed_at: r.get(12)?,
         updated_at: r.get(13)?,
+        caused_by: r.get(14)?,
     })
 }
 
@@ -96,7 +99,7 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<StepRun> {
 pub fn insert(conn: &Connection, e: &Execution) -> rusqlite::Result<()> {
     conn.prepare_cached(&format!(
         "INSERT INTO workflow_executions ({COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
     ))?
     .execute(params![
         e.id,
@@ -112,7 +115,8 @@ pub fn insert(conn: &Connection, e: &Execution) -> rusqlite::Result<()> {
         e.locked_until,
         e.started_at,
         e.completed_at,
-        e.updated_at
+        e.updated_at,
+        e.caused_by
     ])?;
     Ok(())
 }
@@ -184,6 +188,31 @@ pub fn exists_for(conn: &Connection, workflow: &str, contact: &str) -> rusqlite:
     .query_row([workflow, contact], |_| Ok(()))
     .optional()
     .map(|found| found.is_some())
+}
+
+/// How many executions of `workflow` started for `contact` after `since`, counted up to `cap`.
+pub fn started_since(
+    conn: &Connection,
+    workflow: &str,
+    contact: &str,
+    since: i64,
+    cap: i64,
+) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT count(*) FROM (SELECT 1 FROM workflow_executions
+         WHERE workflow_id = ?1 AND contact_id = ?2 AND started_at > ?3 LIMIT ?4)",
+    )?
+    .query_row(params![workflow, contact, since, cap], |r| r.get(0))
+}
+
+/// How many executions started for `contact` after `since` by events workflows emitted, counted
+/// up to `cap`.
+pub fn caused_since(conn: &Connection, contact: &str, since: i64, cap: i64) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT count(*) FROM (SELECT 1 FROM workflow_executions
+         WHERE contact_id = ?1 AND started_at > ?2 AND caused_by IS NOT NULL LIMIT ?3)",
+    )?
+    .query_row(params![contact, since, cap], |r| r.get(0))
 }
 
 /// The contact's executions waiting for `event`.

@@ -9,6 +9,15 @@ pub fn get(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
     conn.query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| r.get(0)).optional()
 }
 
+/// The number stored under `key`, or `default` when it is unset or not a number.
+pub fn number(conn: &Connection, key: &str, default: i64) -> rusqlite::Result<i64> {
+    let value: Option<String> = conn
+        .prepare_cached("SELECT value FROM settings WHERE key = ?1")?
+        .query_row([key], |r| r.get(0))
+        .optional()?;
+    Ok(value.and_then(|v| v.parse().ok()).unwrap_or(default))
+}
+
 /// The value of `key`, storing `make()` first when it is not set. Two processes racing here agree
 /// on one value: the insert is ignored when the row exists and the stored value is read back.
 pub fn get_or_insert(

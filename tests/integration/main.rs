@@ -51,5 +51,6 @@ mod uploads;
 mod verify;
 mod webhooks;
 mod workflow_crash;
+mod workflow_loops;
 mod workflow_runs;
 mod workflows;

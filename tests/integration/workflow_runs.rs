@@ -10,11 +10,11 @@ use crate::common::http_receiver::HttpReceiver;
 use crate::send::Mailroom;
 
 /// A room whose webhooks may call loopback (the receiver lives there).
-async fn room() -> Mailroom {
+pub(crate) async fn room() -> Mailroom {
     Mailroom::with(|c| c.webhooks.allow_private = true).await
 }
 
-async fn template(room: &Mailroom, kind: &str, subject: &str, body: &str) -> String {
+pub(crate) async fn template(room: &Mailroom, kind: &str, subject: &str, body: &str) -> String {
     let (status, created) = room
         .app
         .post(
@@ -30,7 +30,7 @@ async fn template(room: &Mailroom, kind: &str, subject: &str, body: &str) -> Str
 
 /// Builds a workflow: `steps` as (label, type, config), `edges` as (from label, to label,
 /// branch); "trigger" is the trigger step. Enabled on `event` (or MANUAL without one).
-async fn workflow(
+pub(crate) async fn workflow(
     app: &TestApp,
     key: &str,
     event: Option<&str>,
@@ -75,7 +75,7 @@ async fn track(room: &Mailroom, email: &str, event: &str, data: Value) {
     assert_eq!(status, Status::Ok, "{tracked}");
 }
 
-async fn executions(app: &TestApp, key: &str, workflow: &str, query: &str) -> Vec<Value> {
+pub(crate) async fn executions(app: &TestApp, key: &str, workflow: &str, query: &str) -> Vec<Value> {
     let (status, list) = app.get(&format!("/workflows/{workflow}/executions{query}"), key).await;
     assert_eq!(status, Status::Ok, "{list}");
     list["data"].as_array().unwrap().clone()

@@ -34,7 +34,7 @@ use crate::db::effects::{Wake, wake};
 use crate::db::emails::{self, Email};
 use crate::db::executions::{self, Execution, StepRun};
 use crate::db::workflows::{self, Step, Workflow};
-use crate::db::{new_id, projects, templates};
+use crate::db::{new_id, projects, settings, templates};
 use crate::error::{ApiError, over_cap};
 
 /// Most steps one call of [`advance`] runs: far more than a path through 200 steps without a
@@ -75,15 +75,64 @@ pub fn on_event(
         executions::save(conn, &ex)?;
         wake(Wake::Workflows);
     }
-    for workflow in workflows::triggered_by(conn, project, name)? {
+    let triggered = workflows::triggered_by(conn, project, name)?;
+    if triggered.is_empty() {
+        return Ok(());
+    }
+    let caused_by = cause_of(name, data);
+    let hour_ago = now.saturating_sub(3_600_000);
+    let per_workflow = settings::number(conn, "workflow_runs_per_contact_hour", 60)?;
+    let chained = settings::number(conn, "chained_runs_per_contact_hour", 100)?;
+    for workflow in triggered {
         if !workflow.allow_reentry && executions::exists_for(conn, &workflow.id, contact)? {
+            continue;
+        }
+        // Loop caps (issue 29): a workflow that triggers itself, or workflows that trigger one
+        // another, stop at a rate however their graphs are drawn.
+        if executions::started_since(conn, &workflow.id, contact, hour_ago, per_workflow)? >= per_workflow {
+            tracing::debug!(workflow = %workflow.id, contact, "not started: workflow_runs_per_contact_hour reached");
+            continue;
+        }
+        if caused_by.is_some() && executions::caused_since(conn, contact, hour_ago, chained)? >= chained {
+            tracing::debug!(workflow = %workflow.id, contact, "not started: chained_runs_per_contact_hour reached");
             continue;
         }
         let context = json!({ "event": data });
         let output = json!({ "event": name, "eventId": event_id });
-        start(conn, &workflow, contact, context, output, now)?;
+        start(conn, &workflow, contact, context, output, caused_by.clone(), now)?;
     }
     Ok(())
+}
+
+thread_local! {
+    /// The workflow whose step is running on this thread: events emitted meanwhile (in the
+    /// step's transaction) were emitted by it.
+    static STEP_OF: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Marks this thread as running a step of `workflow` until dropped.
+struct StepScope(Option<String>);
+
+impl StepScope {
+    fn enter(workflow: &str) -> StepScope {
+        StepScope(STEP_OF.with(|s| s.replace(Some(workflow.to_string()))))
+    }
+}
+
+impl Drop for StepScope {
+    fn drop(&mut self) {
+        let before = self.0.take();
+        STEP_OF.with(|s| *s.borrow_mut() = before);
+    }
+}
+
+/// The workflow that emitted event `name`: the one whose step is running, or for the events of
+/// an email, the workflow that sent it (`email.*` names are reserved to the service, so their
+/// `workflowId` is the service's own).
+fn cause_of(name: &str, data: &Value) -> Option<String> {
+    STEP_OF.with(|s| s.borrow().clone()).or_else(|| {
+        name.starts_with("email.").then(|| data["workflowId"].as_str().map(str::to_string)).flatten()
+    })
 }
 
 /// Starts an execution of `workflow` for `contact`: its TRIGGER step is recorded with `output`
@@ -94,6 +143,7 @@ pub fn start(
     contact: &str,
     context: Value,
     output: Value,
+    caused_by: Option<String>,
     now: i64,
 ) -> rusqlite::Result<Execution> {
     let Some(trigger) = workflows::trigger_step(conn, &workflow.id)? else {
@@ -109,6 +159,7 @@ pub fn start(
         context: context.to_string(),
         started_at: now,
         updated_at: now,
+        caused_by,
         ..Execution::default()
     };
     move_on(conn, &mut ex, &trigger.id, None, now)?;
@@ -240,6 +291,7 @@ fn end(ex: &mut Execution, status: &str, now: i64) {
 
 /// The step loop of [`advance`].
 fn run(conn: &Connection, ex: &mut Execution, now: i64) -> Result<Advanced, ApiError> {
+    let _scope = StepScope::enter(&ex.workflow_id);
     for _ in 0..MAX_STEPS_AT_ONCE {
         let Some(step_id) = ex.current_step_id.clone() else {
             end(ex, "COMPLETED", now);
