@@ -207,7 +207,10 @@ impl Default for DnsConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthConfig {
-    pub disable_signups: bool,
+    /// `true`: no one signs up; `false`: anyone may. Unset (the default): the first person may
+    /// (the instance's owner), and after that only the invited (issue 29), so an instance on the
+    /// internet is not an open door to its relay.
+    pub disable_signups: Option<bool>,
     pub session_hours: u32,
     /// Signs session tokens; generated once and kept in the database when absent.
     pub jwt_secret: Option<String>,
@@ -220,10 +223,20 @@ pub struct AuthConfig {
     pub github: Option<GithubProvider>,
 }
 
+impl AuthConfig {
+    /// Whether a stranger may make an account now, given whether any account exists.
+    pub fn signups_open(&self, has_users: bool) -> bool {
+        match self.disable_signups {
+            Some(disabled) => !disabled,
+            None => !has_users,
+        }
+    }
+}
+
 impl Default for AuthConfig {
     fn default() -> Self {
         Self {
-            disable_signups: false,
+            disable_signups: None,
             session_hours: 168,
             jwt_secret: None,
             bcrypt_cost: 12,
@@ -595,43 +608,64 @@ impl Config {
     /// Range and format checks that types alone do not express.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let mut problems = Vec::new();
-        let mut at_least = |key: &str, value: u64, min: u64| {
-            if value < min {
-                problems.push(format!("`{key}` must be at least {min} (found {value})"));
+        // Every number has a floor and a ceiling: a value past what any machine needs is a
+        // mistake, and arithmetic on it (a pool's allocation, a product of limits, a timeout
+        // that does not fit) must never wrap or abort (issue 29;
+        // tests/integration/config_extremes.rs starts the server with each at its ceiling).
+        let mut within = |key: &str, value: u64, min: u64, max: u64| {
+            if !(min..=max).contains(&value) {
+                problems.push(format!("`{key}` must be between {min} and {max} (found {value})"));
             }
         };
-        at_least("database.pool_size", self.database.pool_size.into(), 1);
-        at_least("database.busy_timeout_ms", self.database.busy_timeout_ms.into(), 1);
-        at_least("smtp.pool_size", self.smtp.pool_size.into(), 1);
-        at_least("smtp.timeout_secs", self.smtp.timeout_secs.into(), 1);
-        at_least("dns.timeout_ms", self.dns.timeout_ms.into(), 1);
-        at_least("dns.domain_check_interval_secs", self.dns.domain_check_interval_secs.into(), 10);
-        at_least("auth.session_hours", self.auth.session_hours.into(), 1);
-        at_least("limits.requests_per_minute", self.limits.requests_per_minute.into(), 1);
-        at_least("limits.idempotency_ttl_hours", self.limits.idempotency_ttl_hours.into(), 1);
-        at_least("limits.attachment_bytes", self.limits.attachment_bytes, 1);
-        at_least("limits.message_bytes", self.limits.message_bytes, 1024);
-        at_least("limits.csv_bytes", self.limits.csv_bytes, 1);
-        at_least("limits.upload_bytes", self.limits.upload_bytes, 1);
-        at_least("limits.upload_total_bytes", self.limits.upload_total_bytes, 1);
-        at_least("limits.body_memory_bytes", self.limits.body_memory_bytes, MIB);
-        at_least(
+        const DAY: u64 = 86_400;
+        const GIB: u64 = 1024 * MIB;
+        let (d, smtp, l, b, sc) = (&self.database, &self.smtp, &self.limits, &self.bounces, &self.scheduler);
+        within("server.shutdown_grace_secs", self.server.shutdown_grace_secs.into(), 0, 3_600);
+        within("database.pool_size", d.pool_size.into(), 1, 256);
+        within("database.busy_timeout_ms", d.busy_timeout_ms.into(), 1, 3_600_000);
+        within("smtp.pool_size", smtp.pool_size.into(), 1, 1_024);
+        within("smtp.timeout_secs", smtp.timeout_secs.into(), 1, 3_600);
+        within("smtp.max_messages_per_second", smtp.max_messages_per_second.into(), 0, 1_000_000);
+        within("dns.timeout_ms", self.dns.timeout_ms.into(), 1, 60_000);
+        within("dns.domain_check_interval_secs", self.dns.domain_check_interval_secs.into(), 10, 365 * DAY);
+        within("auth.session_hours", self.auth.session_hours.into(), 1, 87_600);
+        within("limits.requests_per_minute", l.requests_per_minute.into(), 1, u32::MAX.into());
+        within("limits.idempotency_ttl_hours", l.idempotency_ttl_hours.into(), 1, 8_760);
+        within("limits.attachment_bytes", l.attachment_bytes, 1, GIB);
+        within("limits.message_bytes", l.message_bytes, 1024, GIB);
+        within("limits.csv_bytes", l.csv_bytes, 1, GIB);
+        within("limits.upload_bytes", l.upload_bytes, 1, GIB);
+        within("limits.upload_total_bytes", l.upload_total_bytes, 1, 1 << 50);
+        within("limits.body_memory_bytes", l.body_memory_bytes, MIB, 1 << 40);
+        within("limits.domains_per_project", l.domains_per_project.into(), 1, 100_000);
+        within("limits.fields_per_project", l.fields_per_project.into(), 1, 1_000_000);
+        within("limits.event_names_per_project", l.event_names_per_project.into(), 1, 1_000_000);
+        within(
             "limits.workflow_runs_per_contact_hour",
-            self.limits.workflow_runs_per_contact_hour.into(),
+            l.workflow_runs_per_contact_hour.into(),
             1,
+            1_000_000,
         );
-        at_least("limits.chained_runs_per_contact_hour", self.limits.chained_runs_per_contact_hour.into(), 1);
-        at_least("bounces.max_connections", self.bounces.max_connections.into(), 1);
-        at_least("bounces.max_connections_per_peer", self.bounces.max_connections_per_peer.into(), 1);
-        at_least("bounces.idle_secs", self.bounces.idle_secs.into(), 1);
-        at_least("bounces.session_secs", self.bounces.session_secs.into(), 1);
-        at_least("scheduler.workers", self.scheduler.workers.into(), 1);
-        at_least("scheduler.lease_secs", self.scheduler.lease_secs.into(), 5);
-        at_least("scheduler.retry_base_secs", self.scheduler.retry_base_secs.into(), 1);
-        at_least("scheduler.max_idle_secs", self.scheduler.max_idle_secs.into(), 1);
-        at_least("scheduler.idempotency_sweep_secs", self.scheduler.idempotency_sweep_secs.into(), 1);
-        at_least("scheduler.job_retention_hours", self.scheduler.job_retention_hours.into(), 1);
-        at_least("scheduler.segment_refresh_secs", self.scheduler.segment_refresh_secs.into(), 1);
+        within("limits.chained_runs_per_contact_hour", l.chained_runs_per_contact_hour.into(), 1, 1_000_000);
+        within("bounces.max_connections", b.max_connections.into(), 1, 65_536);
+        within("bounces.max_connections_per_peer", b.max_connections_per_peer.into(), 1, 65_536);
+        within("bounces.max_message_bytes", b.max_message_bytes, 1024, GIB);
+        within("bounces.idle_secs", b.idle_secs.into(), 1, 3_600);
+        within("bounces.session_secs", b.session_secs.into(), 1, DAY);
+        within("reputation.min_sent", self.reputation.min_sent.into(), 0, 1_000_000_000);
+        within("reputation.window_days", self.reputation.window_days.into(), 1, 3_650);
+        within("scheduler.workers", sc.workers.into(), 1, 256);
+        within("scheduler.lease_secs", sc.lease_secs.into(), 5, DAY);
+        within("scheduler.retry_base_secs", sc.retry_base_secs.into(), 1, DAY);
+        within("scheduler.max_idle_secs", sc.max_idle_secs.into(), 1, DAY);
+        within("scheduler.idempotency_sweep_secs", sc.idempotency_sweep_secs.into(), 1, DAY);
+        within("scheduler.job_retention_hours", sc.job_retention_hours.into(), 1, 87_600);
+        within("scheduler.segment_refresh_secs", sc.segment_refresh_secs.into(), 1, DAY);
+        for (n, relay) in smtp.relays.iter().enumerate() {
+            within(&format!("smtp.relays[{n}].pool_size"), relay.pool_size.into(), 1, 1_024);
+            let rate = relay.max_messages_per_second.into();
+            within(&format!("smtp.relays[{n}].max_messages_per_second"), rate, 0, 1_000_000);
+        }
         if !(4..=31).contains(&self.auth.bcrypt_cost) {
             problems.push(format!(
                 "`auth.bcrypt_cost` must be between 4 and 31 (found {})",

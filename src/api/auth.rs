@@ -87,10 +87,10 @@ async fn signup(
 }
 
 async fn create_account(state: &AppState, body: Credentials) -> Result<(User, String), ApiError> {
-    if state.config.auth.disable_signups {
-        return Err(ApiError::forbidden(
-            "Sign-ups are disabled on this server; ask an administrator for an account",
-        ));
+    // Refused before bcrypt when closed; asked again as the account is made.
+    let config = state.config.clone();
+    if !state.db.run(move |conn| Ok::<_, DbError>(accounts::signups_open(conn, &config)?)).await? {
+        return Err(accounts::signups_closed());
     }
     let (email, password) = accounts::credentials(body.email.as_deref(), body.password.as_deref(), true)?;
     let cost = state.config.auth.bcrypt_cost;
@@ -101,6 +101,9 @@ async fn create_account(state: &AppState, body: Credentials) -> Result<(User, St
     state
         .db
         .write(move |tx| {
+            if !accounts::signups_open(tx, &config)? {
+                return Err(accounts::signups_closed());
+            }
             let user = accounts::insert_user(tx, &email, &hash)?;
             accounts::send_verification(tx, &config, &user, crate::clock::now_ms())?;
             let token = session::start(tx, &user.id, &secret, hours)?;

@@ -3,6 +3,8 @@
 use rocket::serde::json::Json;
 use rocket::{State, get};
 
+use crate::db::DbError;
+use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::server::{Features, ServerConfig, Tracking};
 
@@ -16,18 +18,25 @@ documented_routes!(features);
     responses((status = 200, description = "The features", body = ServerConfig)),
 )]
 #[get("/config")]
-fn features(state: &State<AppState>) -> Json<ServerConfig> {
+async fn features(state: &State<AppState>) -> Result<Json<ServerConfig>, ApiError> {
+    let config = state.config.clone();
+    // Whether a stranger may sign up now: with `disable_signups` unset, only until the first
+    // account exists.
+    let signups = state
+        .db
+        .run(move |conn| Ok::<_, DbError>(crate::core::accounts::signups_open(conn, &config)?))
+        .await?;
     let config = &state.config;
     let providers = super::sso::providers(config);
-    Json(ServerConfig {
+    Ok(Json(ServerConfig {
         version: env!("CARGO_PKG_VERSION").into(),
         features: Features {
             billing: config.billing.enabled(),
             oauth: !providers.is_empty(),
-            signups: !config.auth.disable_signups,
+            signups,
             tracking: config.tracking.opens || config.tracking.clicks,
         },
         tracking: Tracking { opens: config.tracking.opens, clicks: config.tracking.clicks },
         oauth_providers: providers,
-    })
+    }))
 }

@@ -102,7 +102,10 @@ where
     C::Instant: Send + Sync,
 {
     let per_minute = per_minute.max(1);
-    let public_per_minute = (per_minute * PUBLIC_SHARE_PERCENT / 100).max(1);
+    // In u64: a u32 product wrapped for limits past 53 million a minute, and the public share
+    // became a small number (found by turning on overflow checks, issue 29).
+    let share = u64::from(per_minute) * u64::from(PUBLIC_SHARE_PERCENT) / 100;
+    let public_per_minute = u32::try_from(share).unwrap_or(u32::MAX).max(1);
     let quota = |n: u32| Quota::per_minute(NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN));
     let inner = RateLimiter::dashmap_with_clock(quota(per_minute), clock.clone())
         .with_middleware::<StateInformationMiddleware>();

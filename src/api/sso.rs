@@ -199,11 +199,11 @@ async fn sign_in(
     new_hash: Option<String>,
 ) -> Result<Outcome, ApiError> {
     let (provider, identity) = (provider.to_string(), identity.clone());
-    let (signups, secret, hours) =
-        (!app.config.auth.disable_signups, app.secrets.jwt.clone(), app.config.auth.session_hours);
+    let (secret, hours) = (app.secrets.jwt.clone(), app.config.auth.session_hours);
     let config = app.config.clone();
     app.db
         .write(move |tx| {
+            let signups = accounts::signups_open(tx, &config)?;
             Ok(match sso::user_for(tx, &config, &provider, &identity, signups, new_hash.as_deref())? {
                 sso::SignIn::As(user) => Outcome::Session(session::start(tx, &user.id, &secret, hours)?),
                 sso::SignIn::Reclaimed(user) => {

@@ -88,6 +88,21 @@ pub fn credentials(
     }
 }
 
+/// Whether a stranger may sign up now (`[auth] disable_signups`; unset, only while there is no
+/// account yet). Asked again in the transaction that makes the account, so two first sign-ups
+/// at once make one owner.
+pub fn signups_open(conn: &Connection, config: &Config) -> rusqlite::Result<bool> {
+    match config.auth.disable_signups {
+        Some(disabled) => Ok(!disabled),
+        None => Ok(config.auth.signups_open(users::any(conn)?)),
+    }
+}
+
+/// The refusal of a sign-up when they are closed.
+pub fn signups_closed() -> ApiError {
+    ApiError::forbidden("Sign-ups are closed on this server; ask its owner for an invitation")
+}
+
 /// Stores a new user; 409 when the email has an account.
 pub fn insert_user(conn: &Connection, email: &str, password_hash: &str) -> Result<User, ApiError> {
     users::insert(conn, email, password_hash)

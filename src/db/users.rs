@@ -46,6 +46,11 @@ pub fn insert(conn: &Connection, email: &str, password_hash: &str) -> rusqlite::
     })
 }
 
+/// Whether any account exists.
+pub fn any(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM users)")?.query_row([], |r| r.get(0))
+}
+
 pub fn by_email(conn: &Connection, email: &str) -> rusqlite::Result<Option<User>> {
     conn.query_row(&format!("SELECT {COLUMNS} FROM users WHERE email = ?1"), [email], from_row).optional()
 }

@@ -22,7 +22,8 @@ pub struct Features {
     pub billing: bool,
     /// Single sign-on providers are configured.
     pub oauth: bool,
-    /// Anyone may sign up.
+    /// Anyone may sign up now (with `[auth] disable_signups` unset, until the first account
+    /// exists).
     pub signups: bool,
     /// Opens or clicks are tracked.
     pub tracking: bool,

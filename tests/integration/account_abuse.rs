@@ -111,3 +111,47 @@ async fn a_sign_in_returns_only_to_the_browser_that_started_it() {
     let (to, session) = come_back_with(&app, "acme", &query, Some(binding)).await;
     assert_eq!((to.as_str(), session.is_some()), ("/app", true));
 }
+
+/// Sign-ups are closed by default once the first account exists (issue 29): the first person
+/// to sign up owns the instance; after that, only an invitation makes an account, unless
+/// `disable_signups = false` opens the door. `/config` says which.
+#[rocket::async_test]
+async fn only_the_first_account_signs_up_unless_the_owner_invites_or_opens_the_door() {
+    let room = crate::send::Mailroom::with(|c| {
+        c.auth.disable_signups = None;
+        c.server.system_from = Some("Tidings <system@example.test>".into());
+    })
+    .await;
+    let app = &room.app;
+    // The mail room made its owner through sign-up, the first account.
+    let signups = async || app.client.get("/config").dispatch().await.into_json::<serde_json::Value>().await;
+    assert_eq!(signups().await.unwrap()["features"]["signups"], json!(false));
+    let stranger = json!({ "email": "stranger@example.com", "password": "password123" });
+    let res = app.post_json("/auth/signup", &stranger).await;
+    assert_eq!(res.status(), Status::Forbidden);
+    let refused = res.into_json::<serde_json::Value>().await.unwrap();
+    assert_eq!(refused["error"]["code"], "FORBIDDEN", "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("invitation"), "{refused}");
+    let users = "SELECT count(*) FROM users";
+    let count = || app.state.db.conn().unwrap().query_row(users, [], |r| r.get::<_, i64>(0)).unwrap();
+    assert_eq!(count(), 1, "nothing was made");
+
+    // An invitation still makes an account.
+    let (status, invited) =
+        crate::accounts::add_member(app, &room.session, &room.keys.id, "guest@example.com", "MEMBER").await;
+    assert_eq!(status, Status::Accepted, "{invited}");
+    let (_, token) =
+        crate::account_mail::mailed_link(&room, "guest@example.com", "You are invited", "invitation").await;
+    let accept = json!({ "token": token, "password": "password123" });
+    assert_eq!(app.post_json("/auth/accept-invitation", &accept).await.status(), Status::Ok);
+    assert_eq!(count(), 2);
+
+    // A fresh install lets its first person in; `disable_signups = false` lets everyone in.
+    let fresh = TestApp::with(|c| c.auth.disable_signups = None).await;
+    let first = json!({ "email": "owner@example.com", "password": "password123" });
+    assert_eq!(fresh.post_json("/auth/signup", &first).await.status(), Status::Ok);
+    assert_eq!(fresh.post_json("/auth/signup", &stranger).await.status(), Status::Forbidden);
+    let open = TestApp::with(|c| c.auth.disable_signups = Some(false)).await;
+    assert_eq!(open.post_json("/auth/signup", &first).await.status(), Status::Ok);
+    assert_eq!(open.post_json("/auth/signup", &stranger).await.status(), Status::Ok);
+}

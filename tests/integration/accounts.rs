@@ -87,7 +87,7 @@ async fn signup_rules() {
 
 #[rocket::async_test]
 async fn signups_can_be_disabled() {
-    let app = TestApp::with(|c| c.auth.disable_signups = true).await;
+    let app = TestApp::with(|c| c.auth.disable_signups = Some(true)).await;
     let res =
         app.post_json("/auth/signup", &json!({ "email": "a@example.com", "password": "password123" })).await;
     assert_envelope(res, 403, "FORBIDDEN").await;

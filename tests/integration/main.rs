@@ -13,6 +13,7 @@ mod bounces;
 mod browser;
 mod campaign_crash;
 mod campaigns;
+mod config_extremes;
 mod contacts;
 mod crash;
 mod dashboard_api;

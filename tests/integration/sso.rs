@@ -40,7 +40,7 @@ pub fn provider(receiver: &HttpReceiver) -> String {
 pub async fn app_with(issuer: &str, signups: bool) -> TestApp {
     let issuer = issuer.to_string();
     TestApp::with(move |c| {
-        c.auth.disable_signups = !signups;
+        c.auth.disable_signups = Some(!signups);
         c.auth.oidc = vec![OidcProvider {
             id: "acme".into(),
             name: "Acme SSO".into(),

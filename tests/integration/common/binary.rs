@@ -77,6 +77,8 @@ impl Server {
             let mut cmd = command(dir, &["serve"]);
             cmd.env("TIDINGS_SERVER__PORT", port.to_string())
                 .env("TIDINGS_SERVER__SHUTDOWN_GRACE_SECS", "1")
+                // Tests sign up many accounts (the default, first only, is tested with the app).
+                .env("TIDINGS_AUTH__DISABLE_SIGNUPS", "false")
                 .envs(env.iter().copied());
             let mut server = Self::spawn(cmd, dir, port);
             if !server.lost_its_port() || attempt == 5 {

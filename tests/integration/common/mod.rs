@@ -30,6 +30,8 @@ pub fn test_config(dir: &std::path::Path) -> Config {
     config.server.port = 0;
     config.server.shutdown_grace_secs = 0;
     config.auth.bcrypt_cost = 4;
+    // Tests sign up many accounts; the default (only the first) is tested in account_abuse.rs.
+    config.auth.disable_signups = Some(false);
     config.scheduler.retry_base_secs = 1;
     config
 }

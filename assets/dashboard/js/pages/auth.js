@@ -45,6 +45,6 @@ export function Auth({ mode, signups, providers = [], onSignedIn }) {
         ? html`<p class="meta">Have an account? <a href="/login">Sign in</a></p>`
         : signups
           ? html`<p class="meta">New here? <a href="/signup">Create an account</a></p>`
-          : html`<p class="meta">Sign-ups are closed on this server; ask its administrator for an account.</p>`}
+          : html`<p class="meta">Sign-ups are closed on this server; ask its owner for an invitation.</p>`}
     </section>`;
 }
