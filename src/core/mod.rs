@@ -13,6 +13,8 @@ pub mod email;
 pub mod events;
 pub mod feedback;
 pub mod fields;
+#[cfg(test)]
+mod fuzz;
 pub mod import;
 pub mod invitations;
 pub mod keys;

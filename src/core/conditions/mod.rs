@@ -35,7 +35,7 @@ pub mod eval;
 pub mod resolve;
 pub mod sql;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use serde_json::{Map, Value};
 

@@ -10,18 +10,18 @@ use super::sql::compile;
 use super::*;
 use crate::db::contacts::{self, Contact};
 
-const PROJECT: &str = "p1";
-const NOW: i64 = 1_800_000_000_000;
+pub(crate) const PROJECT: &str = "p1";
+pub(crate) const NOW: i64 = 1_800_000_000_000;
 const DAY: i64 = 86_400_000;
 
 /// A database with contacts (data, times), events and two segments: `static1` (static, with
 /// stored members) and `dynamic1` (dynamic: `data.plan equals pro`).
-struct Fixture {
-    conn: Connection,
+pub(crate) struct Fixture {
+    pub(crate) conn: Connection,
 }
 
 impl Fixture {
-    fn new() -> Fixture {
+    pub(crate) fn new() -> Fixture {
         let mut conn = Connection::open_in_memory().unwrap();
         crate::db::migrate::run(&mut conn).unwrap();
         crate::db::functions::register(&conn).unwrap();
@@ -54,7 +54,7 @@ impl Fixture {
     }
 
     /// Adds a contact; returns its seq.
-    fn contact(&self, email: &str, subscribed: bool, data: Value, created_at: i64) -> i64 {
+    pub(crate) fn contact(&self, email: &str, subscribed: bool, data: Value, created_at: i64) -> i64 {
         let n: i64 = self.conn.query_row("SELECT count(*) FROM contacts", [], |r| r.get(0)).unwrap();
         self.conn
             .execute(
@@ -66,7 +66,7 @@ impl Fixture {
         self.conn.last_insert_rowid()
     }
 
-    fn event(&self, seq: i64, name: &str, at: i64) {
+    pub(crate) fn event(&self, seq: i64, name: &str, at: i64) {
         self.conn
             .execute(
                 "INSERT INTO events (id, project_id, contact_id, name, data, created_at)
@@ -89,13 +89,13 @@ impl Fixture {
     }
 
     /// Parses and resolves a tree (panics on a bad tree).
-    fn condition(&self, tree: &Value) -> Condition {
+    pub(crate) fn condition(&self, tree: &Value) -> Condition {
         let mut condition = Condition::parse(tree, "condition").unwrap();
         resolve(&self.conn, PROJECT, &mut condition, None, "condition").unwrap();
         condition
     }
 
-    fn by_sql(&self, condition: &Condition) -> Vec<i64> {
+    pub(crate) fn by_sql(&self, condition: &Condition) -> Vec<i64> {
         let compiled = compile(condition, PROJECT, NOW);
         let sql = format!(
             "SELECT c.seq FROM contacts c WHERE c.project_id = '{PROJECT}' AND {} ORDER BY c.seq",
@@ -108,7 +108,7 @@ impl Fixture {
             .collect()
     }
 
-    fn in_memory(&self, condition: &Condition) -> Vec<i64> {
+    pub(crate) fn in_memory(&self, condition: &Condition) -> Vec<i64> {
         self.contacts()
             .into_iter()
             .filter(|c| {
