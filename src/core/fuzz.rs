@@ -34,7 +34,8 @@ where
     while Instant::now() < deadline {
         // A new runner each round (seeded from entropy): one runner counts its successes and
         // would run no more cases after its first round.
-        let mut runner = TestRunner::new(Config { cases: 32, failure_persistence: None, ..Config::default() });
+        let mut runner =
+            TestRunner::new(Config { cases: 32, failure_persistence: None, ..Config::default() });
         if let Err(e) = runner.run(&strategy, &check) {
             panic!("{name}: {e}");
         }

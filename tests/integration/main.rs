@@ -26,6 +26,7 @@ mod fair_shares;
 mod feedback;
 mod github_sign_in;
 mod hostile;
+mod hostile_corpus;
 mod idempotency;
 mod imports;
 mod jobs;

@@ -209,7 +209,7 @@ async fn catalogues_are_capped_and_the_field_lists_stay_small() {
 
 /// A template that makes `a` and `b` of 163,840 bytes each without a loop (so no loop tick),
 /// then asks for `a` with every "a" replaced by `b`: 27 GB.
-fn amplifier(guard: Option<&str>) -> String {
+pub(crate) fn amplifier(guard: Option<&str>) -> String {
     let grow = "{% assign a = a | append: a %}".repeat(14);
     let body =
         format!("{{% assign a = \"aaaaaaaaaa\" %}}{grow}{{% assign b = a %}}{{{{ a | replace: \"a\", b }}}}");

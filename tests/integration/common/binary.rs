@@ -13,9 +13,24 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// Not passed to the server: [`Server::start`] runs it under `prlimit --as=<this many bytes>`.
+pub const ADDRESS_SPACE: &str = "TEST_ADDRESS_SPACE";
+
 /// A command of the binary run in `dir`, with no inherited `TIDINGS_*` variables.
 pub fn bare_command(dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(BIN);
+    clean(Command::new(BIN), dir, args)
+}
+
+/// The binary run in `dir` under an address-space limit of `bytes` (`prlimit --as`, util-linux).
+fn limited_command(dir: &Path, args: &[&str], bytes: &str) -> Command {
+    let mut cmd = Command::new("prlimit");
+    cmd.arg(format!("--as={bytes}")).arg("--").arg(BIN);
+    let mut cmd = clean(cmd, dir, args);
+    cmd.env("TIDINGS_AUTH__BCRYPT_COST", "4");
+    cmd
+}
+
+fn clean(mut cmd: Command, dir: &Path, args: &[&str]) -> Command {
     cmd.current_dir(dir).args(args);
     for (key, _) in std::env::vars() {
         if key.starts_with("TIDINGS_") || key == "DISABLE_SIGNUPS" || key == "RUST_LOG" {
@@ -74,12 +89,16 @@ impl Server {
         let mut attempt = 0;
         loop {
             let port = free_port();
-            let mut cmd = command(dir, &["serve"]);
+            let limit = env.iter().find(|(key, _)| *key == ADDRESS_SPACE).map(|(_, bytes)| *bytes);
+            let mut cmd = match limit {
+                Some(bytes) => limited_command(dir, &["serve"], bytes),
+                None => command(dir, &["serve"]),
+            };
             cmd.env("TIDINGS_SERVER__PORT", port.to_string())
                 .env("TIDINGS_SERVER__SHUTDOWN_GRACE_SECS", "1")
                 // Tests sign up many accounts (the default, first only, is tested with the app).
                 .env("TIDINGS_AUTH__DISABLE_SIGNUPS", "false")
-                .envs(env.iter().copied());
+                .envs(env.iter().filter(|(key, _)| *key != ADDRESS_SPACE).copied());
             let mut server = Self::spawn(cmd, dir, port);
             if !server.lost_its_port() || attempt == 5 {
                 return server;
