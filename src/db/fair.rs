@@ -75,6 +75,11 @@ impl Turns {
     }
 
     /// Rows held of every project.
+    /// Whether some project holds all it may: its due rows, if any, wait for it to finish some.
+    pub fn any_full(&self) -> bool {
+        self.held.values().any(|n| *n >= self.cap)
+    }
+
     pub fn total(&self) -> usize {
         self.held.values().sum()
     }

@@ -16,13 +16,23 @@ pub struct FairQueue<T> {
     running: HashMap<Owner, usize>,
     /// Most items of one project running at once.
     cap: usize,
+    /// Whether a project may run past its cap while no other project's item could start.
+    lends: bool,
     len: usize,
 }
 
 impl<T> FairQueue<T> {
     /// A queue that runs at most `cap` (at least 1) items of one project at once.
     pub fn new(cap: usize) -> FairQueue<T> {
-        FairQueue { waiting: VecDeque::new(), running: HashMap::new(), cap: cap.max(1), len: 0 }
+        FairQueue { waiting: VecDeque::new(), running: HashMap::new(), cap: cap.max(1), lends: false, len: 0 }
+    }
+
+    /// A queue whose cap holds only while another project's item could start: alone, a project
+    /// uses every slot. For short work (a send to a relay), where a slot comes free soon; work
+    /// that can hold a slot for long (a webhook that never answers) keeps the hard cap of
+    /// [`FairQueue::new`].
+    pub fn lending(cap: usize) -> FairQueue<T> {
+        FairQueue { lends: true, ..FairQueue::new(cap) }
     }
 
     /// Adds a claimed item of `owner`'s, to start in its turn.
@@ -41,7 +51,7 @@ impl<T> FairQueue<T> {
         for _ in 0..self.waiting.len() {
             let (owner, mut items) = self.waiting.pop_front()?;
             let running = self.running.get(&owner).copied().unwrap_or(0);
-            if running >= self.cap {
+            if running >= self.cap && (!self.lends || self.any_under_cap()) {
                 self.waiting.push_back((owner, items));
                 continue;
             }
@@ -66,8 +76,13 @@ impl<T> FairQueue<T> {
         }
     }
 
-    /// Whether an item waits whose project runs fewer than its cap.
+    /// Whether [`FairQueue::start`] would start an item now.
     pub fn can_start(&self) -> bool {
+        if self.lends { !self.waiting.is_empty() } else { self.any_under_cap() }
+    }
+
+    /// Whether an item waits whose project runs fewer than its cap.
+    fn any_under_cap(&self) -> bool {
         self.waiting.iter().any(|(owner, _)| self.running.get(owner).copied().unwrap_or(0) < self.cap)
     }
 
@@ -124,6 +139,24 @@ mod tests {
         queue.finished(&owner("a"));
         assert_eq!(queue.start().map(|(_, item)| item).as_deref(), Some("a2"));
         assert!(queue.start().is_none());
+    }
+
+    #[test]
+    fn a_lending_queue_runs_a_project_alone_past_its_cap_until_another_could_start() {
+        let mut queue = FairQueue::lending(2);
+        for i in 0..4 {
+            queue.push(owner("a"), format!("a{i}"));
+        }
+        let started: Vec<String> = std::iter::from_fn(|| queue.start().map(|(_, item)| item)).collect();
+        assert_eq!(started, ["a0", "a1", "a2", "a3"], "alone, a uses every slot");
+        queue.push(owner("a"), "a4".into());
+        queue.push(owner("b"), "b0".into());
+        assert_eq!(queue.start().map(|(_, item)| item).as_deref(), Some("b0"), "b goes first");
+        assert_eq!(
+            queue.start().map(|(_, item)| item).as_deref(),
+            Some("a4"),
+            "then a, b having nothing left"
+        );
     }
 
     #[test]
