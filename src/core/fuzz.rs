@@ -18,9 +18,9 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{Map, Value, json};
 
-use super::conditions::Condition;
 use super::conditions::resolve::resolve;
 use super::conditions::tests::{Fixture, NOW, PROJECT};
+use super::conditions::{Condition, EVENT_OPERATORS, FIELD_OPERATORS, SEGMENT_OPERATORS};
 use super::render::{self, MAX_OUTPUT_BYTES, Mode};
 
 /// Runs `check` on inputs from `strategy` until `FUZZ_SECS` have passed.
@@ -220,30 +220,9 @@ fn condition_filter() -> impl Strategy<Value = Value> {
         "",
         "data.é",
     ]);
-    let operator = prop::sample::select(vec![
-        "equals",
-        "notEquals",
-        "contains",
-        "notContains",
-        "greaterThan",
-        "lessThan",
-        "greaterThanOrEqual",
-        "lessThanOrEqual",
-        "gt",
-        "lt",
-        "exists",
-        "notExists",
-        "within",
-        "olderThan",
-        "triggered",
-        "triggeredWithin",
-        "triggeredOlderThan",
-        "notTriggered",
-        "notTriggeredWithin",
-        "memberOfSegment",
-        "notMemberOfSegment",
-        "is",
-    ]);
+    // Every operator the parser knows, and one it does not.
+    let known = FIELD_OPERATORS.iter().chain(EVENT_OPERATORS).chain(SEGMENT_OPERATORS);
+    let operator = prop::sample::select(known.copied().chain(["is"]).collect::<Vec<_>>());
     let value = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::from),

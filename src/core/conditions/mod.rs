@@ -190,7 +190,7 @@ pub enum Target {
     Dynamic(Box<Condition>),
 }
 
-const FIELD_OPERATORS: &[&str] = &[
+pub(crate) const FIELD_OPERATORS: &[&str] = &[
     "equals",
     "notEquals",
     "contains",
@@ -206,9 +206,9 @@ const FIELD_OPERATORS: &[&str] = &[
     "within",
     "olderThan",
 ];
-const EVENT_OPERATORS: &[&str] =
+pub(crate) const EVENT_OPERATORS: &[&str] =
     &["triggered", "triggeredWithin", "triggeredOlderThan", "notTriggered", "notTriggeredWithin"];
-const SEGMENT_OPERATORS: &[&str] = &["memberOfSegment", "notMemberOfSegment"];
+pub(crate) const SEGMENT_OPERATORS: &[&str] = &["memberOfSegment", "notMemberOfSegment"];
 
 fn err(path: &str, code: &str, message: impl Into<String>) -> ApiError {
     ApiError::validation(vec![FieldError::new(path, code, message)])
