@@ -127,6 +127,28 @@ fn predicted(name: &str, input: &dyn ValueView, args: &[LiquidValue]) -> Option<
     }
 }
 
+/// Whether an integer filter's result lies past 64 bits: liquid computes `plus`, `minus`,
+/// `times`, `divided_by`, `modulo` and `abs` on integers unchecked (a panic with overflow checks,
+/// and `i64::MIN / -1` panics in any build), so the result is checked first and the render fails
+/// with the reason instead.
+fn out_of_range(name: &str, input: &dyn ValueView, args: &[LiquidValue]) -> bool {
+    let integer = |v: &dyn ValueView| v.as_scalar().and_then(|s| s.to_integer());
+    let Some(a) = integer(input) else { return false };
+    let b = args.first().and_then(|v| integer(v.as_view()));
+    match (name, b) {
+        ("plus", Some(b)) => a.checked_add(b).is_none(),
+        ("minus", Some(b)) => a.checked_sub(b).is_none(),
+        ("times", Some(b)) => a.checked_mul(b).is_none(),
+        ("divided_by", Some(b)) => b != 0 && a.checked_div(b).is_none(),
+        ("modulo", Some(b)) => b != 0 && a.checked_rem(b).is_none(),
+        ("abs", _) => a.checked_abs().is_none(),
+        _ => false,
+    }
+}
+
+/// The filters [`out_of_range`] checks.
+const INTEGER: &[&str] = &["plus", "minus", "times", "divided_by", "modulo", "abs"];
+
 /// A filter of the parser, held to the render's budget.
 #[derive(Clone)]
 pub(super) struct Budgeted<F: Clone>(pub(super) F);
@@ -174,12 +196,18 @@ impl Filter for BudgetedFilter {
         #[cfg(test)]
         EVALUATED.with(|e| e.borrow_mut().push(self.name.clone()));
         check_time(runtime)?;
-        if PREDICTED.contains(&self.name.as_str()) {
+        if PREDICTED.contains(&self.name.as_str()) || INTEGER.contains(&self.name.as_str()) {
             let args = self
                 .positional
                 .iter()
                 .map(|e| e.evaluate(runtime).map(|v| v.into_owned()))
                 .collect::<liquid_core::Result<Vec<_>>>()?;
+            if out_of_range(&self.name, input, &args) {
+                return Err(liquid_core::Error::with_msg(format!(
+                    "{}: the result lies past the 64-bit integers",
+                    self.name
+                )));
+            }
             if let Some(size) = predicted(&self.name, input, &args)
                 && size > MAX_VALUE_BYTES
             {
@@ -316,6 +344,27 @@ mod tests {
 
     fn with(source: &str, data: Value) -> Result<String, TemplateError> {
         render(source, Mode::Text, &scope(data.as_object().unwrap(), "a@b.co", "c1", &[]))
+    }
+
+    #[test]
+    fn integer_filters_past_64_bits_fail_the_render_with_the_reason() {
+        let min = "{% assign m = -9223372036854775807 | minus: 1 %}";
+        for (source, filter) in [
+            ("{{ 9223372036854775807 | plus: 1 }}".to_string(), "plus"),
+            ("{{ -9223372036854775807 | minus: 2 }}".to_string(), "minus"),
+            ("{{ 4611686018427387904 | times: 2 }}".to_string(), "times"),
+            (format!("{min}{{{{ m | divided_by: -1 }}}}"), "divided_by"),
+            (format!("{min}{{{{ m | modulo: -1 }}}}"), "modulo"),
+            (format!("{min}{{{{ m | abs }}}}"), "abs"),
+        ] {
+            let e = with(&source, json!({})).unwrap_err();
+            assert!(e.message.contains(&format!("{filter}: the result lies past")), "{source}: {e:?}");
+        }
+        assert_eq!(with("{{ 9223372036854775806 | plus: 1 }}", json!({})).unwrap(), "9223372036854775807");
+        assert_eq!(
+            with("{{ 7 | modulo: 0 }}", json!({})).is_err(),
+            with("{{ 7 | divided_by: 0 }}", json!({})).is_err()
+        );
     }
 
     #[test]
