@@ -45,6 +45,11 @@ pub struct JobLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CapLabel {
+    pub cap: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ResultLabel {
     pub result: String,
 }
@@ -66,6 +71,8 @@ pub struct Metrics {
     pub webhook_deliveries: Family<ResultLabel, Counter>,
     delivery_queue: Family<StateLabel, Gauge>,
     jobs: Family<JobLabels, Gauge>,
+    /// Workflow starts a loop cap refused, by the cap's setting (issue 29).
+    workflow_starts_refused: Family<CapLabel, Counter>,
 }
 
 impl Default for Metrics {
@@ -106,12 +113,21 @@ impl Default for Metrics {
             "Outbound webhook deliveries by result",
             webhook_deliveries.clone(),
         );
+        let workflow_starts_refused = Family::<CapLabel, Counter>::default();
+        registry.register(
+            "workflow_starts_refused",
+            "Workflow executions not started because a contact reached a loop cap, by the cap's setting",
+            workflow_starts_refused.clone(),
+        );
         // The known outcomes exist from the start, at zero, so graphs and alerts have a series.
         for status in ["sent", "failed", "deferred"] {
             emails.get_or_create_owned(&StatusLabel { status: status.into() });
         }
         for result in ["success", "failure"] {
             webhook_deliveries.get_or_create_owned(&ResultLabel { result: result.into() });
+        }
+        for cap in ["workflow_runs_per_contact_hour", "chained_runs_per_contact_hour"] {
+            workflow_starts_refused.get_or_create_owned(&CapLabel { cap: cap.into() });
         }
         Metrics {
             registry,
@@ -122,6 +138,7 @@ impl Default for Metrics {
             webhook_deliveries,
             delivery_queue,
             jobs,
+            workflow_starts_refused,
         }
     }
 }
@@ -133,6 +150,8 @@ pub struct Snapshot {
     pub queue: Vec<(String, i64)>,
     /// `(kind, status, count)` of jobs.
     pub jobs: Vec<(String, String, i64)>,
+    /// `(cap, total)` of workflow starts refused by the loop caps since the process started.
+    pub refused_starts: Vec<(String, u64)>,
 }
 
 impl Metrics {
@@ -166,6 +185,10 @@ impl Metrics {
         for (kind, status, count) in &snapshot.jobs {
             self.jobs.get_or_create(&JobLabels { kind: kind.clone(), status: status.clone() }).set(*count);
         }
+        for (cap, total) in &snapshot.refused_starts {
+            let counter = self.workflow_starts_refused.get_or_create(&CapLabel { cap: cap.clone() });
+            counter.inc_by(total.saturating_sub(counter.get()));
+        }
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
@@ -186,6 +209,7 @@ mod tests {
         let text = metrics.encode(&Snapshot {
             queue: vec![("due".into(), 4)],
             jobs: vec![("campaigns.send".into(), "queued".into(), 1)],
+            refused_starts: vec![("chained_runs_per_contact_hour".into(), 3)],
         });
         for expected in [
             "# TYPE tidings_http_requests counter",
@@ -198,6 +222,8 @@ mod tests {
             "# TYPE tidings_webhook_deliveries counter",
             r#"tidings_webhook_deliveries_total{result="failure"} 0"#,
             r#"tidings_emails_total{status="deferred"} 0"#,
+            r#"tidings_workflow_starts_refused_total{cap="chained_runs_per_contact_hour"} 3"#,
+            r#"tidings_workflow_starts_refused_total{cap="workflow_runs_per_contact_hour"} 0"#,
             "# EOF",
         ] {
             assert!(text.contains(expected), "{expected} in\n{text}");

@@ -61,8 +61,11 @@ async fn a_workflow_that_triggers_itself_stops_at_its_hourly_rate() {
         .call(Method::Patch, &format!("/workflows/{flow}"), key, Some(json!({ "allowReentry": true })))
         .await;
     assert_eq!(status, Status::Ok);
+    let refused = || tidings::core::workflows::engine::refused_starts()[0].1;
+    let before = refused();
     subscribe_one(&room, "looper@example.com").await;
     assert_eq!(run_to_rest(&room).await, 5, "five starts in the hour, then the event starts nothing");
+    assert!(refused() > before, "the refusal is counted for GET /metrics");
     let runs = executions(app, key, &flow, "?pageSize=100").await;
     assert!(runs.iter().all(|r| r["status"] == "COMPLETED"), "{runs:?}");
     // Another contact has its own five.

@@ -19,6 +19,8 @@
 //! CONDITION steps read `event.<path>` and `workflow.<path>` from it; emails and webhooks see it
 //! as the variables `event` and `workflow`.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
@@ -91,10 +93,12 @@ pub fn on_event(
         // another, stop at a rate however their graphs are drawn.
         if executions::started_since(conn, &workflow.id, contact, hour_ago, per_workflow)? >= per_workflow {
             tracing::debug!(workflow = %workflow.id, contact, "not started: workflow_runs_per_contact_hour reached");
+            REFUSED_PER_WORKFLOW.fetch_add(1, Ordering::Relaxed);
             continue;
         }
         if caused_by.is_some() && executions::caused_since(conn, contact, hour_ago, chained)? >= chained {
             tracing::debug!(workflow = %workflow.id, contact, "not started: chained_runs_per_contact_hour reached");
+            REFUSED_CHAINED.fetch_add(1, Ordering::Relaxed);
             continue;
         }
         let context = json!({ "event": data });
@@ -102,6 +106,19 @@ pub fn on_event(
         start(conn, &workflow, contact, context, output, caused_by.clone(), now)?;
     }
     Ok(())
+}
+
+/// Starts the loop caps refused since the process started, by cap (for `GET /metrics`).
+static REFUSED_PER_WORKFLOW: AtomicU64 = AtomicU64::new(0);
+static REFUSED_CHAINED: AtomicU64 = AtomicU64::new(0);
+
+/// How many starts each loop cap has refused since the process started, by the cap's setting
+/// (a start counted in a transaction that then failed is counted all the same).
+pub fn refused_starts() -> Vec<(String, u64)> {
+    vec![
+        ("workflow_runs_per_contact_hour".into(), REFUSED_PER_WORKFLOW.load(Ordering::Relaxed)),
+        ("chained_runs_per_contact_hour".into(), REFUSED_CHAINED.load(Ordering::Relaxed)),
+    ]
 }
 
 thread_local! {
