@@ -223,16 +223,6 @@ pub struct AuthConfig {
     pub github: Option<GithubProvider>,
 }
 
-impl AuthConfig {
-    /// Whether a stranger may make an account now, given whether any account exists.
-    pub fn signups_open(&self, has_users: bool) -> bool {
-        match self.disable_signups {
-            Some(disabled) => !disabled,
-            None => !has_users,
-        }
-    }
-}
-
 impl Default for AuthConfig {
     fn default() -> Self {
         Self {

@@ -94,7 +94,7 @@ pub fn credentials(
 pub fn signups_open(conn: &Connection, config: &Config) -> rusqlite::Result<bool> {
     match config.auth.disable_signups {
         Some(disabled) => Ok(!disabled),
-        None => Ok(config.auth.signups_open(users::any(conn)?)),
+        None => Ok(!users::any(conn)?),
     }
 }
 

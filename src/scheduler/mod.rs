@@ -631,7 +631,7 @@ pub fn backoff_ms(base: Duration, attempt: u32) -> i64 {
 /// How long a worker whose claim left due rows behind waits before it looks again: those rows
 /// are of projects holding their whole share ([`crate::db::fair`]), and one of their items
 /// finishing, or new work being queued, wakes it sooner.
-const PASSED_OVER: Duration = Duration::from_millis(250);
+pub(crate) const PASSED_OVER: Duration = Duration::from_millis(250);
 
 /// When a worker whose claim was not full looks again, for the soonest row due at `at_ms` that
 /// it did not hold: then, or after [`PASSED_OVER`] if that row was due already (its project's
