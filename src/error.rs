@@ -339,10 +339,16 @@ impl<'r> Responder<'r, 'static> for ApiError {
 
 impl From<rusqlite::Error> for ApiError {
     fn from(e: rusqlite::Error) -> Self {
-        if let Some(category) = over_cap(&e) {
+        crate::db::DbError::from(e).into()
+    }
+}
+
+impl From<crate::db::DbError> for ApiError {
+    fn from(e: crate::db::DbError) -> Self {
+        if let Some(category) = e.over_cap() {
             return Self::billing_limit(category);
         }
-        if trigger_message(&e) == Some("EVENT_NAME_LIMIT_EXCEEDED") {
+        if e.trigger() == Some("EVENT_NAME_LIMIT_EXCEEDED") {
             return Self::invalid_field(
                 "event",
                 "too_many_event_names",
@@ -350,7 +356,7 @@ impl From<rusqlite::Error> for ApiError {
                  10,000 by default); delete names no longer used (DELETE /events/:name)",
             );
         }
-        if trigger_message(&e) == Some("FIELD_LIMIT_EXCEEDED") {
+        if e.trigger() == Some("FIELD_LIMIT_EXCEEDED") {
             return Self::invalid_field(
                 "data",
                 "too_many_fields",
@@ -362,31 +368,9 @@ impl From<rusqlite::Error> for ApiError {
     }
 }
 
-/// The message a trigger aborted a write with (`RAISE(ABORT, ...)`).
-fn trigger_message(e: &rusqlite::Error) -> Option<&str> {
-    match e {
-        rusqlite::Error::SqliteFailure(f, Some(message))
-            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_TRIGGER =>
-        {
-            Some(message)
-        }
-        _ => None,
-    }
-}
-
-impl From<crate::db::DbError> for ApiError {
-    fn from(e: crate::db::DbError) -> Self {
-        match e {
-            crate::db::DbError::Sqlite(e) => e.into(),
-            e => Self::internal(format!("database: {e}")),
-        }
-    }
-}
-
-/// The category whose monthly cap a write went over: the `billing_*` triggers (migration V19)
-/// abort the insert with `BILLING_LIMIT_EXCEEDED:<category>`.
-pub fn over_cap(e: &rusqlite::Error) -> Option<&str> {
-    trigger_message(e)?.strip_prefix("BILLING_LIMIT_EXCEEDED:")
+/// The category whose monthly cap a write went over (see [`crate::db::DbError::over_cap`]).
+pub fn over_cap(e: &crate::db::DbError) -> Option<&str> {
+    e.over_cap()
 }
 
 impl ApiError {
@@ -412,16 +396,8 @@ impl ApiError {
 }
 
 /// Maps a unique-constraint violation to 409 with `message`; any other error stays a 500.
-pub fn conflict_on_unique(e: rusqlite::Error, message: &str) -> ApiError {
-    match &e {
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-                || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
-        {
-            ApiError::conflict(message)
-        }
-        _ => e.into(),
-    }
+pub fn conflict_on_unique(e: crate::db::DbError, message: &str) -> ApiError {
+    if e.is_unique_violation() { ApiError::conflict(message) } else { e.into() }
 }
 
 /// The identifier of one request, made on first use and sent back as `X-Request-Id`.

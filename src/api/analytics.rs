@@ -203,8 +203,7 @@ async fn counts_by_type(
     from: i64,
     to: i64,
 ) -> Result<BTreeMap<&'static str, i64>, ApiError> {
-    let totals =
-        state.db.run(move |conn| Ok::<_, DbError>(rollups::totals(conn, &project, from, to)?)).await?;
+    let totals = state.db.run(move |conn| rollups::totals(conn, &project, from, to)).await?;
     let mut counts: BTreeMap<&'static str, i64> = TYPES.iter().map(|(t, _)| (*t, 0)).collect();
     for (name, n) in totals {
         if let Some(count) = counts.get_mut(type_of(&name)) {
@@ -289,7 +288,7 @@ async fn recent_count(
     let project = access.project.id;
     let total: i64 = state
         .db
-        .run(move |conn| Ok::<_, DbError>(rollups::totals(conn, &project, from, now + HOUR)?))
+        .run(move |conn| rollups::totals(conn, &project, from, now + HOUR))
         .await?
         .iter()
         .map(|(_, n)| n)
@@ -392,10 +391,7 @@ async fn timeseries(
     ];
     let project = access.project.id;
     let names: Vec<&'static str> = SERIES.to_vec();
-    let rows = state
-        .db
-        .run(move |conn| Ok::<_, DbError>(rollups::series(conn, &project, (from, to), bucket, &names)?))
-        .await?;
+    let rows = state.db.run(move |conn| rollups::series(conn, &project, (from, to), bucket, &names)).await?;
     let mut points = Vec::new();
     let mut at = from;
     let mut rows = rows.into_iter().peekable();
@@ -450,8 +446,7 @@ async fn top_events(
     let (from, to) = range(params.from, params.to, 30, 3660)?;
     let limit = pagination::limit(params.limit)?;
     let project = access.project.id;
-    let totals =
-        state.db.run(move |conn| Ok::<_, DbError>(rollups::totals(conn, &project, from, to)?)).await?;
+    let totals = state.db.run(move |conn| rollups::totals(conn, &project, from, to)).await?;
     let events = totals
         .into_iter()
         .take(limit)

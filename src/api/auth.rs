@@ -9,8 +9,8 @@ use super::blocking;
 use super::guards::{ClientIp, SameOrigin, Session};
 use super::json::{JsonBody, Small};
 use crate::core::{accounts, session};
+use crate::db::sessions;
 use crate::db::users::{self, User};
-use crate::db::{DbError, sessions};
 use crate::error::ApiError;
 use crate::state::AppState;
 pub(super) use crate::views::accounts::TokenAndPassword;
@@ -89,7 +89,7 @@ async fn signup(
 async fn create_account(state: &AppState, body: Credentials) -> Result<(User, String), ApiError> {
     // Refused before bcrypt when closed; asked again as the account is made.
     let config = state.config.clone();
-    if !state.db.run(move |conn| Ok::<_, DbError>(accounts::signups_open(conn, &config)?)).await? {
+    if !state.db.run(move |conn| accounts::signups_open(conn, &config)).await? {
         return Err(accounts::signups_closed());
     }
     let (email, password) = accounts::credentials(body.email.as_deref(), body.password.as_deref(), true)?;
@@ -136,7 +136,7 @@ async fn login(
 
 async fn sign_in(state: &AppState, body: Credentials) -> Result<(User, String), ApiError> {
     let (email, password) = accounts::credentials(body.email.as_deref(), body.password.as_deref(), false)?;
-    let user = state.db.run(move |conn| Ok::<_, DbError>(users::by_email(conn, &email)?)).await?;
+    let user = state.db.run(move |conn| users::by_email(conn, &email)).await?;
     let hash = user.as_ref().map(|u| u.password_hash.clone());
     let cost = state.config.auth.bcrypt_cost;
     let matches = blocking(move || accounts::verify_password(&password, hash.as_deref(), cost)).await?;

@@ -45,7 +45,7 @@ fn stripe_of(state: &AppState) -> Result<&Stripe, ApiError> {
 #[get("/users/@me/projects/<_>/billing-limits")]
 async fn limits(state: &State<AppState>, member: ProjectMember) -> Result<Json<Limits>, ApiError> {
     let id = member.project.id;
-    Ok(Json(state.db.run(move |conn| Ok::<_, DbError>(billing::limits(conn, &id)?)).await?))
+    Ok(Json(state.db.run(move |conn| billing::limits(conn, &id)).await?))
 }
 
 /// Replaces the caps (owners and admins): each category a whole number or null (no cap); one
@@ -73,7 +73,7 @@ async fn set_limits(
         .db
         .write(move |tx| {
             billing::set_limits(tx, &id, &caps)?;
-            Ok::<_, DbError>(billing::limits(tx, &id)?)
+            billing::limits(tx, &id)
         })
         .await?;
     Ok(Json(saved))
@@ -142,7 +142,7 @@ async fn checkout(
     };
     let (project, user) = (admin.0.project, admin.0.user);
     let id = project.id.clone();
-    let known = state.db.run(move |conn| Ok::<_, DbError>(billing::subscription(conn, &id)?)).await?;
+    let known = state.db.run(move |conn| billing::subscription(conn, &id)).await?;
     let settings = format!("{}/app/p/{}/settings", state.config.public_url(), project.id);
     let mut form = vec![
         ("mode", "subscription".to_string()),
@@ -176,7 +176,7 @@ async fn checkout(
 async fn portal(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<PortalSession>, ApiError> {
     let stripe = stripe_of(state)?;
     let id = admin.0.project.id.clone();
-    let known = state.db.run(move |conn| Ok::<_, DbError>(billing::subscription(conn, &id)?)).await?;
+    let known = state.db.run(move |conn| billing::subscription(conn, &id)).await?;
     let Some(known) = known else {
         return Err(ApiError::conflict(
             "This project has no Stripe customer yet; subscribe through checkout first",
@@ -204,7 +204,7 @@ async fn portal(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<Por
 async fn invoices(state: &State<AppState>, admin: ProjectAdmin) -> Result<Json<Invoices>, ApiError> {
     let stripe = stripe_of(state)?;
     let id = admin.0.project.id;
-    let known = state.db.run(move |conn| Ok::<_, DbError>(billing::subscription(conn, &id)?)).await?;
+    let known = state.db.run(move |conn| billing::subscription(conn, &id)).await?;
     let Some(known) = known else { return Ok(Json(Invoices { data: Vec::new() })) };
     let list = stripe.get("invoices", &[("customer", known.customer), ("limit", "24".into())]).await?;
     let data = list["data"]
@@ -270,7 +270,6 @@ async fn stripe_event(
         return Err(ApiError::bad_request("The Stripe-Signature header does not verify this body"));
     }
     let event: Value = super::json::parse(&body.0)?;
-    let changed =
-        state.db.write(move |tx| Ok::<_, DbError>(billing::apply_stripe_event(tx, &event)?)).await?;
+    let changed = state.db.write(move |tx| billing::apply_stripe_event(tx, &event)).await?;
     Ok(Json(StripeAnswer { received: true, applied: changed }))
 }

@@ -16,7 +16,7 @@ use crate::core::contacts::parse_email;
 use crate::core::domains::require_verified_sender;
 use crate::core::segments::count_condition;
 use crate::db::campaigns::{self, Campaign, Stamps};
-use crate::db::{DbError, contacts, emails, jobs};
+use crate::db::{contacts, emails, jobs};
 use crate::error::ApiError;
 use crate::scheduler::campaigns::{cancel_job, send_job};
 use crate::state::AppState;
@@ -83,7 +83,7 @@ async fn list(
         (params.sort, params.dir),
         status,
     )?;
-    let (rows, total) = state.db.run(move |conn| Ok::<_, DbError>(campaigns::page(conn, &query)?)).await?;
+    let (rows, total) = state.db.run(move |conn| campaigns::page(conn, &query)).await?;
     Ok(Json(NumberedPage::new(rows.iter().map(core_campaigns::view).collect(), total, page, page_size)))
 }
 
@@ -189,7 +189,7 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<Campaign, A
     let id = id.to_string();
     state
         .db
-        .run(move |conn| Ok::<_, DbError>(campaigns::get(conn, &project, &id)?))
+        .run(move |conn| campaigns::get(conn, &project, &id))
         .await?
         .ok_or_else(|| ApiError::not_found("Campaign not found"))
 }
@@ -232,7 +232,7 @@ async fn replace(
     let fields = core_campaigns::merge(&campaign, body.0);
     let saved = checked_save(state, campaign, fields, false).await?;
     let (project, id) = (saved.project_id.clone(), saved.id.clone());
-    let current = state.db.run(move |conn| Ok::<_, DbError>(campaigns::get(conn, &project, &id)?)).await?;
+    let current = state.db.run(move |conn| campaigns::get(conn, &project, &id)).await?;
     Ok(Json(core_campaigns::view(&current.unwrap_or(saved))))
 }
 

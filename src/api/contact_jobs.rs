@@ -14,7 +14,7 @@ use super::json::{JsonBody, Medium};
 use crate::clock;
 use crate::core::{bulk, import};
 use crate::db::contact_jobs::{self, ContactJob};
-use crate::db::{DbError, jobs};
+use crate::db::jobs;
 use crate::error::{ApiError, FieldError};
 use crate::scheduler::contact_jobs as worker;
 use crate::state::AppState;
@@ -154,7 +154,7 @@ fn form_error(errors: &Errors<'_>, limit: u64, what: &str) -> ApiError {
 
 async fn find(state: &AppState, project: String, id: &str, import: bool) -> Result<ContactJob, ApiError> {
     let id = id.to_string();
-    let job = state.db.run(move |conn| Ok::<_, DbError>(contact_jobs::get(conn, &project, &id)?)).await?;
+    let job = state.db.run(move |conn| contact_jobs::get(conn, &project, &id)).await?;
     job.filter(|j| (j.operation == "import") == import).ok_or_else(|| ApiError::not_found("Job not found"))
 }
 
@@ -284,7 +284,7 @@ async fn bulk_query(
             if let Some(search) = &query.search {
                 query.search_indexed = crate::db::contacts::plan_search(conn, search)?;
             }
-            Ok::<_, DbError>(crate::db::contacts::count(conn, &query)?)
+            crate::db::contacts::count(conn, &query)
         })
         .await?;
     let selection = bulk::Selection::Query { search, subscribed: filter.subscribed, exclude };

@@ -125,7 +125,7 @@ async fn list(
             let suppressed = rows
                 .iter()
                 .map(|c| crate::db::suppressions::get(conn, &c.id))
-                .collect::<rusqlite::Result<Vec<_>>>()?;
+                .collect::<crate::db::Result<Vec<_>>>()?;
             Ok::<_, DbError>((rows, total, suppressed))
         })
         .await
@@ -193,7 +193,7 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<contacts::C
     let id = id.to_string();
     state
         .db
-        .run(move |conn| Ok::<_, DbError>(contacts::by_id(conn, &project, &id)?))
+        .run(move |conn| contacts::by_id(conn, &project, &id))
         .await?
         .ok_or_else(|| ApiError::not_found("Contact not found"))
 }
@@ -213,8 +213,7 @@ async fn read(
 ) -> Result<Json<ListedContact>, ApiError> {
     let contact = find(state, access.project.id, id).await?;
     let of = contact.id.clone();
-    let suppression =
-        state.db.run(move |conn| Ok::<_, DbError>(crate::db::suppressions::get(conn, &of)?)).await?;
+    let suppression = state.db.run(move |conn| crate::db::suppressions::get(conn, &of)).await?;
     // A hard bounce or a complaint keeps MARKETING mail away from the contact.
     Ok(Json(ListedContact::new(&contact, suppression.as_ref())))
 }

@@ -217,7 +217,7 @@ async fn for_contact(
     name: Option<&str>,
 ) -> Result<Json<CursorPage<Event>>, ApiError> {
     let (project, id) = (access.project.id.clone(), contact_id.to_string());
-    let found = state.db.run(move |conn| Ok::<_, DbError>(contacts::by_id(conn, &project, &id)?)).await?;
+    let found = state.db.run(move |conn| contacts::by_id(conn, &project, &id)).await?;
     if found.is_none() {
         return Err(ApiError::not_found(format!("No contact {contact_id} in this project")));
     }
@@ -239,7 +239,7 @@ async fn for_contact(
 #[get("/events/names")]
 async fn names(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Vec<EventName>>, ApiError> {
     let project = access.project.id;
-    let rows = state.db.run(move |conn| Ok::<_, DbError>(events::names(conn, &project)?)).await?;
+    let rows = state.db.run(move |conn| events::names(conn, &project)).await?;
     Ok(Json(
         rows.into_iter()
             .map(|(name, count, last)| EventName {

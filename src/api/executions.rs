@@ -31,7 +31,7 @@ fn find(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Workflow
 }
 
 /// The view of an execution read in `conn`.
-fn read_view(conn: &rusqlite::Connection, ex: &Execution) -> rusqlite::Result<ExecutionView> {
+fn read_view(conn: &rusqlite::Connection, ex: &Execution) -> crate::db::Result<ExecutionView> {
     let email = contacts::by_id(conn, &ex.project_id, &ex.contact_id)?.map(|c| c.email);
     Ok(ExecutionView::new(ex, email, &executions::runs(conn, &ex.id)?))
 }
@@ -162,7 +162,7 @@ async fn list(
                 status.as_deref(),
                 (page_size, pagination::offset(page, page_size)),
             )?;
-            let views = rows.iter().map(|ex| read_view(conn, ex)).collect::<rusqlite::Result<Vec<_>>>()?;
+            let views = rows.iter().map(|ex| read_view(conn, ex)).collect::<crate::db::Result<Vec<_>>>()?;
             Ok::<_, ApiError>((views, total))
         })
         .await?;

@@ -3,7 +3,6 @@
 use rocket::serde::json::Json;
 use rocket::{State, get};
 
-use crate::db::DbError;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::server::{Features, ServerConfig, Tracking};
@@ -22,10 +21,7 @@ async fn features(state: &State<AppState>) -> Result<Json<ServerConfig>, ApiErro
     let config = state.config.clone();
     // Whether a stranger may sign up now: with `disable_signups` unset, only until the first
     // account exists.
-    let signups = state
-        .db
-        .run(move |conn| Ok::<_, DbError>(crate::core::accounts::signups_open(conn, &config)?))
-        .await?;
+    let signups = state.db.run(move |conn| crate::core::accounts::signups_open(conn, &config)).await?;
     let config = &state.config;
     let providers = super::sso::providers(config);
     Ok(Json(ServerConfig {

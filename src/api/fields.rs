@@ -33,13 +33,13 @@ const STANDARD: &[(&str, &str)] =
 #[get("/contacts/fields")]
 async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<FieldList>, ApiError> {
     let project = access.project.id;
-    let fields = state.db.run(move |conn| Ok::<_, DbError>(catalogue(conn, &project)?)).await?;
+    let fields = state.db.run(move |conn| catalogue(conn, &project)).await?;
     Ok(Json(FieldList { fields }))
 }
 
 /// The project's contact fields: the standard ones and the catalogue's custom ones, each
 /// `{field, type, isCustom, coverage}` (the share of contacts that have it).
-pub fn catalogue(conn: &rusqlite::Connection, project: &str) -> rusqlite::Result<Vec<Field>> {
+pub fn catalogue(conn: &rusqlite::Connection, project: &str) -> crate::db::Result<Vec<Field>> {
     let (total, _) = contacts::counts(conn, project)?;
     let mut stmt = conn.prepare_cached(
         "SELECT path, type, contacts FROM contact_fields WHERE project_id = ?1 ORDER BY path",
@@ -116,7 +116,7 @@ async fn values(
     let limit = pagination::limit(limit)?;
     let project = access.project.id;
     if field == "subscribed" {
-        let counts = state.db.run(move |conn| Ok::<_, DbError>(contacts::counts(conn, &project)?)).await?;
+        let counts = state.db.run(move |conn| contacts::counts(conn, &project)).await?;
         let data = vec![
             FieldValue { value: json!(true), count: counts.1 },
             FieldValue { value: json!(false), count: counts.0 - counts.1 },

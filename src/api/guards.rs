@@ -19,7 +19,7 @@ use crate::core::{keys, session};
 use crate::db::keys::KeyKind;
 use crate::db::projects::{Project, Wipe};
 use crate::db::users::User;
-use crate::db::{self, DbError};
+use crate::db::{self};
 use crate::error::{ApiError, stash};
 use crate::state::AppState;
 
@@ -75,7 +75,7 @@ async fn lookup<'r>(req: &'r Request<'_>) -> &'r KeyLookup {
             None => {
                 let generation = cache.generation();
                 let key = digest.clone();
-                let found = app(req).db.run(move |conn| Ok::<_, DbError>(db::keys::find(conn, &key)?)).await;
+                let found = app(req).db.run(move |conn| db::keys::find(conn, &key)).await;
                 if let Ok(Some((project, stored))) = &found {
                     cache.put(generation, digest, project.clone(), *stored);
                 }
@@ -213,7 +213,7 @@ impl<'r> FromRequest<'r> for Session {
                 let Some(named) = session::verify(cookie.value(), &state.secrets.jwt) else {
                     return CachedSession(Err(expired()));
                 };
-                let user = state.db.run(move |conn| Ok::<_, DbError>(session::user(conn, &named)?)).await;
+                let user = state.db.run(move |conn| session::user(conn, &named)).await;
                 CachedSession(match user {
                     Ok(Some(user)) => Ok(user),
                     Ok(None) => Err(expired()),

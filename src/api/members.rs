@@ -16,7 +16,7 @@ use crate::clock;
 use crate::core::{email, invitations};
 use crate::db::invitations as db_invitations;
 use crate::db::projects::{self, Role};
-use crate::db::{DbError, users};
+use crate::db::users;
 use crate::error::{ApiError, FieldError, conflict_on_unique};
 use crate::state::AppState;
 use crate::views::projects::{
@@ -68,7 +68,7 @@ fn may_touch(actor: Role, target: Role) -> Result<(), ApiError> {
 #[get("/projects/<_>/members")]
 async fn list(state: &State<AppState>, member: ProjectMember) -> Result<Json<Vec<MemberView>>, ApiError> {
     let project = member.project;
-    let members = state.db.run(move |conn| Ok::<_, DbError>(projects::members(conn, &project.id)?)).await?;
+    let members = state.db.run(move |conn| projects::members(conn, &project.id)).await?;
     Ok(Json(members.iter().map(MemberView::from).collect()))
 }
 
@@ -135,10 +135,8 @@ async fn invitations_list(
     member: ProjectMember,
 ) -> Result<Json<Vec<InvitationView>>, ApiError> {
     let project = member.project.id;
-    let pending = state
-        .db
-        .run(move |conn| Ok::<_, DbError>(db_invitations::for_project(conn, &project, clock::now_ms())?))
-        .await?;
+    let pending =
+        state.db.run(move |conn| db_invitations::for_project(conn, &project, clock::now_ms())).await?;
     Ok(Json(pending.iter().map(InvitationView::from).collect()))
 }
 

@@ -84,7 +84,7 @@ async fn list(state: &State<AppState>, session: Session) -> Result<Json<Vec<Proj
 async fn read(state: &State<AppState>, member: ProjectMember) -> Result<Json<ProjectView>, ApiError> {
     let ProjectMember { project, role, .. } = member;
     let id = project.id.clone();
-    let public_key = state.db.run(move |conn| Ok::<_, DbError>(db_keys::public_key(conn, &id)?)).await?;
+    let public_key = state.db.run(move |conn| db_keys::public_key(conn, &id)).await?;
     Ok(Json(ProjectView::new(&project, public_key.as_deref(), role, None)))
 }
 
@@ -175,7 +175,7 @@ async fn update(
 #[get("/projects/<_>/setup-state")]
 async fn setup_state(state: &State<AppState>, member: ProjectMember) -> Result<Json<SetupState>, ApiError> {
     let id = member.project.id;
-    let view = state.db.run(move |conn| Ok::<_, DbError>(core_projects::setup_state(conn, &id)?)).await?;
+    let view = state.db.run(move |conn| core_projects::setup_state(conn, &id)).await?;
     Ok(Json(view))
 }
 
@@ -216,15 +216,7 @@ async fn security_state(state: &AppState, project: Project) -> Result<Json<Secur
     let config = state.config.reputation.clone();
     let view = state
         .db
-        .run(move |conn| {
-            Ok::<_, DbError>(reputation::state(
-                conn,
-                &project.id,
-                project.disabled,
-                &config,
-                clock::now_ms(),
-            )?)
-        })
+        .run(move |conn| reputation::state(conn, &project.id, project.disabled, &config, clock::now_ms()))
         .await?;
     Ok(Json(view))
 }

@@ -11,8 +11,8 @@ use super::json::{JsonBody, Medium};
 use super::pagination;
 use crate::clock;
 use crate::core::segments::{self as core_segments, NewSegment, SegmentChanges, Step};
+use crate::db::jobs;
 use crate::db::segments::{self, Segment};
-use crate::db::{DbError, jobs};
 use crate::error::{ApiError, FieldError};
 use crate::scheduler::segments::compute_job;
 use crate::state::AppState;
@@ -50,7 +50,7 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<Segment, Ap
     let lookup = id.to_string();
     state
         .db
-        .run(move |conn| Ok::<_, DbError>(segments::get(conn, &project, &lookup)?))
+        .run(move |conn| segments::get(conn, &project, &lookup))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("No segment {id} in this project")))
 }
@@ -65,7 +65,7 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<Segment, Ap
 #[get("/segments")]
 async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Vec<SegmentView>>, ApiError> {
     let project = access.project.id;
-    let all = state.db.run(move |conn| Ok::<_, DbError>(segments::list(conn, &project)?)).await?;
+    let all = state.db.run(move |conn| segments::list(conn, &project)).await?;
     Ok(Json(all.iter().map(core_segments::view).collect()))
 }
 

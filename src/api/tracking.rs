@@ -258,10 +258,8 @@ async fn unsubscribe(state: &State<AppState>, token: &str) -> Page {
     let page = flip(state, contact, &project, false).await;
     // The email the link came in is credited with the unsubscribe (once): its campaign counts it.
     if let Some(email) = email.filter(|_| was_subscribed) {
-        let credited = state
-            .db
-            .write(move |tx| Ok::<_, DbError>(emails::credit_unsubscribe(tx, &email, clock::now_ms())?))
-            .await;
+        let credited =
+            state.db.write(move |tx| emails::credit_unsubscribe(tx, &email, clock::now_ms())).await;
         if let Err(e) = credited {
             tracing::warn!("could not credit an unsubscribe to its email: {e}");
         }

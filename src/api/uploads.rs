@@ -13,7 +13,6 @@ use rocket::{Request, State, get, post};
 use super::contact_jobs::{Part, Upload, read_upload};
 use super::guards::ProjectAccess;
 use crate::core::uploads;
-use crate::db::DbError;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::uploads::{ImageUpload, UploadedImage};
@@ -91,7 +90,7 @@ impl<'r> Responder<'r, 'static> for Image {
 #[get("/uploads/<name>")]
 async fn serve(state: &State<AppState>, name: &str) -> Result<Image, ApiError> {
     let (dir, name) = (state.config.uploads_dir(), name.to_string());
-    let found = state.db.run(move |conn| Ok::<_, DbError>(uploads::find(conn, &dir, &name)?)).await?;
+    let found = state.db.run(move |conn| uploads::find(conn, &dir, &name)).await?;
     let Some((path, content_type)) = found else { return Err(ApiError::not_found("No such image")) };
     let body = super::blocking(move || std::fs::read(path))
         .await?

@@ -13,8 +13,8 @@ use super::pagination;
 use crate::clock;
 use crate::core::webhooks::{self as core_webhooks, check_events, check_url};
 use crate::core::workflows::check_text;
+use crate::db::new_id;
 use crate::db::webhooks::{self, Endpoint};
-use crate::db::{DbError, new_id};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::NumberedPage;
@@ -39,7 +39,7 @@ fn find(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Endpoint
 #[get("/webhooks")]
 async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Vec<EndpointView>>, ApiError> {
     let project = access.project.id;
-    let all = state.db.run(move |conn| Ok::<_, DbError>(webhooks::list(conn, &project)?)).await?;
+    let all = state.db.run(move |conn| webhooks::list(conn, &project)).await?;
     Ok(Json(all.iter().map(EndpointView::from).collect()))
 }
 

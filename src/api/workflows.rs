@@ -83,7 +83,7 @@ async fn list(
         .db
         .run(move |conn| {
             let (rows, total) = workflows::page(conn, &query)?;
-            let views = rows.iter().map(|w| full_view(conn, w)).collect::<rusqlite::Result<Vec<_>>>()?;
+            let views = rows.iter().map(|w| full_view(conn, w)).collect::<crate::db::Result<Vec<_>>>()?;
             Ok::<_, DbError>((views, total))
         })
         .await?;
@@ -146,7 +146,7 @@ async fn fields(state: &State<AppState>, access: ProjectAccess) -> Result<Json<C
 }
 
 /// The workflow with its graph, read in one go.
-pub(super) fn full_view(conn: &rusqlite::Connection, w: &Workflow) -> rusqlite::Result<WorkflowView> {
+pub(super) fn full_view(conn: &rusqlite::Connection, w: &Workflow) -> crate::db::Result<WorkflowView> {
     Ok(WorkflowView::new(w, &workflows::steps(conn, &w.id)?, &workflows::transitions(conn, &w.id)?))
 }
 

@@ -91,7 +91,7 @@ pub fn credentials(
 /// Whether a stranger may sign up now (`[auth] disable_signups`; unset, only while there is no
 /// account yet). Asked again in the transaction that makes the account, so two first sign-ups
 /// at once make one owner.
-pub fn signups_open(conn: &Connection, config: &Config) -> rusqlite::Result<bool> {
+pub fn signups_open(conn: &Connection, config: &Config) -> crate::db::Result<bool> {
     match config.auth.disable_signups {
         Some(disabled) => Ok(!disabled),
         None => Ok(!users::any(conn)?),
@@ -112,14 +112,14 @@ pub fn insert_user(conn: &Connection, email: &str, password_hash: &str) -> Resul
 /// Sets a user's password and ends every session and reset link they have, in the caller's
 /// transaction (a stolen cookie must not outlive the password it was signed in with). Returns
 /// how many sessions ended.
-pub fn change_password(conn: &Connection, user: &str, password_hash: &str) -> rusqlite::Result<usize> {
+pub fn change_password(conn: &Connection, user: &str, password_hash: &str) -> crate::db::Result<usize> {
     users::set_password(conn, user, password_hash)?;
     account_tokens::end_all(conn, user, Purpose::ResetPassword)?;
     crate::core::session::end_all(conn, user)
 }
 
 /// Mails `user` a link that verifies their address, replacing any earlier one.
-pub fn send_verification(conn: &Connection, config: &Config, user: &User, now: i64) -> rusqlite::Result<()> {
+pub fn send_verification(conn: &Connection, config: &Config, user: &User, now: i64) -> crate::db::Result<()> {
     mail_token(conn, config, user, Purpose::VerifyEmail, now)
 }
 
@@ -130,7 +130,7 @@ pub fn send_password_reset(
     config: &Config,
     email: &str,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> crate::db::Result<()> {
     match users::by_email(conn, email)? {
         Some(user) => mail_token(conn, config, &user, Purpose::ResetPassword, now),
         None => Ok(()),
@@ -145,7 +145,7 @@ fn mail_token(
     user: &User,
     purpose: Purpose,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> crate::db::Result<()> {
     let token = random_token();
     let (hours, mail) = match purpose {
         Purpose::VerifyEmail => (VERIFY_HOURS, SystemMail::VerifyEmail { token: &token }),

@@ -29,11 +29,11 @@ pub fn month_of(ms: i64) -> (i64, i64, i64) {
 }
 
 /// The project's caps, every category named (null for none).
-pub fn limits(conn: &Connection, project: &str) -> rusqlite::Result<Limits> {
+pub fn limits(conn: &Connection, project: &str) -> crate::db::Result<Limits> {
     let mut stmt = conn
         .prepare_cached("SELECT monthly_cap FROM billing_limits WHERE project_id = ?1 AND category = ?2")?;
-    let mut cap = |category: &str| -> rusqlite::Result<Option<i64>> {
-        stmt.query_row(params![project, category], |r| r.get(0)).optional()
+    let mut cap = |category: &str| -> crate::db::Result<Option<i64>> {
+        Ok(stmt.query_row(params![project, category], |r| r.get(0)).optional()?)
     };
     Ok(Limits {
         transactional: cap("transactional")?,
@@ -78,7 +78,7 @@ pub fn check_limits(body: &Value) -> Result<Vec<(&'static str, Option<i64>)>, Ap
 }
 
 /// Replaces the project's caps.
-pub fn set_limits(conn: &Connection, project: &str, caps: &[(&str, Option<i64>)]) -> rusqlite::Result<()> {
+pub fn set_limits(conn: &Connection, project: &str, caps: &[(&str, Option<i64>)]) -> crate::db::Result<()> {
     for (category, cap) in caps {
         match cap {
             Some(cap) => conn.execute(
@@ -96,13 +96,13 @@ pub fn set_limits(conn: &Connection, project: &str, caps: &[(&str, Option<i64>)]
 }
 
 /// What the project used in the month holding `now`, by category, with its cap and what is left.
-pub fn consumption(conn: &Connection, project: &str, now: i64) -> rusqlite::Result<Consumption> {
+pub fn consumption(conn: &Connection, project: &str, now: i64) -> crate::db::Result<Consumption> {
     let (month, start, end) = month_of(now);
     let caps = limits(conn, project)?;
     let mut used_stmt = conn.prepare_cached(
         "SELECT used FROM billing_usage WHERE project_id = ?1 AND month = ?2 AND category = ?3",
     )?;
-    let mut usage = |category: &str, limit: Option<i64>| -> rusqlite::Result<CategoryUsage> {
+    let mut usage = |category: &str, limit: Option<i64>| -> crate::db::Result<CategoryUsage> {
         let used: i64 =
             used_stmt.query_row(params![project, month, category], |r| r.get(0)).optional()?.unwrap_or(0);
         Ok(CategoryUsage { used, limit, remaining: limit.map(|l| (l - used).max(0)) })
@@ -127,20 +127,20 @@ pub struct Subscription {
     pub status: Option<String>,
 }
 
-pub fn subscription(conn: &Connection, project: &str) -> rusqlite::Result<Option<Subscription>> {
-    conn.query_row(
+pub fn subscription(conn: &Connection, project: &str) -> crate::db::Result<Option<Subscription>> {
+    Ok(conn.query_row(
         "SELECT stripe_customer, stripe_subscription, subscription_status FROM project_billing WHERE project_id = ?1",
         [project],
         |r| Ok(Subscription { customer: r.get(0)?, subscription: r.get(1)?, status: r.get(2)? }),
     )
-    .optional()
+    .optional()?)
 }
 
 /// Acts on an event from Stripe (its signature checked): a completed checkout links the
 /// customer and subscription to the project it was made for; a subscription's changes update
 /// its status. An event older than what is stored changes nothing; other types are ignored.
 /// Returns whether anything changed.
-pub fn apply_stripe_event(conn: &Connection, event: &Value) -> rusqlite::Result<bool> {
+pub fn apply_stripe_event(conn: &Connection, event: &Value) -> crate::db::Result<bool> {
     let at = event["created"].as_i64().unwrap_or(0) * 1000;
     let object = &event["data"]["object"];
     let text = |key: &str| object[key].as_str().map(str::to_string);

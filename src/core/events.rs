@@ -23,7 +23,7 @@ pub fn emit(
     name: &str,
     data: &Value,
     now: i64,
-) -> rusqlite::Result<String> {
+) -> crate::db::Result<String> {
     // The system project's mail (verification, resets, invitations) records no events: no
     // one reads them, and they would only swell the tables.
     if project == crate::db::projects::SYSTEM {
@@ -48,7 +48,7 @@ pub fn subscription_changed(
     subscribed: bool,
     source: &str,
     now: i64,
-) -> rusqlite::Result<String> {
+) -> crate::db::Result<String> {
     let name = if subscribed { CONTACT_SUBSCRIBED } else { CONTACT_UNSUBSCRIBED };
     emit(conn, project, Some(contact), name, &json!({ "source": source }), now)
 }

@@ -106,7 +106,7 @@ impl FieldChanges {
     /// Writes the changes; a field seen for the first time gets its type now. A known field is
     /// updated, so only a new one is inserted: the insert is what the project's field cap
     /// (migration V22) refuses, failing the whole write with `FIELD_LIMIT_EXCEEDED` (422).
-    pub fn save(&mut self, conn: &Connection, project: &str) -> rusqlite::Result<()> {
+    pub fn save(&mut self, conn: &Connection, project: &str) -> crate::db::Result<()> {
         let now = clock::now_ms();
         let mut insert = conn.prepare_cached(
             "INSERT INTO contact_fields (project_id, path, type, contacts, created_at) VALUES (?1, ?2, ?3, max(?4, 0), ?5)",

@@ -24,7 +24,7 @@ pub fn invite(
     email: &str,
     role: Role,
     now: i64,
-) -> rusqlite::Result<Invitation> {
+) -> crate::db::Result<Invitation> {
     let token = random_token();
     let invitation = Invitation {
         id: crate::db::new_id(),
@@ -85,7 +85,7 @@ pub fn accept_as(conn: &Connection, token: &str, user: &User, now: i64) -> Resul
 }
 
 /// Adds the member (keeping a role they already have) and ends the invitation.
-fn join(conn: &Connection, invitation: &Invitation, user: &str) -> rusqlite::Result<()> {
+fn join(conn: &Connection, invitation: &Invitation, user: &str) -> crate::db::Result<()> {
     if projects::member(conn, &invitation.project_id, user)?.is_none() {
         projects::add_member(conn, &invitation.project_id, user, invitation.role)?;
     }

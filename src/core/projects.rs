@@ -37,7 +37,7 @@ pub struct CreatedProject {
 }
 
 /// Creates a project owned by `owner` with a fresh pair of keys. Run inside a transaction.
-pub fn create(conn: &Connection, name: &str, owner: &str) -> rusqlite::Result<CreatedProject> {
+pub fn create(conn: &Connection, name: &str, owner: &str) -> crate::db::Result<CreatedProject> {
     let project = projects::insert(conn, name, owner)?;
     let keys = keys::issue(conn, &project.id)?;
     Ok(CreatedProject { project, keys })
@@ -62,7 +62,7 @@ pub fn start_wipe(conn: &Connection, id: &str, wipe: Wipe) -> Result<(), ApiErro
 
 /// The onboarding checklist of `GET /projects/:id/setup-state`: each first step taken or not,
 /// in the order the dashboard lists them. Each is one indexed lookup.
-pub fn setup_state(conn: &Connection, id: &str) -> rusqlite::Result<SetupState> {
+pub fn setup_state(conn: &Connection, id: &str) -> crate::db::Result<SetupState> {
     let exists = |sql: &str| conn.query_row(&format!("SELECT EXISTS ({sql})"), [id], |r| r.get::<_, bool>(0));
     let domain = exists("SELECT 1 FROM domains WHERE project_id = ?1 AND status = 'verified'")?;
     let contact = exists("SELECT 1 FROM contacts WHERE project_id = ?1")?;

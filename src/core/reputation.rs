@@ -42,14 +42,15 @@ pub fn rates(
     project: &str,
     config: &ReputationConfig,
     now: i64,
-) -> rusqlite::Result<Rates> {
-    conn.prepare_cached(
-        "SELECT coalesce(sum(sent), 0), coalesce(sum(hard_bounces), 0), coalesce(sum(complaints), 0)
+) -> crate::db::Result<Rates> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT coalesce(sum(sent), 0), coalesce(sum(hard_bounces), 0), coalesce(sum(complaints), 0)
          FROM sending_days WHERE project_id = ?1 AND day >= ?2",
-    )?
-    .query_row(params![project, window_start(config, now)], |r| {
-        Ok(Rates { sent: r.get(0)?, hard_bounces: r.get(1)?, complaints: r.get(2)? })
-    })
+        )?
+        .query_row(params![project, window_start(config, now)], |r| {
+            Ok(Rates { sent: r.get(0)?, hard_bounces: r.get(1)?, complaints: r.get(2)? })
+        })?)
 }
 
 /// Why the project should be suspended, if a rate is above its threshold with enough volume.
@@ -88,7 +89,7 @@ pub fn check(
     project: &str,
     config: &ReputationConfig,
     now: i64,
-) -> rusqlite::Result<Option<String>> {
+) -> crate::db::Result<Option<String>> {
     if !config.suspend {
         return Ok(None);
     }
@@ -113,7 +114,7 @@ pub fn check(
 }
 
 /// Ends the project's open suspension (it was enabled again).
-pub fn lift(conn: &Connection, project: &str, now: i64) -> rusqlite::Result<()> {
+pub fn lift(conn: &Connection, project: &str, now: i64) -> crate::db::Result<()> {
     conn.execute(
         "UPDATE suspensions SET lifted_at = ?2 WHERE project_id = ?1 AND lifted_at IS NULL",
         params![project, now],
@@ -129,7 +130,7 @@ pub fn state(
     disabled: bool,
     config: &ReputationConfig,
     now: i64,
-) -> rusqlite::Result<Security> {
+) -> crate::db::Result<Security> {
     let r = rates(conn, project, config, now)?;
     let suspensions: Vec<Suspension> = conn
         .prepare_cached(

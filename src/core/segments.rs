@@ -47,7 +47,7 @@ pub fn slugify(name: &str) -> String {
 }
 
 /// A slug for `name` not yet used in the project (`vip`, then `vip-2`, `vip-3`, ...).
-fn unique_slug(conn: &Connection, project: &str, name: &str) -> rusqlite::Result<String> {
+fn unique_slug(conn: &Connection, project: &str, name: &str) -> crate::db::Result<String> {
     let base = slugify(name);
     let mut slug = base.clone();
     let mut n = 2;
@@ -95,7 +95,7 @@ pub fn check_condition(
     Ok(condition)
 }
 
-fn save_refs(conn: &Connection, segment: &Segment, refs: &References) -> rusqlite::Result<()> {
+fn save_refs(conn: &Connection, segment: &Segment, refs: &References) -> crate::db::Result<()> {
     let mut list: Vec<(&str, &str)> = Vec::new();
     list.extend(refs.fields.iter().map(|f| ("field", f.as_str())));
     list.extend(refs.events.iter().map(|e| ("event", e.as_str())));
@@ -350,7 +350,7 @@ fn membership_event(
     contact: &str,
     entry: bool,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> crate::db::Result<()> {
     let name = format!("segment.{}.{}", segment.slug, if entry { "entry" } else { "exit" });
     let data = json!({ "segmentId": segment.id, "segmentName": segment.name });
     events::emit(conn, &segment.project_id, Some(contact), &name, &data, now).map(|_| ())

@@ -113,7 +113,7 @@ pub fn queue(
     to: &str,
     mail: &SystemMail<'_>,
     now: i64,
-) -> rusqlite::Result<String> {
+) -> crate::db::Result<String> {
     let sender = config.system_sender();
     let from = sender.email.to_string();
     let (subject, body, variables) = mail.content(mail.link(config));

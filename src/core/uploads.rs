@@ -109,7 +109,7 @@ pub fn record(
 
 /// The file behind `/uploads/<name>`: its path and content type, when `name` is an upload's
 /// token and extension.
-pub fn find(conn: &Connection, uploads: &Path, name: &str) -> rusqlite::Result<Option<(PathBuf, String)>> {
+pub fn find(conn: &Connection, uploads: &Path, name: &str) -> crate::db::Result<Option<(PathBuf, String)>> {
     let Some((token, extension)) = name.split_once('.') else { return Ok(None) };
     if token.len() != 40 || !token.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Ok(None);

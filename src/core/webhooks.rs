@@ -111,7 +111,7 @@ pub fn on_event(
     contact: Option<&str>,
     data: &Value,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> crate::db::Result<()> {
     let endpoints: Vec<Endpoint> =
         webhooks::enabled(conn, project)?.into_iter().filter(|e| matches(&e.events, name)).collect();
     if endpoints.is_empty() {
@@ -144,7 +144,7 @@ pub fn queue(
     kind: &str,
     payload: &str,
     now: i64,
-) -> rusqlite::Result<String> {
+) -> crate::db::Result<String> {
     let delivery = Delivery {
         id: format!("msg_{}", uuid::Uuid::now_v7().simple()),
         endpoint_id: endpoint.id.clone(),

@@ -1,5 +1,6 @@
 //! Single-use tokens mailed to a user (address verification, password reset), found by digest.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// What a token is for.
@@ -36,7 +37,7 @@ pub fn issue(
     email: &str,
     now: i64,
     expires_at: i64,
-) -> rusqlite::Result<()> {
+) -> Result<()> {
     conn.execute(
         "DELETE FROM account_tokens WHERE user_id = ?1 AND purpose = ?2",
         params![user, purpose.as_str()],
@@ -51,7 +52,7 @@ pub fn issue(
 
 /// Takes a token: deletes it and returns whom it was for, when it exists for `purpose` and has
 /// not expired. A token is used once whatever happens next in the caller's transaction commits.
-pub fn take(conn: &Connection, digest: &str, purpose: Purpose, now: i64) -> rusqlite::Result<Option<Taken>> {
+pub fn take(conn: &Connection, digest: &str, purpose: Purpose, now: i64) -> Result<Option<Taken>> {
     let found = conn
         .query_row(
             "DELETE FROM account_tokens WHERE digest = ?1 AND purpose = ?2 RETURNING user_id, email, expires_at",
@@ -64,14 +65,14 @@ pub fn take(conn: &Connection, digest: &str, purpose: Purpose, now: i64) -> rusq
 
 /// Ends every token of a user for `purpose` (a reset link stops working once the password is
 /// changed some other way).
-pub fn end_all(conn: &Connection, user: &str, purpose: Purpose) -> rusqlite::Result<usize> {
-    conn.execute(
+pub fn end_all(conn: &Connection, user: &str, purpose: Purpose) -> Result<usize> {
+    Ok(conn.execute(
         "DELETE FROM account_tokens WHERE user_id = ?1 AND purpose = ?2",
         params![user, purpose.as_str()],
-    )
+    )?)
 }
 
 /// Deletes expired tokens; returns how many.
-pub fn sweep(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
-    conn.execute("DELETE FROM account_tokens WHERE expires_at <= ?1", [now])
+pub fn sweep(conn: &Connection, now: i64) -> Result<usize> {
+    Ok(conn.execute("DELETE FROM account_tokens WHERE expires_at <= ?1", [now])?)
 }

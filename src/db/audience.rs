@@ -3,6 +3,7 @@
 //! membership computations walk with it. Batches are ranges of the table's rows, not counts of
 //! matches, so a narrow audience over a large project never holds the writer for a scan.
 
+use super::error::Result;
 use rusqlite::{Connection, params_from_iter};
 
 use crate::core::conditions::sql::Compiled;
@@ -34,13 +35,7 @@ pub struct Walk {
 /// project, the planner would have read and sorted every contact of the project for each batch
 /// instead (a walk in the square of the project's size), and keeping an index on
 /// `(project_id, seq)` cost 5 to 10 % on every contact added.
-pub fn walk(
-    conn: &Connection,
-    project: &str,
-    compiled: &Compiled,
-    after: i64,
-    span: usize,
-) -> rusqlite::Result<Walk> {
+pub fn walk(conn: &Connection, project: &str, compiled: &Compiled, after: i64, span: usize) -> Result<Walk> {
     let (cursor, done) = range(conn, after, span)?;
     let mut params = compiled.params.clone();
     params.extend([project.to_string().into(), after.into(), cursor.into()]);
@@ -55,7 +50,7 @@ pub fn walk(
 
 /// The end of the batch range after `after` of at most `span` rows, and whether it reaches the
 /// last contact there is.
-pub fn range(conn: &Connection, after: i64, span: usize) -> rusqlite::Result<(i64, bool)> {
+pub fn range(conn: &Connection, after: i64, span: usize) -> Result<(i64, bool)> {
     let last = crate::db::contacts::last_seq(conn)?;
     let end = after.saturating_add(span as i64).min(last).max(after);
     Ok((end, end >= last))

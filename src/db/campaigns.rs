@@ -2,6 +2,7 @@
 //!
 //! The counters are kept by triggers on `emails` (migration V7), so only reads live here.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// A campaign as stored.
@@ -102,7 +103,7 @@ pub fn stop_expansion(
     added: i64,
     reason: &str,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> Result<()> {
     record_expansion(conn, id, cursor, added, true, now)?;
     conn.prepare_cached("UPDATE campaigns SET stopped_reason = ?2 WHERE id = ?1")?
         .execute(params![id, reason])?;
@@ -110,7 +111,7 @@ pub fn stop_expansion(
 }
 
 /// Inserts a new campaign (counters start at zero).
-pub fn insert(conn: &Connection, c: &Campaign) -> rusqlite::Result<()> {
+pub fn insert(conn: &Connection, c: &Campaign) -> Result<()> {
     conn.execute(
         "INSERT INTO campaigns (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type,
              status, audience_type, segment_id, audience_condition, template_id, scheduled_for, created_at, updated_at)
@@ -140,7 +141,7 @@ pub fn insert(conn: &Connection, c: &Campaign) -> rusqlite::Result<()> {
 }
 
 /// Writes a campaign's content, audience and schedule (not its state or counters).
-pub fn update_content(conn: &Connection, c: &Campaign) -> rusqlite::Result<()> {
+pub fn update_content(conn: &Connection, c: &Campaign) -> Result<()> {
     conn.execute(
         "UPDATE campaigns SET name = ?2, description = ?3, subject = ?4, body = ?5, from_email = ?6, from_name = ?7,
              reply_to = ?8, type = ?9, audience_type = ?10, segment_id = ?11, audience_condition = ?12,
@@ -176,7 +177,7 @@ pub fn transition(
     status: &str,
     stamps: Stamps,
     now: i64,
-) -> rusqlite::Result<bool> {
+) -> Result<bool> {
     let allowed = from.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ");
     Ok(conn.execute(
         &format!(
@@ -213,7 +214,7 @@ pub fn record_expansion(
     added: i64,
     done: bool,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> Result<()> {
     conn.prepare_cached(
         "UPDATE campaigns SET expand_cursor = ?2, total_recipients = total_recipients + ?3, expanded = ?4
          WHERE id = ?1",
@@ -229,24 +230,26 @@ pub fn record_expansion(
     Ok(())
 }
 
-pub fn get(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<Option<Campaign>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM campaigns WHERE id = ?1 AND project_id = ?2"))?
+pub fn get(conn: &Connection, project: &str, id: &str) -> Result<Option<Campaign>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM campaigns WHERE id = ?1 AND project_id = ?2"))?
         .query_row([id, project], from_row)
-        .optional()
+        .optional()?)
 }
 
 /// A campaign by id alone (for jobs and the delivery worker, which hold ids from rows).
-pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Campaign>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM campaigns WHERE id = ?1"))?
+pub fn by_id(conn: &Connection, id: &str) -> Result<Option<Campaign>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM campaigns WHERE id = ?1"))?
         .query_row([id], from_row)
-        .optional()
+        .optional()?)
 }
 
-pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+pub fn delete(conn: &Connection, id: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM campaigns WHERE id = ?1", [id])? > 0)
 }
 
 /// One page of a project's campaigns (`only` a status; search in name, subject and sender).
-pub fn page(conn: &Connection, q: &super::ListQuery) -> rusqlite::Result<(Vec<Campaign>, i64)> {
-    super::list_page(conn, ("campaigns", COLUMNS, &["name", "subject", "from_email"]), q, from_row)
+pub fn page(conn: &Connection, q: &super::ListQuery) -> Result<(Vec<Campaign>, i64)> {
+    Ok(super::list_page(conn, ("campaigns", COLUMNS, &["name", "subject", "from_email"]), q, from_row)?)
 }

@@ -17,6 +17,7 @@
 //! a reader still uses the log; then the checkpointer goes on as before). Should the
 //! checkpointer fall [`BEHIND_LIMIT`] pages behind, the writer checkpoints as SQLite would.
 
+use super::error::Result;
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::sync::Arc;
@@ -120,7 +121,7 @@ impl Checkpointer {
 /// Runs a PASSIVE checkpoint on `conn`: how many pages of the log are now copied into the
 /// database, or `None` when SQLite reports no figures: another connection's checkpoint was
 /// running (a PASSIVE one does not wait for it), or the database is not in WAL mode.
-pub fn checkpoint(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+pub fn checkpoint(conn: &Connection) -> Result<Option<i64>> {
     let copied: i64 = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(2))?;
     Ok((copied >= 0).then_some(copied))
 }

@@ -1,5 +1,6 @@
 //! Import and bulk jobs as the API reports them: input, progress and counters.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// One import or bulk job.
@@ -56,7 +57,7 @@ pub fn insert(
     input: &[u8],
     total: i64,
     now: i64,
-) -> rusqlite::Result<ContactJob> {
+) -> Result<ContactJob> {
     let id = super::new_id();
     conn.execute(
         "INSERT INTO contact_jobs (id, project_id, operation, status, total, created_at)
@@ -68,27 +69,32 @@ pub fn insert(
 }
 
 /// A job of the project (never another project's).
-pub fn get(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<Option<ContactJob>> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM contact_jobs WHERE id = ?1 AND project_id = ?2"),
-        [id, project],
-        from_row,
-    )
-    .optional()
+pub fn get(conn: &Connection, project: &str, id: &str) -> Result<Option<ContactJob>> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM contact_jobs WHERE id = ?1 AND project_id = ?2"),
+            [id, project],
+            from_row,
+        )
+        .optional()?)
 }
 
 /// A job by id alone, for the worker.
-pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<ContactJob>> {
-    conn.query_row(&format!("SELECT {COLUMNS} FROM contact_jobs WHERE id = ?1"), [id], from_row).optional()
+pub fn by_id(conn: &Connection, id: &str) -> Result<Option<ContactJob>> {
+    Ok(conn
+        .query_row(&format!("SELECT {COLUMNS} FROM contact_jobs WHERE id = ?1"), [id], from_row)
+        .optional()?)
 }
 
 /// The job's input (dropped once the job is finished).
-pub fn input(conn: &Connection, id: &str) -> rusqlite::Result<Option<Vec<u8>>> {
-    conn.query_row("SELECT input FROM contact_job_inputs WHERE job_id = ?1", [id], |r| r.get(0)).optional()
+pub fn input(conn: &Connection, id: &str) -> Result<Option<Vec<u8>>> {
+    Ok(conn
+        .query_row("SELECT input FROM contact_job_inputs WHERE job_id = ?1", [id], |r| r.get(0))
+        .optional()?)
 }
 
 /// Writes progress and counters; a finished job is completed and its input dropped.
-pub fn save_progress(conn: &Connection, job: &ContactJob, done: bool, now: i64) -> rusqlite::Result<()> {
+pub fn save_progress(conn: &Connection, job: &ContactJob, done: bool, now: i64) -> Result<()> {
     conn.prepare_cached(
         "UPDATE contact_jobs SET status = ?2, cursor = ?3, processed = ?4, imported = ?5, updated = ?6, skipped = ?7,
              errors = ?8, error_count = ?9, finished_at = ?10
@@ -115,7 +121,7 @@ pub fn save_progress(conn: &Connection, job: &ContactJob, done: bool, now: i64) 
 }
 
 /// The job failed for good.
-pub fn fail(conn: &Connection, id: &str, failure: &str, now: i64) -> rusqlite::Result<()> {
+pub fn fail(conn: &Connection, id: &str, failure: &str, now: i64) -> Result<()> {
     let failed = conn.execute(
         "UPDATE contact_jobs SET status = 'failed', failure = ?2, finished_at = ?3
          WHERE id = ?1 AND status IN ('queued', 'processing')",
@@ -127,6 +133,6 @@ pub fn fail(conn: &Connection, id: &str, failure: &str, now: i64) -> rusqlite::R
     Ok(())
 }
 
-fn drop_input(conn: &Connection, id: &str) -> rusqlite::Result<()> {
-    conn.execute("DELETE FROM contact_job_inputs WHERE job_id = ?1", [id]).map(drop)
+fn drop_input(conn: &Connection, id: &str) -> Result<()> {
+    Ok(conn.execute("DELETE FROM contact_job_inputs WHERE job_id = ?1", [id]).map(drop)?)
 }

@@ -1,5 +1,6 @@
 //! Contacts: one row per (project, email), custom fields as a JSON object.
 
+use super::error::Result;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 use serde_json::{Map, Value};
@@ -45,18 +46,20 @@ fn data_text(data: &Map<String, Value>) -> String {
     serde_json::to_string(data).unwrap_or_else(|_| "{}".into())
 }
 
-pub fn by_id(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<Option<Contact>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM contacts c WHERE c.id = ?1 AND c.project_id = ?2"))?
+pub fn by_id(conn: &Connection, project: &str, id: &str) -> Result<Option<Contact>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM contacts c WHERE c.id = ?1 AND c.project_id = ?2"))?
         .query_row([id, project], from_row)
-        .optional()
+        .optional()?)
 }
 
-pub fn by_email(conn: &Connection, project: &str, email: &str) -> rusqlite::Result<Option<Contact>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM contacts c WHERE c.project_id = ?1 AND c.email = ?2"
-    ))?
-    .query_row([project, email], from_row)
-    .optional()
+pub fn by_email(conn: &Connection, project: &str, email: &str) -> Result<Option<Contact>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM contacts c WHERE c.project_id = ?1 AND c.email = ?2"
+        ))?
+        .query_row([project, email], from_row)
+        .optional()?)
 }
 
 /// When a new contact enters the email search index.
@@ -79,7 +82,7 @@ pub fn insert(
     data: &Map<String, Value>,
     now: i64,
     indexing: Indexing,
-) -> rusqlite::Result<Contact> {
+) -> Result<Contact> {
     let id = super::new_id();
     conn.prepare_cached(
         "INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
@@ -107,17 +110,18 @@ pub fn insert(
 }
 
 /// The highest `seq` so far; contacts inserted later in the same transaction have higher ones.
-pub fn last_seq(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row("SELECT coalesce(max(seq), 0) FROM contacts", [], |r| r.get(0))
+pub fn last_seq(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("SELECT coalesce(max(seq), 0) FROM contacts", [], |r| r.get(0))?)
 }
 
 /// Adds every contact inserted with [`Indexing::Deferred`] after `seq` to the search index, in one
 /// statement. Call in the transaction that inserted them.
-pub fn index_after(conn: &Connection, seq: i64) -> rusqlite::Result<usize> {
-    conn.prepare_cached(
-        "INSERT INTO contacts_email_search (rowid, email) SELECT seq, email FROM contacts WHERE seq > ?1",
-    )?
-    .execute([seq])
+pub fn index_after(conn: &Connection, seq: i64) -> Result<usize> {
+    Ok(conn
+        .prepare_cached(
+            "INSERT INTO contacts_email_search (rowid, email) SELECT seq, email FROM contacts WHERE seq > ?1",
+        )?
+        .execute([seq])?)
 }
 
 /// CROSS JOIN keeps the short list outside: left to itself the planner scanned every contact.
@@ -127,7 +131,7 @@ const INDEX_PENDING: &str = "INSERT INTO contacts_email_search (rowid, email)
 /// Indexes the contacts inserted with [`Indexing::AtCommit`] in this transaction and empties the
 /// list. The writer runs it last before every commit; other write transactions ([`super::write_tx`])
 /// too.
-pub fn index_pending(conn: &Connection) -> rusqlite::Result<usize> {
+pub fn index_pending(conn: &Connection) -> Result<usize> {
     let any = conn
         .prepare_cached("SELECT 1 FROM contacts_search_pending LIMIT 1")?
         .query_row([], |_| Ok(()))
@@ -141,7 +145,7 @@ pub fn index_pending(conn: &Connection) -> rusqlite::Result<usize> {
 }
 
 /// Writes a contact's email, subscription, data and `updated_at`.
-pub fn update(conn: &Connection, contact: &Contact) -> rusqlite::Result<()> {
+pub fn update(conn: &Connection, contact: &Contact) -> Result<()> {
     conn.prepare_cached(
         "UPDATE contacts SET email = ?2, subscribed = ?3, data = ?4, updated_at = ?5 WHERE seq = ?1",
     )?
@@ -155,12 +159,12 @@ pub fn update(conn: &Connection, contact: &Contact) -> rusqlite::Result<()> {
     Ok(())
 }
 
-pub fn delete(conn: &Connection, seq: i64) -> rusqlite::Result<bool> {
+pub fn delete(conn: &Connection, seq: i64) -> Result<bool> {
     Ok(conn.prepare_cached("DELETE FROM contacts WHERE seq = ?1")?.execute([seq])? > 0)
 }
 
 /// The project's contact counts: (all, subscribed).
-pub fn counts(conn: &Connection, project: &str) -> rusqlite::Result<(i64, i64)> {
+pub fn counts(conn: &Connection, project: &str) -> Result<(i64, i64)> {
     Ok(conn
         .query_row("SELECT total, subscribed FROM contact_counts WHERE project_id = ?1", [project], |r| {
             Ok((r.get(0)?, r.get(1)?))
@@ -224,7 +228,7 @@ const INDEXED_SEARCH_CAP: i64 = 10_000;
 /// and matches fewer than [`INDEXED_SEARCH_CAP`] emails. A broad search (`gmail`) is cheaper as a
 /// walk of the project's own indexes, which stops at a page's end and counts from a covering
 /// index, than as hundreds of thousands of index hits.
-pub fn plan_search(conn: &Connection, search: &str) -> rusqlite::Result<bool> {
+pub fn plan_search(conn: &Connection, search: &str) -> Result<bool> {
     if search.chars().count() < INDEXED_SEARCH_CHARS {
         return Ok(false);
     }
@@ -268,7 +272,7 @@ pub fn matching_in_range(
     project: &str,
     (search, subscribed): (Option<&str>, Option<bool>),
     (after, end): (i64, i64),
-) -> rusqlite::Result<Vec<Contact>> {
+) -> Result<Vec<Contact>> {
     let mut sql =
         format!("SELECT {COLUMNS} FROM contacts c WHERE +c.project_id = ?1 AND c.seq > ?2 AND c.seq <= ?3");
     let mut args: Vec<SqlValue> = vec![project.to_string().into(), after.into(), end.into()];
@@ -281,11 +285,14 @@ pub fn matching_in_range(
         sql.push_str(&format!(" AND c.subscribed = ?{}", args.len()));
     }
     sql.push_str(" ORDER BY c.seq");
-    conn.prepare_cached(&sql)?.query_map(params_from_iter(args), from_row)?.collect()
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_map(params_from_iter(args), from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// The contacts of one page: up to `limit` rows after `after` in the requested order.
-pub fn list(conn: &Connection, q: &ListQuery) -> rusqlite::Result<Vec<Contact>> {
+pub fn list(conn: &Connection, q: &ListQuery) -> Result<Vec<Contact>> {
     let mut sql = format!("SELECT {COLUMNS}");
     let mut args = Vec::new();
     from_where(q, &mut sql, &mut args);
@@ -310,11 +317,11 @@ pub fn list(conn: &Connection, q: &ListQuery) -> rusqlite::Result<Vec<Contact>> 
     args.push(SqlValue::Integer(q.limit as i64));
     sql.push_str(&format!(" LIMIT ?{}", args.len()));
     let mut stmt = conn.prepare_cached(&sql)?;
-    stmt.query_map(params_from_iter(args), from_row)?.collect()
+    Ok(stmt.query_map(params_from_iter(args), from_row)?.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// How many contacts the list's filters match (ignoring the page position).
-pub fn count(conn: &Connection, q: &ListQuery) -> rusqlite::Result<i64> {
+pub fn count(conn: &Connection, q: &ListQuery) -> Result<i64> {
     if q.search.is_none() {
         let (total, subscribed) = counts(conn, &q.project)?;
         return Ok(match q.subscribed {
@@ -326,7 +333,7 @@ pub fn count(conn: &Connection, q: &ListQuery) -> rusqlite::Result<i64> {
     let mut sql = String::from("SELECT count(*)");
     let mut args = Vec::new();
     from_where(q, &mut sql, &mut args);
-    conn.prepare_cached(&sql)?.query_row(params_from_iter(args), |r| r.get(0))
+    Ok(conn.prepare_cached(&sql)?.query_row(params_from_iter(args), |r| r.get(0))?)
 }
 
 #[cfg(test)]

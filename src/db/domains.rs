@@ -1,5 +1,6 @@
 //! Sender domains.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// A domain as stored.
@@ -45,7 +46,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Domain> {
 }
 
 /// Stores a new pending domain; fails on the unique constraint when the project has it.
-pub fn insert(conn: &Connection, domain: &Domain) -> rusqlite::Result<()> {
+pub fn insert(conn: &Connection, domain: &Domain) -> Result<()> {
     conn.execute(
         &format!(
             "INSERT INTO domains ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
@@ -70,31 +71,32 @@ pub fn insert(conn: &Connection, domain: &Domain) -> rusqlite::Result<()> {
 }
 
 /// A domain of the project (never another project's).
-pub fn get(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<Option<Domain>> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM domains WHERE id = ?1 AND project_id = ?2"),
-        [id, project],
-        from_row,
-    )
-    .optional()
+pub fn get(conn: &Connection, project: &str, id: &str) -> Result<Option<Domain>> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM domains WHERE id = ?1 AND project_id = ?2"),
+            [id, project],
+            from_row,
+        )
+        .optional()?)
 }
 
-pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Domain>> {
-    conn.query_row(&format!("SELECT {COLUMNS} FROM domains WHERE id = ?1"), [id], from_row).optional()
+pub fn by_id(conn: &Connection, id: &str) -> Result<Option<Domain>> {
+    Ok(conn.query_row(&format!("SELECT {COLUMNS} FROM domains WHERE id = ?1"), [id], from_row).optional()?)
 }
 
 /// The project's domains, oldest first.
-pub fn for_project(conn: &Connection, project: &str) -> rusqlite::Result<Vec<Domain>> {
+pub fn for_project(conn: &Connection, project: &str) -> Result<Vec<Domain>> {
     let mut stmt = conn
         .prepare(&format!("SELECT {COLUMNS} FROM domains WHERE project_id = ?1 ORDER BY created_at, id"))?;
-    stmt.query_map([project], from_row)?.collect()
+    Ok(stmt.query_map([project], from_row)?.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Ids of domains due for a periodic check.
-pub fn due(conn: &Connection, now: i64, limit: usize) -> rusqlite::Result<Vec<String>> {
+pub fn due(conn: &Connection, now: i64, limit: usize) -> Result<Vec<String>> {
     let mut stmt = conn
         .prepare_cached("SELECT id FROM domains WHERE next_check_at <= ?1 ORDER BY next_check_at LIMIT ?2")?;
-    stmt.query_map(params![now, limit as i64], |r| r.get(0))?.collect()
+    Ok(stmt.query_map(params![now, limit as i64], |r| r.get(0))?.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Records the outcome of a check.
@@ -106,7 +108,7 @@ pub fn save_check(
     checks: &str,
     now: i64,
     next_check_at: i64,
-) -> rusqlite::Result<()> {
+) -> Result<()> {
     conn.execute(
         "UPDATE domains SET status = ?2, verified_at = ?3, checks = ?4, last_checked_at = ?5, next_check_at = ?6
          WHERE id = ?1",
@@ -115,16 +117,12 @@ pub fn save_check(
     Ok(())
 }
 
-pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+pub fn delete(conn: &Connection, id: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM domains WHERE id = ?1", [id])? > 0)
 }
 
 /// Whether one of `names` is a verified domain of the project; returns the one found.
-pub fn verified_among(
-    conn: &Connection,
-    project: &str,
-    names: &[String],
-) -> rusqlite::Result<Option<String>> {
+pub fn verified_among(conn: &Connection, project: &str, names: &[String]) -> Result<Option<String>> {
     let mut stmt = conn.prepare_cached(
         "SELECT domain FROM domains WHERE domain = ?1 AND project_id = ?2 AND status = 'verified'",
     )?;
@@ -140,7 +138,7 @@ pub fn verified_among(
 /// if there is one, else any.
 /// The first of `names` verified in any project: system mail's signing domain (appliance.md
 /// §4), since it belongs to no user's project.
-pub fn verified_anywhere(conn: &Connection, names: &[String]) -> rusqlite::Result<Option<Domain>> {
+pub fn verified_anywhere(conn: &Connection, names: &[String]) -> Result<Option<Domain>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM domains WHERE domain = ?1 AND status = 'verified' ORDER BY created_at LIMIT 1"
     ))?;
@@ -152,7 +150,7 @@ pub fn verified_anywhere(conn: &Connection, names: &[String]) -> rusqlite::Resul
     Ok(None)
 }
 
-pub fn for_signing(conn: &Connection, project: &str, names: &[String]) -> rusqlite::Result<Option<Domain>> {
+pub fn for_signing(conn: &Connection, project: &str, names: &[String]) -> Result<Option<Domain>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM domains WHERE domain = ?1 AND project_id = ?2 ORDER BY status = 'verified' DESC LIMIT 1"
     ))?;
@@ -169,16 +167,16 @@ pub fn for_signing(conn: &Connection, project: &str, names: &[String]) -> rusqli
 }
 
 /// Whether `project` has the domain `name`.
-pub fn exists(conn: &Connection, project: &str, name: &str) -> rusqlite::Result<bool> {
-    conn.query_row(
+pub fn exists(conn: &Connection, project: &str, name: &str) -> Result<bool> {
+    Ok(conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM domains WHERE project_id = ?1 AND domain = ?2)",
         [project, name],
         |r| r.get(0),
-    )
+    )?)
 }
 
 /// How many domains `project` has.
-pub fn count(conn: &Connection, project: &str) -> rusqlite::Result<u64> {
+pub fn count(conn: &Connection, project: &str) -> Result<u64> {
     let n: i64 =
         conn.query_row("SELECT count(*) FROM domains WHERE project_id = ?1", [project], |r| r.get(0))?;
     Ok(n.max(0) as u64)

@@ -1,5 +1,6 @@
 //! The emails queue and each message's state.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::fair;
@@ -86,25 +87,28 @@ pub fn for_contact(
     contact: &str,
     after: Option<(i64, String)>,
     limit: usize,
-) -> rusqlite::Result<Vec<Email>> {
+) -> Result<Vec<Email>> {
     let (at, id) = after.unzip();
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM emails WHERE contact_id = ?1 AND project_id = ?2
            AND (?3 IS NULL OR (created_at, id) < (?3, ?4))
          ORDER BY created_at DESC, id DESC LIMIT ?5"
     ))?;
-    stmt.query_map(params![contact, project, at, id, limit as i64], from_row)?.collect()
+    Ok(stmt
+        .query_map(params![contact, project, at, id, limit as i64], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// How many emails a contact has.
-pub fn count_for_contact(conn: &Connection, project: &str, contact: &str) -> rusqlite::Result<i64> {
-    conn.prepare_cached("SELECT count(*) FROM emails WHERE contact_id = ?1 AND project_id = ?2")?
-        .query_row([contact, project], |r| r.get(0))
+pub fn count_for_contact(conn: &Connection, project: &str, contact: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT count(*) FROM emails WHERE contact_id = ?1 AND project_id = ?2")?
+        .query_row([contact, project], |r| r.get(0))?)
 }
 
 /// Queues an email (status QUEUED, due now) or records one that will not be sent (FAILED with
 /// `last_error`), in the caller's transaction.
-pub fn insert(conn: &Connection, e: &Email, now: i64) -> rusqlite::Result<()> {
+pub fn insert(conn: &Connection, e: &Email, now: i64) -> Result<()> {
     conn.prepare_cached(&format!(
         "INSERT INTO emails ({COLUMNS}, next_attempt_at, updated_at, failed_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
@@ -148,12 +152,7 @@ pub fn insert(conn: &Connection, e: &Email, now: i64) -> rusqlite::Result<()> {
 }
 
 /// Stores a request's attachments once; returns the set's id for its emails to name.
-pub fn insert_attachment_set(
-    conn: &Connection,
-    project: &str,
-    content: &str,
-    now: i64,
-) -> rusqlite::Result<String> {
+pub fn insert_attachment_set(conn: &Connection, project: &str, content: &str, now: i64) -> Result<String> {
     let id = super::new_id();
     conn.prepare_cached(
         "INSERT INTO attachment_sets (id, project_id, content, created_at) VALUES (?1, ?2, ?3, ?4)",
@@ -163,14 +162,15 @@ pub fn insert_attachment_set(
 }
 
 /// The attachments of a set (JSON), if it still exists.
-pub fn attachment_set(conn: &Connection, id: &str) -> rusqlite::Result<Option<String>> {
-    conn.prepare_cached("SELECT content FROM attachment_sets WHERE id = ?1")?
+pub fn attachment_set(conn: &Connection, id: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT content FROM attachment_sets WHERE id = ?1")?
         .query_row([id], |r| r.get(0))
-        .optional()
+        .optional()?)
 }
 
 /// Drops a set once no queued email names it any more (its messages are sent or failed).
-pub fn drop_attachment_set_when_done(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+pub fn drop_attachment_set_when_done(conn: &Connection, id: &str) -> Result<bool> {
     Ok(conn
         .prepare_cached(
             "DELETE FROM attachment_sets WHERE id = ?1
@@ -183,7 +183,7 @@ pub fn drop_attachment_set_when_done(conn: &Connection, id: &str) -> rusqlite::R
 /// Queues one recipient's email of a campaign at `priority`, unless the campaign already has an
 /// email for this contact; whether it was added. Its subject and body stay empty: the worker
 /// reads them from the campaign.
-pub fn insert_campaign_row(conn: &Connection, e: &Email, priority: i64, now: i64) -> rusqlite::Result<bool> {
+pub fn insert_campaign_row(conn: &Connection, e: &Email, priority: i64, now: i64) -> Result<bool> {
     Ok(conn
         .prepare_cached(
             "INSERT INTO emails (id, project_id, contact_id, to_email, from_email, from_name, reply_to, subject, body,
@@ -215,10 +215,11 @@ pub fn insert_campaign_row(conn: &Connection, e: &Email, priority: i64, now: i64
     })
 }
 
-pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Email>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM emails WHERE id = ?1"))?
+pub fn get(conn: &Connection, id: &str) -> Result<Option<Email>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM emails WHERE id = ?1"))?
         .query_row([id], from_row)
-        .optional()
+        .optional()?)
 }
 
 /// Claims up to `limit` queued emails that are due and not held by another worker, round-robin
@@ -232,7 +233,7 @@ pub fn claim(
     lease_ms: i64,
     in_hand: &[String],
     turns: &mut fair::Turns,
-) -> rusqlite::Result<Vec<Email>> {
+) -> Result<Vec<Email>> {
     let queue = Queued { now, in_hand: serde_json::to_string(in_hand).unwrap_or_else(|_| "[]".into()) };
     let claimed: Vec<Email> = fair::claim(conn, &queue, turns, limit)?.into_iter().map(|(_, e)| e).collect();
     let ids = serde_json::to_string(&claimed.iter().map(|e| &e.id).collect::<Vec<_>>()).unwrap_or_default();
@@ -256,31 +257,26 @@ impl fair::Queue for Queued {
         conn: &Connection,
         after: Option<&fair::Owner>,
         limit: usize,
-    ) -> rusqlite::Result<Vec<fair::Owner>> {
+    ) -> Result<Vec<fair::Owner>> {
         fair::projects_with(conn, "emails", "status = 'QUEUED'", after, limit)
     }
 
-    fn due(
-        &self,
-        conn: &Connection,
-        owner: &fair::Owner,
-        limit: usize,
-        offset: usize,
-    ) -> rusqlite::Result<Vec<Email>> {
-        conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM emails
+    fn due(&self, conn: &Connection, owner: &fair::Owner, limit: usize, offset: usize) -> Result<Vec<Email>> {
+        Ok(conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM emails
              WHERE status = 'QUEUED' AND project_id = ?1 AND next_attempt_at <= ?2
                AND (locked_until IS NULL OR locked_until <= ?2)
                AND id NOT IN (SELECT value FROM json_each(?3))
              ORDER BY priority, next_attempt_at LIMIT ?4 OFFSET ?5"
-        ))?
-        .query_map(params![owner, self.now, self.in_hand, limit as i64, offset as i64], from_row)?
-        .collect()
+            ))?
+            .query_map(params![owner, self.now, self.in_hand, limit as i64, offset as i64], from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?)
     }
 }
 
 /// The relay accepted the message; `subject` is the subject as sent (rendered).
-pub fn mark_sent(conn: &Connection, id: &str, subject: &str, now: i64) -> rusqlite::Result<bool> {
+pub fn mark_sent(conn: &Connection, id: &str, subject: &str, now: i64) -> Result<bool> {
     Ok(conn.prepare_cached(
         "UPDATE emails SET status = 'SENT', sent_at = ?2, subject = ?3, attempts = attempts + 1, locked_until = NULL,
              last_error = NULL, updated_at = ?2 WHERE id = ?1 AND status = 'QUEUED'",
@@ -289,7 +285,7 @@ pub fn mark_sent(conn: &Connection, id: &str, subject: &str, now: i64) -> rusqli
 }
 
 /// A temporary failure: try again at `next_at`.
-pub fn retry_later(conn: &Connection, id: &str, error: &str, next_at: i64, now: i64) -> rusqlite::Result<()> {
+pub fn retry_later(conn: &Connection, id: &str, error: &str, next_at: i64, now: i64) -> Result<()> {
     conn.prepare_cached(
         "UPDATE emails SET attempts = attempts + 1, last_error = ?2, next_attempt_at = ?3, locked_until = NULL,
              updated_at = ?4 WHERE id = ?1 AND status = 'QUEUED'",
@@ -299,13 +295,7 @@ pub fn retry_later(conn: &Connection, id: &str, error: &str, next_at: i64, now: 
 }
 
 /// The message will not be sent.
-pub fn mark_failed(
-    conn: &Connection,
-    id: &str,
-    error: &str,
-    count_attempt: bool,
-    now: i64,
-) -> rusqlite::Result<bool> {
+pub fn mark_failed(conn: &Connection, id: &str, error: &str, count_attempt: bool, now: i64) -> Result<bool> {
     Ok(conn.prepare_cached(
         "UPDATE emails SET status = 'FAILED', last_error = ?2, attempts = attempts + ?3, locked_until = NULL,
              failed_at = ?4, updated_at = ?4 WHERE id = ?1 AND status = 'QUEUED'",
@@ -314,7 +304,7 @@ pub fn mark_failed(
 }
 
 /// Extends the leases of claimed emails still queued to `locked_until`.
-pub fn renew_leases(conn: &Connection, ids: &[String], locked_until: i64) -> rusqlite::Result<()> {
+pub fn renew_leases(conn: &Connection, ids: &[String], locked_until: i64) -> Result<()> {
     let mut stmt =
         conn.prepare_cached("UPDATE emails SET locked_until = ?2 WHERE id = ?1 AND status = 'QUEUED'")?;
     for id in ids {
@@ -324,7 +314,7 @@ pub fn renew_leases(conn: &Connection, ids: &[String], locked_until: i64) -> rus
 }
 
 /// Gives a claimed email back untouched, due at `next_at` (shutdown, throttling).
-pub fn release(conn: &Connection, id: &str, next_at: i64) -> rusqlite::Result<()> {
+pub fn release(conn: &Connection, id: &str, next_at: i64) -> Result<()> {
     conn.prepare_cached(
         "UPDATE emails SET locked_until = NULL, next_attempt_at = ?2 WHERE id = ?1 AND status = 'QUEUED'",
     )?
@@ -333,32 +323,35 @@ pub fn release(conn: &Connection, id: &str, next_at: i64) -> rusqlite::Result<()
 }
 
 /// Ends every email lease at once (their process is known to be gone: see [`crate::lock`]).
-pub fn take_back_leases(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
-    conn.execute("UPDATE emails SET locked_until = NULL WHERE status = 'QUEUED' AND locked_until > ?1", [now])
+pub fn take_back_leases(conn: &Connection, now: i64) -> Result<usize> {
+    Ok(conn.execute(
+        "UPDATE emails SET locked_until = NULL WHERE status = 'QUEUED' AND locked_until > ?1",
+        [now],
+    )?)
 }
 
 /// The queued emails by state, for the metrics: `due` (waiting for a worker), `retrying` (a
 /// temporary failure, due later), `sending` (held by a worker now).
-pub fn queue_states(conn: &Connection, now: i64) -> rusqlite::Result<Vec<(String, i64)>> {
-    conn.prepare_cached(
+pub fn queue_states(conn: &Connection, now: i64) -> Result<Vec<(String, i64)>> {
+    Ok(conn.prepare_cached(
         "SELECT CASE WHEN locked_until > ?1 THEN 'sending' WHEN next_attempt_at > ?1 THEN 'retrying' ELSE 'due' END AS state,
                 count(*)
          FROM emails WHERE status = 'QUEUED' GROUP BY state ORDER BY state",
     )?
     .query_map([now], |r| Ok((r.get(0)?, r.get(1)?)))?
-    .collect()
+    .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// When the next queued email is due (for the worker's sleep), leaving out the worker's own
 /// emails in hand (`in_hand`, ids): it hears of those when their sends finish.
-pub fn next_due(conn: &Connection, in_hand: &[String]) -> rusqlite::Result<Option<i64>> {
+pub fn next_due(conn: &Connection, in_hand: &[String]) -> Result<Option<i64>> {
     let in_hand = serde_json::to_string(in_hand).unwrap_or_else(|_| "[]".into());
-    conn.query_row(
+    Ok(conn.query_row(
         "SELECT min(max(next_attempt_at, coalesce(locked_until, 0))) FROM emails
          WHERE status = 'QUEUED' AND id NOT IN (SELECT value FROM json_each(?1))",
         [in_hand],
         |r| r.get(0),
-    )
+    )?)
 }
 
 /// Takes a cancelled campaign's queued emails out of the queue, up to `limit` of its rows with a
@@ -371,7 +364,7 @@ pub fn cancel_queued(
     after: &str,
     limit: usize,
     now: i64,
-) -> rusqlite::Result<Option<String>> {
+) -> Result<Option<String>> {
     let rows: Vec<(i64, String, String)> = conn
         .prepare_cached(
             "SELECT rowid, contact_id, status FROM emails
@@ -394,7 +387,7 @@ pub fn cancel_queued(
 }
 
 /// Records that the recipient unsubscribed through this email (the first time only).
-pub fn credit_unsubscribe(conn: &Connection, id: &str, now: i64) -> rusqlite::Result<bool> {
+pub fn credit_unsubscribe(conn: &Connection, id: &str, now: i64) -> Result<bool> {
     Ok(conn.execute(
         "UPDATE emails SET unsubscribed_at = ?2 WHERE id = ?1 AND unsubscribed_at IS NULL AND sent_at IS NOT NULL",
         params![id, now],
@@ -416,7 +409,7 @@ pub fn rank(status: &str) -> u8 {
 
 /// Moves a sent email forward to `status` (never back); stamps the matching time. Returns
 /// whether the status changed.
-pub fn advance(conn: &Connection, id: &str, status: &str, now: i64) -> rusqlite::Result<bool> {
+pub fn advance(conn: &Connection, id: &str, status: &str, now: i64) -> Result<bool> {
     let Some(email) = get(conn, id)? else { return Ok(false) };
     if email.sent_at.is_none() {
         return Ok(false);
@@ -438,24 +431,26 @@ pub fn advance(conn: &Connection, id: &str, status: &str, now: i64) -> rusqlite:
 }
 
 /// The email that went out with this `Message-ID` (with or without its angle brackets).
-pub fn by_message_id(conn: &Connection, message_id: &str) -> rusqlite::Result<Option<Email>> {
+pub fn by_message_id(conn: &Connection, message_id: &str) -> Result<Option<Email>> {
     let bare = message_id.trim().trim_start_matches('<').trim_end_matches('>');
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM emails WHERE message_id = ?1 LIMIT 1"))?
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM emails WHERE message_id = ?1 LIMIT 1"))?
         .query_row([format!("<{bare}>")], from_row)
-        .optional()
+        .optional()?)
 }
 
 /// The kind of bounce recorded on an email, if any.
-pub fn bounce_type(conn: &Connection, id: &str) -> rusqlite::Result<Option<String>> {
-    conn.prepare_cached("SELECT bounce_type FROM emails WHERE id = ?1")?
+pub fn bounce_type(conn: &Connection, id: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT bounce_type FROM emails WHERE id = ?1")?
         .query_row([id], |r| r.get(0))
         .optional()
-        .map(Option::flatten)
+        .map(Option::flatten)?)
 }
 
 /// Records the kind of bounce; a hard bounce is never turned back into a soft one. Whether it
 /// changed.
-pub fn set_bounce_type(conn: &Connection, id: &str, kind: &str, now: i64) -> rusqlite::Result<bool> {
+pub fn set_bounce_type(conn: &Connection, id: &str, kind: &str, now: i64) -> Result<bool> {
     Ok(conn
         .prepare_cached(
             "UPDATE emails SET bounce_type = ?2, updated_at = ?3

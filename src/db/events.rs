@@ -1,5 +1,6 @@
 //! Events: named occurrences for a contact, tracked by clients or emitted by the service.
 
+use super::error::Result;
 use rusqlite::{Connection, params};
 use serde_json::Value;
 
@@ -11,7 +12,7 @@ pub fn insert(
     name: &str,
     data: &Value,
     now: i64,
-) -> rusqlite::Result<String> {
+) -> Result<String> {
     let id = super::new_id();
     conn.prepare_cached(
         "INSERT INTO events (id, project_id, contact_id, name, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -21,10 +22,10 @@ pub fn insert(
 }
 
 /// The names of a contact's events, oldest first (for tests and the activity feed).
-pub fn names_for_contact(conn: &Connection, contact: &str) -> rusqlite::Result<Vec<String>> {
+pub fn names_for_contact(conn: &Connection, contact: &str) -> Result<Vec<String>> {
     let mut stmt =
         conn.prepare_cached("SELECT name FROM events WHERE contact_id = ?1 ORDER BY created_at, rowid")?;
-    stmt.query_map([contact], |r| r.get(0))?.collect()
+    Ok(stmt.query_map([contact], |r| r.get(0))?.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// An event as listed, with its contact's email when it has a contact.
@@ -107,7 +108,7 @@ fn filters(
 /// One page of events, newest first, with each row's position for the next page. The order is
 /// (created_at, rowid), which the indexes on project, name and contact all carry, so a page
 /// reads only its own rows.
-pub fn list(conn: &Connection, q: &ListQuery<'_>) -> rusqlite::Result<Vec<(Listed, (i64, i64))>> {
+pub fn list(conn: &Connection, q: &ListQuery<'_>) -> Result<Vec<(Listed, (i64, i64))>> {
     let (filters, mut args) = filters(q, (q.from, q.to));
     let mut sql = format!(
         "SELECT e.id, e.name, e.contact_id, c.email, e.data, e.created_at, e.rowid
@@ -121,33 +122,35 @@ pub fn list(conn: &Connection, q: &ListQuery<'_>) -> rusqlite::Result<Vec<(Liste
     args.push((q.limit as i64).into());
     sql.push_str(&format!(" ORDER BY e.created_at DESC, e.rowid DESC LIMIT ?{}", args.len()));
     let mut stmt = conn.prepare_cached(&sql)?;
-    stmt.query_map(rusqlite::params_from_iter(args), |r| {
-        let data: String = r.get(4)?;
-        let created_at = r.get(5)?;
-        Ok((
-            Listed {
-                id: r.get(0)?,
-                name: r.get(1)?,
-                contact_id: r.get(2)?,
-                email: r.get(3)?,
-                data: serde_json::from_str(&data).unwrap_or(Value::Null),
-                created_at,
-            },
-            (created_at, r.get(6)?),
-        ))
-    })?
-    .collect()
+    Ok(stmt
+        .query_map(rusqlite::params_from_iter(args), |r| {
+            let data: String = r.get(4)?;
+            let created_at = r.get(5)?;
+            Ok((
+                Listed {
+                    id: r.get(0)?,
+                    name: r.get(1)?,
+                    contact_id: r.get(2)?,
+                    email: r.get(3)?,
+                    data: serde_json::from_str(&data).unwrap_or(Value::Null),
+                    created_at,
+                },
+                (created_at, r.get(6)?),
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// How many events a list shows in all (its page position aside), without reading more than
 /// two hours of a project's events: one contact's events are counted; otherwise the name
 /// catalogue keeps the all-time counts, and the hourly rollups the counts of the whole hours
 /// of a period, whose partial hours at either end are counted from the events.
-pub fn count_listed(conn: &Connection, q: &ListQuery<'_>) -> rusqlite::Result<i64> {
-    let exact = |period: (Option<i64>, Option<i64>)| -> rusqlite::Result<i64> {
+pub fn count_listed(conn: &Connection, q: &ListQuery<'_>) -> Result<i64> {
+    let exact = |period: (Option<i64>, Option<i64>)| -> Result<i64> {
         let (filters, args) = filters(q, period);
-        conn.prepare_cached(&format!("SELECT count(*) FROM events e{filters}"))?
-            .query_row(rusqlite::params_from_iter(args), |r| r.get(0))
+        Ok(conn
+            .prepare_cached(&format!("SELECT count(*) FROM events e{filters}"))?
+            .query_row(rusqlite::params_from_iter(args), |r| r.get(0))?)
     };
     if q.contact.is_some() {
         return exact((q.from, q.to));
@@ -191,40 +194,38 @@ pub fn count_listed(conn: &Connection, q: &ListQuery<'_>) -> rusqlite::Result<i6
 }
 
 /// A project's event names with how many events carry each and the last time one did.
-pub fn names(conn: &Connection, project: &str) -> rusqlite::Result<Vec<(String, i64, i64)>> {
-    conn.prepare_cached("SELECT name, events, last_at FROM event_names WHERE project_id = ?1 ORDER BY name")?
+pub fn names(conn: &Connection, project: &str) -> Result<Vec<(String, i64, i64)>> {
+    Ok(conn
+        .prepare_cached("SELECT name, events, last_at FROM event_names WHERE project_id = ?1 ORDER BY name")?
         .query_map([project], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect()
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Counts per name between `from` (inclusive) and `to` (exclusive): (name, events, contacts).
-pub fn stats(
-    conn: &Connection,
-    project: &str,
-    from: i64,
-    to: i64,
-) -> rusqlite::Result<Vec<(String, i64, i64)>> {
-    conn.prepare_cached(
-        "SELECT name, count(*), count(DISTINCT contact_id) FROM events
+pub fn stats(conn: &Connection, project: &str, from: i64, to: i64) -> Result<Vec<(String, i64, i64)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT name, count(*), count(DISTINCT contact_id) FROM events
          WHERE project_id = ?1 AND created_at >= ?2 AND created_at < ?3
          GROUP BY name ORDER BY count(*) DESC, name",
-    )?
-    .query_map(params![project, from, to], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-    .collect()
+        )?
+        .query_map(params![project, from, to], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Events per UTC day between `from` and `to`: (day start in ms, events).
-pub fn per_day(conn: &Connection, project: &str, from: i64, to: i64) -> rusqlite::Result<Vec<(i64, i64)>> {
-    conn.prepare_cached(
-        "SELECT (created_at / 86400000) * 86400000 AS day, count(*) FROM events
+pub fn per_day(conn: &Connection, project: &str, from: i64, to: i64) -> Result<Vec<(i64, i64)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT (created_at / 86400000) * 86400000 AS day, count(*) FROM events
          WHERE project_id = ?1 AND created_at >= ?2 AND created_at < ?3 GROUP BY day ORDER BY day",
-    )?
-    .query_map(params![project, from, to], |r| Ok((r.get(0)?, r.get(1)?)))?
-    .collect()
+        )?
+        .query_map(params![project, from, to], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// How many events of `name` the project has.
-pub fn count_named(conn: &Connection, project: &str, name: &str) -> rusqlite::Result<i64> {
+pub fn count_named(conn: &Connection, project: &str, name: &str) -> Result<i64> {
     let q = ListQuery {
         project,
         name: Some(name),
@@ -239,12 +240,13 @@ pub fn count_named(conn: &Connection, project: &str, name: &str) -> rusqlite::Re
 }
 
 /// Deletes up to `limit` events of `name`; returns how many went.
-pub fn delete_named(conn: &Connection, project: &str, name: &str, limit: usize) -> rusqlite::Result<usize> {
-    conn.prepare_cached(
-        "DELETE FROM events WHERE rowid IN
+pub fn delete_named(conn: &Connection, project: &str, name: &str, limit: usize) -> Result<usize> {
+    Ok(conn
+        .prepare_cached(
+            "DELETE FROM events WHERE rowid IN
              (SELECT rowid FROM events WHERE project_id = ?1 AND name = ?2 LIMIT ?3)",
-    )?
-    .execute(params![project, name, limit as i64])
+        )?
+        .execute(params![project, name, limit as i64])?)
 }
 
 /// The data of the newest `limit` events of `name` whose data is at most `max_bytes`, newest first (samples of what an event
@@ -254,33 +256,29 @@ pub fn recent_data(
     project: &str,
     name: &str,
     (limit, max_bytes): (usize, usize),
-) -> rusqlite::Result<Vec<Value>> {
-    conn.prepare_cached(
-        "SELECT data FROM events WHERE project_id = ?1 AND name = ?2 AND length(data) <= ?4
+) -> Result<Vec<Value>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT data FROM events WHERE project_id = ?1 AND name = ?2 AND length(data) <= ?4
          ORDER BY created_at DESC LIMIT ?3",
-    )?
-    .query_map(params![project, name, limit as i64, max_bytes as i64], |r| {
-        let data: Option<String> = r.get(0)?;
-        Ok(data.and_then(|d| serde_json::from_str(&d).ok()).unwrap_or(Value::Null))
-    })?
-    .collect()
+        )?
+        .query_map(params![project, name, limit as i64, max_bytes as i64], |r| {
+            let data: Option<String> = r.get(0)?;
+            Ok(data.and_then(|d| serde_json::from_str(&d).ok()).unwrap_or(Value::Null))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Whether a new event has anything to do beyond being stored: a workflow it starts or an
 /// execution of its contact waiting for it, and an enabled webhook endpoint of the project. One
 /// statement, so that the common case (nothing) costs one step of SQLite per event.
-pub fn interest(
-    conn: &Connection,
-    project: &str,
-    contact: Option<&str>,
-    name: &str,
-) -> rusqlite::Result<(bool, bool)> {
-    conn.prepare_cached(
+pub fn interest(conn: &Connection, project: &str, contact: Option<&str>, name: &str) -> Result<(bool, bool)> {
+    Ok(conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM workflows WHERE project_id = ?1 AND trigger_event = ?2 AND enabled = 1
                           AND trigger_type = 'EVENT')
                 OR EXISTS (SELECT 1 FROM workflow_executions WHERE contact_id = ?3 AND wait_event = ?2
                           AND status = 'WAITING'),
                 EXISTS (SELECT 1 FROM webhook_endpoints WHERE project_id = ?1 AND enabled = 1)",
     )?
-    .query_row(params![project, name, contact], |r| Ok((r.get(0)?, r.get(1)?)))
+    .query_row(params![project, name, contact], |r| Ok((r.get(0)?, r.get(1)?)))?)
 }

@@ -6,6 +6,7 @@
 //! a timeout has none, and is found by its contact and event instead). `locked_until` is the
 //! runner's lease on the executions it works on.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::fair;
@@ -96,7 +97,7 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<StepRun> {
     })
 }
 
-pub fn insert(conn: &Connection, e: &Execution) -> rusqlite::Result<()> {
+pub fn insert(conn: &Connection, e: &Execution) -> Result<()> {
     conn.prepare_cached(&format!(
         "INSERT INTO workflow_executions ({COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
@@ -122,7 +123,7 @@ pub fn insert(conn: &Connection, e: &Execution) -> rusqlite::Result<()> {
 }
 
 /// Writes where an execution stands (everything but its identity and start).
-pub fn save(conn: &Connection, e: &Execution) -> rusqlite::Result<()> {
+pub fn save(conn: &Connection, e: &Execution) -> Result<()> {
     conn.prepare_cached(
         "UPDATE workflow_executions SET status = ?2, current_step_id = ?3, context = ?4, exit_reason = ?5,
              due_at = ?6, wait_event = ?7, locked_until = ?8, completed_at = ?9, updated_at = ?10
@@ -143,19 +144,21 @@ pub fn save(conn: &Connection, e: &Execution) -> rusqlite::Result<()> {
     Ok(())
 }
 
-pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Execution>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM workflow_executions WHERE id = ?1"))?
+pub fn by_id(conn: &Connection, id: &str) -> Result<Option<Execution>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM workflow_executions WHERE id = ?1"))?
         .query_row([id], from_row)
-        .optional()
+        .optional()?)
 }
 
 /// An execution of `workflow`.
-pub fn get(conn: &Connection, workflow: &str, id: &str) -> rusqlite::Result<Option<Execution>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM workflow_executions WHERE id = ?1 AND workflow_id = ?2"
-    ))?
-    .query_row([id, workflow], from_row)
-    .optional()
+pub fn get(conn: &Connection, workflow: &str, id: &str) -> Result<Option<Execution>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM workflow_executions WHERE id = ?1 AND workflow_id = ?2"
+        ))?
+        .query_row([id, workflow], from_row)
+        .optional()?)
 }
 
 /// One page of a workflow's executions, newest first, with how many match.
@@ -164,65 +167,63 @@ pub fn page(
     workflow: &str,
     status: Option<&str>,
     (limit, offset): (i64, i64),
-) -> rusqlite::Result<(Vec<Execution>, i64)> {
+) -> Result<(Vec<Execution>, i64)> {
     let mut filter = String::from(" WHERE workflow_id = ?1");
     let mut args: Vec<rusqlite::types::Value> = vec![workflow.to_string().into()];
     if let Some(status) = status {
         args.push(status.to_string().into());
         filter.push_str(" AND status = ?2");
     }
-    super::paged(
+    Ok(super::paged(
         conn,
         ("workflow_executions", COLUMNS, &filter, "started_at DESC, id DESC"),
         args,
         (limit, offset),
         from_row,
-    )
+    )?)
 }
 
 /// Whether the contact has ever had an execution of the workflow (any status).
-pub fn exists_for(conn: &Connection, workflow: &str, contact: &str) -> rusqlite::Result<bool> {
-    conn.prepare_cached(
-        "SELECT 1 FROM workflow_executions WHERE workflow_id = ?1 AND contact_id = ?2 LIMIT 1",
-    )?
-    .query_row([workflow, contact], |_| Ok(()))
-    .optional()
-    .map(|found| found.is_some())
+pub fn exists_for(conn: &Connection, workflow: &str, contact: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT 1 FROM workflow_executions WHERE workflow_id = ?1 AND contact_id = ?2 LIMIT 1",
+        )?
+        .query_row([workflow, contact], |_| Ok(()))
+        .optional()
+        .map(|found| found.is_some())?)
 }
 
 /// How many executions of `workflow` started for `contact` after `since`, counted up to `cap`.
-pub fn started_since(
-    conn: &Connection,
-    workflow: &str,
-    contact: &str,
-    since: i64,
-    cap: i64,
-) -> rusqlite::Result<i64> {
-    conn.prepare_cached(
-        "SELECT count(*) FROM (SELECT 1 FROM workflow_executions
+pub fn started_since(conn: &Connection, workflow: &str, contact: &str, since: i64, cap: i64) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT 1 FROM workflow_executions
          WHERE workflow_id = ?1 AND contact_id = ?2 AND started_at > ?3 LIMIT ?4)",
-    )?
-    .query_row(params![workflow, contact, since, cap], |r| r.get(0))
+        )?
+        .query_row(params![workflow, contact, since, cap], |r| r.get(0))?)
 }
 
 /// How many executions started for `contact` after `since` by events workflows emitted, counted
 /// up to `cap`.
-pub fn caused_since(conn: &Connection, contact: &str, since: i64, cap: i64) -> rusqlite::Result<i64> {
-    conn.prepare_cached(
-        "SELECT count(*) FROM (SELECT 1 FROM workflow_executions
+pub fn caused_since(conn: &Connection, contact: &str, since: i64, cap: i64) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT 1 FROM workflow_executions
          WHERE contact_id = ?1 AND started_at > ?2 AND caused_by IS NOT NULL LIMIT ?3)",
-    )?
-    .query_row(params![contact, since, cap], |r| r.get(0))
+        )?
+        .query_row(params![contact, since, cap], |r| r.get(0))?)
 }
 
 /// The contact's executions waiting for `event`.
-pub fn waiting_for(conn: &Connection, contact: &str, event: &str) -> rusqlite::Result<Vec<Execution>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM workflow_executions
+pub fn waiting_for(conn: &Connection, contact: &str, event: &str) -> Result<Vec<Execution>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM workflow_executions
          WHERE contact_id = ?1 AND wait_event = ?2 AND status = 'WAITING'"
-    ))?
-    .query_map([contact, event], from_row)?
-    .collect()
+        ))?
+        .query_map([contact, event], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Leases up to `limit` due executions, round-robin across projects within their room in
@@ -233,7 +234,7 @@ pub fn claim(
     limit: usize,
     lease_ms: i64,
     turns: &mut fair::Turns,
-) -> rusqlite::Result<Vec<(fair::Owner, String)>> {
+) -> Result<Vec<(fair::Owner, String)>> {
     let due = fair::claim(conn, &Due { now }, turns, limit)?;
     let mut lease = conn.prepare_cached("UPDATE workflow_executions SET locked_until = ?2 WHERE id = ?1")?;
     for (_, id) in &due {
@@ -255,7 +256,7 @@ impl fair::Queue for Due {
         conn: &Connection,
         after: Option<&fair::Owner>,
         limit: usize,
-    ) -> rusqlite::Result<Vec<fair::Owner>> {
+    ) -> Result<Vec<fair::Owner>> {
         let pending = "status IN ('RUNNING', 'WAITING') AND due_at IS NOT NULL";
         fair::projects_with(conn, "workflow_executions", pending, after, limit)
     }
@@ -266,42 +267,43 @@ impl fair::Queue for Due {
         owner: &fair::Owner,
         limit: usize,
         offset: usize,
-    ) -> rusqlite::Result<Vec<String>> {
-        conn.prepare_cached(
+    ) -> Result<Vec<String>> {
+        Ok(conn.prepare_cached(
             "SELECT id FROM workflow_executions
              WHERE status IN ('RUNNING', 'WAITING') AND due_at IS NOT NULL AND project_id = ?1 AND due_at <= ?2
                AND (locked_until IS NULL OR locked_until <= ?2)
              ORDER BY due_at LIMIT ?3 OFFSET ?4",
         )?
         .query_map(params![owner, self.now, limit as i64, offset as i64], |r| r.get(0))?
-        .collect()
+        .collect::<rusqlite::Result<Vec<_>>>()?)
     }
 }
 
 /// When the next execution not leased at `now` falls due, if any does (the soonest due come
 /// first in the index, so this reads past only the few in hand).
-pub fn next_due(conn: &Connection, now: i64) -> rusqlite::Result<Option<i64>> {
-    conn.prepare_cached(
-        "SELECT due_at FROM workflow_executions
+pub fn next_due(conn: &Connection, now: i64) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT due_at FROM workflow_executions
          WHERE status IN ('RUNNING', 'WAITING') AND due_at IS NOT NULL
            AND (locked_until IS NULL OR locked_until <= ?1)
          ORDER BY due_at LIMIT 1",
-    )?
-    .query_row([now], |r| r.get(0))
-    .optional()
+        )?
+        .query_row([now], |r| r.get(0))
+        .optional()?)
 }
 
 /// Ends the leases of executions this process took and did not finish; returns how many.
-pub fn take_back_leases(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
-    conn.prepare_cached(
+pub fn take_back_leases(conn: &Connection, now: i64) -> Result<usize> {
+    Ok(conn.prepare_cached(
         "UPDATE workflow_executions SET locked_until = NULL WHERE locked_until > ?1 AND status IN ('RUNNING', 'WAITING')",
     )?
-    .execute([now])
+    .execute([now])?)
 }
 
 /// Ends the leases of executions a stopping runner still held, so the next runner takes them
 /// at once.
-pub fn release(conn: &Connection, ids: &[String]) -> rusqlite::Result<()> {
+pub fn release(conn: &Connection, ids: &[String]) -> Result<()> {
     let mut release =
         conn.prepare_cached("UPDATE workflow_executions SET locked_until = NULL WHERE id = ?1")?;
     for id in ids {
@@ -311,7 +313,7 @@ pub fn release(conn: &Connection, ids: &[String]) -> rusqlite::Result<()> {
 }
 
 /// Extends the leases of the executions this process works on.
-pub fn renew_leases(conn: &Connection, ids: &[String], until: i64) -> rusqlite::Result<()> {
+pub fn renew_leases(conn: &Connection, ids: &[String], until: i64) -> Result<()> {
     let mut renew = conn.prepare_cached(
         "UPDATE workflow_executions SET locked_until = ?2 WHERE id = ?1 AND status IN ('RUNNING', 'WAITING')",
     )?;
@@ -322,34 +324,35 @@ pub fn renew_leases(conn: &Connection, ids: &[String], until: i64) -> rusqlite::
 }
 
 /// Up to `limit` ids of a workflow's RUNNING or WAITING executions.
-pub fn active_ids(conn: &Connection, workflow: &str, limit: usize) -> rusqlite::Result<Vec<String>> {
-    conn.prepare_cached(
+pub fn active_ids(conn: &Connection, workflow: &str, limit: usize) -> Result<Vec<String>> {
+    Ok(conn.prepare_cached(
         "SELECT id FROM workflow_executions WHERE workflow_id = ?1 AND status IN ('RUNNING', 'WAITING') LIMIT ?2",
     )?
     .query_map(params![workflow, limit as i64], |r| r.get(0))?
-    .collect()
+    .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// The steps an execution ran, in order.
-pub fn runs(conn: &Connection, execution: &str) -> rusqlite::Result<Vec<StepRun>> {
-    conn.prepare_cached(&format!(
-        "SELECT {RUN_COLUMNS} FROM workflow_execution_steps WHERE execution_id = ?1 ORDER BY seq"
-    ))?
-    .query_map([execution], run_from_row)?
-    .collect()
+pub fn runs(conn: &Connection, execution: &str) -> Result<Vec<StepRun>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {RUN_COLUMNS} FROM workflow_execution_steps WHERE execution_id = ?1 ORDER BY seq"
+        ))?
+        .query_map([execution], run_from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// The last step an execution ran (or runs, or waits at).
-pub fn last_run(conn: &Connection, execution: &str) -> rusqlite::Result<Option<StepRun>> {
-    conn.prepare_cached(&format!(
+pub fn last_run(conn: &Connection, execution: &str) -> Result<Option<StepRun>> {
+    Ok(conn.prepare_cached(&format!(
         "SELECT {RUN_COLUMNS} FROM workflow_execution_steps WHERE execution_id = ?1 ORDER BY seq DESC LIMIT 1"
     ))?
     .query_row([execution], run_from_row)
-    .optional()
+    .optional()?)
 }
 
 /// Adds or rewrites a step run.
-pub fn put_run(conn: &Connection, run: &StepRun) -> rusqlite::Result<()> {
+pub fn put_run(conn: &Connection, run: &StepRun) -> Result<()> {
     conn.prepare_cached(&format!(
         "INSERT OR REPLACE INTO workflow_execution_steps ({RUN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
     ))?

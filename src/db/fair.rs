@@ -11,6 +11,7 @@
 //! [`MAX_OWNERS`] projects, from the one after where the last claim started, so its cost does
 //! not grow with the number of projects and each one comes first in its turn.
 
+use super::error::Result;
 use std::collections::HashMap;
 
 use rusqlite::Connection;
@@ -92,7 +93,7 @@ pub trait Queue {
     /// Up to `limit` projects with pending rows, in id order, from the first after `after`
     /// (from the first of all when `after` is `None`); the service's own rows, where a queue
     /// has them, come first as `None`.
-    fn owners(&self, conn: &Connection, after: Option<&Owner>, limit: usize) -> rusqlite::Result<Vec<Owner>>;
+    fn owners(&self, conn: &Connection, after: Option<&Owner>, limit: usize) -> Result<Vec<Owner>>;
 
     /// `owner`'s due rows not in hand, in the queue's order, `limit` of them from `offset`.
     fn due(
@@ -101,7 +102,7 @@ pub trait Queue {
         owner: &Owner,
         limit: usize,
         offset: usize,
-    ) -> rusqlite::Result<Vec<Self::Row>>;
+    ) -> super::error::Result<Vec<Self::Row>>;
 }
 
 /// Up to `limit` projects with rows of `table` matching `pending`, in id order after `after`:
@@ -113,23 +114,24 @@ pub fn projects_with(
     pending: &str,
     after: Option<&Owner>,
     limit: usize,
-) -> rusqlite::Result<Vec<Owner>> {
+) -> Result<Vec<Owner>> {
     // '' sorts before every id.
     let start = after.and_then(|a| a.as_deref()).unwrap_or("");
     let next = format!(
         "SELECT project_id FROM {table} WHERE {pending} AND project_id > owners.id ORDER BY project_id LIMIT 1"
     );
     let first = next.replace("owners.id", "?1");
-    conn.prepare_cached(&format!(
-        "WITH RECURSIVE owners(id, n) AS (
+    Ok(conn
+        .prepare_cached(&format!(
+            "WITH RECURSIVE owners(id, n) AS (
              SELECT ({first}), 1
              UNION ALL
              SELECT ({next}), n + 1 FROM owners WHERE owners.id IS NOT NULL AND n < ?2
          )
          SELECT id FROM owners WHERE id IS NOT NULL"
-    ))?
-    .query_map(rusqlite::params![start, limit as i64], |r| r.get(0))?
-    .collect()
+        ))?
+        .query_map(rusqlite::params![start, limit as i64], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Up to `free` due rows of `queue`, round-robin across the projects that have any, from the
@@ -142,7 +144,7 @@ pub fn claim<Q: Queue>(
     queue: &Q,
     turns: &mut Turns,
     free: usize,
-) -> rusqlite::Result<Vec<(Owner, Q::Row)>> {
+) -> Result<Vec<(Owner, Q::Row)>> {
     if free == 0 {
         return Ok(Vec::new());
     }
@@ -178,8 +180,8 @@ fn take_turns<T>(
     owners: Vec<Owner>,
     room: impl Fn(&Owner) -> usize,
     free: usize,
-    mut due: impl FnMut(&Owner, usize, usize) -> rusqlite::Result<Vec<T>>,
-) -> rusqlite::Result<Vec<(Owner, T)>> {
+    mut due: impl FnMut(&Owner, usize, usize) -> Result<Vec<T>>,
+) -> Result<Vec<(Owner, T)>> {
     if owners.is_empty() {
         return Ok(Vec::new());
     }

@@ -1,5 +1,6 @@
 //! Idempotency records: one per (project, endpoint, key), kept until it expires.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// The first request made with a key.
@@ -22,7 +23,7 @@ pub fn claim(
     status_code: u16,
     now: i64,
     ttl_ms: i64,
-) -> rusqlite::Result<Result<(), Record>> {
+) -> Result<Result<(), Record>> {
     let existing = conn
         .query_row(
             "SELECT key, request, status_code, created_at, expires_at FROM idempotency_keys
@@ -59,6 +60,6 @@ pub fn claim(
 }
 
 /// Deletes expired records; returns how many.
-pub fn sweep(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
-    conn.execute("DELETE FROM idempotency_keys WHERE expires_at <= ?1", [now])
+pub fn sweep(conn: &Connection, now: i64) -> Result<usize> {
+    Ok(conn.execute("DELETE FROM idempotency_keys WHERE expires_at <= ?1", [now])?)
 }

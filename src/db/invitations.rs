@@ -1,6 +1,7 @@
 //! Invitations to a project for an email with no account yet; the link's token is kept as its
 //! digest.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::projects::Role;
@@ -33,8 +34,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Invitation> {
 
 /// Records an invitation, or renews the project's pending one for the same email (new role,
 /// new link, new expiry: the earlier link stops working).
-pub fn upsert(conn: &Connection, invitation: &Invitation, digest: &str) -> rusqlite::Result<Invitation> {
-    conn.query_row(
+pub fn upsert(conn: &Connection, invitation: &Invitation, digest: &str) -> Result<Invitation> {
+    Ok(conn.query_row(
         &format!(
             "INSERT INTO invitations (id, project_id, email, role, digest, invited_by, created_at, expires_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
@@ -53,43 +54,47 @@ pub fn upsert(conn: &Connection, invitation: &Invitation, digest: &str) -> rusql
             invitation.expires_at
         ],
         from_row,
-    )
+    )?)
 }
 
 /// The pending invitations of a project, newest first.
-pub fn for_project(conn: &Connection, project: &str, now: i64) -> rusqlite::Result<Vec<Invitation>> {
+pub fn for_project(conn: &Connection, project: &str, now: i64) -> Result<Vec<Invitation>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM invitations WHERE project_id = ?1 AND expires_at > ?2 ORDER BY created_at DESC, id"
     ))?;
-    stmt.query_map(params![project, now], from_row)?.collect()
+    Ok(stmt.query_map(params![project, now], from_row)?.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// A pending (unexpired) invitation of a project.
-pub fn get(conn: &Connection, project: &str, id: &str, now: i64) -> rusqlite::Result<Option<Invitation>> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM invitations WHERE project_id = ?1 AND id = ?2 AND expires_at > ?3"),
-        params![project, id, now],
-        from_row,
-    )
-    .optional()
+pub fn get(conn: &Connection, project: &str, id: &str, now: i64) -> Result<Option<Invitation>> {
+    Ok(conn
+        .query_row(
+            &format!(
+                "SELECT {COLUMNS} FROM invitations WHERE project_id = ?1 AND id = ?2 AND expires_at > ?3"
+            ),
+            params![project, id, now],
+            from_row,
+        )
+        .optional()?)
 }
 
 /// The unexpired invitation a token's digest names.
-pub fn by_digest(conn: &Connection, digest: &str, now: i64) -> rusqlite::Result<Option<Invitation>> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM invitations WHERE digest = ?1 AND expires_at > ?2"),
-        params![digest, now],
-        from_row,
-    )
-    .optional()
+pub fn by_digest(conn: &Connection, digest: &str, now: i64) -> Result<Option<Invitation>> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM invitations WHERE digest = ?1 AND expires_at > ?2"),
+            params![digest, now],
+            from_row,
+        )
+        .optional()?)
 }
 
 /// Deletes one invitation of a project (revoked or accepted); whether it existed.
-pub fn delete(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<bool> {
+pub fn delete(conn: &Connection, project: &str, id: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM invitations WHERE project_id = ?1 AND id = ?2", params![project, id])? > 0)
 }
 
 /// Deletes expired invitations; returns how many.
-pub fn sweep(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
-    conn.execute("DELETE FROM invitations WHERE expires_at <= ?1", [now])
+pub fn sweep(conn: &Connection, now: i64) -> Result<usize> {
+    Ok(conn.execute("DELETE FROM invitations WHERE expires_at <= ?1", [now])?)
 }

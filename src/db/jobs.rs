@@ -3,6 +3,7 @@
 //! Every move of a claimed job names its lease token, so a worker whose lease ran out (and whose
 //! job another worker has taken since) can no longer change the job.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::fair;
@@ -100,7 +101,7 @@ const ROW_COLUMNS: &str =
     "id, kind, status, run_at, attempts, max_attempts, lease, locked_until, last_error, finished_at";
 
 /// Adds a job; `None` when an unfinished job with the same dedupe key exists.
-pub fn enqueue(conn: &Connection, job: &NewJob) -> rusqlite::Result<Option<i64>> {
+pub fn enqueue(conn: &Connection, job: &NewJob) -> Result<Option<i64>> {
     let now = crate::clock::now_ms();
     let inserted = conn.execute(
         "INSERT INTO jobs (kind, payload, project_id, dedupe_key, status, run_at, max_attempts, created_at, updated_at)
@@ -117,7 +118,7 @@ pub fn enqueue(conn: &Connection, job: &NewJob) -> rusqlite::Result<Option<i64>>
 
 /// As [`enqueue`], but when a queued job with the same dedupe key exists, it is brought forward
 /// to this job's time if that is sooner (a scheduled start that is asked for now).
-pub fn enqueue_soonest(conn: &Connection, job: &NewJob) -> rusqlite::Result<()> {
+pub fn enqueue_soonest(conn: &Connection, job: &NewJob) -> Result<()> {
     let now = crate::clock::now_ms();
     conn.execute(
         "INSERT INTO jobs (kind, payload, project_id, dedupe_key, status, run_at, max_attempts, created_at, updated_at)
@@ -131,12 +132,13 @@ pub fn enqueue_soonest(conn: &Connection, job: &NewJob) -> rusqlite::Result<()> 
 }
 
 /// How many jobs there are of each kind and status (for the metrics).
-pub fn counts(conn: &Connection) -> rusqlite::Result<Vec<(String, String, i64)>> {
-    conn.prepare_cached(
-        "SELECT kind, status, count(*) FROM jobs GROUP BY kind, status ORDER BY kind, status",
-    )?
-    .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-    .collect()
+pub fn counts(conn: &Connection) -> Result<Vec<(String, String, i64)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT kind, status, count(*) FROM jobs GROUP BY kind, status ORDER BY kind, status",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 pub fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<JobRow>> {
@@ -160,7 +162,7 @@ pub fn claim(
     limit: usize,
     lease_ms: i64,
     turns: &mut fair::Turns,
-) -> rusqlite::Result<Vec<Claimed>> {
+) -> Result<Vec<Claimed>> {
     let due = fair::claim(conn, &Due { now }, turns, limit)?;
     let mut claimed = Vec::with_capacity(due.len());
     for (_, (mut job, lease_expired)) in due {
@@ -198,7 +200,7 @@ impl fair::Queue for Due {
         conn: &Connection,
         after: Option<&fair::Owner>,
         limit: usize,
-    ) -> rusqlite::Result<Vec<fair::Owner>> {
+    ) -> Result<Vec<fair::Owner>> {
         let owners: Vec<fair::Owner> = conn
             .prepare_cached(
                 "SELECT DISTINCT project_id FROM (
@@ -219,40 +221,41 @@ impl fair::Queue for Due {
         owner: &fair::Owner,
         limit: usize,
         offset: usize,
-    ) -> rusqlite::Result<Vec<(Claimed, bool)>> {
-        conn.prepare_cached(
-            "SELECT id, kind, payload, project_id, attempts, max_attempts, status FROM (
+    ) -> Result<Vec<(Claimed, bool)>> {
+        Ok(conn
+            .prepare_cached(
+                "SELECT id, kind, payload, project_id, attempts, max_attempts, status FROM (
                  SELECT * FROM jobs WHERE status = 'queued' AND run_at <= ?1 AND project_id IS ?2
                  UNION ALL
                  SELECT * FROM jobs WHERE status = 'running' AND locked_until <= ?1 AND project_id IS ?2
              ) ORDER BY run_at, id LIMIT ?3 OFFSET ?4",
-        )?
-        .query_map(params![self.now, owner, limit as i64, offset as i64], |r| {
-            let job = Claimed {
-                id: r.get(0)?,
-                kind: r.get(1)?,
-                payload: r.get(2)?,
-                project_id: r.get(3)?,
-                attempt: r.get(4)?,
-                max_attempts: r.get(5)?,
-                lease: uuid::Uuid::new_v4().simple().to_string(),
-            };
-            Ok((job, r.get::<_, String>(6)? == "running"))
-        })?
-        .collect()
+            )?
+            .query_map(params![self.now, owner, limit as i64, offset as i64], |r| {
+                let job = Claimed {
+                    id: r.get(0)?,
+                    kind: r.get(1)?,
+                    payload: r.get(2)?,
+                    project_id: r.get(3)?,
+                    attempt: r.get(4)?,
+                    max_attempts: r.get(5)?,
+                    lease: uuid::Uuid::new_v4().simple().to_string(),
+                };
+                Ok((job, r.get::<_, String>(6)? == "running"))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?)
     }
 }
 
-fn fail_row(conn: &Connection, id: i64, error: &str, now: i64) -> rusqlite::Result<usize> {
-    conn.execute(
+fn fail_row(conn: &Connection, id: i64, error: &str, now: i64) -> Result<usize> {
+    Ok(conn.execute(
         "UPDATE jobs SET status = 'failed', lease = NULL, locked_until = NULL, dedupe_key = NULL,
              last_error = ?2, finished_at = ?3, updated_at = ?3 WHERE id = ?1",
         params![id, error, now],
-    )
+    )?)
 }
 
 /// The job finished: it is kept as `done` until the retention sweep.
-pub fn finish(conn: &Connection, id: i64, lease: &str, now: i64) -> rusqlite::Result<bool> {
+pub fn finish(conn: &Connection, id: i64, lease: &str, now: i64) -> Result<bool> {
     Ok(conn.execute(
         "UPDATE jobs SET status = 'done', lease = NULL, locked_until = NULL, dedupe_key = NULL,
              finished_at = ?3, updated_at = ?3 WHERE id = ?1 AND lease = ?2",
@@ -262,7 +265,7 @@ pub fn finish(conn: &Connection, id: i64, lease: &str, now: i64) -> rusqlite::Re
 
 /// The job wants to run again at `run_at` (a periodic job, or a long job continuing in steps);
 /// its attempt count starts over.
-pub fn reschedule(conn: &Connection, id: i64, lease: &str, run_at: i64, now: i64) -> rusqlite::Result<bool> {
+pub fn reschedule(conn: &Connection, id: i64, lease: &str, run_at: i64, now: i64) -> Result<bool> {
     Ok(conn.execute(
         "UPDATE jobs SET status = 'queued', lease = NULL, locked_until = NULL, attempts = 0, last_error = NULL,
              run_at = ?3, updated_at = ?4 WHERE id = ?1 AND lease = ?2",
@@ -271,14 +274,7 @@ pub fn reschedule(conn: &Connection, id: i64, lease: &str, run_at: i64, now: i64
 }
 
 /// The attempt failed and may be tried again at `run_at`.
-pub fn retry(
-    conn: &Connection,
-    id: i64,
-    lease: &str,
-    error: &str,
-    run_at: i64,
-    now: i64,
-) -> rusqlite::Result<bool> {
+pub fn retry(conn: &Connection, id: i64, lease: &str, error: &str, run_at: i64, now: i64) -> Result<bool> {
     Ok(conn.execute(
         "UPDATE jobs SET status = 'queued', lease = NULL, locked_until = NULL, last_error = ?3,
              run_at = ?4, updated_at = ?5 WHERE id = ?1 AND lease = ?2",
@@ -287,7 +283,7 @@ pub fn retry(
 }
 
 /// The job failed for good.
-pub fn fail(conn: &Connection, id: i64, lease: &str, error: &str, now: i64) -> rusqlite::Result<bool> {
+pub fn fail(conn: &Connection, id: i64, lease: &str, error: &str, now: i64) -> Result<bool> {
     Ok(conn.execute(
         "UPDATE jobs SET status = 'failed', lease = NULL, locked_until = NULL, dedupe_key = NULL,
              last_error = ?3, finished_at = ?4, updated_at = ?4 WHERE id = ?1 AND lease = ?2",
@@ -296,18 +292,18 @@ pub fn fail(conn: &Connection, id: i64, lease: &str, error: &str, now: i64) -> r
 }
 
 /// Fails a job for good, whoever holds it (the quarantine: see `scheduler::inflight`).
-pub fn give_up(conn: &Connection, id: i64, error: &str, now: i64) -> rusqlite::Result<()> {
-    conn.execute(
+pub fn give_up(conn: &Connection, id: i64, error: &str, now: i64) -> Result<()> {
+    Ok(conn.execute(
         "UPDATE jobs SET status = 'failed', lease = NULL, locked_until = NULL, dedupe_key = NULL,
              last_error = ?2, finished_at = ?3, updated_at = ?3 WHERE id = ?1 AND status IN ('queued', 'running')",
         params![id, error, now],
     )
-    .map(drop)
+    .map(drop)?)
 }
 
 /// Gives a claimed job back untouched (the worker is shutting down): due at once, and the
 /// interrupted attempt does not count.
-pub fn release(conn: &Connection, id: i64, lease: &str, now: i64) -> rusqlite::Result<bool> {
+pub fn release(conn: &Connection, id: i64, lease: &str, now: i64) -> Result<bool> {
     Ok(conn.execute(
         "UPDATE jobs SET status = 'queued', lease = NULL, locked_until = NULL,
              attempts = max(attempts - 1, 0), run_at = ?3, updated_at = ?3 WHERE id = ?1 AND lease = ?2",
@@ -318,15 +314,15 @@ pub fn release(conn: &Connection, id: i64, lease: &str, now: i64) -> rusqlite::R
 /// Ends every lease at once (the process that held them is known to be gone: see
 /// [`crate::lock`]), so the jobs are claimed again now instead of when the leases run out. The
 /// interrupted run counts as an attempt, as it would have after the lease ran out.
-pub fn take_back_leases(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
-    conn.execute(
+pub fn take_back_leases(conn: &Connection, now: i64) -> Result<usize> {
+    Ok(conn.execute(
         "UPDATE jobs SET locked_until = ?1, updated_at = ?1 WHERE status = 'running' AND locked_until > ?1",
         [now],
-    )
+    )?)
 }
 
 /// Extends the leases of jobs this worker is still running.
-pub fn renew(conn: &Connection, leases: &[String], locked_until: i64) -> rusqlite::Result<()> {
+pub fn renew(conn: &Connection, leases: &[String], locked_until: i64) -> Result<()> {
     let mut stmt =
         conn.prepare_cached("UPDATE jobs SET locked_until = ?2 WHERE lease = ?1 AND status = 'running'")?;
     for lease in leases {
@@ -336,19 +332,19 @@ pub fn renew(conn: &Connection, leases: &[String], locked_until: i64) -> rusqlit
 }
 
 /// When the next job becomes due: the earliest queued `run_at` or running `locked_until`.
-pub fn next_due(conn: &Connection) -> rusqlite::Result<Option<i64>> {
-    conn.query_row(
+pub fn next_due(conn: &Connection) -> Result<Option<i64>> {
+    Ok(conn.query_row(
         "SELECT min(t) FROM (
              SELECT min(run_at) AS t FROM jobs WHERE status = 'queued'
              UNION ALL
              SELECT min(locked_until) FROM jobs WHERE status = 'running')",
         [],
         |r| r.get(0),
-    )
+    )?)
 }
 
 /// Makes sure the periodic job `kind` exists, due no later than `now + interval_ms`.
-pub fn ensure_periodic(conn: &Connection, kind: &str, interval_ms: i64, now: i64) -> rusqlite::Result<()> {
+pub fn ensure_periodic(conn: &Connection, kind: &str, interval_ms: i64, now: i64) -> Result<()> {
     let job = NewJob::new(kind, &serde_json::json!({})).dedupe(kind).at(now);
     if enqueue(conn, &job)?.is_none() {
         conn.execute(
@@ -360,6 +356,6 @@ pub fn ensure_periodic(conn: &Connection, kind: &str, interval_ms: i64, now: i64
 }
 
 /// Deletes finished and failed jobs that ended before `before`; returns how many.
-pub fn sweep_finished(conn: &Connection, before: i64) -> rusqlite::Result<usize> {
-    conn.execute("DELETE FROM jobs WHERE status IN ('done', 'failed') AND finished_at < ?1", [before])
+pub fn sweep_finished(conn: &Connection, before: i64) -> Result<usize> {
+    Ok(conn.execute("DELETE FROM jobs WHERE status IN ('done', 'failed') AND finished_at < ?1", [before])?)
 }

@@ -1,5 +1,6 @@
 //! API keys, found by the SHA-256 digest of the whole key.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::projects::{COLUMN_COUNT, COLUMNS, Project, from_row};
@@ -28,7 +29,7 @@ pub fn replace(
     public_key: &str,
     public_digest: &str,
     secret_digest: &str,
-) -> rusqlite::Result<()> {
+) -> Result<()> {
     let now = clock::now_ms();
     conn.execute("DELETE FROM api_keys WHERE project_id = ?1", [project])?;
     conn.execute(
@@ -43,24 +44,25 @@ pub fn replace(
 }
 
 /// The project's public key.
-pub fn public_key(conn: &Connection, project: &str) -> rusqlite::Result<Option<String>> {
-    conn.query_row(
-        "SELECT public_value FROM api_keys WHERE project_id = ?1 AND kind = 'public'",
-        [project],
-        |r| r.get(0),
-    )
-    .optional()
+pub fn public_key(conn: &Connection, project: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT public_value FROM api_keys WHERE project_id = ?1 AND kind = 'public'",
+            [project],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
 
 /// The project a key digest belongs to, and the key's kind.
-pub fn find(conn: &Connection, digest: &str) -> rusqlite::Result<Option<(Project, KeyKind)>> {
+pub fn find(conn: &Connection, digest: &str) -> Result<Option<(Project, KeyKind)>> {
     // Every API request asks this: the statement stays in the connection's cache.
-    conn.prepare_cached(&format!(
+    Ok(conn.prepare_cached(&format!(
         "SELECT {COLUMNS}, k.kind FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.digest = ?1"
     ))?
     .query_row([digest], |r| {
         let kind: String = r.get(COLUMN_COUNT)?;
         Ok((from_row(r)?, if kind == "public" { KeyKind::Public } else { KeyKind::Secret }))
     })
-    .optional()
+    .optional()?)
 }

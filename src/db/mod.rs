@@ -20,6 +20,7 @@ pub mod contacts;
 pub mod domains;
 pub mod effects;
 pub mod emails;
+pub mod error;
 pub mod events;
 pub mod executions;
 pub mod fair;
@@ -55,22 +56,7 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use tokio::sync::Semaphore;
 
-/// What can go wrong below the query functions.
-#[derive(Debug, thiserror::Error)]
-pub enum DbError {
-    #[error("{0}")]
-    Sqlite(#[from] rusqlite::Error),
-    #[error("connection pool: {0}")]
-    Pool(#[from] r2d2::Error),
-    #[error("migration: {0}")]
-    Migration(String),
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
-    #[error("blocking task: {0}")]
-    Join(String),
-    #[error("the transaction did not commit: {0}")]
-    Commit(String),
-}
+pub use error::{DbError, Result};
 
 /// The shared database handle: cheap to clone.
 #[derive(Clone)]
@@ -219,7 +205,7 @@ fn prepare(c: &Connection, busy_timeout_ms: u32) -> rusqlite::Result<()> {
 pub fn write_tx<T, E, F>(conn: &mut Connection, f: F) -> Result<T, E>
 where
     F: FnOnce(&Transaction<'_>) -> Result<T, E>,
-    E: From<rusqlite::Error>,
+    E: From<rusqlite::Error> + From<DbError>,
 {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let value = f(&tx)?;

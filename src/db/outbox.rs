@@ -1,6 +1,7 @@
 //! The capture outbox: messages the capture transport kept instead of sending (the delivery
 //! worker writes them), read by `GET /outbox` and `tidings outbox`.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// A captured message.
@@ -43,10 +44,11 @@ pub fn list(
     to: Option<&str>,
     before: Option<i64>,
     limit: usize,
-) -> rusqlite::Result<Vec<Captured>> {
-    conn.prepare_cached(&list_sql(project.is_some()))?
+) -> Result<Vec<Captured>> {
+    Ok(conn
+        .prepare_cached(&list_sql(project.is_some()))?
         .query_map(params![project, to, before, limit as i64], from_row)?
-        .collect()
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// The query of [`list`], spelled out for either case: `?1 IS NULL OR project_id = ?1` would
@@ -59,22 +61,19 @@ fn list_sql(of_project: bool) -> String {
     )
 }
 
-pub fn count(conn: &Connection, project: &str) -> rusqlite::Result<i64> {
-    conn.query_row("SELECT count(*) FROM outbox WHERE project_id = ?1", [project], |r| r.get(0))
+pub fn count(conn: &Connection, project: &str) -> Result<i64> {
+    Ok(conn.query_row("SELECT count(*) FROM outbox WHERE project_id = ?1", [project], |r| r.get(0))?)
 }
 
 /// One message and its source, when it is `project`'s (any project's when `None`).
-pub fn get(
-    conn: &Connection,
-    id: i64,
-    project: Option<&str>,
-) -> rusqlite::Result<Option<(Captured, Vec<u8>)>> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS}, raw FROM outbox WHERE id = ?1 AND (?2 IS NULL OR project_id = ?2)"),
-        params![id, project],
-        |r| Ok((from_row(r)?, r.get(9)?)),
-    )
-    .optional()
+pub fn get(conn: &Connection, id: i64, project: Option<&str>) -> Result<Option<(Captured, Vec<u8>)>> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLUMNS}, raw FROM outbox WHERE id = ?1 AND (?2 IS NULL OR project_id = ?2)"),
+            params![id, project],
+            |r| Ok((from_row(r)?, r.get(9)?)),
+        )
+        .optional()?)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Projects and their memberships.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
@@ -102,7 +103,7 @@ pub fn from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
 }
 
 /// Inserts a project with `owner` as its OWNER.
-pub fn insert(conn: &Connection, name: &str, owner: &str) -> rusqlite::Result<Project> {
+pub fn insert(conn: &Connection, name: &str, owner: &str) -> Result<Project> {
     let id = super::new_id();
     let now = clock::now_ms();
     conn.execute(
@@ -113,17 +114,21 @@ pub fn insert(conn: &Connection, name: &str, owner: &str) -> rusqlite::Result<Pr
     Ok(Project { id, name: name.into(), disabled: false, wiping: None, created_at: now, updated_at: now })
 }
 
-pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Project>> {
-    conn.query_row(&format!("SELECT {COLUMNS} FROM projects p WHERE p.id = ?1"), [id], from_row).optional()
+pub fn get(conn: &Connection, id: &str) -> Result<Option<Project>> {
+    Ok(conn
+        .query_row(&format!("SELECT {COLUMNS} FROM projects p WHERE p.id = ?1"), [id], from_row)
+        .optional()?)
 }
 
 /// The projects `user` belongs to, oldest first, with the user's role in each.
-pub fn for_user(conn: &Connection, user: &str) -> rusqlite::Result<Vec<(Project, Role)>> {
+pub fn for_user(conn: &Connection, user: &str) -> Result<Vec<(Project, Role)>> {
     let mut stmt = conn.prepare(&format!(
         "SELECT {COLUMNS}, m.role FROM projects p JOIN memberships m ON m.project_id = p.id
          WHERE m.user_id = ?1 ORDER BY p.created_at, p.rowid"
     ))?;
-    stmt.query_map([user], |r| Ok((from_row(r)?, r.get(COLUMN_COUNT)?)))?.collect()
+    Ok(stmt
+        .query_map([user], |r| Ok((from_row(r)?, r.get(COLUMN_COUNT)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// The project that owns the mail the server sends itself (migration V17): no members, no keys.
@@ -131,22 +136,25 @@ pub const SYSTEM: &str = "system";
 
 /// Every project with its owners' emails, oldest first (for `tidings project list`); not the
 /// [`SYSTEM`] one.
-pub fn all_with_owners(conn: &Connection) -> rusqlite::Result<Vec<(Project, String)>> {
+pub fn all_with_owners(conn: &Connection) -> Result<Vec<(Project, String)>> {
     let mut stmt = conn.prepare(&format!(
         "SELECT {COLUMNS}, coalesce((SELECT group_concat(u.email, ',') FROM memberships m
                  JOIN users u ON u.id = m.user_id WHERE m.project_id = p.id AND m.role = 'OWNER'), '')
          FROM projects p WHERE p.id != ?1 AND p.wiping IS NOT 'delete' ORDER BY p.created_at, p.rowid"
     ))?;
-    stmt.query_map([SYSTEM], |r| Ok((from_row(r)?, r.get(COLUMN_COUNT)?)))?.collect()
+    Ok(stmt
+        .query_map([SYSTEM], |r| Ok((from_row(r)?, r.get(COLUMN_COUNT)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Whether the project is being reset or deleted (or no longer exists): the workers then drop
 /// its queued work instead of doing it.
-pub fn is_wiping(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
-    conn.prepare_cached("SELECT wiping IS NOT NULL FROM projects WHERE id = ?1")?
+pub fn is_wiping(conn: &Connection, id: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT wiping IS NOT NULL FROM projects WHERE id = ?1")?
         .query_row([id], |r| r.get(0))
         .optional()
-        .map(|found| found.unwrap_or(true))
+        .map(|found| found.unwrap_or(true))?)
 }
 
 /// Changes the name and/or the disabled flag; returns the updated project.
@@ -155,7 +163,7 @@ pub fn update(
     id: &str,
     name: Option<&str>,
     disabled: Option<bool>,
-) -> rusqlite::Result<Option<Project>> {
+) -> Result<Option<Project>> {
     conn.execute(
         "UPDATE projects SET name = coalesce(?2, name), disabled = coalesce(?3, disabled), updated_at = ?4
          WHERE id = ?1",
@@ -165,13 +173,14 @@ pub fn update(
 }
 
 /// The role of `user` in `project`, if a member.
-pub fn role_of(conn: &Connection, project: &str, user: &str) -> rusqlite::Result<Option<Role>> {
-    conn.query_row(
-        "SELECT role FROM memberships WHERE project_id = ?1 AND user_id = ?2",
-        [project, user],
-        |r| r.get(0),
-    )
-    .optional()
+pub fn role_of(conn: &Connection, project: &str, user: &str) -> Result<Option<Role>> {
+    Ok(conn
+        .query_row(
+            "SELECT role FROM memberships WHERE project_id = ?1 AND user_id = ?2",
+            [project, user],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
 
 /// One member of a project, as listed.
@@ -191,17 +200,19 @@ fn member_row(r: &Row<'_>) -> rusqlite::Result<Member> {
 }
 
 /// The members of a project, in the order they joined.
-pub fn members(conn: &Connection, project: &str) -> rusqlite::Result<Vec<Member>> {
+pub fn members(conn: &Connection, project: &str) -> Result<Vec<Member>> {
     let mut stmt = conn.prepare(&format!("{MEMBER_QUERY} ORDER BY m.created_at, m.rowid"))?;
-    stmt.query_map([project], member_row)?.collect()
+    Ok(stmt.query_map([project], member_row)?.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-pub fn member(conn: &Connection, project: &str, user: &str) -> rusqlite::Result<Option<Member>> {
-    conn.query_row(&format!("{MEMBER_QUERY} AND m.user_id = ?2"), [project, user], member_row).optional()
+pub fn member(conn: &Connection, project: &str, user: &str) -> Result<Option<Member>> {
+    Ok(conn
+        .query_row(&format!("{MEMBER_QUERY} AND m.user_id = ?2"), [project, user], member_row)
+        .optional()?)
 }
 
 /// Adds a member; fails on the primary key when the user already belongs to the project.
-pub fn add_member(conn: &Connection, project: &str, user: &str, role: Role) -> rusqlite::Result<()> {
+pub fn add_member(conn: &Connection, project: &str, user: &str, role: Role) -> Result<()> {
     conn.execute(
         "INSERT INTO memberships (project_id, user_id, role, created_at) VALUES (?1, ?2, ?3, ?4)",
         params![project, user, role.as_str(), clock::now_ms()],
@@ -209,21 +220,21 @@ pub fn add_member(conn: &Connection, project: &str, user: &str, role: Role) -> r
     Ok(())
 }
 
-pub fn set_role(conn: &Connection, project: &str, user: &str, role: Role) -> rusqlite::Result<bool> {
+pub fn set_role(conn: &Connection, project: &str, user: &str, role: Role) -> Result<bool> {
     Ok(conn.execute(
         "UPDATE memberships SET role = ?3 WHERE project_id = ?1 AND user_id = ?2",
         params![project, user, role.as_str()],
     )? > 0)
 }
 
-pub fn remove_member(conn: &Connection, project: &str, user: &str) -> rusqlite::Result<bool> {
+pub fn remove_member(conn: &Connection, project: &str, user: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM memberships WHERE project_id = ?1 AND user_id = ?2", [project, user])? > 0)
 }
 
-pub fn owner_count(conn: &Connection, project: &str) -> rusqlite::Result<i64> {
-    conn.query_row(
+pub fn owner_count(conn: &Connection, project: &str) -> Result<i64> {
+    Ok(conn.query_row(
         "SELECT count(*) FROM memberships WHERE project_id = ?1 AND role = 'OWNER'",
         [project],
         |r| r.get(0),
-    )
+    )?)
 }

@@ -2,6 +2,7 @@
 //! templates, sender domains). It answers the `usage` endpoints and the "in use → 409" checks.
 //! An owner's rows are rewritten with it and dropped with it (by triggers on the owner tables).
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// What holds references.
@@ -23,13 +24,7 @@ impl Owner {
 }
 
 /// Replaces what `owner` refers to with `refs` (`(kind, name)` pairs).
-pub fn set(
-    conn: &Connection,
-    owner: Owner,
-    id: &str,
-    project: &str,
-    refs: &[(&str, &str)],
-) -> rusqlite::Result<()> {
+pub fn set(conn: &Connection, owner: Owner, id: &str, project: &str, refs: &[(&str, &str)]) -> Result<()> {
     conn.prepare_cached("DELETE FROM refs WHERE owner_kind = ?1 AND owner_id = ?2")?
         .execute([owner.as_str(), id])?;
     let mut insert = conn.prepare_cached(
@@ -42,12 +37,13 @@ pub fn set(
 }
 
 /// What `owner` refers to, as `(kind, name)` pairs.
-pub fn of(conn: &Connection, owner: Owner, id: &str) -> rusqlite::Result<Vec<(String, String)>> {
-    conn.prepare_cached(
-        "SELECT kind, name FROM refs WHERE owner_kind = ?1 AND owner_id = ?2 ORDER BY kind, name",
-    )?
-    .query_map([owner.as_str(), id], |r| Ok((r.get(0)?, r.get(1)?)))?
-    .collect()
+pub fn of(conn: &Connection, owner: Owner, id: &str) -> Result<Vec<(String, String)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT kind, name FROM refs WHERE owner_kind = ?1 AND owner_id = ?2 ORDER BY kind, name",
+        )?
+        .query_map([owner.as_str(), id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// A SCHEDULED or SENDING campaign (id, name) of `project` that sends from `domain` or a
@@ -56,32 +52,29 @@ pub fn active_campaign_on_domain(
     conn: &Connection,
     project: &str,
     domain: &str,
-) -> rusqlite::Result<Option<(String, String)>> {
-    conn.prepare_cached(
-        "SELECT c.id, c.name FROM refs r JOIN campaigns c ON c.id = r.owner_id
+) -> Result<Option<(String, String)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT c.id, c.name FROM refs r JOIN campaigns c ON c.id = r.owner_id
          WHERE r.project_id = ?1 AND r.kind = 'domain' AND r.owner_kind = 'campaign'
            AND (r.name = ?2 OR substr(r.name, -length(?2) - 1) = '.' || ?2)
            AND c.status IN ('SCHEDULED', 'SENDING')
          ORDER BY c.name LIMIT 1",
-    )?
-    .query_row([project, domain], |r| Ok((r.get(0)?, r.get(1)?)))
-    .optional()
+        )?
+        .query_row([project, domain], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
 }
 
 /// The segments (id, name) of `project` that name `name` of `kind`.
-pub fn segments(
-    conn: &Connection,
-    project: &str,
-    kind: &str,
-    name: &str,
-) -> rusqlite::Result<Vec<(String, String)>> {
-    conn.prepare_cached(
-        "SELECT s.id, s.name FROM refs r JOIN segments s ON s.id = r.owner_id
+pub fn segments(conn: &Connection, project: &str, kind: &str, name: &str) -> Result<Vec<(String, String)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT s.id, s.name FROM refs r JOIN segments s ON s.id = r.owner_id
          WHERE r.project_id = ?1 AND r.kind = ?2 AND r.name = ?3 AND r.owner_kind = 'segment'
          ORDER BY s.name, s.id",
-    )?
-    .query_map([project, kind, name], |r| Ok((r.get(0)?, r.get(1)?)))?
-    .collect()
+        )?
+        .query_map([project, kind, name], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// The campaigns (id, name, status) of `project` that name `name` of `kind`.
@@ -90,14 +83,15 @@ pub fn campaigns(
     project: &str,
     kind: &str,
     name: &str,
-) -> rusqlite::Result<Vec<(String, String, String)>> {
-    conn.prepare_cached(
-        "SELECT c.id, c.name, c.status FROM refs r JOIN campaigns c ON c.id = r.owner_id
+) -> Result<Vec<(String, String, String)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT c.id, c.name, c.status FROM refs r JOIN campaigns c ON c.id = r.owner_id
          WHERE r.project_id = ?1 AND r.kind = ?2 AND r.name = ?3 AND r.owner_kind = 'campaign'
          ORDER BY c.name, c.id",
-    )?
-    .query_map([project, kind, name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-    .collect()
+        )?
+        .query_map([project, kind, name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// The workflows (id, name, enabled) of `project` that name `name` of `kind`.
@@ -106,14 +100,15 @@ pub fn workflows(
     project: &str,
     kind: &str,
     name: &str,
-) -> rusqlite::Result<Vec<(String, String, bool)>> {
-    conn.prepare_cached(
-        "SELECT w.id, w.name, w.enabled FROM refs r JOIN workflows w ON w.id = r.owner_id
+) -> Result<Vec<(String, String, bool)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT w.id, w.name, w.enabled FROM refs r JOIN workflows w ON w.id = r.owner_id
          WHERE r.project_id = ?1 AND r.kind = ?2 AND r.name = ?3 AND r.owner_kind = 'workflow'
          ORDER BY w.name, w.id",
-    )?
-    .query_map([project, kind, name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-    .collect()
+        )?
+        .query_map([project, kind, name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// A SCHEDULED or SENDING campaign (id, name) of `project` that names `name` of `kind`, if any:
@@ -123,7 +118,7 @@ pub fn active_campaign(
     project: &str,
     kind: &str,
     name: &str,
-) -> rusqlite::Result<Option<(String, String)>> {
+) -> Result<Option<(String, String)>> {
     Ok(campaigns(conn, project, kind, name)?
         .into_iter()
         .find(|(_, _, status)| status == "SCHEDULED" || status == "SENDING")

@@ -1,5 +1,6 @@
 //! Segments, their stored members and what their conditions refer to.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
@@ -56,7 +57,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Segment> {
     })
 }
 
-pub fn insert(conn: &Connection, s: &Segment) -> rusqlite::Result<()> {
+pub fn insert(conn: &Connection, s: &Segment) -> Result<()> {
     conn.execute(
         &format!(
             "INSERT INTO segments ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
@@ -84,7 +85,7 @@ pub fn insert(conn: &Connection, s: &Segment) -> rusqlite::Result<()> {
 }
 
 /// Writes every changeable column back (an UPDATE: replacing the row would drop its members).
-pub fn update(conn: &Connection, s: &Segment) -> rusqlite::Result<()> {
+pub fn update(conn: &Connection, s: &Segment) -> Result<()> {
     conn.prepare_cached(
         "UPDATE segments SET name = ?2, description = ?3, condition = ?4, track_membership = ?5, member_count = ?6,
              counted_at = ?7, compute_cursor = ?8, compute_entered = ?9, compute_exited = ?10, computed_at = ?11,
@@ -109,48 +110,53 @@ pub fn update(conn: &Connection, s: &Segment) -> rusqlite::Result<()> {
 }
 
 /// A segment of `project`.
-pub fn get(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<Option<Segment>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM segments WHERE id = ?1 AND project_id = ?2"))?
+pub fn get(conn: &Connection, project: &str, id: &str) -> Result<Option<Segment>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM segments WHERE id = ?1 AND project_id = ?2"))?
         .query_row([id, project], from_row)
-        .optional()
+        .optional()?)
 }
 
 /// A segment of any project (for jobs, which carry only the id).
-pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Segment>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM segments WHERE id = ?1"))?
+pub fn by_id(conn: &Connection, id: &str) -> Result<Option<Segment>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM segments WHERE id = ?1"))?
         .query_row([id], from_row)
-        .optional()
+        .optional()?)
 }
 
 /// A project's segments, newest first.
-pub fn list(conn: &Connection, project: &str) -> rusqlite::Result<Vec<Segment>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM segments WHERE project_id = ?1 ORDER BY created_at DESC, id DESC"
-    ))?
-    .query_map([project], from_row)?
-    .collect()
+pub fn list(conn: &Connection, project: &str) -> Result<Vec<Segment>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM segments WHERE project_id = ?1 ORDER BY created_at DESC, id DESC"
+        ))?
+        .query_map([project], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Segments of every project after `after` (by id), for the periodic refresh.
-pub fn page_all(conn: &Connection, after: &str, limit: usize) -> rusqlite::Result<Vec<Segment>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM segments WHERE id > ?1 ORDER BY id LIMIT ?2"))?
+pub fn page_all(conn: &Connection, after: &str, limit: usize) -> Result<Vec<Segment>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM segments WHERE id > ?1 ORDER BY id LIMIT ?2"))?
         .query_map(params![after, limit as i64], from_row)?
-        .collect()
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+pub fn delete(conn: &Connection, id: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM segments WHERE id = ?1", [id])? > 0)
 }
 
-pub fn slug_taken(conn: &Connection, project: &str, slug: &str) -> rusqlite::Result<bool> {
-    conn.prepare_cached("SELECT 1 FROM segments WHERE project_id = ?1 AND slug = ?2")?
+pub fn slug_taken(conn: &Connection, project: &str, slug: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM segments WHERE project_id = ?1 AND slug = ?2")?
         .query_row([project, slug], |_| Ok(()))
         .optional()
-        .map(|found| found.is_some())
+        .map(|found| found.is_some())?)
 }
 
 /// Adds a stored member; whether it was new.
-pub fn add_member(conn: &Connection, segment: &str, contact_seq: i64, now: i64) -> rusqlite::Result<bool> {
+pub fn add_member(conn: &Connection, segment: &str, contact_seq: i64, now: i64) -> Result<bool> {
     Ok(conn
         .prepare_cached(
             "INSERT INTO segment_members (segment_id, contact_seq, added_at) VALUES (?1, ?2, ?3)
@@ -161,7 +167,7 @@ pub fn add_member(conn: &Connection, segment: &str, contact_seq: i64, now: i64) 
 }
 
 /// Removes a stored member; whether it was one.
-pub fn remove_member(conn: &Connection, segment: &str, contact_seq: i64) -> rusqlite::Result<bool> {
+pub fn remove_member(conn: &Connection, segment: &str, contact_seq: i64) -> Result<bool> {
     Ok(conn
         .prepare_cached("DELETE FROM segment_members WHERE segment_id = ?1 AND contact_seq = ?2")?
         .execute(params![segment, contact_seq])?
@@ -169,7 +175,7 @@ pub fn remove_member(conn: &Connection, segment: &str, contact_seq: i64) -> rusq
 }
 
 /// Drops every stored member.
-pub fn clear_members(conn: &Connection, segment: &str) -> rusqlite::Result<()> {
+pub fn clear_members(conn: &Connection, segment: &str) -> Result<()> {
     conn.prepare_cached("DELETE FROM segment_members WHERE segment_id = ?1")?.execute([segment])?;
     Ok(())
 }
@@ -180,16 +186,18 @@ pub fn members_between(
     segment: &str,
     from: i64,
     to: i64,
-) -> rusqlite::Result<std::collections::HashSet<i64>> {
-    conn.prepare_cached(
-        "SELECT contact_seq FROM segment_members WHERE segment_id = ?1 AND contact_seq BETWEEN ?2 AND ?3",
-    )?
-    .query_map(params![segment, from, to], |r| r.get(0))?
-    .collect()
+) -> Result<std::collections::HashSet<i64>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT contact_seq FROM segment_members WHERE segment_id = ?1 AND contact_seq BETWEEN ?2 AND ?3",
+        )?
+        .query_map(params![segment, from, to], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?)
 }
 
 /// How many stored members a segment has.
-pub fn stored_count(conn: &Connection, segment: &str) -> rusqlite::Result<i64> {
-    conn.prepare_cached("SELECT count(*) FROM segment_members WHERE segment_id = ?1")?
-        .query_row([segment], |r| r.get(0))
+pub fn stored_count(conn: &Connection, segment: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT count(*) FROM segment_members WHERE segment_id = ?1")?
+        .query_row([segment], |r| r.get(0))?)
 }

@@ -1,5 +1,6 @@
 //! Suppressed contacts: those that hard-bounced or complained, who get no MARKETING mail again.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// Why and since when a contact is suppressed.
@@ -16,7 +17,7 @@ pub struct Suppression {
 }
 
 /// Suppresses a contact; a complaint replaces a bounce as the reason, never the other way.
-pub fn put(conn: &Connection, project: &str, s: &Suppression) -> rusqlite::Result<()> {
+pub fn put(conn: &Connection, project: &str, s: &Suppression) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO suppressions (contact_id, project_id, reason, email_id, detail, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -28,18 +29,19 @@ pub fn put(conn: &Connection, project: &str, s: &Suppression) -> rusqlite::Resul
     Ok(())
 }
 
-pub fn get(conn: &Connection, contact: &str) -> rusqlite::Result<Option<Suppression>> {
-    conn.prepare_cached(
-        "SELECT contact_id, reason, email_id, detail, created_at FROM suppressions WHERE contact_id = ?1",
-    )?
-    .query_row([contact], |r| {
-        Ok(Suppression {
-            contact_id: r.get(0)?,
-            reason: r.get(1)?,
-            email_id: r.get(2)?,
-            detail: r.get(3)?,
-            created_at: r.get(4)?,
+pub fn get(conn: &Connection, contact: &str) -> Result<Option<Suppression>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT contact_id, reason, email_id, detail, created_at FROM suppressions WHERE contact_id = ?1",
+        )?
+        .query_row([contact], |r| {
+            Ok(Suppression {
+                contact_id: r.get(0)?,
+                reason: r.get(1)?,
+                email_id: r.get(2)?,
+                detail: r.get(3)?,
+                created_at: r.get(4)?,
+            })
         })
-    })
-    .optional()
+        .optional()?)
 }

@@ -1,5 +1,6 @@
 //! Email templates.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// A template as stored.
@@ -39,7 +40,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Template> {
 }
 
 /// Inserts or replaces a template by id.
-pub fn save(conn: &Connection, t: &Template) -> rusqlite::Result<()> {
+pub fn save(conn: &Connection, t: &Template) -> Result<()> {
     conn.execute(
         &format!("INSERT OR REPLACE INTO templates ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
         params![
@@ -60,17 +61,18 @@ pub fn save(conn: &Connection, t: &Template) -> rusqlite::Result<()> {
     Ok(())
 }
 
-pub fn get(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<Option<Template>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM templates WHERE id = ?1 AND project_id = ?2"))?
+pub fn get(conn: &Connection, project: &str, id: &str) -> Result<Option<Template>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM templates WHERE id = ?1 AND project_id = ?2"))?
         .query_row([id, project], from_row)
-        .optional()
+        .optional()?)
 }
 
-pub fn delete(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<bool> {
+pub fn delete(conn: &Connection, project: &str, id: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM templates WHERE id = ?1 AND project_id = ?2", [id, project])? > 0)
 }
 
 /// One page of a project's templates (`only` a type; search in name, description and subject).
-pub fn page(conn: &Connection, q: &super::ListQuery) -> rusqlite::Result<(Vec<Template>, i64)> {
-    super::list_page(conn, ("templates", COLUMNS, &["name", "description", "subject"]), q, from_row)
+pub fn page(conn: &Connection, q: &super::ListQuery) -> Result<(Vec<Template>, i64)> {
+    Ok(super::list_page(conn, ("templates", COLUMNS, &["name", "description", "subject"]), q, from_row)?)
 }

@@ -1,5 +1,6 @@
 //! Dashboard users.
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::clock;
@@ -29,7 +30,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<User> {
 }
 
 /// Inserts a user; `email` must already be normalised. Fails on a taken email (unique constraint).
-pub fn insert(conn: &Connection, email: &str, password_hash: &str) -> rusqlite::Result<User> {
+pub fn insert(conn: &Connection, email: &str, password_hash: &str) -> Result<User> {
     let id = super::new_id();
     let now = clock::now_ms();
     conn.execute(
@@ -47,20 +48,22 @@ pub fn insert(conn: &Connection, email: &str, password_hash: &str) -> rusqlite::
 }
 
 /// Whether any account exists.
-pub fn any(conn: &Connection) -> rusqlite::Result<bool> {
-    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM users)")?.query_row([], |r| r.get(0))
+pub fn any(conn: &Connection) -> Result<bool> {
+    Ok(conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM users)")?.query_row([], |r| r.get(0))?)
 }
 
-pub fn by_email(conn: &Connection, email: &str) -> rusqlite::Result<Option<User>> {
-    conn.query_row(&format!("SELECT {COLUMNS} FROM users WHERE email = ?1"), [email], from_row).optional()
+pub fn by_email(conn: &Connection, email: &str) -> Result<Option<User>> {
+    Ok(conn
+        .query_row(&format!("SELECT {COLUMNS} FROM users WHERE email = ?1"), [email], from_row)
+        .optional()?)
 }
 
-pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<User>> {
-    conn.query_row(&format!("SELECT {COLUMNS} FROM users WHERE id = ?1"), [id], from_row).optional()
+pub fn by_id(conn: &Connection, id: &str) -> Result<Option<User>> {
+    Ok(conn.query_row(&format!("SELECT {COLUMNS} FROM users WHERE id = ?1"), [id], from_row).optional()?)
 }
 
 /// Sets a new password hash.
-pub fn set_password(conn: &Connection, id: &str, password_hash: &str) -> rusqlite::Result<bool> {
+pub fn set_password(conn: &Connection, id: &str, password_hash: &str) -> Result<bool> {
     Ok(conn.execute(
         "UPDATE users SET password_hash = ?2, updated_at = ?3 WHERE id = ?1",
         params![id, password_hash, clock::now_ms()],
@@ -68,7 +71,7 @@ pub fn set_password(conn: &Connection, id: &str, password_hash: &str) -> rusqlit
 }
 
 /// Marks the user's address as verified (a link mailed to it was opened).
-pub fn set_verified(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+pub fn set_verified(conn: &Connection, id: &str) -> Result<bool> {
     Ok(conn.execute(
         "UPDATE users SET email_verified = 1, updated_at = ?2 WHERE id = ?1 AND email_verified = 0",
         params![id, clock::now_ms()],

@@ -1,5 +1,6 @@
 //! Outbound webhook endpoints and their deliveries, as stored (migration V15).
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::fair;
@@ -41,7 +42,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Endpoint> {
     })
 }
 
-pub fn insert(conn: &Connection, e: &Endpoint) -> rusqlite::Result<()> {
+pub fn insert(conn: &Connection, e: &Endpoint) -> Result<()> {
     conn.execute(
         &format!(
             "INSERT INTO webhook_endpoints ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
@@ -64,7 +65,7 @@ pub fn insert(conn: &Connection, e: &Endpoint) -> rusqlite::Result<()> {
 }
 
 /// Writes what may change: url, events, enabled, description, the failure state.
-pub fn update(conn: &Connection, e: &Endpoint) -> rusqlite::Result<()> {
+pub fn update(conn: &Connection, e: &Endpoint) -> Result<()> {
     conn.prepare_cached(
         "UPDATE webhook_endpoints SET url = ?2, events = ?3, enabled = ?4, description = ?5, failing_since = ?6,
              disabled_reason = ?7, updated_at = ?8 WHERE id = ?1",
@@ -82,40 +83,44 @@ pub fn update(conn: &Connection, e: &Endpoint) -> rusqlite::Result<()> {
     Ok(())
 }
 
-pub fn get(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<Option<Endpoint>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM webhook_endpoints WHERE id = ?1 AND project_id = ?2"
-    ))?
-    .query_row([id, project], from_row)
-    .optional()
+pub fn get(conn: &Connection, project: &str, id: &str) -> Result<Option<Endpoint>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM webhook_endpoints WHERE id = ?1 AND project_id = ?2"
+        ))?
+        .query_row([id, project], from_row)
+        .optional()?)
 }
 
-pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Endpoint>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE id = ?1"))?
+pub fn by_id(conn: &Connection, id: &str) -> Result<Option<Endpoint>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE id = ?1"))?
         .query_row([id], from_row)
-        .optional()
+        .optional()?)
 }
 
-pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+pub fn delete(conn: &Connection, id: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM webhook_endpoints WHERE id = ?1", [id])? > 0)
 }
 
 /// A project's endpoints, oldest first.
-pub fn list(conn: &Connection, project: &str) -> rusqlite::Result<Vec<Endpoint>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM webhook_endpoints WHERE project_id = ?1 ORDER BY created_at, id"
-    ))?
-    .query_map([project], from_row)?
-    .collect()
+pub fn list(conn: &Connection, project: &str) -> Result<Vec<Endpoint>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM webhook_endpoints WHERE project_id = ?1 ORDER BY created_at, id"
+        ))?
+        .query_map([project], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// A project's enabled endpoints (read for every event it records).
-pub fn enabled(conn: &Connection, project: &str) -> rusqlite::Result<Vec<Endpoint>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM webhook_endpoints WHERE project_id = ?1 AND enabled = 1"
-    ))?
-    .query_map([project], from_row)?
-    .collect()
+pub fn enabled(conn: &Connection, project: &str) -> Result<Vec<Endpoint>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM webhook_endpoints WHERE project_id = ?1 AND enabled = 1"
+        ))?
+        .query_map([project], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// A delivery: one event for one endpoint.
@@ -157,7 +162,7 @@ fn delivery_from_row(r: &Row<'_>) -> rusqlite::Result<Delivery> {
     })
 }
 
-pub fn insert_delivery(conn: &Connection, d: &Delivery) -> rusqlite::Result<()> {
+pub fn insert_delivery(conn: &Connection, d: &Delivery) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO webhook_deliveries (id, endpoint_id, project_id, event_type, payload, status, next_attempt_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6)",
@@ -174,7 +179,7 @@ pub fn claim(
     limit: usize,
     lease_ms: i64,
     turns: &mut fair::Turns,
-) -> rusqlite::Result<Vec<Delivery>> {
+) -> Result<Vec<Delivery>> {
     let due: Vec<Delivery> =
         fair::claim(conn, &Pending { now }, turns, limit)?.into_iter().map(|(_, d)| d).collect();
     let mut lease = conn.prepare_cached("UPDATE webhook_deliveries SET locked_until = ?2 WHERE id = ?1")?;
@@ -197,7 +202,7 @@ impl fair::Queue for Pending {
         conn: &Connection,
         after: Option<&fair::Owner>,
         limit: usize,
-    ) -> rusqlite::Result<Vec<fair::Owner>> {
+    ) -> Result<Vec<fair::Owner>> {
         fair::projects_with(conn, "webhook_deliveries", "status = 'pending'", after, limit)
     }
 
@@ -207,26 +212,28 @@ impl fair::Queue for Pending {
         owner: &fair::Owner,
         limit: usize,
         offset: usize,
-    ) -> rusqlite::Result<Vec<Delivery>> {
-        conn.prepare_cached(&format!(
-            "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries
+    ) -> Result<Vec<Delivery>> {
+        Ok(conn
+            .prepare_cached(&format!(
+                "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries
              WHERE status = 'pending' AND project_id = ?1 AND next_attempt_at <= ?2
                AND (locked_until IS NULL OR locked_until <= ?2)
              ORDER BY next_attempt_at LIMIT ?3 OFFSET ?4"
-        ))?
-        .query_map(params![owner, self.now, limit as i64, offset as i64], delivery_from_row)?
-        .collect()
+            ))?
+            .query_map(params![owner, self.now, limit as i64, offset as i64], delivery_from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?)
     }
 }
 
 /// When the next pending delivery not leased at `now` falls due.
-pub fn next_due(conn: &Connection, now: i64) -> rusqlite::Result<Option<i64>> {
-    conn.prepare_cached(
-        "SELECT next_attempt_at FROM webhook_deliveries WHERE status = 'pending'
+pub fn next_due(conn: &Connection, now: i64) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT next_attempt_at FROM webhook_deliveries WHERE status = 'pending'
            AND (locked_until IS NULL OR locked_until <= ?1) ORDER BY next_attempt_at LIMIT 1",
-    )?
-    .query_row([now], |r| r.get(0))
-    .optional()
+        )?
+        .query_row([now], |r| r.get(0))
+        .optional()?)
 }
 
 /// Records a try: `next_at` for another one, or the final status.
@@ -238,7 +245,7 @@ pub fn record(
     error: Option<&str>,
     next_at: Option<i64>,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> Result<()> {
     conn.prepare_cached(
         "UPDATE webhook_deliveries SET status = ?2, attempts = attempts + 1, last_status_code = ?3, last_error = ?4,
              next_attempt_at = ?5, locked_until = NULL, completed_at = CASE WHEN ?2 = 'pending' THEN NULL ELSE ?6 END
@@ -249,7 +256,7 @@ pub fn record(
 }
 
 /// Ends the leases of deliveries a stopping worker still held.
-pub fn release(conn: &Connection, ids: &[String]) -> rusqlite::Result<()> {
+pub fn release(conn: &Connection, ids: &[String]) -> Result<()> {
     let mut release =
         conn.prepare_cached("UPDATE webhook_deliveries SET locked_until = NULL WHERE id = ?1")?;
     for id in ids {
@@ -259,11 +266,11 @@ pub fn release(conn: &Connection, ids: &[String]) -> rusqlite::Result<()> {
 }
 
 /// Frees deliveries a dead process left leased.
-pub fn take_back_leases(conn: &Connection, now: i64) -> rusqlite::Result<usize> {
-    conn.prepare_cached(
+pub fn take_back_leases(conn: &Connection, now: i64) -> Result<usize> {
+    Ok(conn.prepare_cached(
         "UPDATE webhook_deliveries SET locked_until = NULL WHERE locked_until > ?1 AND status = 'pending'",
     )?
-    .execute([now])
+    .execute([now])?)
 }
 
 /// An endpoint's deliveries, newest first.
@@ -271,12 +278,12 @@ pub fn deliveries(
     conn: &Connection,
     endpoint: &str,
     (limit, offset): (i64, i64),
-) -> rusqlite::Result<(Vec<Delivery>, i64)> {
-    super::paged(
+) -> Result<(Vec<Delivery>, i64)> {
+    Ok(super::paged(
         conn,
         ("webhook_deliveries", DELIVERY_COLUMNS, " WHERE endpoint_id = ?1", "created_at DESC, id DESC"),
         vec![endpoint.to_string().into()],
         (limit, offset),
         delivery_from_row,
-    )
+    )?)
 }

@@ -9,6 +9,7 @@
 //! lookup each. A pass that finds every stage empty finishes the wipe in the same transaction, so
 //! nothing written before that commit survives it.
 
+use super::error::Result;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -93,7 +94,7 @@ pub enum Step {
 /// Marks the project for `wipe` and stops what would go on making its rows: its queued jobs
 /// go; for a deletion also its keys, members and invitations, so it is gone for every user and
 /// key at once. Workers skip a project being wiped. Run inside the request's transaction.
-pub fn begin(conn: &Connection, project: &str, wipe: Wipe) -> rusqlite::Result<()> {
+pub fn begin(conn: &Connection, project: &str, wipe: Wipe) -> Result<()> {
     conn.execute(
         "UPDATE projects SET wiping = ?2, updated_at = ?3 WHERE id = ?1",
         params![project, wipe.as_str(), clock::now_ms()],
@@ -113,7 +114,7 @@ pub fn begin(conn: &Connection, project: &str, wipe: Wipe) -> rusqlite::Result<(
 /// over a quarter of the budget (rows with many index entries, pages not in memory) halves it,
 /// one under a sixteenth doubles it, up to [`CHUNK`], so no single statement holds the writer
 /// long whatever a row costs. The step says where to begin the next one.
-pub fn step(conn: &Connection, project: &str, budget: Duration, chunk: i64) -> rusqlite::Result<Step> {
+pub fn step(conn: &Connection, project: &str, budget: Duration, chunk: i64) -> Result<Step> {
     let wipe: Option<Option<Wipe>> =
         conn.query_row("SELECT wiping FROM projects WHERE id = ?1", [project], |r| r.get(0)).optional()?;
     let Some(Some(wipe)) = wipe else { return Ok(Step::Idle) };

@@ -1,6 +1,7 @@
 //! Workflows: the graph (workflow, steps, transitions) as stored. Checking a graph change is
 //! `core::workflows`'; executions live in their own tables (migration V12).
 
+use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// A workflow's own row.
@@ -110,7 +111,7 @@ fn transition_from_row(r: &Row<'_>) -> rusqlite::Result<Transition> {
     })
 }
 
-pub fn insert(conn: &Connection, w: &Workflow) -> rusqlite::Result<()> {
+pub fn insert(conn: &Connection, w: &Workflow) -> Result<()> {
     conn.execute(
         &format!("INSERT INTO workflows ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
         params![
@@ -130,7 +131,7 @@ pub fn insert(conn: &Connection, w: &Workflow) -> rusqlite::Result<()> {
 }
 
 /// Writes a workflow's own fields (name, description, trigger, switches).
-pub fn update(conn: &Connection, w: &Workflow) -> rusqlite::Result<()> {
+pub fn update(conn: &Connection, w: &Workflow) -> Result<()> {
     conn.execute(
         "UPDATE workflows SET name = ?2, description = ?3, trigger_type = ?4, trigger_event = ?5, enabled = ?6,
              allow_reentry = ?7, updated_at = ?8
@@ -150,45 +151,48 @@ pub fn update(conn: &Connection, w: &Workflow) -> rusqlite::Result<()> {
 }
 
 /// Marks the workflow changed (its graph was).
-pub fn touch(conn: &Connection, id: &str, now: i64) -> rusqlite::Result<()> {
+pub fn touch(conn: &Connection, id: &str, now: i64) -> Result<()> {
     conn.prepare_cached("UPDATE workflows SET updated_at = ?2 WHERE id = ?1")?.execute(params![id, now])?;
     Ok(())
 }
 
-pub fn get(conn: &Connection, project: &str, id: &str) -> rusqlite::Result<Option<Workflow>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM workflows WHERE id = ?1 AND project_id = ?2"))?
+pub fn get(conn: &Connection, project: &str, id: &str) -> Result<Option<Workflow>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM workflows WHERE id = ?1 AND project_id = ?2"))?
         .query_row([id, project], from_row)
-        .optional()
+        .optional()?)
 }
 
-pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+pub fn delete(conn: &Connection, id: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM workflows WHERE id = ?1", [id])? > 0)
 }
 
 /// One page of a project's workflows (search in name and description).
-pub fn page(conn: &Connection, q: &super::ListQuery) -> rusqlite::Result<(Vec<Workflow>, i64)> {
-    super::list_page(conn, ("workflows", COLUMNS, &["name", "description"]), q, from_row)
+pub fn page(conn: &Connection, q: &super::ListQuery) -> Result<(Vec<Workflow>, i64)> {
+    Ok(super::list_page(conn, ("workflows", COLUMNS, &["name", "description"]), q, from_row)?)
 }
 
 /// The steps of a workflow, oldest first (the trigger step first of all).
-pub fn steps(conn: &Connection, workflow: &str) -> rusqlite::Result<Vec<Step>> {
-    conn.prepare_cached(&format!(
-        "SELECT {STEP_COLUMNS} FROM workflow_steps WHERE workflow_id = ?1
+pub fn steps(conn: &Connection, workflow: &str) -> Result<Vec<Step>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {STEP_COLUMNS} FROM workflow_steps WHERE workflow_id = ?1
          ORDER BY type <> 'TRIGGER', created_at, id"
-    ))?
-    .query_map([workflow], step_from_row)?
-    .collect()
+        ))?
+        .query_map([workflow], step_from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-pub fn step(conn: &Connection, workflow: &str, id: &str) -> rusqlite::Result<Option<Step>> {
-    conn.prepare_cached(&format!(
-        "SELECT {STEP_COLUMNS} FROM workflow_steps WHERE id = ?1 AND workflow_id = ?2"
-    ))?
-    .query_row([id, workflow], step_from_row)
-    .optional()
+pub fn step(conn: &Connection, workflow: &str, id: &str) -> Result<Option<Step>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {STEP_COLUMNS} FROM workflow_steps WHERE id = ?1 AND workflow_id = ?2"
+        ))?
+        .query_row([id, workflow], step_from_row)
+        .optional()?)
 }
 
-pub fn insert_step(conn: &Connection, s: &Step) -> rusqlite::Result<()> {
+pub fn insert_step(conn: &Connection, s: &Step) -> Result<()> {
     conn.execute(
         &format!("INSERT INTO workflow_steps ({STEP_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
         params![s.id, s.workflow_id, s.kind, s.name, s.config, s.position, s.created_at, s.updated_at],
@@ -197,7 +201,7 @@ pub fn insert_step(conn: &Connection, s: &Step) -> rusqlite::Result<()> {
 }
 
 /// Writes a step's name, config and position (its type never changes).
-pub fn update_step(conn: &Connection, s: &Step) -> rusqlite::Result<()> {
+pub fn update_step(conn: &Connection, s: &Step) -> Result<()> {
     conn.execute(
         "UPDATE workflow_steps SET name = ?2, config = ?3, position = ?4, updated_at = ?5 WHERE id = ?1",
         params![s.id, s.name, s.config, s.position, s.updated_at],
@@ -206,20 +210,20 @@ pub fn update_step(conn: &Connection, s: &Step) -> rusqlite::Result<()> {
 }
 
 /// Deletes a step; its transitions go with it.
-pub fn delete_step(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+pub fn delete_step(conn: &Connection, id: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM workflow_steps WHERE id = ?1", [id])? > 0)
 }
 
 /// The transitions of a workflow, oldest first.
-pub fn transitions(conn: &Connection, workflow: &str) -> rusqlite::Result<Vec<Transition>> {
-    conn.prepare_cached(&format!(
+pub fn transitions(conn: &Connection, workflow: &str) -> Result<Vec<Transition>> {
+    Ok(conn.prepare_cached(&format!(
         "SELECT {TRANSITION_COLUMNS} FROM workflow_transitions WHERE workflow_id = ?1 ORDER BY created_at, id"
     ))?
     .query_map([workflow], transition_from_row)?
-    .collect()
+    .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-pub fn insert_transition(conn: &Connection, t: &Transition) -> rusqlite::Result<()> {
+pub fn insert_transition(conn: &Connection, t: &Transition) -> Result<()> {
     conn.execute(
         &format!("INSERT INTO workflow_transitions ({TRANSITION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
         params![t.id, t.workflow_id, t.from_step_id, t.to_step_id, t.branch, t.created_at],
@@ -227,57 +231,61 @@ pub fn insert_transition(conn: &Connection, t: &Transition) -> rusqlite::Result<
     Ok(())
 }
 
-pub fn delete_transition(conn: &Connection, workflow: &str, id: &str) -> rusqlite::Result<bool> {
+pub fn delete_transition(conn: &Connection, workflow: &str, id: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM workflow_transitions WHERE id = ?1 AND workflow_id = ?2", [id, workflow])?
         > 0)
 }
 
 /// How many of a workflow's executions are RUNNING or WAITING.
-pub fn active_executions(conn: &Connection, workflow: &str) -> rusqlite::Result<i64> {
-    conn.prepare_cached(
+pub fn active_executions(conn: &Connection, workflow: &str) -> Result<i64> {
+    Ok(conn.prepare_cached(
         "SELECT count(*) FROM workflow_executions WHERE workflow_id = ?1 AND status IN ('RUNNING', 'WAITING')",
     )?
-    .query_row([workflow], |r| r.get(0))
+    .query_row([workflow], |r| r.get(0))?)
 }
 
 /// The enabled EVENT workflows of a project that `event` starts.
-pub fn triggered_by(conn: &Connection, project: &str, event: &str) -> rusqlite::Result<Vec<Workflow>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM workflows
+pub fn triggered_by(conn: &Connection, project: &str, event: &str) -> Result<Vec<Workflow>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM workflows
          WHERE project_id = ?1 AND trigger_event = ?2 AND enabled = 1 AND trigger_type = 'EVENT'"
-    ))?
-    .query_map([project, event], from_row)?
-    .collect()
+        ))?
+        .query_map([project, event], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// A workflow by id alone (the runner's executions name theirs).
-pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Workflow>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM workflows WHERE id = ?1"))?
+pub fn by_id(conn: &Connection, id: &str) -> Result<Option<Workflow>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM workflows WHERE id = ?1"))?
         .query_row([id], from_row)
-        .optional()
+        .optional()?)
 }
 
 /// A step by id alone.
-pub fn step_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Step>> {
-    conn.prepare_cached(&format!("SELECT {STEP_COLUMNS} FROM workflow_steps WHERE id = ?1"))?
+pub fn step_by_id(conn: &Connection, id: &str) -> Result<Option<Step>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {STEP_COLUMNS} FROM workflow_steps WHERE id = ?1"))?
         .query_row([id], step_from_row)
-        .optional()
+        .optional()?)
 }
 
 /// The workflow's TRIGGER step.
-pub fn trigger_step(conn: &Connection, workflow: &str) -> rusqlite::Result<Option<Step>> {
-    conn.prepare_cached(&format!(
-        "SELECT {STEP_COLUMNS} FROM workflow_steps WHERE workflow_id = ?1 AND type = 'TRIGGER'"
-    ))?
-    .query_row([workflow], step_from_row)
-    .optional()
+pub fn trigger_step(conn: &Connection, workflow: &str) -> Result<Option<Step>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {STEP_COLUMNS} FROM workflow_steps WHERE workflow_id = ?1 AND type = 'TRIGGER'"
+        ))?
+        .query_row([workflow], step_from_row)
+        .optional()?)
 }
 
 /// The step that comes after `from` on `branch` (none for the steps that do not branch).
-pub fn next_step(conn: &Connection, from: &str, branch: Option<&str>) -> rusqlite::Result<Option<String>> {
-    conn.prepare_cached(
+pub fn next_step(conn: &Connection, from: &str, branch: Option<&str>) -> Result<Option<String>> {
+    Ok(conn.prepare_cached(
         "SELECT to_step_id FROM workflow_transitions WHERE from_step_id = ?1 AND ifnull(branch, '') = ifnull(?2, '')",
     )?
     .query_row(params![from, branch], |r| r.get(0))
-    .optional()
+    .optional()?)
 }

@@ -99,9 +99,7 @@ async fn cancel(ctx: JobContext) -> JobResult {
         let last = ctx
             .state
             .db
-            .write_alone(move |tx| {
-                Ok::<_, DbError>(emails::cancel_queued(tx, &batch_id, &from, CANCEL_BATCH, clock::now_ms())?)
-            })
+            .write_alone(move |tx| emails::cancel_queued(tx, &batch_id, &from, CANCEL_BATCH, clock::now_ms()))
             .await?;
         match last {
             Some(last) => after = last,

@@ -217,11 +217,8 @@ impl Worker {
                             // mixes two columns no index orders), which at every claim drained a
                             // backlog of 50,000 at a third of the rate.
                             wake_at = wake_at.min(Instant::now() + PASSED_OVER);
-                        } else if let Ok(Some(due)) = self
-                            .state
-                            .db
-                            .run(move |conn| Ok::<_, DbError>(emails::next_due(conn, &held)?))
-                            .await
+                        } else if let Ok(Some(due)) =
+                            self.state.db.run(move |conn| emails::next_due(conn, &held)).await
                         {
                             wake_at = wake_at.min(next_look(due));
                         }
@@ -291,8 +288,7 @@ impl Worker {
     async fn renew_leases<'a>(&self, in_hand: impl Iterator<Item = &'a String>) {
         let in_hand: Vec<String> = in_hand.cloned().collect();
         let until = clock::now_ms() + self.lease_ms();
-        let renewed =
-            self.state.db.write(move |tx| Ok::<_, DbError>(emails::renew_leases(tx, &in_hand, until)?)).await;
+        let renewed = self.state.db.write(move |tx| emails::renew_leases(tx, &in_hand, until)).await;
         if let Err(e) = renewed {
             tracing::warn!("could not renew the leases of emails being sent: {e}");
         }
@@ -586,7 +582,7 @@ pub(super) fn quarantine(
     id: &str,
     error: &str,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> crate::db::Result<()> {
     match emails::get(conn, id)? {
         Some(email) => fail(conn, &email, error, true, now),
         None => Ok(()),
@@ -599,7 +595,7 @@ fn fail(
     error: &str,
     counted: bool,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> crate::db::Result<()> {
     if emails::mark_failed(tx, &email.id, error, counted, now)? {
         let mut data = events::email_data(email, &email.subject);
         data["error"] = json!(error);
@@ -612,8 +608,8 @@ fn fail(
 fn read_once<K, T>(
     seen: &mut HashMap<K, Option<Arc<T>>>,
     key: K,
-    read: impl FnOnce() -> rusqlite::Result<Option<T>>,
-) -> rusqlite::Result<Option<Arc<T>>>
+    read: impl FnOnce() -> crate::db::Result<Option<T>>,
+) -> crate::db::Result<Option<Arc<T>>>
 where
     K: std::hash::Hash + Eq,
 {

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{JobContext, JobOutcome, JobResult, NewJob, Registry};
-use crate::db::{DbError, events};
+use crate::db::events;
 
 pub const DELETE_KIND: &str = "events.delete";
 /// Events deleted per transaction.
@@ -34,11 +34,8 @@ async fn delete_named(ctx: JobContext) -> JobResult {
     let Payload { project, name } = ctx.payload()?;
     loop {
         let (p, n) = (project.clone(), name.clone());
-        let deleted = ctx
-            .state
-            .db
-            .write_alone(move |tx| Ok::<_, DbError>(events::delete_named(tx, &p, &n, DELETE_BATCH)?))
-            .await?;
+        let deleted =
+            ctx.state.db.write_alone(move |tx| events::delete_named(tx, &p, &n, DELETE_BATCH)).await?;
         if deleted < DELETE_BATCH {
             return Ok(JobOutcome::Done);
         }

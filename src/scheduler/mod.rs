@@ -414,13 +414,13 @@ impl Supervisor {
     }
 
     async fn next_due(&self) -> Result<Option<i64>, DbError> {
-        self.state.db.run(|conn| Ok::<_, DbError>(jobs::next_due(conn)?)).await
+        self.state.db.run(|conn| jobs::next_due(conn)).await
     }
 
     async fn renew_leases(&self) {
         let leases: Vec<String> = self.by_task.values().map(|r| r.lease.clone()).collect();
         let until = clock::now_ms() + self.lease.as_millis() as i64;
-        let renewed = self.state.db.write(move |tx| Ok::<_, DbError>(jobs::renew(tx, &leases, until)?)).await;
+        let renewed = self.state.db.write(move |tx| jobs::renew(tx, &leases, until)).await;
         if let Err(e) = renewed {
             tracing::warn!("could not renew job leases: {e}");
         }
@@ -649,7 +649,7 @@ pub(crate) fn next_look(at_ms: i64) -> Instant {
 /// no transaction of their own. Returns the job id, or `None` when a live job has the same
 /// dedupe key.
 pub async fn enqueue(state: &AppState, job: NewJob) -> Result<Option<i64>, DbError> {
-    state.db.write(move |tx| Ok::<_, DbError>(jobs::enqueue(tx, &job)?)).await
+    state.db.write(move |tx| jobs::enqueue(tx, &job)).await
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use super::{JobContext, JobError, JobOutcome, JobResult, NewJob, Registry};
 use crate::clock;
 use crate::config::Config;
 use crate::core::segments::{self as core_segments, COMPUTE_BATCH, Step};
+use crate::db::jobs;
 use crate::db::segments::{self, Segment};
-use crate::db::{DbError, jobs};
 use crate::error::ApiError;
 
 pub const REFRESH_KIND: &str = "segments.refresh";
@@ -42,11 +42,11 @@ async fn refresh_all(ctx: JobContext) -> JobResult {
     let mut after = String::new();
     loop {
         let from = after.clone();
-        let page = state.db.run(move |conn| Ok::<_, DbError>(segments::page_all(conn, &from, PAGE)?)).await?;
+        let page = state.db.run(move |conn| segments::page_all(conn, &from, PAGE)).await?;
         for segment in &page {
             if core_segments::is_tracked_dynamic(segment) {
                 let job = compute_job(segment);
-                state.db.write(move |tx| Ok::<_, DbError>(jobs::enqueue(tx, &job)?)).await?;
+                state.db.write(move |tx| jobs::enqueue(tx, &job)).await?;
             } else if let Err(e) = core_segments::recount(state, segment.clone()).await {
                 tracing::warn!(segment = segment.id, "could not refresh a segment's count: {e}");
             }

@@ -21,7 +21,7 @@ pub fn register(registry: &mut Registry, config: &Config) {
 /// Deletes idempotency records past their expiry (the key may then be used again), expired
 /// sessions, account tokens and invitations, and forgets idle limiter state.
 async fn sweep_idempotency(ctx: JobContext) -> JobResult {
-    let deleted = ctx.state.db.write(|tx| Ok::<_, DbError>(idempotency::sweep(tx, clock::now_ms())?)).await?;
+    let deleted = ctx.state.db.write(|tx| idempotency::sweep(tx, clock::now_ms())).await?;
     if deleted > 0 {
         tracing::info!(deleted, "swept expired idempotency keys");
     }
@@ -48,11 +48,7 @@ async fn sweep_idempotency(ctx: JobContext) -> JobResult {
 /// Deletes finished and failed jobs older than `[scheduler] job_retention_hours`.
 async fn sweep_jobs(ctx: JobContext) -> JobResult {
     let keep_ms = i64::from(ctx.state.config.scheduler.job_retention_hours) * 3_600_000;
-    let deleted = ctx
-        .state
-        .db
-        .write(move |tx| Ok::<_, DbError>(jobs::sweep_finished(tx, clock::now_ms() - keep_ms)?))
-        .await?;
+    let deleted = ctx.state.db.write(move |tx| jobs::sweep_finished(tx, clock::now_ms() - keep_ms)).await?;
     if deleted > 0 {
         tracing::info!(deleted, "swept old finished jobs");
     }

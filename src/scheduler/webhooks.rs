@@ -63,10 +63,8 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
                     }
                     if full {
                         wake_at = Instant::now();
-                    } else if let Ok(Some(due)) = state
-                        .db
-                        .run(|conn| Ok::<_, DbError>(webhooks::next_due(conn, clock::now_ms())?))
-                        .await
+                    } else if let Ok(Some(due)) =
+                        state.db.run(|conn| webhooks::next_due(conn, clock::now_ms())).await
                     {
                         wake_at = wake_at.min(next_look(due));
                     }
@@ -91,7 +89,7 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
     // Cut off: free them for the next worker now rather than when their lease runs out (a call
     // that reached its endpoint is sent again, with its webhook-id).
     if !unfinished.is_empty()
-        && let Err(e) = state.db.write(move |tx| Ok::<_, DbError>(webhooks::release(tx, &unfinished)?)).await
+        && let Err(e) = state.db.write(move |tx| webhooks::release(tx, &unfinished)).await
     {
         tracing::error!("could not hand back webhook deliveries; their leases will run out: {e}");
     }
@@ -136,7 +134,7 @@ async fn deliver(state: &AppState, delivery: Delivery) {
             .db
             .write(move |tx| {
                 let why = "not sent: the endpoint is disabled";
-                Ok::<_, DbError>(webhooks::record(tx, &id, "failed", None, Some(why), None, clock::now_ms())?)
+                webhooks::record(tx, &id, "failed", None, Some(why), None, clock::now_ms())
             })
             .await;
         if let Err(e) = recorded {

@@ -107,10 +107,8 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
                     }
                     if claimed == room {
                         wake_at = Instant::now();
-                    } else if let Ok(Some(due)) = state
-                        .db
-                        .run(|conn| Ok::<_, DbError>(executions::next_due(conn, clock::now_ms())?))
-                        .await
+                    } else if let Ok(Some(due)) =
+                        state.db.run(|conn| executions::next_due(conn, clock::now_ms())).await
                     {
                         wake_at = wake_at.min(next_look(due));
                     }
@@ -141,8 +139,7 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
     // Stopped mid-way: free them for the next runner rather than when the lease runs out (a
     // webhook call cut off is made again, with its key).
     if !unfinished.is_empty()
-        && let Err(e) =
-            state.db.write(move |tx| Ok::<_, DbError>(executions::release(tx, &unfinished)?)).await
+        && let Err(e) = state.db.write(move |tx| executions::release(tx, &unfinished)).await
     {
         tracing::error!("could not hand back workflow executions; their leases will run out: {e}");
     }
@@ -151,8 +148,7 @@ async fn run(state: AppState, mut stopped: watch::Receiver<bool>) {
 /// Extends the leases of executions waiting for a call slot.
 async fn renew(state: &AppState, waiting: Vec<String>) {
     let until = clock::now_ms() + LEASE_MS;
-    let renewed =
-        state.db.write(move |tx| Ok::<_, DbError>(executions::renew_leases(tx, &waiting, until)?)).await;
+    let renewed = state.db.write(move |tx| executions::renew_leases(tx, &waiting, until)).await;
     if let Err(e) = renewed {
         tracing::warn!("could not renew the leases of workflow executions waiting for a call: {e}");
     }
@@ -167,7 +163,7 @@ fn step_batch(
     limit: usize,
     turns: &mut Turns,
     journal: &Arc<Journal>,
-) -> rusqlite::Result<(usize, Vec<(Owner, WebhookCall)>)> {
+) -> crate::db::Result<(usize, Vec<(Owner, WebhookCall)>)> {
     let now = clock::now_ms();
     let claimed = executions::claim(tx, now, limit, LEASE_MS, turns)?;
     let mut calls = Vec::new();

@@ -378,7 +378,7 @@ async fn deleting_events_by_name() {
             for _ in 0..12_001 {
                 tidings::db::events::insert(tx, &keys.id, Some(&contact), "pageview", &json!({}), 1)?;
             }
-            Ok::<_, rusqlite::Error>(())
+            Ok::<_, tidings::db::DbError>(())
         })
         .unwrap();
     }

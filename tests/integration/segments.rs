@@ -604,7 +604,7 @@ async fn large_projects_are_counted_in_parts_that_add_up() {
                     ],
                 )?;
             }
-            Ok::<_, rusqlite::Error>(())
+            Ok::<_, tidings::db::DbError>(())
         })
         .unwrap();
     }

@@ -97,7 +97,7 @@ pub fn seed_events(state: &AppState, project: &str, events: usize) {
                 let at = now - span + (span * (written + k) as i64) / events as i64;
                 insert.execute(params![db::new_id(), project, contact, name, "{\"plan\":\"pro\"}", at])?;
             }
-            Ok::<_, rusqlite::Error>(())
+            Ok::<_, tidings::db::DbError>(())
         })
         .expect("seed events");
         written += n;

@@ -101,7 +101,7 @@ pub fn seed(state: &AppState, project: &str, n: usize) {
             }
             fields.save(tx, project)?;
             tidings::db::contacts::index_after(tx, indexed_up_to)?;
-            Ok::<_, rusqlite::Error>(())
+            Ok::<_, tidings::db::DbError>(())
         })
         .expect("seed batch");
         done = end;

@@ -105,6 +105,7 @@ fn churn_contacts(state: &AppState, project: &str, share: f64) -> usize {
              WHERE project_id = ?1 AND seq % ?2 = 0",
             rusqlite::params![project, every],
         )
+        .map_err(db::DbError::from)
     })
     .expect("churn")
 }

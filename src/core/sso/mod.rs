@@ -142,7 +142,7 @@ pub struct Pending {
 }
 
 /// Keeps a sign-in under way; `false` (nothing kept) when [`MAX_PENDING`] are already.
-pub fn keep(conn: &Connection, pending: &Pending, now: i64) -> rusqlite::Result<bool> {
+pub fn keep(conn: &Connection, pending: &Pending, now: i64) -> crate::db::Result<bool> {
     conn.execute("DELETE FROM oauth_states WHERE created_at < ?1", [now - STATE_TTL_MS])?;
     let under_way: i64 = conn.query_row("SELECT count(*) FROM oauth_states", [], |r| r.get(0))?;
     if under_way >= MAX_PENDING {
@@ -156,7 +156,7 @@ pub fn keep(conn: &Connection, pending: &Pending, now: i64) -> rusqlite::Result<
 }
 
 /// Takes the sign-in named by `state` (once: it is deleted), when it is `provider`'s and fresh.
-pub fn take(conn: &Connection, provider: &str, state: &str, now: i64) -> rusqlite::Result<Option<Pending>> {
+pub fn take(conn: &Connection, provider: &str, state: &str, now: i64) -> crate::db::Result<Option<Pending>> {
     let taken = conn
         .query_row(
             "DELETE FROM oauth_states WHERE state = ?1 RETURNING provider, nonce, verifier, created_at",

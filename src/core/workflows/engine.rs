@@ -58,7 +58,7 @@ pub fn on_event(
     data: &Value,
     event_id: &str,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> crate::db::Result<()> {
     for mut ex in executions::waiting_for(conn, contact, name)? {
         let Some(step) = ex.current_step_id.clone() else { continue };
         let mut context = context_of(&ex);
@@ -162,9 +162,9 @@ pub fn start(
     output: Value,
     caused_by: Option<String>,
     now: i64,
-) -> rusqlite::Result<Execution> {
+) -> crate::db::Result<Execution> {
     let Some(trigger) = workflows::trigger_step(conn, &workflow.id)? else {
-        return Err(rusqlite::Error::QueryReturnedNoRows);
+        return Err(crate::db::DbError::Sqlite(rusqlite::Error::QueryReturnedNoRows));
     };
     let mut ex = Execution {
         id: new_id(),
@@ -275,7 +275,7 @@ fn settle(
 }
 
 /// Cancels an active execution; whether it was active.
-pub fn cancel(conn: &Connection, ex: &mut Execution, now: i64) -> rusqlite::Result<bool> {
+pub fn cancel(conn: &Connection, ex: &mut Execution, now: i64) -> crate::db::Result<bool> {
     if !ex.is_active() {
         return Ok(false);
     }
@@ -452,7 +452,7 @@ fn step_once(
 
 /// The execution's contact; an execution whose contact is gone is failed (the row cascades
 /// away with the contact, so this is a contact deleted within this transaction).
-fn contact_of(conn: &Connection, ex: &mut Execution, now: i64) -> rusqlite::Result<Option<Contact>> {
+fn contact_of(conn: &Connection, ex: &mut Execution, now: i64) -> crate::db::Result<Option<Contact>> {
     let contact = contacts::by_id(conn, &ex.project_id, &ex.contact_id)?;
     if contact.is_none() {
         let at = ex.current_step_id.clone().unwrap_or_default();
@@ -604,7 +604,7 @@ fn move_on(
     from: &str,
     branch: Option<&str>,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> crate::db::Result<()> {
     match workflows::next_step(conn, from, branch)? {
         Some(next) => {
             ex.status = "RUNNING".into();
@@ -620,7 +620,7 @@ fn move_on(
 
 /// Fails an active execution for good at the step it is at (the quarantine: see
 /// `scheduler::inflight`).
-pub fn give_up(conn: &Connection, id: &str, why: &str, now: i64) -> rusqlite::Result<()> {
+pub fn give_up(conn: &Connection, id: &str, why: &str, now: i64) -> crate::db::Result<()> {
     let Some(mut ex) = executions::by_id(conn, id)? else { return Ok(()) };
     if !ex.is_active() {
         return Ok(());
@@ -631,7 +631,7 @@ pub fn give_up(conn: &Connection, id: &str, why: &str, now: i64) -> rusqlite::Re
 }
 
 /// Fails the execution at `step` with `why`, kept on the step's run.
-fn fail(conn: &Connection, ex: &mut Execution, step: &str, why: &str, now: i64) -> rusqlite::Result<()> {
+fn fail(conn: &Connection, ex: &mut Execution, step: &str, why: &str, now: i64) -> crate::db::Result<()> {
     record(conn, &ex.id, step, "FAILED", None, Some(why.to_string()), now)?;
     end(ex, "FAILED", now);
     Ok(())
@@ -647,7 +647,7 @@ fn record(
     output: Option<Value>,
     error: Option<String>,
     now: i64,
-) -> rusqlite::Result<i64> {
+) -> crate::db::Result<i64> {
     let last = executions::last_run(conn, execution)?;
     let (seq, started_at) = match &last {
         Some(run) if run.step_id == step && is_open(run) => (run.seq, run.started_at),

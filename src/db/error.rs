@@ -1,0 +1,62 @@
+//! The error of every query function: [`DbError`], and what it says about the write that failed.
+
+/// What can go wrong below the query functions.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("{0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("connection pool: {0}")]
+    Pool(#[from] r2d2::Error),
+    #[error("migration: {0}")]
+    Migration(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("blocking task: {0}")]
+    Join(String),
+    #[error("the transaction did not commit: {0}")]
+    Commit(String),
+}
+
+/// What a query function returns.
+pub type Result<T, E = DbError> = std::result::Result<T, E>;
+
+impl DbError {
+    /// The SQLite error underneath, if that is what failed.
+    fn sqlite(&self) -> Option<&rusqlite::Error> {
+        match self {
+            DbError::Sqlite(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The message a trigger aborted the write with (`RAISE(ABORT, ...)`).
+    pub fn trigger(&self) -> Option<&str> {
+        match self.sqlite()? {
+            rusqlite::Error::SqliteFailure(f, Some(message))
+                if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_TRIGGER =>
+            {
+                Some(message)
+            }
+            _ => None,
+        }
+    }
+
+    /// The category whose monthly cap a write went over: the `billing_*` triggers (migration
+    /// V19) abort the insert with `BILLING_LIMIT_EXCEEDED:<category>`.
+    pub fn over_cap(&self) -> Option<&str> {
+        self.trigger()?.strip_prefix("BILLING_LIMIT_EXCEEDED:")
+    }
+
+    /// Whether the write broke a unique key (a duplicate).
+    pub fn is_unique_violation(&self) -> bool {
+        matches!(self.sqlite(), Some(rusqlite::Error::SqliteFailure(f, _))
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
+    }
+
+    /// Whether SQLite answered busy or locked: another writer held the file for too long.
+    pub fn is_busy(&self) -> bool {
+        matches!(self.sqlite(), Some(rusqlite::Error::SqliteFailure(f, _))
+            if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+    }
+}
