@@ -150,6 +150,15 @@ impl From<rusqlite::Error> for CliError {
     }
 }
 
+impl From<crate::core::Error> for CliError {
+    fn from(e: crate::core::Error) -> Self {
+        match e.fields() {
+            [] => CliError(e.to_string()),
+            items => CliError(items.iter().map(|i| i.message.clone()).collect::<Vec<_>>().join("; ")),
+        }
+    }
+}
+
 impl From<ApiError> for CliError {
     fn from(e: ApiError) -> Self {
         match e.errors.as_slice() {

@@ -19,28 +19,23 @@ use serde_json::{Value, json};
 
 use crate::clock;
 
+pub use crate::core::error::FieldError;
+use crate::core::error::{Error, Forbidden, Limit};
+
+// The OpenAPI document's shape of core's [`FieldError`].
 /// One field-level problem, as listed in `error.errors`.
-#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
-pub struct FieldError {
+#[derive(utoipa::ToSchema)]
+#[schema(as = FieldError)]
+#[expect(dead_code, reason = "only its schema is used, for the OpenAPI document")]
+struct FieldErrorSchema {
     /// The field's path: `email`, `data.plan`, `to[1]`.
-    pub field: String,
-    pub message: String,
+    field: String,
+    message: String,
     /// `invalid_string`, `required`, `reserved_event`, `too_big`, ...
-    pub code: String,
+    code: String,
     /// The value that was refused, when it helps to see it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub received: Option<Value>,
-}
-
-impl FieldError {
-    pub fn new(field: impl Into<String>, code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { field: field.into(), code: code.into(), message: message.into(), received: None }
-    }
-
-    pub fn received(mut self, value: Value) -> Self {
-        self.received = Some(value);
-        self
-    }
+    received: Option<Value>,
 }
 
 /// An error answer: status, machine-readable code, message and optional extras. Boxed, so the
@@ -292,6 +287,7 @@ pub struct ErrorObject {
     pub request_id: String,
     /// Field-level problems, when the body or query had some.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<FieldErrorSchema>)]
     pub errors: Vec<FieldError>,
     /// Extra data, such as `retryAfter` or the original request of a reused idempotency key.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -345,26 +341,43 @@ impl From<rusqlite::Error> for ApiError {
 
 impl From<crate::db::DbError> for ApiError {
     fn from(e: crate::db::DbError) -> Self {
-        if let Some(category) = e.over_cap() {
-            return Self::billing_limit(category);
+        Error::from(e).into()
+    }
+}
+
+/// The one place a use case's error gets its HTTP status, code and extras.
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        let message = e.to_string();
+        match e {
+            Error::Invalid(errors) => Self::validation(errors),
+            Error::Malformed(_) => Self::bad_request(message),
+            Error::StaleToken => Self::new(400, "INVALID_TOKEN", message),
+            Error::NotFound(_) => Self::not_found(message),
+            Error::Conflict { details, .. } => {
+                let e = Self::conflict(message);
+                match details {
+                    Some(details) => e.with_details(details),
+                    None => e,
+                }
+            }
+            Error::Forbidden(Forbidden::Denied(_)) => Self::forbidden(message),
+            // The code Plunk answers with (appliance.md section 11).
+            Error::Forbidden(Forbidden::UnverifiedSender(domain)) => {
+                Self::new(403, "INTERNAL_SERVER_ERROR", message)
+                    .with_details(json!({ "domain": domain, "reason": "DOMAIN_NOT_VERIFIED" }))
+                    .with_suggestion(format!(
+                        "Add {domain} (or a parent domain) with POST /domains, publish the DNS records it returns, then call GET /domains/:id/verify"
+                    ))
+            }
+            Error::OverLimit(Limit::Billing { category }) => Self::billing_limit(&category),
+            Error::OverLimit(Limit::Bytes { bytes, field, suggestion }) => Self::payload_too_large(bytes)
+                .with_details(json!({ "limitBytes": bytes, "field": field }))
+                .with_suggestion(suggestion),
+            Error::OverLimit(Limit::UploadSpace { .. }) => Self::new(413, "PAYLOAD_TOO_LARGE", message),
+            Error::Retryable(cause) | Error::Permanent(cause) => Self::internal(cause),
+            Error::Db(e) => Self::internal(format!("database: {e}")),
         }
-        if e.trigger() == Some("EVENT_NAME_LIMIT_EXCEEDED") {
-            return Self::invalid_field(
-                "event",
-                "too_many_event_names",
-                "this would add an event name beyond the project's limit ([limits] event_names_per_project, \
-                 10,000 by default); delete names no longer used (DELETE /events/:name)",
-            );
-        }
-        if e.trigger() == Some("FIELD_LIMIT_EXCEEDED") {
-            return Self::invalid_field(
-                "data",
-                "too_many_fields",
-                "this would add a custom field beyond the project's limit ([limits] fields_per_project, 1,000 by default); \
-                 delete fields no longer used (DELETE /contacts/fields/:field), or send such values as {value, persistent: false}",
-            );
-        }
-        Self::internal(format!("database: {e}"))
     }
 }
 

@@ -90,7 +90,7 @@ async fn create_account(state: &AppState, body: Credentials) -> Result<(User, St
     // Refused before bcrypt when closed; asked again as the account is made.
     let config = state.config.clone();
     if !state.db.run(move |conn| accounts::signups_open(conn, &config)).await? {
-        return Err(accounts::signups_closed());
+        return Err(accounts::signups_closed().into());
     }
     let (email, password) = accounts::credentials(body.email.as_deref(), body.password.as_deref(), true)?;
     let cost = state.config.auth.bcrypt_cost;
@@ -98,7 +98,7 @@ async fn create_account(state: &AppState, body: Credentials) -> Result<(User, St
         blocking(move || accounts::hash_password(&password, cost)).await?.map_err(ApiError::internal)?;
     let (secret, hours) = (state.secrets.jwt.clone(), state.config.auth.session_hours);
     let config = state.config.clone();
-    state
+    Ok(state
         .db
         .write(move |tx| {
             if !accounts::signups_open(tx, &config)? {
@@ -109,7 +109,7 @@ async fn create_account(state: &AppState, body: Credentials) -> Result<(User, St
             let token = session::start(tx, &user.id, &secret, hours)?;
             Ok((user, token))
         })
-        .await
+        .await?)
 }
 
 /// Signs in (the session cookie); repeated failures are refused for a while with 429.

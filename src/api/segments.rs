@@ -104,7 +104,7 @@ async fn create(
     let name = body
         .name
         .ok_or_else(|| ApiError::invalid_field("name", "required", "name is required"))
-        .and_then(|n| core_segments::check_name(&n))?;
+        .and_then(|n| Ok(core_segments::check_name(&n)?))?;
     let description =
         body.description.as_deref().map(core_segments::check_description).transpose()?.flatten();
     let track_membership = body.track_membership.unwrap_or(false);
@@ -228,7 +228,10 @@ async fn change(
 #[delete("/segments/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let (project, id) = (access.project.id, id.to_string());
-    state.db.write(move |tx| core_segments::delete(tx, &current(tx, &project, &id)?)).await?;
+    state
+        .db
+        .write(move |tx| Ok::<_, ApiError>(core_segments::delete(tx, &current(tx, &project, &id)?)?))
+        .await?;
     Ok(Status::NoContent)
 }
 
@@ -286,7 +289,14 @@ async fn add_members(
         .db
         .write(move |tx| {
             let segment = current(tx, &project, &id)?;
-            core_segments::add_members(tx, segment, &emails, create_missing, subscribed, clock::now_ms())
+            Ok::<_, ApiError>(core_segments::add_members(
+                tx,
+                segment,
+                &emails,
+                create_missing,
+                subscribed,
+                clock::now_ms(),
+            )?)
         })
         .await?;
     Ok(Json(MembersAdded {
@@ -320,7 +330,8 @@ async fn remove_members(
     let (segment, outcome) = state
         .db
         .write(move |tx| {
-            core_segments::remove_members(tx, current(tx, &project, &id)?, &emails, clock::now_ms())
+            let segment = current(tx, &project, &id)?;
+            Ok::<_, ApiError>(core_segments::remove_members(tx, segment, &emails, clock::now_ms())?)
         })
         .await?;
     Ok(Json(MembersRemoved {

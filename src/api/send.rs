@@ -88,7 +88,7 @@ async fn send_email(
         .db
         .write(move |tx| {
             idempotency.claim(tx, &project, 200, ttl)?;
-            send::queue(tx, &project, &request, clock::now_ms())
+            Ok::<_, ApiError>(send::queue(tx, &project, &request, clock::now_ms())?)
         })
         .await?;
     Ok(Json(send::response(&queued)))

@@ -45,7 +45,7 @@ async fn record(
         .db
         .write(move |tx| {
             idempotency.claim(tx, &project, 200, ttl)?;
-            track::track(tx, &project, &request, clock::now_ms())
+            Ok::<_, ApiError>(track::track(tx, &project, &request, clock::now_ms())?)
         })
         .await?;
     Ok(Json(Success::new(Tracked {

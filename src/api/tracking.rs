@@ -184,6 +184,7 @@ async fn set(state: &AppState, contact: contacts::Contact, subscribed: bool) -> 
             core_contacts::set_subscribed(tx, contact, subscribed, "link", clock::now_ms()).map(|_| ())
         })
         .await
+        .map_err(ApiError::from)
 }
 
 fn button_form(action: &str, label: &str, class: &str, value: &str) -> String {

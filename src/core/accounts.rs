@@ -5,15 +5,15 @@
 //! A mailed token is 40 random characters kept only as its digest, used once (taking it deletes
 //! it) and expiring.
 
-use rusqlite::Connection;
+use crate::db::Tx;
 
 use super::email;
 use super::keys::{digest, random_token};
 use super::system_mail::{self, RESET_HOURS, SystemMail, VERIFY_HOURS};
 use crate::config::Config;
+use crate::core::error::{Error, FieldError, Result, on_duplicate};
 use crate::db::account_tokens::{self, Purpose};
 use crate::db::users::{self, User};
-use crate::error::{ApiError, FieldError, conflict_on_unique};
 
 const HOUR_MS: i64 = 3_600_000;
 
@@ -56,7 +56,7 @@ pub fn credentials(
     email: Option<&str>,
     password: Option<&str>,
     new_password: bool,
-) -> Result<(String, String), ApiError> {
+) -> Result<(String, String)> {
     let mut errors = Vec::new();
     let email = match email.map(email::normalize) {
         Some(Ok(email)) => Some(email),
@@ -84,14 +84,14 @@ pub fn credentials(
     }
     match (email, password) {
         (Some(email), Some(password)) if errors.is_empty() => Ok((email, password.to_string())),
-        _ => Err(ApiError::validation(errors)),
+        _ => Err(Error::Invalid(errors)),
     }
 }
 
 /// Whether a stranger may sign up now (`[auth] disable_signups`; unset, only while there is no
 /// account yet). Asked again in the transaction that makes the account, so two first sign-ups
 /// at once make one owner.
-pub fn signups_open(conn: &Connection, config: &Config) -> crate::db::Result<bool> {
+pub fn signups_open(conn: &Tx, config: &Config) -> crate::db::Result<bool> {
     match config.auth.disable_signups {
         Some(disabled) => Ok(!disabled),
         None => Ok(!users::any(conn)?),
@@ -99,38 +99,33 @@ pub fn signups_open(conn: &Connection, config: &Config) -> crate::db::Result<boo
 }
 
 /// The refusal of a sign-up when they are closed.
-pub fn signups_closed() -> ApiError {
-    ApiError::forbidden("Sign-ups are closed on this server; ask its owner for an invitation")
+pub fn signups_closed() -> Error {
+    Error::forbidden("Sign-ups are closed on this server; ask its owner for an invitation")
 }
 
 /// Stores a new user; 409 when the email has an account.
-pub fn insert_user(conn: &Connection, email: &str, password_hash: &str) -> Result<User, ApiError> {
+pub fn insert_user(conn: &Tx, email: &str, password_hash: &str) -> Result<User> {
     users::insert(conn, email, password_hash)
-        .map_err(|e| conflict_on_unique(e, "An account with this email already exists"))
+        .map_err(|e| on_duplicate(e, "An account with this email already exists"))
 }
 
 /// Sets a user's password and ends every session and reset link they have, in the caller's
 /// transaction (a stolen cookie must not outlive the password it was signed in with). Returns
 /// how many sessions ended.
-pub fn change_password(conn: &Connection, user: &str, password_hash: &str) -> crate::db::Result<usize> {
+pub fn change_password(conn: &Tx, user: &str, password_hash: &str) -> crate::db::Result<usize> {
     users::set_password(conn, user, password_hash)?;
     account_tokens::end_all(conn, user, Purpose::ResetPassword)?;
     crate::core::session::end_all(conn, user)
 }
 
 /// Mails `user` a link that verifies their address, replacing any earlier one.
-pub fn send_verification(conn: &Connection, config: &Config, user: &User, now: i64) -> crate::db::Result<()> {
+pub fn send_verification(conn: &Tx, config: &Config, user: &User, now: i64) -> crate::db::Result<()> {
     mail_token(conn, config, user, Purpose::VerifyEmail, now)
 }
 
 /// Mails the account with `email`, if there is one, a link to choose a new password. Says
 /// nothing either way: the caller answers the same whether or not the account exists.
-pub fn send_password_reset(
-    conn: &Connection,
-    config: &Config,
-    email: &str,
-    now: i64,
-) -> crate::db::Result<()> {
+pub fn send_password_reset(conn: &Tx, config: &Config, email: &str, now: i64) -> crate::db::Result<()> {
     match users::by_email(conn, email)? {
         Some(user) => mail_token(conn, config, &user, Purpose::ResetPassword, now),
         None => Ok(()),
@@ -139,13 +134,7 @@ pub fn send_password_reset(
 
 /// Issues a token for `purpose` (ending the user's earlier ones) and queues the mail with its
 /// link to the user's address.
-fn mail_token(
-    conn: &Connection,
-    config: &Config,
-    user: &User,
-    purpose: Purpose,
-    now: i64,
-) -> crate::db::Result<()> {
+fn mail_token(conn: &Tx, config: &Config, user: &User, purpose: Purpose, now: i64) -> crate::db::Result<()> {
     let token = random_token();
     let (hours, mail) = match purpose {
         Purpose::VerifyEmail => (VERIFY_HOURS, SystemMail::VerifyEmail { token: &token }),
@@ -157,15 +146,15 @@ fn mail_token(
     Ok(())
 }
 
-/// The 400 for a token that is unknown, used or expired.
-pub fn invalid_token() -> ApiError {
-    ApiError::new(400, "INVALID_TOKEN", "This link is invalid, already used or expired; ask for a new one")
+/// The error for a token that is unknown, used or expired.
+pub fn invalid_token() -> Error {
+    Error::StaleToken
 }
 
 /// Checks the `token` field of a request: present, and shaped like a token we mail.
-pub fn token_field(token: Option<&str>) -> Result<&str, ApiError> {
+pub fn token_field(token: Option<&str>) -> Result<&str> {
     match token {
-        None => Err(ApiError::invalid_field("token", "required", "token is required")),
+        None => Err(Error::invalid("token", "required", "token is required")),
         Some(t) if t.is_empty() || t.len() > 100 => Err(invalid_token()),
         Some(t) => Ok(t),
     }
@@ -173,7 +162,7 @@ pub fn token_field(token: Option<&str>) -> Result<&str, ApiError> {
 
 /// Uses a verification token: the user's address is verified if the token was mailed to the
 /// address the account still has.
-pub fn verify_email(conn: &Connection, token: &str, now: i64) -> Result<User, ApiError> {
+pub fn verify_email(conn: &Tx, token: &str, now: i64) -> Result<User> {
     let taken =
         account_tokens::take(conn, &digest(token), Purpose::VerifyEmail, now)?.ok_or_else(invalid_token)?;
     let user = users::by_id(conn, &taken.user_id)?.ok_or_else(invalid_token)?;
@@ -186,12 +175,7 @@ pub fn verify_email(conn: &Connection, token: &str, now: i64) -> Result<User, Ap
 
 /// Uses a reset token: sets the password (already hashed), ends every session and every other
 /// reset link of the user, and counts the address as verified (the link reached it).
-pub fn reset_password(
-    conn: &Connection,
-    token: &str,
-    password_hash: &str,
-    now: i64,
-) -> Result<User, ApiError> {
+pub fn reset_password(conn: &Tx, token: &str, password_hash: &str, now: i64) -> Result<User> {
     let taken =
         account_tokens::take(conn, &digest(token), Purpose::ResetPassword, now)?.ok_or_else(invalid_token)?;
     let user = users::by_id(conn, &taken.user_id)?.ok_or_else(invalid_token)?;
@@ -216,12 +200,12 @@ mod tests {
     #[test]
     fn credentials_name_every_problem() {
         let e = credentials(Some("nope"), Some("short"), true).unwrap_err();
-        let fields: Vec<_> = e.errors.iter().map(|f| f.field.as_str()).collect();
+        let fields: Vec<_> = e.fields().iter().map(|f| f.field.as_str()).collect();
         assert_eq!(fields, ["email", "password"]);
         assert!(credentials(Some("A@Example.com"), Some("short"), false).is_ok());
         let (email, _) = credentials(Some(" A@Example.com"), Some("long enough"), true).unwrap();
         assert_eq!(email, "a@example.com");
-        assert_eq!(credentials(None, None, true).unwrap_err().errors.len(), 2);
+        assert_eq!(credentials(None, None, true).unwrap_err().fields().len(), 2);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde_json::Value;
 use time::{Date, Month, OffsetDateTime, Time};
 
 use crate::clock;
-use crate::error::{ApiError, FieldError};
+use crate::core::error::{Error, FieldError, Result};
 use crate::views::billing::{CategoryUsage, Consumption, Limits, MonthlyUsage, Period};
 
 /// The categories, as the API names them: emails queued by `/v1/send`, by campaigns and by
@@ -45,9 +45,9 @@ pub fn limits(conn: &Connection, project: &str) -> crate::db::Result<Limits> {
 
 /// Checks a `PUT` body: an object of categories, each a whole number from 0 to [`MAX_CAP`] or
 /// null (no cap). A category left out has no cap afterwards, as with null.
-pub fn check_limits(body: &Value) -> Result<Vec<(&'static str, Option<i64>)>, ApiError> {
+pub fn check_limits(body: &Value) -> Result<Vec<(&'static str, Option<i64>)>> {
     let Some(object) = body.as_object() else {
-        return Err(ApiError::invalid_field("body", "invalid_type", "the limits are a JSON object"));
+        return Err(Error::invalid("body", "invalid_type", "the limits are a JSON object"));
     };
     let mut errors = Vec::new();
     for key in object.keys().filter(|k| !CATEGORIES.contains(&k.as_str())) {
@@ -74,7 +74,7 @@ pub fn check_limits(body: &Value) -> Result<Vec<(&'static str, Option<i64>)>, Ap
             },
         }
     }
-    if errors.is_empty() { Ok(caps) } else { Err(ApiError::validation(errors)) }
+    if errors.is_empty() { Ok(caps) } else { Err(Error::Invalid(errors)) }
 }
 
 /// Replaces the project's caps.

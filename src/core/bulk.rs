@@ -3,15 +3,15 @@
 
 use std::collections::HashSet;
 
-use rusqlite::Connection;
+use crate::db::Tx;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::contacts as core_contacts;
 use super::fields::FieldChanges;
+use crate::core::error::{Error, Result};
 use crate::db::contact_jobs::{self, ContactJob};
 use crate::db::contacts::{self, Contact};
-use crate::error::ApiError;
 
 /// Most contact ids in one bulk request.
 pub const MAX_IDS: usize = 1000;
@@ -32,13 +32,7 @@ pub enum Selection {
 }
 
 /// Applies a bulk operation to one contact; returns whether it changed anything.
-fn apply(
-    conn: &Connection,
-    operation: &str,
-    contact: Contact,
-    fields: &mut FieldChanges,
-    now: i64,
-) -> Result<bool, ApiError> {
+fn apply(conn: &Tx, operation: &str, contact: Contact, fields: &mut FieldChanges, now: i64) -> Result<bool> {
     match operation {
         "subscribe" => core_contacts::set_subscribed(conn, contact, true, "bulk", now),
         "unsubscribe" => core_contacts::set_subscribed(conn, contact, false, "bulk", now),
@@ -46,13 +40,13 @@ fn apply(
             core_contacts::delete(conn, &contact, fields)?;
             Ok(true)
         }
-        other => Err(ApiError::internal(format!("unknown bulk operation {other}"))),
+        other => Err(Error::permanent(format!("unknown bulk operation {other}"))),
     }
 }
 
 /// Runs a bulk job over its ids in the caller's transaction, all at once (at most 1,000 ids).
 /// Ids that are not contacts of the job's project count as errors and are never touched.
-pub fn run(conn: &Connection, job: &ContactJob, ids: &[String], now: i64) -> Result<(), ApiError> {
+pub fn run(conn: &Tx, job: &ContactJob, ids: &[String], now: i64) -> Result<()> {
     let mut progress = job.clone();
     let mut errors = Vec::new();
     let mut fields = FieldChanges::default();
@@ -79,12 +73,12 @@ pub fn run(conn: &Connection, job: &ContactJob, ids: &[String], now: i64) -> Res
 /// [`crate::db::audience::range`]) in the caller's transaction: each contact the filters match
 /// is processed, an excluded one skipped. Returns whether every contact has been visited.
 pub fn run_query_batch(
-    conn: &Connection,
+    conn: &Tx,
     job: &ContactJob,
     (search, subscribed, exclude): (Option<&str>, Option<bool>, &HashSet<String>),
     max_rows: usize,
     now: i64,
-) -> Result<bool, ApiError> {
+) -> Result<bool> {
     let (end, done) = crate::db::audience::range(conn, job.cursor, max_rows)?;
     let batch = contacts::matching_in_range(conn, &job.project_id, (search, subscribed), (job.cursor, end))?;
     let mut progress = job.clone();
@@ -118,12 +112,12 @@ pub fn remove_path(data: &mut Map<String, Value>, path: &str) -> bool {
 /// job's cursor (see [`crate::db::audience::range`]), in the caller's transaction. Returns
 /// whether every contact has been visited.
 pub fn remove_field_batch(
-    conn: &Connection,
+    conn: &Tx,
     job: &ContactJob,
     path: &str,
     max_rows: usize,
     now: i64,
-) -> Result<bool, ApiError> {
+) -> Result<bool> {
     let (end, done) = crate::db::audience::range(conn, job.cursor, max_rows)?;
     let batch = contacts::matching_in_range(conn, &job.project_id, (None, None), (job.cursor, end))?;
     let mut progress = job.clone();

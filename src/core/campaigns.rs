@@ -7,7 +7,7 @@
 //! adds nothing; the cursor means it is not even run again. The delivery worker drains the rows
 //! behind transactional mail; the counters and the move to SENT are kept by triggers (V7).
 
-use rusqlite::Connection;
+use crate::db::Tx;
 use serde_json::{Value, json};
 
 use super::compose;
@@ -17,10 +17,10 @@ use super::conditions::{Condition, References, canonical};
 use super::contacts::parse_email;
 use super::domains::require_verified_sender;
 use crate::clock;
+use crate::core::error::{Error, FieldError, Result};
 use crate::db::campaigns::{self, Campaign};
 use crate::db::refs::{self, Owner};
 use crate::db::{audience, emails, segments, templates};
-use crate::error::{ApiError, FieldError, over_cap};
 
 /// Contacts visited per expansion transaction.
 pub const EXPAND_BATCH: usize = 2000;
@@ -60,17 +60,17 @@ pub fn merge(current: &Campaign, changes: Changes) -> Fields {
     }
 }
 
-fn required(field: &str) -> ApiError {
-    ApiError::invalid_field(field, "required", format!("{field} is required"))
+fn required(field: &str) -> Error {
+    Error::invalid(field, "required", format!("{field} is required"))
 }
 
 /// Checks the content of a campaign (CPU work: the templates are parsed) and fills `c` with it.
 /// What needs the database (sender domain, segment, condition references, template) is
 /// [`check_references`]'s.
-pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>, ApiError> {
+pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>> {
     let name = f.name.ok_or_else(|| required("name"))?.trim().to_string();
     if name.is_empty() || name.chars().count() > 200 {
-        return Err(ApiError::invalid_field("name", "invalid_string", "name must be 1 to 200 characters"));
+        return Err(Error::invalid("name", "invalid_string", "name must be 1 to 200 characters"));
     }
     let subject = f.subject.ok_or_else(|| required("subject"))?;
     compose::check_subject(&subject, "subject")?;
@@ -79,7 +79,7 @@ pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>, A
     let from = parse_email(f.from.as_deref().ok_or_else(|| required("from"))?, "from")?;
     let audience_type = f.audience_type.ok_or_else(|| required("audienceType"))?;
     if !AUDIENCES.contains(&audience_type.as_str()) {
-        return Err(ApiError::validation(vec![
+        return Err(Error::Invalid(vec![
             FieldError::new(
                 "audienceType",
                 "invalid_enum_value",
@@ -110,11 +110,7 @@ pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>, A
     c.name = name;
     c.description = f.description.map(|d| d.trim().to_string()).filter(|d| !d.is_empty());
     if c.description.as_ref().is_some_and(|d| d.chars().count() > 500) {
-        return Err(ApiError::invalid_field(
-            "description",
-            "too_big",
-            "description is at most 500 characters",
-        ));
+        return Err(Error::invalid("description", "too_big", "description is at most 500 characters"));
     }
     c.subject = subject;
     c.body = body;
@@ -134,11 +130,7 @@ pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>, A
 /// The database side of the checks: a verified sender domain (403), a segment and template of
 /// this project (422), a condition whose segments exist (422). Stores what the campaign refers
 /// to in the registry.
-pub fn check_references(
-    conn: &Connection,
-    c: &Campaign,
-    condition: Option<Condition>,
-) -> Result<(), ApiError> {
+pub fn check_references(conn: &Tx, c: &Campaign, condition: Option<Condition>) -> Result<()> {
     require_verified_sender(conn, &c.project_id, &c.from_email)?;
     let mut found = References::default();
     if let Some(mut condition) = condition {
@@ -147,7 +139,7 @@ pub fn check_references(
     }
     if let Some(segment) = &c.segment_id {
         if segments::get(conn, &c.project_id, segment)?.is_none() {
-            return Err(ApiError::validation(vec![
+            return Err(Error::Invalid(vec![
                 FieldError::new("segmentId", "not_found", "no segment of this project has this id")
                     .received(json!(segment)),
             ]));
@@ -157,7 +149,7 @@ pub fn check_references(
     if let Some(template) = &c.template_id
         && templates::get(conn, &c.project_id, template)?.is_none()
     {
-        return Err(ApiError::validation(vec![
+        return Err(Error::Invalid(vec![
             FieldError::new("templateId", "not_found", "no template of this project has this id")
                 .received(json!(template)),
         ]));
@@ -174,7 +166,7 @@ pub fn check_references(
 }
 
 /// Gives `copy` the references of `original` (a duplicate names what its original names).
-pub fn copy_references(conn: &Connection, original: &Campaign, copy: &Campaign) -> Result<(), ApiError> {
+pub fn copy_references(conn: &Tx, original: &Campaign, copy: &Campaign) -> Result<()> {
     let found = refs::of(conn, Owner::Campaign, &original.id)?;
     let list: Vec<(&str, &str)> = found.iter().map(|(k, n)| (k.as_str(), n.as_str())).collect();
     refs::set(conn, Owner::Campaign, &copy.id, &copy.project_id, &list)?;
@@ -219,15 +211,15 @@ pub fn stats(c: &Campaign) -> crate::views::campaigns::CampaignStats {
 }
 
 /// A campaign type, MARKETING when left out (422 for another value).
-pub fn check_type(kind: Option<&str>) -> Result<String, ApiError> {
+pub fn check_type(kind: Option<&str>) -> Result<String> {
     compose::check_type(kind, "type", "MARKETING")
 }
 
 /// Who receives the campaign, as one checked condition: the audience (every contact, the
 /// segment's members, or the filter) and, for MARKETING mail, only subscribed contacts.
-pub fn audience(conn: &Connection, c: &Campaign) -> Result<Condition, ApiError> {
+pub fn audience(conn: &Tx, c: &Campaign) -> Result<Condition> {
     if !AUDIENCES.contains(&c.audience_type.as_str()) {
-        return Err(ApiError::validation(vec![
+        return Err(Error::Invalid(vec![
             FieldError::new(
                 "audienceType",
                 "invalid_enum_value",
@@ -259,10 +251,10 @@ pub fn audience(conn: &Connection, c: &Campaign) -> Result<Condition, ApiError> 
 /// When a `scheduledFor` value means: RFC 3339 with any offset, `YYYY-MM-DD` (midnight UTC),
 /// `YYYY-MM-DDTHH:MM[:SS[.sss]]` without an offset (UTC), or milliseconds since the epoch.
 /// `None` for null; 400 for anything else.
-pub fn parse_schedule(value: Option<&Value>) -> Result<Option<i64>, ApiError> {
+pub fn parse_schedule(value: Option<&Value>) -> Result<Option<i64>> {
     use time::format_description::well_known::Rfc3339;
     let bad = |shown: &Value| {
-        ApiError::bad_request(format!(
+        Error::malformed(format!(
             "scheduledFor must be a date-time such as 2026-12-01T09:00:00Z or 2026-12-01T10:00:00+01:00 (found {shown})"
         ))
     };
@@ -307,7 +299,7 @@ pub enum Expansion {
 
 /// One expansion batch of campaign `id`, in the caller's transaction: visits the contacts in
 /// the next `batch` rows after the cursor and queues an email for each one in the audience.
-pub fn expand_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Result<Expansion, ApiError> {
+pub fn expand_step(conn: &Tx, id: &str, batch: usize, now: i64) -> Result<Expansion> {
     let Some(c) = campaigns::by_id(conn, id)? else { return Ok(Expansion::Stopped) };
     if c.status != "SENDING" || c.expanded {
         return Ok(if c.expanded { Expansion::Done } else { Expansion::Stopped });
@@ -340,7 +332,7 @@ pub fn expand_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resul
             Ok(true) => added += 1,
             Ok(false) => {}
             // The marketing cap is met: the campaign ends with the recipients queued so far.
-            Err(e) if over_cap(&e).is_some() => {
+            Err(e) if e.over_cap().is_some() => {
                 let reason = "the project's monthly limit of campaign emails was reached";
                 campaigns::stop_expansion(conn, &c.id, walk.cursor, added, reason, now)?;
                 return Ok(Expansion::Done);
@@ -376,7 +368,7 @@ mod tests {
             json!(i64::MAX),
             json!(crate::clock::MAX_MS + 1),
         ] {
-            assert_eq!(parse_schedule(Some(&bad)).unwrap_err().status, 400, "{bad}");
+            assert_eq!(parse_schedule(Some(&bad)).unwrap_err().kind(), "malformed", "{bad}");
         }
     }
 }

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::contacts::parse_email;
 use super::render;
-use crate::error::{ApiError, FieldError};
+use crate::core::error::{Error, FieldError, Result};
 
 /// Longest subject and header value (RFC 5322 line length).
 pub const MAX_LINE: usize = 998;
@@ -39,19 +39,19 @@ pub fn message_id(from: &str) -> String {
 }
 
 /// A subject: 1 to 998 characters, one line, and valid template syntax.
-pub fn check_subject(subject: &str, field: &str) -> Result<(), ApiError> {
+pub fn check_subject(subject: &str, field: &str) -> Result<()> {
     if subject.trim().is_empty() {
-        return Err(ApiError::invalid_field(field, "too_small", format!("{field} must not be empty")));
+        return Err(Error::invalid(field, "too_small", format!("{field} must not be empty")));
     }
     if subject.chars().count() > MAX_LINE {
-        return Err(ApiError::invalid_field(
+        return Err(Error::invalid(
             field,
             "too_big",
             format!("{field} must be at most {MAX_LINE} characters"),
         ));
     }
     if subject.contains(['\r', '\n']) {
-        return Err(ApiError::invalid_field(
+        return Err(Error::invalid(
             field,
             "invalid_string",
             format!("{field} must be a single line (no CR or LF)"),
@@ -61,19 +61,19 @@ pub fn check_subject(subject: &str, field: &str) -> Result<(), ApiError> {
 }
 
 /// A body: at least one character and valid template syntax.
-pub fn check_body(body: &str, field: &str) -> Result<(), ApiError> {
+pub fn check_body(body: &str, field: &str) -> Result<()> {
     if body.is_empty() {
-        return Err(ApiError::invalid_field(field, "too_small", format!("{field} must not be empty")));
+        return Err(Error::invalid(field, "too_small", format!("{field} must not be empty")));
     }
     render::check(body, render::Mode::Html, field)
 }
 
 /// A message type, or the default.
-pub fn check_type(kind: Option<&str>, field: &str, default: &str) -> Result<String, ApiError> {
+pub fn check_type(kind: Option<&str>, field: &str, default: &str) -> Result<String> {
     match kind {
         None => Ok(default.to_string()),
         Some(kind) if TYPES.contains(&kind) => Ok(kind.to_string()),
-        Some(kind) => Err(ApiError::validation(vec![
+        Some(kind) => Err(Error::Invalid(vec![
             FieldError::new(
                 field,
                 "invalid_enum_value",
@@ -85,9 +85,9 @@ pub fn check_type(kind: Option<&str>, field: &str, default: &str) -> Result<Stri
 }
 
 /// A display name: one line, at most 998 characters.
-pub fn check_name(name: &str, field: &str) -> Result<String, ApiError> {
+pub fn check_name(name: &str, field: &str) -> Result<String> {
     if name.contains(['\r', '\n']) || name.chars().count() > MAX_LINE {
-        return Err(ApiError::invalid_field(
+        return Err(Error::invalid(
             field,
             "invalid_string",
             format!("{field} must be one line of at most {MAX_LINE} characters"),
@@ -97,16 +97,12 @@ pub fn check_name(name: &str, field: &str) -> Result<String, ApiError> {
 }
 
 /// An address with an optional display name, from a string or `{name, email}`.
-pub fn mailbox(value: &Value, field: &str) -> Result<(String, Option<String>), ApiError> {
+pub fn mailbox(value: &Value, field: &str) -> Result<(String, Option<String>)> {
     match value {
         Value::String(address) => Ok((parse_email(address, field)?, None)),
         Value::Object(object) => {
             let email = object.get("email").and_then(Value::as_str).ok_or_else(|| {
-                ApiError::invalid_field(
-                    &format!("{field}.email"),
-                    "required",
-                    format!("{field}.email is required"),
-                )
+                Error::invalid(&format!("{field}.email"), "required", format!("{field}.email is required"))
             })?;
             let email = parse_email(email, &format!("{field}.email"))?;
             let name = match object.get("name") {
@@ -115,7 +111,7 @@ pub fn mailbox(value: &Value, field: &str) -> Result<(String, Option<String>), A
                     Some(check_name(name, &format!("{field}.name"))?).filter(|n| !n.is_empty())
                 }
                 Some(_) => {
-                    return Err(ApiError::invalid_field(
+                    return Err(Error::invalid(
                         &format!("{field}.name"),
                         "invalid_type",
                         format!("{field}.name must be a string"),
@@ -124,7 +120,7 @@ pub fn mailbox(value: &Value, field: &str) -> Result<(String, Option<String>), A
             };
             Ok((email, name))
         }
-        _ => Err(ApiError::invalid_field(
+        _ => Err(Error::invalid(
             field,
             "invalid_type",
             format!("{field} must be an email address or {{name, email}}"),
@@ -134,13 +130,9 @@ pub fn mailbox(value: &Value, field: &str) -> Result<(String, Option<String>), A
 
 /// Custom headers: names of printable ASCII without `:` (and not one Tidings writes), values
 /// of at most 998 characters; no CR or LF anywhere (header injection).
-pub fn check_headers(headers: &Value, field: &str) -> Result<Vec<(String, String)>, ApiError> {
+pub fn check_headers(headers: &Value, field: &str) -> Result<Vec<(String, String)>> {
     let Value::Object(map) = headers else {
-        return Err(ApiError::invalid_field(
-            field,
-            "invalid_type",
-            format!("{field} must be an object of strings"),
-        ));
+        return Err(Error::invalid(field, "invalid_type", format!("{field} must be an object of strings")));
     };
     let mut out = Vec::with_capacity(map.len());
     for (name, value) in map {
@@ -149,31 +141,27 @@ pub fn check_headers(headers: &Value, field: &str) -> Result<Vec<(String, String
             && name.len() <= 100
             && name.bytes().all(|b| (33..=126).contains(&b) && b != b':');
         if !name_ok {
-            return Err(ApiError::invalid_field(
+            return Err(Error::invalid(
                 &path,
                 "invalid_header",
                 "header names must be printable ASCII without spaces, colons, CR or LF",
             ));
         }
         if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
-            return Err(ApiError::invalid_field(
+            return Err(Error::invalid(
                 &path,
                 "reserved_header",
                 format!("{name} is set by Tidings and cannot be given"),
             ));
         }
         let Value::String(value) = value else {
-            return Err(ApiError::invalid_field(&path, "invalid_type", "header values must be strings"));
+            return Err(Error::invalid(&path, "invalid_type", "header values must be strings"));
         };
         if value.contains(['\r', '\n']) {
-            return Err(ApiError::invalid_field(
-                &path,
-                "invalid_header",
-                "header values must not contain CR or LF",
-            ));
+            return Err(Error::invalid(&path, "invalid_header", "header values must not contain CR or LF"));
         }
         if value.chars().count() > MAX_LINE {
-            return Err(ApiError::invalid_field(
+            return Err(Error::invalid(
                 &path,
                 "too_big",
                 format!("header values must be at most {MAX_LINE} characters"),
@@ -195,7 +183,7 @@ mod tests {
         assert!(check_subject("a\r\nBcc: x@y.z", "subject").is_err());
         assert!(check_subject(&"x".repeat(999), "subject").is_err());
         assert!(check_subject(&"x".repeat(998), "subject").is_ok());
-        assert_eq!(check_subject("{% if %}", "subject").unwrap_err().errors[0].code, "invalid_template");
+        assert_eq!(check_subject("{% if %}", "subject").unwrap_err().fields()[0].code, "invalid_template");
     }
 
     #[test]
@@ -213,7 +201,7 @@ mod tests {
             json!({ "X-Num": 5 }),
             json!(["X"]),
         ] {
-            assert_eq!(check_headers(&bad, "headers").unwrap_err().status, 422, "{bad}");
+            assert_eq!(check_headers(&bad, "headers").unwrap_err().kind(), "invalid", "{bad}");
         }
     }
 
@@ -224,7 +212,7 @@ mod tests {
             mailbox(&json!({ "name": "Ada", "email": "a@b.co" }), "to").unwrap(),
             ("a@b.co".into(), Some("Ada".into()))
         );
-        assert_eq!(mailbox(&json!({ "name": "x" }), "to").unwrap_err().errors[0].field, "to.email");
+        assert_eq!(mailbox(&json!({ "name": "x" }), "to").unwrap_err().fields()[0].field, "to.email");
         assert!(mailbox(&json!({ "name": "a\nb", "email": "a@b.co" }), "to").is_err());
         assert!(mailbox(&json!(5), "to").is_err());
     }

@@ -2,20 +2,20 @@
 //! and subscription events kept in step. Every writer of contacts (the contacts API, sends,
 //! tracking, imports, bulk jobs, workflows) goes through here, inside its own transaction.
 
-use rusqlite::Connection;
+use crate::db::Tx;
 use serde_json::{Map, json};
 
 use super::data::DataPatch;
 use super::email;
 use super::events;
 use super::fields::FieldChanges;
+use crate::core::error::{Error, FieldError, Result, on_duplicate};
 use crate::db::contacts::{self, Contact, Indexing};
-use crate::error::{ApiError, FieldError, conflict_on_unique};
 
 /// The normalised address, or 422 `invalid_string` on `field`.
-pub fn parse_email(address: &str, field: &str) -> Result<String, ApiError> {
+pub fn parse_email(address: &str, field: &str) -> Result<String> {
     email::normalize(address).map_err(|why| {
-        ApiError::validation(vec![
+        Error::Invalid(vec![
             FieldError::new(field, "invalid_string", format!("Invalid email: the address {why}"))
                 .received(json!(address.chars().take(300).collect::<String>())),
         ])
@@ -45,12 +45,12 @@ pub struct Upserted {
 
 /// Creates the contact or patches the existing one.
 pub fn upsert(
-    conn: &Connection,
+    conn: &Tx,
     project: &str,
     request: &Upsert<'_>,
     fields: &mut FieldChanges,
     now: i64,
-) -> Result<Upserted, ApiError> {
+) -> Result<Upserted> {
     match contacts::by_email(conn, project, request.email)? {
         None => {
             let (data, _) = request.data.applied_to(&Map::new())?;
@@ -79,18 +79,18 @@ pub struct Changes<'a> {
 /// Applies `changes`; a subscription flip emits `contact.subscribed` or `contact.unsubscribed`.
 /// 409 when the new email belongs to another contact of the project.
 pub fn update(
-    conn: &Connection,
+    conn: &Tx,
     mut contact: Contact,
     changes: &Changes<'_>,
     fields: &mut FieldChanges,
     source: &str,
     now: i64,
-) -> Result<Contact, ApiError> {
+) -> Result<Contact> {
     let (data, data_changed) = changes.data.applied_to(&contact.data)?;
     let mut changed = data_changed;
     if let Some(email) = changes.email.as_deref().filter(|e| *e != contact.email) {
         if contacts::by_email(conn, &contact.project_id, email)?.is_some() {
-            return Err(ApiError::conflict("Another contact in this project already uses this email"));
+            return Err(Error::conflict("Another contact in this project already uses this email"));
         }
         contact.email = email.to_string();
         changed = true;
@@ -109,7 +109,7 @@ pub fn update(
     }
     contact.updated_at = now;
     contacts::update(conn, &contact)
-        .map_err(|e| conflict_on_unique(e, "Another contact in this project already uses this email"))?;
+        .map_err(|e| on_duplicate(e, "Another contact in this project already uses this email"))?;
     if let Some(subscribed) = flipped {
         events::subscription_changed(conn, &contact.project_id, &contact.id, subscribed, source, now)?;
     }
@@ -117,13 +117,7 @@ pub fn update(
 }
 
 /// Sets the subscription state; returns whether it changed (and emitted its event).
-pub fn set_subscribed(
-    conn: &Connection,
-    contact: Contact,
-    subscribed: bool,
-    source: &str,
-    now: i64,
-) -> Result<bool, ApiError> {
+pub fn set_subscribed(conn: &Tx, contact: Contact, subscribed: bool, source: &str, now: i64) -> Result<bool> {
     if contact.subscribed == subscribed {
         return Ok(false);
     }
@@ -133,7 +127,7 @@ pub fn set_subscribed(
 }
 
 /// Deletes a contact and its events; its fields leave the catalogue's counts.
-pub fn delete(conn: &Connection, contact: &Contact, fields: &mut FieldChanges) -> Result<(), ApiError> {
+pub fn delete(conn: &Tx, contact: &Contact, fields: &mut FieldChanges) -> Result<()> {
     fields.record(&contact.data, &Map::new());
     contacts::delete(conn, contact.seq)?;
     Ok(())

@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::{ApiError, FieldError};
+use crate::core::error::{Error, FieldError, Result};
 
 /// Keys removed from every `data` payload without an error.
 pub const RESERVED_KEYS: &[&str] =
@@ -46,12 +46,12 @@ fn wrapper(value: &Value) -> Option<(&Value, bool)> {
 
 impl DataPatch {
     /// Reads a `data` payload; `field` names it in errors. Absent (`None`) is an empty patch.
-    pub fn parse(payload: Option<&Value>, field: &str) -> Result<DataPatch, ApiError> {
+    pub fn parse(payload: Option<&Value>, field: &str) -> Result<DataPatch> {
         let object = match payload {
             None | Some(Value::Null) => return Ok(DataPatch::default()),
             Some(Value::Object(object)) => object,
             Some(other) => {
-                return Err(ApiError::validation(vec![
+                return Err(Error::Invalid(vec![
                     FieldError::new(field, "invalid_type", format!("{field} must be an object"))
                         .received(Value::String(type_name(other).into())),
                 ]));
@@ -63,7 +63,7 @@ impl DataPatch {
                 continue;
             }
             if key.is_empty() || key.len() > 256 {
-                return Err(ApiError::invalid_field(
+                return Err(Error::invalid(
                     &format!("{field}.{key}"),
                     "invalid_string",
                     "data keys must be 1 to 256 bytes long",
@@ -121,13 +121,13 @@ impl DataPatch {
     }
 
     /// The stored data with the patch applied, checked against [`MAX_DATA_BYTES`].
-    pub fn applied_to(&self, stored: &Map<String, Value>) -> Result<(Map<String, Value>, bool), ApiError> {
+    pub fn applied_to(&self, stored: &Map<String, Value>) -> Result<(Map<String, Value>, bool)> {
         let mut data = stored.clone();
         let changed = self.apply(&mut data);
         if changed {
             let size = serde_json::to_vec(&data).map(|v| v.len()).unwrap_or(usize::MAX);
             if size > MAX_DATA_BYTES {
-                return Err(ApiError::invalid_field(
+                return Err(Error::invalid(
                     "data",
                     "too_big",
                     format!(
@@ -231,7 +231,7 @@ mod tests {
     #[test]
     fn a_non_object_payload_is_422() {
         let e = DataPatch::parse(Some(&json!([1])), "data").unwrap_err();
-        assert_eq!((e.status, e.errors[0].field.as_str()), (422, "data"));
+        assert_eq!((e.kind(), e.fields()[0].field.as_str()), ("invalid", "data"));
         assert!(DataPatch::parse(Some(&Value::Null), "data").unwrap().is_empty());
     }
 
@@ -239,6 +239,6 @@ mod tests {
     fn oversized_data_is_refused() {
         let big = "x".repeat(MAX_DATA_BYTES);
         let e = patch(json!({ "blob": big })).applied_to(&Map::new()).unwrap_err();
-        assert_eq!(e.errors[0].code, "too_big");
+        assert_eq!(e.fields()[0].code, "too_big");
     }
 }

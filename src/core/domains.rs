@@ -3,19 +3,19 @@
 
 use std::net::IpAddr;
 
+use crate::db::Tx;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use hickory_resolver::proto::rr::{Name, RecordType};
 use rand::Rng;
 use rand::distributions::Alphanumeric;
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::clock;
+use crate::core::error::{Error, FieldError, Forbidden, Result};
 use crate::db::domains::{self, Domain};
 use crate::dns::{Answer, Dns};
-use crate::error::{ApiError, FieldError};
 
 /// The DKIM selector: keys are published at `tidings._domainkey.<domain>`.
 pub const DKIM_SELECTOR: &str = "tidings";
@@ -24,8 +24,8 @@ const DKIM_KEY_SIZE: aws_lc_rs::rsa::KeySize = aws_lc_rs::rsa::KeySize::Rsa2048;
 /// The SPF record suggested (not required: the relay's own SPF include belongs in it too).
 pub const SPF_SUGGESTION: &str = "v=spf1 a mx ~all";
 
-fn invalid(message: impl Into<String>, received: &str) -> ApiError {
-    ApiError::validation(vec![
+fn invalid(message: impl Into<String>, received: &str) -> Error {
+    Error::Invalid(vec![
         FieldError::new("domain", "invalid_string", message)
             .received(json!(received.chars().take(300).collect::<String>())),
     ])
@@ -33,7 +33,7 @@ fn invalid(message: impl Into<String>, received: &str) -> ApiError {
 
 /// The domain as stored: lowercase ASCII (an IDN becomes punycode), no trailing dot; 422 for a
 /// URL, an address, an IP, a single label or a malformed name.
-pub fn normalize(input: &str) -> Result<String, ApiError> {
+pub fn normalize(input: &str) -> Result<String> {
     let text = input.trim().trim_end_matches('.');
     if text.is_empty() {
         return Err(invalid("domain must not be empty", input));
@@ -220,7 +220,7 @@ pub fn status_after(domain: &Domain, checks: &[RecordCheck]) -> String {
 }
 
 /// Checks a domain and stores the outcome; returns the updated domain.
-pub async fn check_and_save(state: &crate::state::AppState, domain: Domain) -> Result<Domain, ApiError> {
+pub async fn check_and_save(state: &crate::state::AppState, domain: Domain) -> Result<Domain> {
     let checks = check(&state.dns, &domain).await;
     let status = status_after(&domain, &checks);
     let now = clock::now_ms();
@@ -236,7 +236,7 @@ pub async fn check_and_save(state: &crate::state::AppState, domain: Domain) -> R
     state
         .db
         .write(move |tx| {
-            Ok::<_, ApiError>(domains::save_check(
+            Ok::<_, Error>(domains::save_check(
                 tx,
                 &id,
                 &saved_status,
@@ -300,8 +300,8 @@ pub fn candidates(domain: &str) -> Vec<String> {
 }
 
 /// The sender rule: the from address's domain, or a parent of it, is verified in this project.
-/// Otherwise 403 with the code, details and suggestion of appliance.md section 11.
-pub fn require_verified_sender(conn: &Connection, project: &str, from: &str) -> Result<(), ApiError> {
+/// Otherwise [`Forbidden::UnverifiedSender`] (the API answers it as appliance.md section 11 says).
+pub fn require_verified_sender(conn: &Tx, project: &str, from: &str) -> Result<()> {
     let domain = from
         .rsplit_once('@')
         .map(|(_, d)| d)
@@ -312,15 +312,7 @@ pub fn require_verified_sender(conn: &Connection, project: &str, from: &str) -> 
     if domains::verified_among(conn, project, &candidates(&domain))?.is_some() {
         return Ok(());
     }
-    Err(ApiError::new(
-        403,
-        "INTERNAL_SERVER_ERROR",
-        format!("The sender domain {domain} is not verified in this project"),
-    )
-    .with_details(json!({ "domain": domain, "reason": "DOMAIN_NOT_VERIFIED" }))
-    .with_suggestion(format!(
-        "Add {domain} (or a parent domain) with POST /domains, publish the DNS records it returns, then call GET /domains/:id/verify"
-    )))
+    Err(Error::Forbidden(Forbidden::UnverifiedSender(domain)))
 }
 
 #[cfg(test)]
@@ -348,7 +340,7 @@ mod tests {
             &format!("{}.com", "a".repeat(64)),
         ] {
             let e = normalize(bad).unwrap_err();
-            assert_eq!((e.status, e.errors[0].code.as_str()), (422, "invalid_string"), "{bad:?}");
+            assert_eq!((e.kind(), e.fields()[0].code.as_str()), ("invalid", "invalid_string"), "{bad:?}");
         }
     }
 

@@ -133,6 +133,15 @@ impl Error {
         Self::NotFound(message.into())
     }
 
+    pub fn malformed(message: impl Into<String>) -> Self {
+        Self::Malformed(message.into())
+    }
+
+    /// A failure of the server's own, which trying again will not mend.
+    pub fn permanent(message: impl Into<String>) -> Self {
+        Self::Permanent(message.into())
+    }
+
     /// Whether a job that met this error should run again later. A database that is busy or
     /// failed may recover; an input that breaks a rule never will.
     pub fn is_retryable(&self) -> bool {
@@ -147,6 +156,22 @@ impl Error {
         }
     }
 
+    /// The variant's name, for logs and tests: `invalid`, `malformed`, `conflict`, ...
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Invalid(_) => "invalid",
+            Self::Malformed(_) => "malformed",
+            Self::StaleToken => "stale_token",
+            Self::NotFound(_) => "not_found",
+            Self::Conflict { .. } => "conflict",
+            Self::Forbidden(_) => "forbidden",
+            Self::OverLimit(_) => "over_limit",
+            Self::Retryable(_) => "retryable",
+            Self::Permanent(_) => "permanent",
+            Self::Db(_) => "db",
+        }
+    }
+
     /// The field problems of an [`Error::Invalid`] (none for other errors).
     pub fn fields(&self) -> &[FieldError] {
         match self {
@@ -156,8 +181,32 @@ impl Error {
     }
 }
 
+/// A write that broke a unique key is a conflict with `message`; any other failure stays itself.
+pub fn on_duplicate(e: DbError, message: &str) -> Error {
+    if e.is_unique_violation() { Error::conflict(message) } else { e.into() }
+}
+
 impl From<DbError> for Error {
+    /// A write the database refused for a rule of its own (a trigger) is that rule's error;
+    /// anything else is the database failing.
     fn from(e: DbError) -> Self {
-        crate::db::classify(e)
+        if let Some(category) = e.over_cap() {
+            return Self::OverLimit(Limit::Billing { category: category.to_string() });
+        }
+        match e.trigger() {
+            Some("EVENT_NAME_LIMIT_EXCEEDED") => Self::invalid(
+                "event",
+                "too_many_event_names",
+                "this would add an event name beyond the project's limit ([limits] event_names_per_project, \
+                 10,000 by default); delete names no longer used (DELETE /events/:name)",
+            ),
+            Some("FIELD_LIMIT_EXCEEDED") => Self::invalid(
+                "data",
+                "too_many_fields",
+                "this would add a custom field beyond the project's limit ([limits] fields_per_project, 1,000 by default); \
+                 delete fields no longer used (DELETE /contacts/fields/:field), or send such values as {value, persistent: false}",
+            ),
+            _ => Self::Db(e),
+        }
     }
 }

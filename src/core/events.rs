@@ -3,7 +3,7 @@
 //! workflows it triggers start, whoever emitted it (`/v1/track`, a send, an import, a segment
 //! computation, a campaign).
 
-use rusqlite::Connection;
+use crate::db::Tx;
 use serde_json::{Value, json};
 
 use crate::db::emails::Email;
@@ -17,7 +17,7 @@ pub const CONTACT_UNSUBSCRIBED: &str = "contact.unsubscribed";
 /// Stores an event for a contact in the caller's transaction, and runs what it triggers;
 /// returns its id (empty for the system project, which records none).
 pub fn emit(
-    conn: &Connection,
+    conn: &Tx,
     project: &str,
     contact: Option<&str>,
     name: &str,
@@ -42,7 +42,7 @@ pub fn emit(
 
 /// The event for a subscription change, with where it came from (`api`, `bulk`, `import`, ...).
 pub fn subscription_changed(
-    conn: &Connection,
+    conn: &Tx,
     project: &str,
     contact: &str,
     subscribed: bool,

@@ -10,17 +10,17 @@
 //!   `bounce` or `complaint`) and suppresses it: no MARKETING mail reaches it again, even after
 //!   it subscribes again.
 
-use rusqlite::Connection;
+use crate::db::Tx;
 use serde_json::json;
 
 use super::contacts::set_subscribed;
 use super::events::{self, email_data};
 use super::reputation;
 use crate::config::ReputationConfig;
+use crate::core::error::Result;
 use crate::db::contacts;
 use crate::db::emails::{self, Email};
 use crate::db::suppressions::{self, Suppression};
-use crate::error::ApiError;
 
 /// What a source reports about an email.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,12 +49,12 @@ pub struct Applied {
 /// Applies `feedback` to `email` in the caller's transaction, then checks the project's
 /// reputation against `reputation`.
 pub fn apply(
-    conn: &Connection,
+    conn: &Tx,
     email: &Email,
     feedback: &Feedback,
     reputation: &ReputationConfig,
     now: i64,
-) -> Result<Applied, ApiError> {
+) -> Result<Applied> {
     let mut applied = Applied::default();
     if email.sent_at.is_none() {
         // Nothing to report on a message that never left.

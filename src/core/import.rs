@@ -4,15 +4,15 @@
 //! them, and commits the contacts together with the new offset and counters, so a crash resumes
 //! at the first record not yet committed and nothing is imported twice.
 
-use rusqlite::Connection;
+use crate::db::Tx;
 use serde_json::{Number, Value, json};
 
 use super::contacts::{self as core_contacts, Upsert};
 use super::data::{self, DataPatch};
 use super::fields::{self, FieldChanges};
+use crate::core::error::{Error, FieldError, Result};
 use crate::db::contact_jobs::{self, ContactJob};
 use crate::db::contacts::{self, Indexing};
-use crate::error::{ApiError, FieldError};
 
 /// Columns dropped without an error (api.md CSV rule 3), compared case-insensitively.
 const DROPPED_COLUMNS: &[&str] = &["id", "subscribed", "createdat", "updatedat"];
@@ -59,9 +59,8 @@ fn body(content: &[u8]) -> &[u8] {
 
 /// Checks an upload: UTF-8, a header row with an `email` column, well-formed CSV. Returns the
 /// number of data rows.
-pub fn inspect(content: &[u8]) -> Result<u64, ApiError> {
-    let invalid =
-        |message: String| ApiError::validation(vec![FieldError::new("file", "invalid_file", message)]);
+pub fn inspect(content: &[u8]) -> Result<u64> {
+    let invalid = |message: String| Error::Invalid(vec![FieldError::new("file", "invalid_file", message)]);
     let text = body(content);
     if std::str::from_utf8(text).is_err() {
         return Err(invalid("the file is not UTF-8 text".into()));
@@ -92,11 +91,11 @@ pub const PREVIEW_ROWS: usize = 5;
 /// What an import of `content` would do, without doing it: the number of rows, each column and
 /// what it becomes (`email`, `data.<name>`, or null when it is dropped), and the first rows'
 /// cells typed as the import types them. The file is checked as [`inspect`] checks it.
-pub fn preview(content: &[u8]) -> Result<crate::views::contact_jobs::ImportPreview, ApiError> {
+pub fn preview(content: &[u8]) -> Result<crate::views::contact_jobs::ImportPreview> {
     use crate::views::contact_jobs::{ImportPreview, PreviewColumn};
     let total = inspect(content)?;
     let mut rows = reader(body(content), true);
-    let header = rows.headers().map_err(|e| ApiError::bad_request(e.to_string()))?.clone();
+    let header = rows.headers().map_err(|e| Error::malformed(e.to_string()))?.clone();
     let kinds = columns(&header);
     let columns: Vec<PreviewColumn> = header
         .iter()
@@ -184,16 +183,10 @@ fn iso_date(cell: &str) -> Option<String> {
 
 /// Imports up to `max_rows` records of an import job in the caller's transaction. Returns
 /// whether the file is finished.
-pub fn run_batch(
-    conn: &Connection,
-    job: &ContactJob,
-    content: &[u8],
-    max_rows: usize,
-    now: i64,
-) -> Result<bool, ApiError> {
+pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, now: i64) -> Result<bool> {
     let text = body(content);
     let mut header_reader = reader(text, true);
-    let header = header_reader.headers().map_err(|e| ApiError::internal(format!("csv header: {e}")))?.clone();
+    let header = header_reader.headers().map_err(|e| Error::permanent(format!("csv header: {e}")))?.clone();
     let columns = columns(&header);
     let email_index = columns.iter().position(|c| *c == Column::Email).unwrap_or(0);
     let start = if job.cursor == 0 { header_reader.position().byte() } else { job.cursor as u64 };
@@ -207,7 +200,7 @@ pub fn run_batch(
     let mut record = csv::StringRecord::new();
     let mut done = false;
     for _ in 0..max_rows {
-        let more = rows.read_record(&mut record).map_err(|e| ApiError::internal(format!("csv: {e}")))?;
+        let more = rows.read_record(&mut record).map_err(|e| Error::permanent(format!("csv: {e}")))?;
         if !more {
             done = true;
             break;
@@ -254,7 +247,7 @@ pub fn run_batch(
         match core_contacts::upsert(conn, &job.project_id, &request, &mut fields, now) {
             Ok(upserted) if upserted.is_new => progress.imported += 1,
             Ok(_) => progress.updated += 1,
-            Err(e) if e.status == 422 => {
+            Err(Error::Invalid(_)) => {
                 progress.skipped += 1;
                 progress.error_count += 1;
                 if errors.len() < MAX_ERRORS {
@@ -322,7 +315,7 @@ mod tests {
         assert_eq!(inspect(b"email\n").unwrap(), 0);
         for bad in [&b""[..], b"name,age\nAda,3\n", b"email,name\n\xff\xfe,x\n"] {
             let e = inspect(bad).unwrap_err();
-            assert_eq!((e.status, e.errors[0].field.as_str()), (422, "file"), "{bad:?}");
+            assert_eq!((e.kind(), e.fields()[0].field.as_str()), ("invalid", "file"), "{bad:?}");
         }
     }
 

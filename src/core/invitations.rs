@@ -2,22 +2,22 @@
 //! mailed link creates the account (its address verified by the link) and joins the project
 //! with the role given. One pending invitation per project and email; inviting again renews it.
 
-use rusqlite::Connection;
+use crate::db::Tx;
 
 use super::accounts::{self, invalid_token};
 use super::keys::{digest, random_token};
 use super::system_mail::{self, INVITATION_DAYS, SystemMail};
 use crate::config::Config;
+use crate::core::error::{Error, Result};
 use crate::db::invitations::{self, Invitation};
 use crate::db::projects::{self, Project, Role};
 use crate::db::users::{self, User};
-use crate::error::ApiError;
 
 const DAY_MS: i64 = 86_400_000;
 
 /// Records (or renews) the invitation of `email` to `project` and mails its link.
 pub fn invite(
-    conn: &Connection,
+    conn: &Tx,
     config: &Config,
     project: &Project,
     inviter: &User,
@@ -43,7 +43,7 @@ pub fn invite(
 }
 
 /// The pending invitation a token names, and its project.
-pub fn open(conn: &Connection, token: &str, now: i64) -> Result<(Invitation, Project), ApiError> {
+pub fn open(conn: &Tx, token: &str, now: i64) -> Result<(Invitation, Project)> {
     let invitation = invitations::by_digest(conn, &digest(token), now)?.ok_or_else(invalid_token)?;
     let project = projects::get(conn, &invitation.project_id)?.ok_or_else(invalid_token)?;
     Ok((invitation, project))
@@ -52,15 +52,10 @@ pub fn open(conn: &Connection, token: &str, now: i64) -> Result<(Invitation, Pro
 /// Accepts an invitation for someone without an account: creates it with `password_hash`, its
 /// address verified, and joins the project. 409 when the address has an account by now (its
 /// owner signs in and accepts with [`accept_as`]).
-pub fn accept_new(
-    conn: &Connection,
-    token: &str,
-    password_hash: &str,
-    now: i64,
-) -> Result<(User, Project), ApiError> {
+pub fn accept_new(conn: &Tx, token: &str, password_hash: &str, now: i64) -> Result<(User, Project)> {
     let (invitation, project) = open(conn, token, now)?;
     if users::by_email(conn, &invitation.email)?.is_some() {
-        return Err(ApiError::conflict(
+        return Err(Error::conflict(
             "An account uses this address now: sign in with it, then open the invitation link again",
         ));
     }
@@ -71,10 +66,10 @@ pub fn accept_new(
 }
 
 /// Accepts an invitation as the signed-in `user`, whose address must be the one invited.
-pub fn accept_as(conn: &Connection, token: &str, user: &User, now: i64) -> Result<Project, ApiError> {
+pub fn accept_as(conn: &Tx, token: &str, user: &User, now: i64) -> Result<Project> {
     let (invitation, project) = open(conn, token, now)?;
     if invitation.email != user.email {
-        return Err(ApiError::forbidden(format!(
+        return Err(Error::forbidden(format!(
             "This invitation is for another address; sign in as {} to accept it",
             invitation.email
         )));
@@ -85,7 +80,7 @@ pub fn accept_as(conn: &Connection, token: &str, user: &User, now: i64) -> Resul
 }
 
 /// Adds the member (keeping a role they already have) and ends the invitation.
-fn join(conn: &Connection, invitation: &Invitation, user: &str) -> crate::db::Result<()> {
+fn join(conn: &Tx, invitation: &Invitation, user: &str) -> crate::db::Result<()> {
     if projects::member(conn, &invitation.project_id, user)?.is_none() {
         projects::add_member(conn, &invitation.project_id, user, invitation.role)?;
     }

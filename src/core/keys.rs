@@ -58,7 +58,7 @@ pub struct IssuedKeys {
 }
 
 /// Replaces a project's keys by a new pair.
-pub fn issue(conn: &rusqlite::Connection, project: &str) -> crate::db::Result<IssuedKeys> {
+pub fn issue(conn: &crate::db::Tx, project: &str) -> crate::db::Result<IssuedKeys> {
     let public_key = generate(KeyKind::Public);
     let secret_key = generate(KeyKind::Secret);
     crate::db::keys::replace(conn, project, &public_key, &digest(&public_key), &digest(&secret_key))?;

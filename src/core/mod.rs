@@ -1,4 +1,6 @@
-//! HTTP-free logic, unit-tested here and shared by the API, the CLI and the scheduler.
+//! The application layer: the product's rules and use cases, unit-tested here and shared by the
+//! API, the CLI and the scheduler. It knows no HTTP and no SQL text (design.md, "The application
+//! layer"); what goes wrong is a [`Error`].
 
 pub mod accounts;
 pub mod billing;
@@ -10,6 +12,7 @@ pub mod contacts;
 pub mod data;
 pub mod domains;
 pub mod email;
+pub mod error;
 pub mod events;
 pub mod feedback;
 pub mod fields;
@@ -40,3 +43,5 @@ pub mod verify;
 pub mod verp;
 pub mod webhooks;
 pub mod workflows;
+
+pub use error::{Error, Result};

@@ -1,13 +1,13 @@
 //! Creating projects (the row, the owner's membership and the first pair of keys, together),
 //! and starting their reset or deletion.
 
-use rusqlite::Connection;
+use crate::db::Tx;
 
 use super::keys::{self, IssuedKeys};
 use super::track;
+use crate::core::error::{Error, Result};
 use crate::db::projects::{self, Project, Wipe};
 use crate::db::{jobs, wipe};
-use crate::error::ApiError;
 use crate::scheduler::wipes;
 use crate::views::projects::SetupState;
 
@@ -37,7 +37,7 @@ pub struct CreatedProject {
 }
 
 /// Creates a project owned by `owner` with a fresh pair of keys. Run inside a transaction.
-pub fn create(conn: &Connection, name: &str, owner: &str) -> crate::db::Result<CreatedProject> {
+pub fn create(conn: &Tx, name: &str, owner: &str) -> crate::db::Result<CreatedProject> {
     let project = projects::insert(conn, name, owner)?;
     let keys = keys::issue(conn, &project.id)?;
     Ok(CreatedProject { project, keys })
@@ -46,12 +46,12 @@ pub fn create(conn: &Connection, name: &str, owner: &str) -> crate::db::Result<C
 /// Starts resetting or deleting the project: from this commit its keys are refused, its
 /// workers stop and a durable job deletes its rows in small batches. A deletion may follow a
 /// reset under way (the job then finishes with the deletion); a second reset may not.
-pub fn start_wipe(conn: &Connection, id: &str, wipe: Wipe) -> Result<(), ApiError> {
-    let project = projects::get(conn, id)?.ok_or_else(|| ApiError::not_found("Project not found"))?;
+pub fn start_wipe(conn: &Tx, id: &str, wipe: Wipe) -> Result<()> {
+    let project = projects::get(conn, id)?.ok_or_else(|| Error::not_found("Project not found"))?;
     match (project.wiping, wipe) {
-        (Some(Wipe::Delete), _) => return Err(ApiError::not_found("Project not found")),
+        (Some(Wipe::Delete), _) => return Err(Error::not_found("Project not found")),
         (Some(Wipe::Reset), Wipe::Reset) => {
-            return Err(ApiError::conflict("This project is being reset already"));
+            return Err(Error::conflict("This project is being reset already"));
         }
         _ => {}
     }
@@ -62,7 +62,7 @@ pub fn start_wipe(conn: &Connection, id: &str, wipe: Wipe) -> Result<(), ApiErro
 
 /// The onboarding checklist of `GET /projects/:id/setup-state`: each first step taken or not,
 /// in the order the dashboard lists them. Each is one indexed lookup.
-pub fn setup_state(conn: &Connection, id: &str) -> crate::db::Result<SetupState> {
+pub fn setup_state(conn: &Tx, id: &str) -> crate::db::Result<SetupState> {
     let exists = |sql: &str| conn.query_row(&format!("SELECT EXISTS ({sql})"), [id], |r| r.get::<_, bool>(0));
     let domain = exists("SELECT 1 FROM domains WHERE project_id = ?1 AND status = 'verified'")?;
     let contact = exists("SELECT 1 FROM contacts WHERE project_id = ?1")?;

@@ -6,22 +6,22 @@
 //! its membership changes, their events and the run's cursor in one transaction, so a run that
 //! stops halfway resumes where it was and never emits an event twice.
 
-use rusqlite::{Connection, params_from_iter};
+use rusqlite::Connection;
 use serde_json::{Value, json};
 
 use super::conditions::resolve::resolve;
-use super::conditions::sql::{Compiled, compile};
+use super::conditions::sql::compile;
 use super::conditions::{Condition, References, canonical};
 use super::contacts::{self as core_contacts, Upsert};
 use super::data::DataPatch;
 use super::events;
 use super::fields::FieldChanges;
 use crate::clock;
+use crate::core::error::{Error, FieldError, Result};
 use crate::db::audience;
 use crate::db::contacts::{self, Contact, Indexing};
 use crate::db::refs::{self, Owner};
 use crate::db::segments::{self, Segment};
-use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
 
 pub const MAX_NAME: usize = 100;
@@ -59,10 +59,10 @@ fn unique_slug(conn: &Connection, project: &str, name: &str) -> crate::db::Resul
 }
 
 /// The name rule: 1 to 100 characters after trimming.
-pub fn check_name(name: &str) -> Result<String, ApiError> {
+pub fn check_name(name: &str) -> Result<String> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > MAX_NAME {
-        return Err(ApiError::validation(vec![
+        return Err(Error::Invalid(vec![
             FieldError::new("name", "invalid_string", format!("name is 1 to {MAX_NAME} characters"))
                 .received(json!(name.chars().take(300).collect::<String>())),
         ]));
@@ -71,9 +71,9 @@ pub fn check_name(name: &str) -> Result<String, ApiError> {
 }
 
 /// The description rule: at most 500 characters; empty is none.
-pub fn check_description(description: &str) -> Result<Option<String>, ApiError> {
+pub fn check_description(description: &str) -> Result<Option<String>> {
     if description.chars().count() > MAX_DESCRIPTION {
-        return Err(ApiError::invalid_field(
+        return Err(Error::invalid(
             "description",
             "too_big",
             format!("description is at most {MAX_DESCRIPTION} characters"),
@@ -89,7 +89,7 @@ pub fn check_condition(
     project: &str,
     value: &Value,
     within: Option<&str>,
-) -> Result<Condition, ApiError> {
+) -> Result<Condition> {
     let mut condition = Condition::parse(value, "condition")?;
     resolve(conn, project, &mut condition, within, "condition")?;
     Ok(condition)
@@ -113,7 +113,7 @@ pub struct NewSegment {
 }
 
 /// Creates a segment (its count is taken after the write, see [`count`]).
-pub fn create(conn: &Connection, project: &str, new: NewSegment, now: i64) -> Result<Segment, ApiError> {
+pub fn create(conn: &Connection, project: &str, new: NewSegment, now: i64) -> Result<Segment> {
     let condition = match (&new.condition, new.is_static) {
         (Some(value), false) => Some(check_condition(conn, project, value, None)?),
         _ => None,
@@ -153,12 +153,7 @@ pub struct SegmentChanges {
 /// Applies changes. A new condition abandons a computation in progress (the stored membership
 /// stays the reference, so the next computation emits exactly the differences); turning tracking
 /// off drops the stored membership of a dynamic segment.
-pub fn update(
-    conn: &Connection,
-    mut segment: Segment,
-    changes: SegmentChanges,
-    now: i64,
-) -> Result<Segment, ApiError> {
+pub fn update(conn: &Connection, mut segment: Segment, changes: SegmentChanges, now: i64) -> Result<Segment> {
     if let Some(name) = changes.name {
         segment.name = name;
     }
@@ -167,7 +162,7 @@ pub fn update(
     }
     if let Some(value) = changes.condition {
         if segment.is_static() {
-            return Err(ApiError::bad_request(
+            return Err(Error::malformed(
                 "A static segment has no condition; its members are added and removed through /segments/:id/members",
             ));
         }
@@ -191,26 +186,32 @@ pub fn update(
 
 /// Deletes a segment; 409 while another segment's condition refers to it, or a SCHEDULED or
 /// SENDING campaign uses it.
-pub fn delete(conn: &Connection, segment: &Segment) -> Result<(), ApiError> {
+pub fn delete(conn: &Connection, segment: &Segment) -> Result<()> {
     if let Some((id, name)) = refs::active_campaign(conn, &segment.project_id, "segment", &segment.id)? {
-        return Err(ApiError::conflict(format!(
-            "The campaign {name:?} sends to this segment; cancel it or wait until it has sent"
-        ))
-        .with_details(json!({ "campaigns": [{ "id": id, "name": name }] })));
+        return Err(Error::Conflict {
+            message: format!(
+                "The campaign {name:?} sends to this segment; cancel it or wait until it has sent"
+            ),
+            details: Some(json!({ "campaigns": [{ "id": id, "name": name }] })),
+        });
     }
     let users = refs::segments(conn, &segment.project_id, "segment", &segment.id)?;
     if let Some((_, name)) = users.first() {
-        return Err(ApiError::conflict(format!(
-            "The segment {name:?} refers to this segment (memberOfSegment); change its condition first"
-        ))
-        .with_details(json!({ "segments": users.iter().map(|(id, name)| json!({ "id": id, "name": name })).collect::<Vec<_>>() })));
+        return Err(Error::Conflict {
+            message: format!(
+                "The segment {name:?} refers to this segment (memberOfSegment); change its condition first"
+            ),
+            details: Some(
+                json!({ "segments": users.iter().map(|(id, name)| json!({ "id": id, "name": name })).collect::<Vec<_>>() }),
+            ),
+        });
     }
     segments::delete(conn, &segment.id)?;
     Ok(())
 }
 
 /// The resolved condition of a dynamic segment.
-pub fn condition_of(conn: &Connection, segment: &Segment) -> Result<Condition, ApiError> {
+pub fn condition_of(conn: &Connection, segment: &Segment) -> Result<Condition> {
     let value = segment.condition.clone().unwrap_or(Value::Null);
     check_condition(conn, &segment.project_id, &value, Some(&segment.id))
 }
@@ -224,25 +225,18 @@ fn count_matching(
     condition: &Condition,
     range: (i64, i64),
     now: i64,
-) -> Result<i64, ApiError> {
-    let Compiled { sql, params } = compile(condition, project, now);
-    let mut ordered: Vec<rusqlite::types::Value> =
-        vec![project.to_string().into(), range.0.into(), range.1.into()];
-    ordered.extend(params);
-    let query = format!(
-        "SELECT count(*) FROM contacts c WHERE +c.project_id = ? AND c.seq > ? AND c.seq <= ? AND ({sql})"
-    );
-    Ok(conn.prepare_cached(&query)?.query_row(params_from_iter(ordered), |r| r.get(0))?)
+) -> Result<i64> {
+    Ok(audience::count_in_range(conn, project, &compile(condition, project, now), range)?)
 }
 
 /// How many contacts are in the segment now: a static segment's stored members, or the contacts
 /// a dynamic segment's condition matches, counted on several connections at once, each taking a
 /// slice of the contacts table (one per core, at most four): counting evaluates the condition on
 /// every contact of the project, and that work divides cleanly.
-pub async fn count(state: &AppState, segment: &Segment) -> Result<i64, ApiError> {
+pub async fn count(state: &AppState, segment: &Segment) -> Result<i64> {
     if segment.is_static() {
         let id = segment.id.clone();
-        return state.db.run(move |conn| Ok::<_, ApiError>(segments::stored_count(conn, &id)?)).await;
+        return state.db.run(move |conn| Ok::<_, Error>(segments::stored_count(conn, &id)?)).await;
     }
     let resolved = segment.clone();
     let condition = state.db.run(move |conn| condition_of(conn, &resolved)).await?;
@@ -263,19 +257,12 @@ fn counting_gate(project: &str) -> std::sync::Arc<tokio::sync::Semaphore> {
 
 /// How many of `project`'s contacts match a checked condition now (see [`count`]); a project's
 /// counts run one at a time.
-pub async fn count_condition(state: &AppState, project: &str, condition: Condition) -> Result<i64, ApiError> {
+pub async fn count_condition(state: &AppState, project: &str, condition: Condition) -> Result<i64> {
     let _turn = counting_gate(project)
         .acquire_owned()
         .await
-        .map_err(|e| ApiError::internal(format!("the counting gate closed: {e}")))?;
-    let last = state
-        .db
-        .run(|conn| {
-            Ok::<i64, ApiError>(
-                conn.query_row("SELECT coalesce(max(seq), 0) FROM contacts", [], |r| r.get(0))?,
-            )
-        })
-        .await?;
+        .map_err(|e| Error::permanent(format!("the counting gate closed: {e}")))?;
+    let last = state.db.run(|conn| Ok::<i64, Error>(crate::db::contacts::last_seq(conn)?)).await?;
     let parts = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4) as i64;
     let parts = if last < 10_000 { 1 } else { parts };
     let now = clock::now_ms();
@@ -290,7 +277,7 @@ pub async fn count_condition(state: &AppState, project: &str, condition: Conditi
     }
     let mut total = 0;
     while let Some(part) = counts.join_next().await {
-        total += part.map_err(|e| ApiError::internal(format!("a count task failed: {e}")))??;
+        total += part.map_err(|e| Error::permanent(format!("a count task failed: {e}")))??;
     }
     Ok(total)
 }
@@ -298,7 +285,7 @@ pub async fn count_condition(state: &AppState, project: &str, condition: Conditi
 /// Stores a count taken by [`count`] (no membership writes, no events). Counting reads
 /// every contact of a large project, so callers count outside the write transaction and store
 /// the number in a short one; the segment as it is now is returned.
-pub fn store_count(conn: &Connection, id: &str, count: i64, now: i64) -> Result<Option<Segment>, ApiError> {
+pub fn store_count(conn: &Connection, id: &str, count: i64, now: i64) -> Result<Option<Segment>> {
     let Some(mut segment) = segments::by_id(conn, id)? else { return Ok(None) };
     segment.member_count = count;
     segment.counted_at = Some(now);
@@ -313,35 +300,13 @@ pub fn contacts_page(
     page: i64,
     page_size: i64,
     now: i64,
-) -> Result<Vec<Contact>, ApiError> {
+) -> Result<Vec<Contact>> {
     let offset = (page - 1).saturating_mul(page_size);
-    let (query, mut params) = if segment.is_static() {
-        (
-            format!(
-                "SELECT {} FROM segment_members m JOIN contacts c ON c.seq = m.contact_seq
-                 WHERE m.segment_id = ? ORDER BY m.contact_seq DESC LIMIT ? OFFSET ?",
-                contacts::COLUMNS
-            ),
-            vec![segment.id.clone().into()],
-        )
-    } else {
-        let Compiled { sql, mut params } = compile(&condition_of(conn, segment)?, &segment.project_id, now);
-        params.push(segment.project_id.clone().into());
-        (
-            format!(
-                "SELECT {} FROM contacts c WHERE ({sql}) AND c.project_id = ? ORDER BY c.seq DESC LIMIT ? OFFSET ?",
-                contacts::COLUMNS
-            ),
-            params,
-        )
-    };
-    params.push(page_size.into());
-    params.push(offset.into());
-    let rows = conn
-        .prepare_cached(&query)?
-        .query_map(params_from_iter(params), contacts::from_row)?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
+    if segment.is_static() {
+        return Ok(segments::members_page(conn, &segment.id, page_size, offset)?);
+    }
+    let compiled = compile(&condition_of(conn, segment)?, &segment.project_id, now);
+    Ok(audience::matching_page(conn, &segment.project_id, &compiled, page_size, offset)?)
 }
 
 fn membership_event(
@@ -367,16 +332,12 @@ pub struct MembersOutcome {
 }
 
 /// Checks the `emails` of a members request: 1 to 1000 addresses, each normalised.
-pub fn check_emails(value: Option<&Value>) -> Result<Vec<String>, ApiError> {
+pub fn check_emails(value: Option<&Value>) -> Result<Vec<String>> {
     let Some(Value::Array(items)) = value else {
-        return Err(ApiError::invalid_field(
-            "emails",
-            "required",
-            "emails is required: an array of addresses",
-        ));
+        return Err(Error::invalid("emails", "required", "emails is required: an array of addresses"));
     };
     if items.is_empty() || items.len() > MAX_MEMBER_EMAILS {
-        return Err(ApiError::invalid_field(
+        return Err(Error::invalid(
             "emails",
             "too_big",
             format!("emails holds 1 to {MAX_MEMBER_EMAILS} addresses"),
@@ -386,7 +347,7 @@ pub fn check_emails(value: Option<&Value>) -> Result<Vec<String>, ApiError> {
     for (i, item) in items.iter().enumerate() {
         let field = format!("emails[{i}]");
         let Some(address) = item.as_str() else {
-            return Err(ApiError::invalid_field(&field, "invalid_type", "each email is a string"));
+            return Err(Error::invalid(&field, "invalid_type", "each email is a string"));
         };
         out.push(core_contacts::parse_email(address, &field)?);
     }
@@ -395,11 +356,11 @@ pub fn check_emails(value: Option<&Value>) -> Result<Vec<String>, ApiError> {
     Ok(out)
 }
 
-fn require_static(segment: &Segment) -> Result<(), ApiError> {
+fn require_static(segment: &Segment) -> Result<()> {
     if segment.is_static() {
         return Ok(());
     }
-    Err(ApiError::bad_request(
+    Err(Error::malformed(
         "This is a dynamic segment: its members are the contacts its condition matches. Members are added to static segments",
     ))
 }
@@ -413,7 +374,7 @@ pub fn add_members(
     create_missing: bool,
     subscribed: Option<bool>,
     now: i64,
-) -> Result<(Segment, MembersOutcome), ApiError> {
+) -> Result<(Segment, MembersOutcome)> {
     require_static(&segment)?;
     let mut outcome = MembersOutcome::default();
     let mut fields = FieldChanges::default();
@@ -460,7 +421,7 @@ pub fn remove_members(
     mut segment: Segment,
     emails: &[String],
     now: i64,
-) -> Result<(Segment, MembersOutcome), ApiError> {
+) -> Result<(Segment, MembersOutcome)> {
     require_static(&segment)?;
     let mut outcome = MembersOutcome::default();
     for email in emails {
@@ -501,7 +462,7 @@ pub fn is_tracked_dynamic(segment: &Segment) -> bool {
 /// project's contacts in the next `batch` rows after the run's cursor, stores who entered and
 /// left, emits their events, and moves the cursor. A run starts when none is in progress and
 /// ends when the contacts run out.
-pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Result<Step, ApiError> {
+pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Result<Step> {
     let Some(mut segment) = segments::by_id(conn, id)? else { return Ok(Step::Gone) };
     if !is_tracked_dynamic(&segment) {
         return Ok(Step::Gone);
@@ -548,7 +509,7 @@ pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resu
 
 /// Counts the segment's members outside any write, then stores the count; the segment as it is
 /// then (or as given, when it was deleted meanwhile).
-pub async fn recount(state: &AppState, segment: Segment) -> Result<Segment, ApiError> {
+pub async fn recount(state: &AppState, segment: Segment) -> Result<Segment> {
     let count = count(state, &segment).await?;
     let id = segment.id.clone();
     let stored = state.db.write(move |tx| store_count(tx, &id, count, clock::now_ms())).await?;

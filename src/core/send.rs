@@ -1,8 +1,8 @@
 //! `/v1/send`: checking a request and queueing one email per recipient, in one transaction.
 
+use crate::db::Tx;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -12,10 +12,10 @@ use super::data::DataPatch;
 use super::domains::require_verified_sender;
 use super::fields::FieldChanges;
 use crate::clock;
+use crate::core::error::{Error, FieldError, Limit, Result};
 use crate::db::contacts::Indexing;
 use crate::db::emails::{self, Email};
 use crate::db::templates;
-use crate::error::{ApiError, FieldError};
 
 /// Most recipients in one request.
 pub const MAX_RECIPIENTS: usize = 50;
@@ -42,7 +42,7 @@ pub struct Attachment {
 
 /// A `Content-ID` as an attachment gives it: 1 to 255 visible ASCII characters other than `<`,
 /// `>` and `"`, the header's own delimiters.
-fn content_id(value: Option<&Value>, field: &str) -> Result<Option<String>, ApiError> {
+fn content_id(value: Option<&Value>, field: &str) -> Result<Option<String>> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(id))
@@ -51,7 +51,7 @@ fn content_id(value: Option<&Value>, field: &str) -> Result<Option<String>, ApiE
         {
             Ok(Some(id.clone()))
         }
-        Some(_) => Err(ApiError::invalid_field(
+        Some(_) => Err(Error::invalid(
             field,
             "invalid_string",
             "contentId is 1 to 255 visible ASCII characters, without <, > or quotes (the HTML names it as cid:<contentId>)",
@@ -62,9 +62,9 @@ fn content_id(value: Option<&Value>, field: &str) -> Result<Option<String>, ApiE
 /// Checks the attachments: at most ten, each `{filename, content, contentType?, contentId?,
 /// disposition?}` with valid base64, the decoded total within `max_bytes` (413 above). An
 /// `inline` one (Plunk's inline image) needs its `contentId`, and no two share one.
-pub fn check_attachments(items: &[Value], max_bytes: u64) -> Result<Vec<Attachment>, ApiError> {
+pub fn check_attachments(items: &[Value], max_bytes: u64) -> Result<Vec<Attachment>> {
     if items.len() > MAX_ATTACHMENTS {
-        return Err(ApiError::invalid_field(
+        return Err(Error::invalid(
             "attachments",
             "too_big",
             format!("at most {MAX_ATTACHMENTS} attachments per email"),
@@ -75,7 +75,7 @@ pub fn check_attachments(items: &[Value], max_bytes: u64) -> Result<Vec<Attachme
     for (i, item) in items.iter().enumerate() {
         let field = |name: &str| format!("attachments[{i}].{name}");
         let Value::Object(item) = item else {
-            return Err(ApiError::invalid_field(
+            return Err(Error::invalid(
                 &format!("attachments[{i}]"),
                 "invalid_type",
                 "an attachment is {filename, content, contentType}",
@@ -83,7 +83,7 @@ pub fn check_attachments(items: &[Value], max_bytes: u64) -> Result<Vec<Attachme
         };
         let filename = item.get("filename").and_then(Value::as_str).map(str::trim).unwrap_or("");
         if filename.is_empty() || filename.len() > 255 || filename.contains(['\r', '\n', '/', '\\', '"']) {
-            return Err(ApiError::invalid_field(
+            return Err(Error::invalid(
                 &field("filename"),
                 "invalid_string",
                 "filename must be 1 to 255 characters without slashes, quotes or line breaks",
@@ -93,7 +93,7 @@ pub fn check_attachments(items: &[Value], max_bytes: u64) -> Result<Vec<Attachme
             None | Some(Value::Null) => "application/octet-stream".to_string(),
             Some(Value::String(t)) if is_media_type(t) => t.trim().to_ascii_lowercase(),
             Some(_) => {
-                return Err(ApiError::invalid_field(
+                return Err(Error::invalid(
                     &field("contentType"),
                     "invalid_string",
                     "contentType must be a media type like application/pdf",
@@ -101,27 +101,23 @@ pub fn check_attachments(items: &[Value], max_bytes: u64) -> Result<Vec<Attachme
             }
         };
         let Some(content) = item.get("content").and_then(Value::as_str) else {
-            return Err(ApiError::invalid_field(
-                &field("content"),
-                "required",
-                "content is required (base64)",
-            ));
+            return Err(Error::invalid(&field("content"), "required", "content is required (base64)"));
         };
         let content: String = content.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-        let bytes = STANDARD.decode(&content).map_err(|_| {
-            ApiError::invalid_field(&field("content"), "invalid_string", "content must be base64")
-        })?;
+        let bytes = STANDARD
+            .decode(&content)
+            .map_err(|_| Error::invalid(&field("content"), "invalid_string", "content must be base64"))?;
         total += bytes.len() as u64;
         if total > max_bytes {
-            return Err(ApiError::payload_too_large(max_bytes)
-                .with_details(json!({ "limitBytes": max_bytes, "field": "attachments" }))
-                .with_suggestion(
-                    "Attachments may add up to the configured attachment limit; link to large files instead",
-                ));
+            return Err(Error::OverLimit(Limit::Bytes {
+                bytes: max_bytes,
+                field: "attachments",
+                suggestion: "Attachments may add up to the configured attachment limit; link to large files instead",
+            }));
         }
         for key in item.keys() {
             if !matches!(key.as_str(), "filename" | "content" | "contentType" | "contentId" | "disposition") {
-                return Err(ApiError::invalid_field(
+                return Err(Error::invalid(
                     &field(key),
                     "unrecognized_key",
                     format!("unknown attachment field {key}"),
@@ -134,7 +130,7 @@ pub fn check_attachments(items: &[Value], max_bytes: u64) -> Result<Vec<Attachme
             Some(Value::String(d)) if d == "attachment" => false,
             Some(Value::String(d)) if d == "inline" => true,
             Some(other) => {
-                return Err(ApiError::validation(vec![
+                return Err(Error::Invalid(vec![
                     FieldError::new(
                         field("disposition"),
                         "invalid_enum_value",
@@ -145,14 +141,14 @@ pub fn check_attachments(items: &[Value], max_bytes: u64) -> Result<Vec<Attachme
             }
         };
         if inline && content_id.is_none() {
-            return Err(ApiError::invalid_field(
+            return Err(Error::invalid(
                 &field("contentId"),
                 "required",
                 "an inline attachment needs its contentId, which the HTML names as cid:<contentId>",
             ));
         }
         if content_id.is_some() && out.iter().any(|a: &Attachment| a.content_id == content_id) {
-            return Err(ApiError::invalid_field(
+            return Err(Error::invalid(
                 &field("contentId"),
                 "conflict",
                 "another attachment has this contentId",
@@ -188,18 +184,14 @@ pub struct Send {
 }
 
 /// Checks the recipients: a string, `{name, email}`, or an array of either (1 to 50).
-pub fn recipients(to: &Value) -> Result<Vec<(String, Option<String>)>, ApiError> {
+pub fn recipients(to: &Value) -> Result<Vec<(String, Option<String>)>> {
     match to {
         Value::Array(items) => {
             if items.is_empty() {
-                return Err(ApiError::invalid_field(
-                    "to",
-                    "too_small",
-                    "to must name at least one recipient",
-                ));
+                return Err(Error::invalid("to", "too_small", "to must name at least one recipient"));
             }
             if items.len() > MAX_RECIPIENTS {
-                return Err(ApiError::invalid_field(
+                return Err(Error::invalid(
                     "to",
                     "too_big",
                     format!("at most {MAX_RECIPIENTS} recipients per request"),
@@ -222,11 +214,11 @@ pub struct Queued {
 /// Queues the emails of a checked request in the caller's transaction: the template is read,
 /// the sender checked, each recipient's contact upserted (new contacts unsubscribed unless
 /// `subscribed` says otherwise) and an email row written per recipient.
-pub fn queue(conn: &Connection, project: &str, request: &Send, now: i64) -> Result<Vec<Queued>, ApiError> {
+pub fn queue(conn: &Tx, project: &str, request: &Send, now: i64) -> Result<Vec<Queued>> {
     let template = match &request.template {
         None => None,
         Some(id) => Some(templates::get(conn, project, id)?.ok_or_else(|| {
-            ApiError::validation(vec![
+            Error::Invalid(vec![
                 FieldError::new("template", "not_found", "no template with this id in the project")
                     .received(json!(id)),
             ])
@@ -235,7 +227,7 @@ pub fn queue(conn: &Connection, project: &str, request: &Send, now: i64) -> Resu
     let subject = request.subject.clone().or_else(|| template.as_ref().map(|t| t.subject.clone()));
     let body = request.body.clone().or_else(|| template.as_ref().map(|t| t.body.clone()));
     let (Some(subject), Some(body)) = (subject, body) else {
-        return Err(ApiError::validation(vec![FieldError::new(
+        return Err(Error::Invalid(vec![FieldError::new(
             "subject",
             "required",
             "give a template, or both subject and body",
@@ -247,11 +239,7 @@ pub fn queue(conn: &Connection, project: &str, request: &Send, now: i64) -> Resu
         (Some((email, None)), _) => (email.clone(), request.name.clone().or(template_name)),
         (None, Some(t)) => (t.from_email.clone(), template_name),
         (None, None) => {
-            return Err(ApiError::invalid_field(
-                "from",
-                "required",
-                "from is required when the template has none",
-            ));
+            return Err(Error::invalid("from", "required", "from is required when the template has none"));
         }
     };
     let reply_to = request.reply.clone().or_else(|| template.as_ref().and_then(|t| t.reply_to.clone()));
@@ -354,8 +342,8 @@ mod tests {
             check_attachments(&[default_type], 100).unwrap()[0].content_type,
             "application/octet-stream"
         );
-        assert_eq!(check_attachments(&vec![ok.clone(); 11], 10_000).unwrap_err().status, 422);
-        assert_eq!(check_attachments(&vec![ok.clone(); 3], 10).unwrap_err().status, 413);
+        assert_eq!(check_attachments(&vec![ok.clone(); 11], 10_000).unwrap_err().kind(), "invalid");
+        assert_eq!(check_attachments(&vec![ok.clone(); 3], 10).unwrap_err().kind(), "over_limit");
         for bad in [
             json!({ "filename": "", "content": "AAAA" }),
             json!({ "filename": "../etc/passwd", "content": "AAAA" }),
@@ -369,7 +357,11 @@ mod tests {
             json!({ "filename": "a", "content": "AAAA", "contentId": "a b" }),
             json!({ "filename": "a", "content": "AAAA", "contentId": "" }),
         ] {
-            assert_eq!(check_attachments(std::slice::from_ref(&bad), 100).unwrap_err().status, 422, "{bad}");
+            assert_eq!(
+                check_attachments(std::slice::from_ref(&bad), 100).unwrap_err().kind(),
+                "invalid",
+                "{bad}"
+            );
         }
     }
 
@@ -381,7 +373,7 @@ mod tests {
         assert_eq!((checked[0].content_id.as_deref(), checked[0].inline), (Some("logo@acme"), true));
         let file = json!({ "filename": "a.pdf", "content": "AAAA", "contentId": "doc", "disposition": "attachment" });
         assert!(!check_attachments(&[file], 100).unwrap()[0].inline);
-        assert_eq!(check_attachments(&[logo.clone(), logo], 100).unwrap_err().errors[0].code, "conflict");
+        assert_eq!(check_attachments(&[logo.clone(), logo], 100).unwrap_err().fields()[0].code, "conflict");
         // Stored before inline parts existed: read back as plain attachments.
         let old: Attachment =
             serde_json::from_value(json!({ "filename": "a", "contentType": "text/plain", "content": "" }))
@@ -393,9 +385,9 @@ mod tests {
     fn recipient_forms() {
         assert_eq!(recipients(&json!("a@b.co")).unwrap().len(), 1);
         assert_eq!(recipients(&json!([{ "email": "a@b.co", "name": "A" }, "c@d.co"])).unwrap().len(), 2);
-        assert_eq!(recipients(&json!([])).unwrap_err().status, 422);
-        assert_eq!(recipients(&json!(["a@b.co", "bad"])).unwrap_err().errors[0].field, "to[1]");
+        assert_eq!(recipients(&json!([])).unwrap_err().kind(), "invalid");
+        assert_eq!(recipients(&json!(["a@b.co", "bad"])).unwrap_err().fields()[0].field, "to[1]");
         let many: Vec<String> = (0..51).map(|i| format!("u{i}@b.co")).collect();
-        assert_eq!(recipients(&json!(many)).unwrap_err().errors[0].code, "too_big");
+        assert_eq!(recipients(&json!(many)).unwrap_err().fields()[0].code, "too_big");
     }
 }

@@ -5,8 +5,8 @@
 //! deletes all of the user's rows ([`end_all`]), so a copied cookie stops working at once even
 //! though its signature and expiry still hold.
 
+use crate::db::Tx;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation, decode, encode};
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use crate::clock;
@@ -33,7 +33,7 @@ pub struct Named {
 
 /// Starts a session of `user` for `hours` in the caller's transaction; returns the token for
 /// the cookie.
-pub fn start(conn: &Connection, user: &str, secret: &str, hours: u32) -> crate::db::Result<String> {
+pub fn start(conn: &Tx, user: &str, secret: &str, hours: u32) -> crate::db::Result<String> {
     let sid = crate::core::keys::random_token();
     let now = clock::now_ms();
     let expires_at = now + i64::from(hours) * 3_600_000;
@@ -59,12 +59,12 @@ pub fn verify(token: &str, secret: &str) -> Option<Named> {
 }
 
 /// The user of a session that still exists.
-pub fn user(conn: &Connection, named: &Named) -> crate::db::Result<Option<User>> {
+pub fn user(conn: &Tx, named: &Named) -> crate::db::Result<Option<User>> {
     sessions::user(conn, &named.session, &named.user, clock::now_ms())
 }
 
 /// Ends every session of `user`: after a password change or reset.
-pub fn end_all(conn: &Connection, user: &str) -> crate::db::Result<usize> {
+pub fn end_all(conn: &Tx, user: &str) -> crate::db::Result<usize> {
     sessions::delete_for_user(conn, user)
 }
 

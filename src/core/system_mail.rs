@@ -6,7 +6,7 @@
 //! The texts are Liquid like any body; what varies (the link, a project's name) is passed as
 //! variables, so it is escaped in the HTML and cannot add template code.
 
-use rusqlite::Connection;
+use crate::db::Tx;
 use serde_json::{Map, Value, json};
 
 use super::compose;
@@ -108,7 +108,7 @@ impl SystemMail<'_> {
 
 /// Queues `mail` to `to` in the caller's transaction; returns the email's id.
 pub fn queue(
-    conn: &Connection,
+    conn: &Tx,
     config: &Config,
     to: &str,
     mail: &SystemMail<'_>,

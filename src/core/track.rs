@@ -1,15 +1,15 @@
 //! `/v1/track`: recording a custom event for a contact, upserting the contact, in the caller's
 //! transaction.
 
-use rusqlite::Connection;
+use crate::db::Tx;
 use serde_json::{Value, json};
 
 use super::contacts::{self as core_contacts, Upsert};
 use super::data::DataPatch;
 use super::events;
 use super::fields::FieldChanges;
+use crate::core::error::{Error, FieldError, Result};
 use crate::db::contacts::Indexing;
-use crate::error::{ApiError, FieldError};
 
 /// Longest event name.
 pub const MAX_NAME: usize = super::conditions::MAX_EVENT_NAME;
@@ -28,10 +28,10 @@ pub fn is_reserved(name: &str) -> bool {
 
 /// Checks a custom event name: 1 to 200 characters without control characters, and not
 /// reserved (422 with an item of code `reserved_event`).
-pub fn check_name(name: &str, field: &str) -> Result<String, ApiError> {
+pub fn check_name(name: &str, field: &str) -> Result<String> {
     let trimmed = name.trim();
     if trimmed.is_empty() || trimmed.chars().count() > MAX_NAME || trimmed.chars().any(char::is_control) {
-        return Err(ApiError::validation(vec![
+        return Err(Error::Invalid(vec![
             FieldError::new(
                 field,
                 "invalid_string",
@@ -41,7 +41,7 @@ pub fn check_name(name: &str, field: &str) -> Result<String, ApiError> {
         ]));
     }
     if is_reserved(trimmed) {
-        return Err(ApiError::validation(vec![
+        return Err(Error::Invalid(vec![
             FieldError::new(
                 field,
                 "reserved_event",
@@ -77,7 +77,7 @@ pub struct Tracked {
 /// Upserts the contact (new contacts subscribed unless `subscribed` says otherwise; a change
 /// emits the contact event) and stores a new event carrying every value of `data`, including
 /// the non-persistent ones the contact does not keep.
-pub fn track(conn: &Connection, project: &str, request: &Track, now: i64) -> Result<Tracked, ApiError> {
+pub fn track(conn: &Tx, project: &str, request: &Track, now: i64) -> Result<Tracked> {
     let mut fields = FieldChanges::default();
     let upsert = Upsert {
         email: &request.email,
@@ -112,15 +112,15 @@ mod tests {
             "segment.a.b.entry",
         ] {
             assert!(is_reserved(name), "{name}");
-            assert_eq!(check_name(name, "event").unwrap_err().errors[0].code, "reserved_event");
+            assert_eq!(check_name(name, "event").unwrap_err().fields()[0].code, "reserved_event");
         }
         for name in
             ["signup", "emailed", "contact.created", "segment.entry", "segment..exit", "segments.vip.entry"]
         {
             assert!(!is_reserved(name), "{name}");
         }
-        assert_eq!(check_name("  ", "event").unwrap_err().errors[0].code, "invalid_string");
-        assert_eq!(check_name(&"x".repeat(201), "event").unwrap_err().errors[0].code, "invalid_string");
+        assert_eq!(check_name("  ", "event").unwrap_err().fields()[0].code, "invalid_string");
+        assert_eq!(check_name(&"x".repeat(201), "event").unwrap_err().fields()[0].code, "invalid_string");
         assert_eq!(check_name(" order placed ", "event").unwrap(), "order placed");
     }
 }

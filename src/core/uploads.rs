@@ -8,11 +8,11 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::{Tx, uploads};
 
 use super::keys::random_token;
 use crate::clock;
-use crate::error::{ApiError, FieldError};
+use crate::core::error::{Error, FieldError, Limit, Result};
 
 /// Whether bytes look like one format.
 type Matcher = fn(&[u8]) -> bool;
@@ -36,7 +36,7 @@ pub fn sniff(bytes: &[u8]) -> Option<(&'static str, &'static str)> {
 }
 
 /// Checks an upload: 422 naming what was sent when it is not a PNG, JPEG, GIF or WebP image.
-pub fn check(bytes: &[u8]) -> Result<(&'static str, &'static str), ApiError> {
+pub fn check(bytes: &[u8]) -> Result<(&'static str, &'static str)> {
     sniff(bytes).ok_or_else(|| {
         let svg =
             String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).to_ascii_lowercase().contains("<svg");
@@ -45,7 +45,7 @@ pub fn check(bytes: &[u8]) -> Result<(&'static str, &'static str), ApiError> {
         } else {
             "the file is not a PNG, JPEG, GIF or WebP image (recognised by its contents, not its name)"
         };
-        ApiError::validation(vec![FieldError::new("file", "invalid_image", message)])
+        Error::Invalid(vec![FieldError::new("file", "invalid_image", message)])
     })
 }
 
@@ -71,33 +71,20 @@ pub fn write_file(uploads: &Path, project: &str, extension: &str, bytes: &[u8]) 
 /// take the project's images past `total_cap` bytes: counted in the writer's transaction, so
 /// uploads racing each other cannot pass it together.
 pub fn record(
-    conn: &Connection,
+    conn: &Tx,
     project: &str,
     token: &str,
     (content_type, extension): (&str, &str),
     bytes: usize,
     total_cap: u64,
     public_url: &str,
-) -> Result<crate::views::uploads::UploadedImage, ApiError> {
-    let kept: i64 = conn.query_row(
-        "SELECT coalesce(sum(bytes), 0) FROM uploads WHERE project_id = ?1",
-        [project],
-        |r| r.get(0),
-    )?;
+) -> Result<crate::views::uploads::UploadedImage> {
+    let kept = uploads::kept_bytes(conn, project)?;
     if kept as u64 + bytes as u64 > total_cap {
-        return Err(ApiError::new(
-            413,
-            "PAYLOAD_TOO_LARGE",
-            format!(
-                "This project's images would take more than the {total_cap} bytes it may keep ([limits] upload_total_bytes); {kept} are used"
-            ),
-        ));
+        return Err(Error::OverLimit(Limit::UploadSpace { cap: total_cap, kept }));
     }
     let now = clock::now_ms();
-    conn.execute(
-        "INSERT INTO uploads (token, project_id, content_type, extension, bytes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![token, project, content_type, extension, bytes as i64, now],
-    )?;
+    uploads::insert(conn, token, project, (content_type, extension), bytes as i64, now)?;
     Ok(crate::views::uploads::UploadedImage {
         id: token.to_string(),
         url: format!("{public_url}/uploads/{token}.{extension}"),
@@ -109,16 +96,12 @@ pub fn record(
 
 /// The file behind `/uploads/<name>`: its path and content type, when `name` is an upload's
 /// token and extension.
-pub fn find(conn: &Connection, uploads: &Path, name: &str) -> crate::db::Result<Option<(PathBuf, String)>> {
+pub fn find(conn: &Tx, uploads: &Path, name: &str) -> crate::db::Result<Option<(PathBuf, String)>> {
     let Some((token, extension)) = name.split_once('.') else { return Ok(None) };
     if token.len() != 40 || !token.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Ok(None);
     }
-    let found: Option<(String, String, String)> = conn
-        .query_row("SELECT project_id, content_type, extension FROM uploads WHERE token = ?1", [token], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .optional()?;
+    let found = uploads::by_token(conn, token)?;
     Ok(found.filter(|(_, _, ext)| ext == extension).map(|(project, content_type, ext)| {
         (project_dir(uploads, &project).join(format!("{token}.{ext}")), content_type)
     }))

@@ -5,20 +5,20 @@
 //! [`super::events::emit`]), so an event is never recorded without its deliveries or the other
 //! way round; the worker ([`crate::scheduler::webhooks`]) sends them.
 
+use crate::db::Tx;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, Mac};
 use rand::RngCore;
-use rusqlite::Connection;
 use serde_json::{Value, json};
 use sha2::Sha256;
 
 use crate::clock;
+use crate::core::error::{Error, FieldError, Result};
 use crate::db::contacts;
 use crate::db::effects::{Wake, wake};
 use crate::db::events::Listed;
 use crate::db::webhooks::{self, Delivery, Endpoint};
-use crate::error::{ApiError, FieldError};
 
 /// Most event patterns of one endpoint.
 const MAX_PATTERNS: usize = 50;
@@ -52,8 +52,8 @@ pub fn matches(patterns: &[String], name: &str) -> bool {
 }
 
 /// Checks an endpoint's events: a non-empty list of names or prefixes ending in `*`.
-pub fn check_events(value: &Value) -> Result<Vec<String>, ApiError> {
-    let bad = |message: &str| ApiError::invalid_field("events", "invalid_type", message);
+pub fn check_events(value: &Value) -> Result<Vec<String>> {
+    let bad = |message: &str| Error::invalid("events", "invalid_type", message);
     let items =
         value.as_array().ok_or_else(|| bad("events is a list of event names or prefixes ending in *"))?;
     if items.is_empty() || items.len() > MAX_PATTERNS {
@@ -71,7 +71,7 @@ pub fn check_events(value: &Value) -> Result<Vec<String>, ApiError> {
             if ok {
                 Ok(text.to_string())
             } else {
-                Err(ApiError::validation(vec![
+                Err(Error::Invalid(vec![
                     FieldError::new(
                         format!("events[{i}]"),
                         "invalid_string",
@@ -86,17 +86,13 @@ pub fn check_events(value: &Value) -> Result<Vec<String>, ApiError> {
 
 /// Checks an endpoint's URL: http or https, at most 2,048 characters. (Where it may point is
 /// checked when it is called, on the address connected to.)
-pub fn check_url(url: &str) -> Result<String, ApiError> {
+pub fn check_url(url: &str) -> Result<String> {
     let url = url.trim();
     let parsed = reqwest::Url::parse(url)
         .ok()
         .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
     if parsed.is_none() || url.len() > 2048 {
-        return Err(ApiError::invalid_field(
-            "url",
-            "invalid_string",
-            "url is an http:// or https:// address",
-        ));
+        return Err(Error::invalid("url", "invalid_string", "url is an http:// or https:// address"));
     }
     Ok(url.to_string())
 }
@@ -104,7 +100,7 @@ pub fn check_url(url: &str) -> Result<String, ApiError> {
 /// Queues a delivery of the event to each enabled endpoint of the project that wants it, in the
 /// caller's transaction.
 pub fn on_event(
-    conn: &Connection,
+    conn: &Tx,
     project: &str,
     event_id: &str,
     name: &str,
@@ -139,7 +135,7 @@ pub fn on_event(
 
 /// Queues one delivery of `payload` to `endpoint`; returns its id (the `webhook-id`).
 pub fn queue(
-    conn: &Connection,
+    conn: &Tx,
     endpoint: &Endpoint,
     kind: &str,
     payload: &str,

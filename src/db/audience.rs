@@ -48,6 +48,46 @@ pub fn walk(conn: &Connection, project: &str, compiled: &Compiled, after: i64, s
     Ok(Walk { visited, cursor, done })
 }
 
+/// How many contacts of `project` with a `seq` in `range` (`after`, `to`] match `compiled`.
+/// The project test is kept off the index (`+`), so the scan follows `seq` and parts of the
+/// table can be counted side by side.
+pub fn count_in_range(
+    conn: &Connection,
+    project: &str,
+    compiled: &Compiled,
+    range: (i64, i64),
+) -> Result<i64> {
+    let mut ordered: Vec<rusqlite::types::Value> =
+        vec![project.to_string().into(), range.0.into(), range.1.into()];
+    ordered.extend(compiled.params.iter().cloned());
+    let query = format!(
+        "SELECT count(*) FROM contacts c WHERE +c.project_id = ? AND c.seq > ? AND c.seq <= ? AND ({})",
+        compiled.sql
+    );
+    Ok(conn.prepare_cached(&query)?.query_row(params_from_iter(ordered), |r| r.get(0))?)
+}
+
+/// One page of `project`'s contacts that match `compiled`, newest first.
+pub fn matching_page(
+    conn: &Connection,
+    project: &str,
+    compiled: &Compiled,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<crate::db::contacts::Contact>> {
+    let mut params = compiled.params.clone();
+    params.extend([project.to_string().into(), limit.into(), offset.into()]);
+    let query = format!(
+        "SELECT {} FROM contacts c WHERE ({}) AND c.project_id = ? ORDER BY c.seq DESC LIMIT ? OFFSET ?",
+        crate::db::contacts::COLUMNS,
+        compiled.sql
+    );
+    Ok(conn
+        .prepare_cached(&query)?
+        .query_map(params_from_iter(params), crate::db::contacts::from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
 /// The end of the batch range after `after` of at most `span` rows, and whether it reaches the
 /// last contact there is.
 pub fn range(conn: &Connection, after: i64, span: usize) -> Result<(i64, bool)> {

@@ -368,3 +368,9 @@ pub fn put_run(conn: &Connection, run: &StepRun) -> Result<()> {
     ])?;
     Ok(())
 }
+
+/// Deletes an execution (its runs go with it).
+pub fn delete(conn: &Connection, id: &str) -> Result<()> {
+    conn.execute("DELETE FROM workflow_executions WHERE id = ?1", [id])?;
+    Ok(())
+}

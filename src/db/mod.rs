@@ -39,8 +39,10 @@ pub mod rollups;
 pub mod segments;
 pub mod sessions;
 pub mod settings;
+pub mod sso;
 pub mod suppressions;
 pub mod templates;
+pub mod uploads;
 pub mod users;
 pub mod webhooks;
 pub mod wipe;
@@ -57,6 +59,10 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use tokio::sync::Semaphore;
 
 pub use error::{DbError, Result};
+
+/// What the layers above hold while they work in the database: a connection, inside the
+/// writer's transaction for writes. Core names this, never the driver's type.
+pub type Tx = rusqlite::Connection;
 
 /// The shared database handle: cheap to clone.
 #[derive(Clone)]
@@ -152,7 +158,7 @@ impl Db {
     where
         F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
-        E: From<DbError> + From<rusqlite::Error> + Send + 'static,
+        E: From<DbError> + Send + 'static,
     {
         self.writer.write(f).await
     }
@@ -184,7 +190,7 @@ impl Db {
     where
         F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
-        E: From<DbError> + From<rusqlite::Error> + Send + 'static,
+        E: From<DbError> + Send + 'static,
     {
         self.writer.write_alone(f).await
     }
@@ -205,12 +211,12 @@ fn prepare(c: &Connection, busy_timeout_ms: u32) -> rusqlite::Result<()> {
 pub fn write_tx<T, E, F>(conn: &mut Connection, f: F) -> Result<T, E>
 where
     F: FnOnce(&Transaction<'_>) -> Result<T, E>,
-    E: From<rusqlite::Error> + From<DbError>,
+    E: From<DbError>,
 {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(DbError::from)?;
     let value = f(&tx)?;
     contacts::index_pending(&tx)?;
-    tx.commit()?;
+    tx.commit().map_err(DbError::from)?;
     Ok(value)
 }
 

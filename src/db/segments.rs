@@ -201,3 +201,21 @@ pub fn stored_count(conn: &Connection, segment: &str) -> Result<i64> {
         .prepare_cached("SELECT count(*) FROM segment_members WHERE segment_id = ?1")?
         .query_row([segment], |r| r.get(0))?)
 }
+
+/// One page of a static segment's members, newest first.
+pub fn members_page(
+    conn: &Connection,
+    segment: &str,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<super::contacts::Contact>> {
+    let query = format!(
+        "SELECT {} FROM segment_members m JOIN contacts c ON c.seq = m.contact_seq
+         WHERE m.segment_id = ?1 ORDER BY m.contact_seq DESC LIMIT ?2 OFFSET ?3",
+        super::contacts::COLUMNS
+    );
+    Ok(conn
+        .prepare_cached(&query)?
+        .query_map(params![segment, limit, offset], super::contacts::from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}

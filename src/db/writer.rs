@@ -69,7 +69,7 @@ impl<F, T, E> Work for Write<F, T, E>
 where
     F: FnOnce(&Connection) -> Result<T, E> + Send,
     T: Send + 'static,
-    E: From<DbError> + From<rusqlite::Error> + Send + 'static,
+    E: From<DbError> + Send + 'static,
 {
     fn alone(&self) -> bool {
         self.alone
@@ -85,13 +85,13 @@ where
             if alone {
                 return guarded();
             }
-            exec(conn, "SAVEPOINT write")?;
+            exec(conn, "SAVEPOINT write").map_err(E::from)?;
             match guarded() {
                 Ok(value) => match exec(conn, "RELEASE write") {
                     Ok(()) => Ok(value),
                     Err(e) => {
                         rollback(conn);
-                        Err(e.into())
+                        Err(E::from(e))
                     }
                 },
                 Err(e) => {
@@ -164,7 +164,7 @@ impl Writer {
     where
         F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
-        E: From<DbError> + From<rusqlite::Error> + Send + 'static,
+        E: From<DbError> + Send + 'static,
     {
         self.send(f, false).await
     }
@@ -175,7 +175,7 @@ impl Writer {
     where
         F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
-        E: From<DbError> + From<rusqlite::Error> + Send + 'static,
+        E: From<DbError> + Send + 'static,
     {
         self.send(f, true).await
     }
@@ -184,7 +184,7 @@ impl Writer {
     where
         F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
         T: Send + 'static,
-        E: From<DbError> + From<rusqlite::Error> + Send + 'static,
+        E: From<DbError> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
         let work: Box<dyn Work> = Box::new(Write { f, alone, reply });

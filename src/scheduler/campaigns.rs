@@ -12,12 +12,11 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{JobContext, JobError, JobOutcome, JobResult, NewJob, Registry};
+use super::{JobContext, JobOutcome, JobResult, NewJob, Registry};
 use crate::clock;
 use crate::core::campaigns::{EXPAND_BATCH, Expansion, expand_step};
 use crate::db::campaigns::{self, Stamps};
 use crate::db::{DbError, emails};
-use crate::error::ApiError;
 
 pub const SEND_KIND: &str = "campaigns.send";
 pub const CANCEL_KIND: &str = "campaigns.cancel";
@@ -49,10 +48,6 @@ struct Payload {
     campaign: String,
 }
 
-fn retry(e: ApiError) -> JobError {
-    JobError::Retry(e.cause.clone().unwrap_or(e.message.clone()))
-}
-
 async fn send(ctx: JobContext) -> JobResult {
     let id = ctx.payload::<Payload>()?.campaign;
     let db = &ctx.state.db;
@@ -81,10 +76,7 @@ async fn send(ctx: JobContext) -> JobResult {
     }
     loop {
         let step_id = id.clone();
-        let step = db
-            .write_alone(move |tx| expand_step(tx, &step_id, EXPAND_BATCH, clock::now_ms()))
-            .await
-            .map_err(retry)?;
+        let step = db.write_alone(move |tx| expand_step(tx, &step_id, EXPAND_BATCH, clock::now_ms())).await?;
         if step != Expansion::Running {
             return Ok(JobOutcome::Done);
         }

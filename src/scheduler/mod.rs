@@ -73,6 +73,14 @@ impl From<rusqlite::Error> for JobError {
     }
 }
 
+/// A use case's failure: tried again when it may pass ([`crate::core::Error::is_retryable`]),
+/// given up at once when it never will.
+impl From<crate::core::Error> for JobError {
+    fn from(e: crate::core::Error) -> Self {
+        if e.is_retryable() { JobError::Retry(e.to_string()) } else { JobError::Permanent(e.to_string()) }
+    }
+}
+
 pub type JobResult = Result<JobOutcome, JobError>;
 type JobFuture = Pin<Box<dyn Future<Output = JobResult> + Send>>;
 type Handler = Arc<dyn Fn(JobContext) -> JobFuture + Send + Sync>;

@@ -7,13 +7,12 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{JobContext, JobError, JobOutcome, JobResult, NewJob, Registry};
+use super::{JobContext, JobOutcome, JobResult, NewJob, Registry};
 use crate::clock;
 use crate::config::Config;
 use crate::core::segments::{self as core_segments, COMPUTE_BATCH, Step};
 use crate::db::jobs;
 use crate::db::segments::{self, Segment};
-use crate::error::ApiError;
 
 pub const REFRESH_KIND: &str = "segments.refresh";
 pub const COMPUTE_KIND: &str = "segments.compute";
@@ -31,10 +30,6 @@ pub fn compute_job(segment: &Segment) -> NewJob {
     NewJob::new(COMPUTE_KIND, &json!({ "segment": segment.id }))
         .project(&segment.project_id)
         .dedupe(format!("{COMPUTE_KIND}:{}", segment.id))
-}
-
-fn retry(e: ApiError) -> JobError {
-    JobError::Retry(e.cause.clone().unwrap_or(e.message.clone()))
 }
 
 async fn refresh_all(ctx: JobContext) -> JobResult {
@@ -71,8 +66,7 @@ async fn compute(ctx: JobContext) -> JobResult {
             .state
             .db
             .write_alone(move |tx| core_segments::compute_step(tx, &id, COMPUTE_BATCH, clock::now_ms()))
-            .await
-            .map_err(retry)?;
+            .await?;
         if step != Step::Running {
             return Ok(JobOutcome::Done);
         }

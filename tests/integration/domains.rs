@@ -236,7 +236,8 @@ async fn the_sender_rule() {
     for (project, from) in
         [(&keys.id, "a@pending.test"), (&keys.id, "a@notexample.test"), (&other.id, "hello@example.test")]
     {
-        let e = require_verified_sender(&conn, project, from).unwrap_err();
+        // Core names the rule; the API answers it as appliance.md section 11 says.
+        let e = tidings::error::ApiError::from(require_verified_sender(&conn, project, from).unwrap_err());
         assert_eq!((e.status, e.code), (403, "INTERNAL_SERVER_ERROR"), "{from}");
         let domain = from.split('@').nth(1).unwrap();
         assert!(e.message.contains(domain), "{}", e.message);

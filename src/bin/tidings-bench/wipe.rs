@@ -14,7 +14,6 @@ use tidings::core::projects::start_wipe;
 use tidings::db::DbError;
 use tidings::db::projects::Wipe;
 use tidings::db::wipe::Step;
-use tidings::error::ApiError;
 use tidings::scheduler::wipes::wipe_project;
 
 use crate::analytics::seed_events;
@@ -32,7 +31,7 @@ pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<Path
     runtime.block_on(async {
         let kind = if delete { Wipe::Delete } else { Wipe::Reset };
         let id = project.clone();
-        let started: Result<(), ApiError> = state.db.write(move |tx| start_wipe(tx, &id, kind)).await;
+        let started: Result<(), tidings::core::Error> = state.db.write(move |tx| start_wipe(tx, &id, kind)).await;
         assert!(started.is_ok(), "the wipe did not start");
 
         // A request's write every 5 ms while the wipe runs.

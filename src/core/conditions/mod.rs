@@ -41,7 +41,7 @@ use serde_json::{Map, Value};
 
 use crate::clock;
 use crate::core::data::type_name;
-use crate::error::{ApiError, FieldError};
+use crate::core::error::{Error, FieldError, Result};
 
 /// Most filters in one tree, counting nested conditions and the conditions of segments it
 /// refers to.
@@ -210,20 +210,20 @@ pub(crate) const EVENT_OPERATORS: &[&str] =
     &["triggered", "triggeredWithin", "triggeredOlderThan", "notTriggered", "notTriggeredWithin"];
 pub(crate) const SEGMENT_OPERATORS: &[&str] = &["memberOfSegment", "notMemberOfSegment"];
 
-fn err(path: &str, code: &str, message: impl Into<String>) -> ApiError {
-    ApiError::validation(vec![FieldError::new(path, code, message)])
+fn err(path: &str, code: &str, message: impl Into<String>) -> Error {
+    Error::Invalid(vec![FieldError::new(path, code, message)])
 }
 
-fn err_received(path: &str, code: &str, message: impl Into<String>, received: &Value) -> ApiError {
+fn err_received(path: &str, code: &str, message: impl Into<String>, received: &Value) -> Error {
     let mut shown = received.clone();
     if let Value::String(s) = &mut shown {
         *s = s.chars().take(200).collect();
     }
-    ApiError::validation(vec![FieldError::new(path, code, message).received(shown)])
+    Error::Invalid(vec![FieldError::new(path, code, message).received(shown)])
 }
 
 /// Rejects keys other than `allowed` in a node.
-fn known_keys(node: &Map<String, Value>, allowed: &[&str], path: &str) -> Result<(), ApiError> {
+fn known_keys(node: &Map<String, Value>, allowed: &[&str], path: &str) -> Result<()> {
     match node.keys().find(|k| !allowed.contains(&k.as_str())) {
         None => Ok(()),
         Some(key) => Err(err(
@@ -325,14 +325,14 @@ pub fn canonical(tree: &Value) -> Value {
 impl Condition {
     /// Reads and checks a condition tree; errors are 422 naming the node (`path` is where the
     /// tree sits in the request, e.g. `condition`).
-    pub fn parse(value: &Value, path: &str) -> Result<Condition, ApiError> {
+    pub fn parse(value: &Value, path: &str) -> Result<Condition> {
         parse_condition(value, path, 0, &mut Parsing { filters: 0, groups: 0, context: false })
     }
 
     /// [`Condition::parse`] for a workflow's CONDITION step, whose filters may also name
     /// `event.<path>` and `workflow.<path>` of the execution's context. Such a tree is decided
     /// in memory only ([`eval`]): [`sql`] has no context to read.
-    pub fn parse_in_workflow(value: &Value, path: &str) -> Result<Condition, ApiError> {
+    pub fn parse_in_workflow(value: &Value, path: &str) -> Result<Condition> {
         parse_condition(value, path, 0, &mut Parsing { filters: 0, groups: 0, context: true })
     }
 
@@ -405,7 +405,7 @@ struct Parsing {
     context: bool,
 }
 
-fn parse_condition(value: &Value, path: &str, depth: usize, p: &mut Parsing) -> Result<Condition, ApiError> {
+fn parse_condition(value: &Value, path: &str, depth: usize, p: &mut Parsing) -> Result<Condition> {
     let Value::Object(node) = value else {
         return Err(err_received(
             path,
@@ -455,7 +455,7 @@ fn parse_condition(value: &Value, path: &str, depth: usize, p: &mut Parsing) -> 
     Ok(Condition { logic, groups: out })
 }
 
-fn parse_group(value: &Value, path: &str, depth: usize, p: &mut Parsing) -> Result<Group, ApiError> {
+fn parse_group(value: &Value, path: &str, depth: usize, p: &mut Parsing) -> Result<Group> {
     let Value::Object(node) = value else {
         return Err(err_received(
             path,
@@ -497,7 +497,7 @@ fn parse_group(value: &Value, path: &str, depth: usize, p: &mut Parsing) -> Resu
     Ok(Group { filters, conditions })
 }
 
-fn parse_filter(value: &Value, path: &str, context: bool) -> Result<Filter, ApiError> {
+fn parse_filter(value: &Value, path: &str, context: bool) -> Result<Filter> {
     let Value::Object(node) = value else {
         return Err(err_received(
             path,
@@ -578,7 +578,7 @@ fn parse_filter(value: &Value, path: &str, context: bool) -> Result<Filter, ApiE
     }
 }
 
-fn parse_field(field: &str, path: &str, context: bool) -> Result<Field, ApiError> {
+fn parse_field(field: &str, path: &str, context: bool) -> Result<Field> {
     let unknown =
         |message: String| err_received(path, "unknown_field", message, &Value::String(field.into()));
     match field {
@@ -619,13 +619,7 @@ fn parse_field(field: &str, path: &str, context: bool) -> Result<Field, ApiError
     })
 }
 
-fn parse_test(
-    field: &Field,
-    operator: &str,
-    value: &Value,
-    unit: &Value,
-    path: &str,
-) -> Result<Test, ApiError> {
+fn parse_test(field: &Field, operator: &str, value: &Value, unit: &Value, path: &str) -> Result<Test> {
     let value_path = format!("{path}.value");
     let is_time = matches!(field, Field::CreatedAt | Field::UpdatedAt);
     let not_for = || {
@@ -725,7 +719,7 @@ fn parse_test(
 }
 
 /// An amount of time from `value` and `unit`, in milliseconds.
-fn span(value: &Value, unit: &Value, path: &str) -> Result<i64, ApiError> {
+fn span(value: &Value, unit: &Value, path: &str) -> Result<i64> {
     let unit_ms: f64 = match unit {
         Value::Null => 86_400_000.0,
         Value::String(u) => match u.as_str() {

@@ -2,11 +2,11 @@
 //! whether to read stored members (static) or to evaluate the other segment's condition
 //! (dynamic). Refuses unknown segments, cycles and chains that grow too deep or too large.
 
-use rusqlite::Connection;
+use crate::db::Tx;
 
 use super::{Condition, Filter, MAX_FILTERS, MAX_NESTING, Target};
+use crate::core::error::{Error, FieldError, Result};
 use crate::db::segments;
-use crate::error::{ApiError, FieldError};
 
 /// Most filters once referred segments are included.
 const MAX_RESOLVED_FILTERS: usize = 5 * MAX_FILTERS;
@@ -14,33 +14,33 @@ const MAX_RESOLVED_FILTERS: usize = 5 * MAX_FILTERS;
 /// Resolves every segment filter of `condition` (recursively) in `project`. `within` is the
 /// segment the condition belongs to, if any, so a segment cannot refer to itself through others.
 pub fn resolve(
-    conn: &Connection,
+    conn: &Tx,
     project: &str,
     condition: &mut Condition,
     within: Option<&str>,
     path: &str,
-) -> Result<(), ApiError> {
+) -> Result<()> {
     let mut chain: Vec<String> = within.map(str::to_string).into_iter().collect();
     let mut total = 0;
     resolve_in(conn, project, condition, &mut chain, &mut total, path)
 }
 
 fn resolve_in(
-    conn: &Connection,
+    conn: &Tx,
     project: &str,
     condition: &mut Condition,
     chain: &mut Vec<String>,
     total: &mut usize,
     path: &str,
-) -> Result<(), ApiError> {
+) -> Result<()> {
     let fail = |code: &str, message: String, id: &str| {
-        ApiError::validation(vec![FieldError::new(path, code, message).received(serde_json::json!(id))])
+        Error::Invalid(vec![FieldError::new(path, code, message).received(serde_json::json!(id))])
     };
     for group in &mut condition.groups {
         for filter in &mut group.filters {
             *total += 1;
             if *total > MAX_RESOLVED_FILTERS {
-                return Err(ApiError::invalid_field(
+                return Err(Error::invalid(
                     path,
                     "too_big",
                     format!(

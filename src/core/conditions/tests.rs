@@ -415,8 +415,8 @@ fn bad_trees_name_the_node() {
         let e = Condition::parse(&tree, "condition")
             .and_then(|mut c| resolve(&fx.conn, PROJECT, &mut c, None, "condition").map(|()| c))
             .unwrap_err();
-        assert_eq!(e.status, 422, "{tree}");
-        assert_eq!((e.errors[0].field.as_str(), e.errors[0].code.as_str()), (field, code), "{tree}");
+        assert_eq!(e.kind(), "invalid", "{tree}");
+        assert_eq!((e.fields()[0].field.as_str(), e.fields()[0].code.as_str()), (field, code), "{tree}");
     };
     let one = |filter: Value| json!({ "groups": [{ "filters": [filter] }] });
     check(json!([]), "condition", "invalid_type");
@@ -475,7 +475,7 @@ fn segments_cannot_refer_to_themselves() {
     let tree = json!({ "groups": [{ "filters": [{ "operator": "memberOfSegment", "value": "dynamic1" }] }] });
     let mut condition = Condition::parse(&tree, "condition").unwrap();
     let e = resolve(&fx.conn, PROJECT, &mut condition, None, "condition").unwrap_err();
-    assert_eq!(e.errors[0].code, "cycle");
+    assert_eq!(e.fields()[0].code, "cycle");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -641,7 +641,7 @@ fn workflow_conditions_read_the_execution_context_and_only_they_may() {
         { "field": "event.order.total", "operator": "greaterThan", "value": 10 },
         { "field": "workflow.source", "operator": "equals", "value": "ads" }] }] });
     let err = Condition::parse(&tree, "condition").unwrap_err();
-    assert_eq!(err.status().code, 422, "segments and audiences have no execution context");
+    assert_eq!(err.kind(), "invalid", "segments and audiences have no execution context");
     let condition = Condition::parse_in_workflow(&tree, "condition").unwrap();
     assert!(condition.references().fields.is_empty(), "context values are not contact fields");
     let contact = Contact {

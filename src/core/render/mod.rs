@@ -39,7 +39,7 @@ use serde_json::{Map, Value};
 pub use preprocess::preprocess;
 pub use values::{Globals, Node};
 
-use crate::error::{ApiError, FieldError};
+use crate::core::error::{Error, FieldError, Result};
 
 pub const MAX_SOURCE_BYTES: usize = 256 * 1024;
 pub const MAX_OUTPUT_BYTES: usize = 5 * 1024 * 1024;
@@ -160,7 +160,7 @@ fn parse_error(source: &str, error: &liquid::Error) -> TemplateError {
 }
 
 /// 422 for a template field that does not parse or breaks a limit on its own, naming the line.
-pub fn check(source: &str, mode: Mode, field: &str) -> Result<(), ApiError> {
+pub fn check(source: &str, mode: Mode, field: &str) -> Result<()> {
     parse(source, mode).map(|_| ()).map_err(|e| {
         let mut item = FieldError::new(field, "invalid_template", format!("{field} does not parse: {e}"));
         if e.is_limit() {
@@ -169,7 +169,7 @@ pub fn check(source: &str, mode: Mode, field: &str) -> Result<(), ApiError> {
         if let Some(line) = e.line {
             item = item.received(serde_json::json!({ "line": line }));
         }
-        ApiError::validation(vec![item])
+        Error::Invalid(vec![item])
     })
 }
 
@@ -273,10 +273,10 @@ mod tests {
         assert!(!e.message.is_empty());
         let e = check("ok\n{% nosuchtag %}", Mode::Html, "body").unwrap_err();
         assert_eq!(
-            (e.status, e.errors[0].field.as_str(), e.errors[0].code.as_str()),
-            (422, "body", "invalid_template")
+            (e.kind(), e.fields()[0].field.as_str(), e.fields()[0].code.as_str()),
+            ("invalid", "body", "invalid_template")
         );
-        assert!(e.errors[0].message.contains("line 2"), "{}", e.errors[0].message);
+        assert!(e.fields()[0].message.contains("line 2"), "{}", e.fields()[0].message);
     }
 
     #[test]
@@ -381,7 +381,7 @@ mod tests {
         let source = format!("{{% assign xs = \"{list}\" | split: \",\" %}}{}", pair.repeat(50));
         let started = std::time::Instant::now();
         let e = check(&source, Mode::Html, "body").unwrap_err();
-        assert_eq!(e.errors[0].code, "template_limit", "{:?}", e.errors);
+        assert_eq!(e.fields()[0].code, "template_limit", "{:?}", e.fields());
         assert!(started.elapsed() < RENDER_BUDGET * 10, "stopped near the budget: {:?}", started.elapsed());
         // Loops over the contact's data: parse fine, and the render stops at the budget.
         let source = pair.repeat(50);

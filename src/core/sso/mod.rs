@@ -14,7 +14,7 @@ pub mod oidc;
 
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::db::{Tx, sso};
 
 use crate::clock;
 use crate::config::{Config, GITHUB_ID, GithubProvider, OidcProvider};
@@ -132,48 +132,21 @@ async fn call(
     answer.body(body.to_vec()).map_err(|e| failed(&e))
 }
 
-/// A sign-in under way.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Pending {
-    pub state: String,
-    pub provider: String,
-    pub nonce: String,
-    pub verifier: String,
-}
+pub use crate::db::sso::Pending;
 
 /// Keeps a sign-in under way; `false` (nothing kept) when [`MAX_PENDING`] are already.
-pub fn keep(conn: &Connection, pending: &Pending, now: i64) -> crate::db::Result<bool> {
-    conn.execute("DELETE FROM oauth_states WHERE created_at < ?1", [now - STATE_TTL_MS])?;
-    let under_way: i64 = conn.query_row("SELECT count(*) FROM oauth_states", [], |r| r.get(0))?;
-    if under_way >= MAX_PENDING {
+pub fn keep(conn: &Tx, pending: &Pending, now: i64) -> crate::db::Result<bool> {
+    sso::forget_states_before(conn, now - STATE_TTL_MS)?;
+    if sso::states_under_way(conn)? >= MAX_PENDING {
         return Ok(false);
     }
-    conn.execute(
-        "INSERT INTO oauth_states (state, provider, nonce, verifier, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![pending.state, pending.provider, pending.nonce, pending.verifier, now],
-    )?;
+    sso::keep_state(conn, pending, now)?;
     Ok(true)
 }
 
 /// Takes the sign-in named by `state` (once: it is deleted), when it is `provider`'s and fresh.
-pub fn take(conn: &Connection, provider: &str, state: &str, now: i64) -> crate::db::Result<Option<Pending>> {
-    let taken = conn
-        .query_row(
-            "DELETE FROM oauth_states WHERE state = ?1 RETURNING provider, nonce, verifier, created_at",
-            [state],
-            |r| {
-                Ok((
-                    Pending {
-                        state: state.to_string(),
-                        provider: r.get(0)?,
-                        nonce: r.get(1)?,
-                        verifier: r.get(2)?,
-                    },
-                    r.get::<_, i64>(3)?,
-                ))
-            },
-        )
-        .optional()?;
+pub fn take(conn: &Tx, provider: &str, state: &str, now: i64) -> crate::db::Result<Option<Pending>> {
+    let taken = sso::take_state(conn, state)?;
     Ok(taken.filter(|(p, at)| p.provider == provider && now - at <= STATE_TTL_MS).map(|(p, _)| p))
 }
 
@@ -211,21 +184,15 @@ pub enum SignIn {
 /// sign in with the provider, or set one through a reset); it is only needed then, so callers
 /// pass `None` first.
 pub fn user_for(
-    conn: &Connection,
+    conn: &Tx,
     config: &Config,
     provider: &str,
     identity: &Identity,
     signups: bool,
     new_hash: Option<&str>,
-) -> Result<SignIn, crate::error::ApiError> {
+) -> Result<SignIn, crate::core::error::Error> {
     use crate::db::users;
-    let linked: Option<String> = conn
-        .query_row(
-            "SELECT user_id FROM user_identities WHERE provider = ?1 AND subject = ?2",
-            params![provider, identity.subject],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let linked = sso::linked_user(conn, provider, &identity.subject)?;
     if let Some(user) = linked {
         return Ok(users::by_id(conn, &user)?.map_or(SignIn::Refused, SignIn::As));
     }
@@ -248,10 +215,7 @@ pub fn user_for(
     };
     // The provider vouches for the address.
     users::set_verified(conn, &user.id)?;
-    conn.execute(
-        "INSERT INTO user_identities (provider, subject, user_id, created_at) VALUES (?1, ?2, ?3, ?4)",
-        params![provider, identity.subject, user.id, now],
-    )?;
+    sso::link(conn, provider, &identity.subject, &user.id, now)?;
     let Some(user) = users::by_id(conn, &user.id)? else { return Ok(SignIn::Refused) };
     Ok(if reclaimed { SignIn::Reclaimed(user) } else { SignIn::As(user) })
 }

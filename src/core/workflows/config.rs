@@ -7,15 +7,15 @@ use super::{MAX_WAIT_SECS, STEP_TYPES, check_text, invalid, required};
 use crate::core::conditions::Condition;
 use crate::core::contacts::parse_email;
 use crate::core::data::{DataPatch, type_name};
+use crate::core::error::{Error, FieldError, Result};
 use crate::core::render::{self, Mode};
-use crate::error::{ApiError, FieldError};
 
 const WEBHOOK_METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
 const MAX_URL: usize = 2048;
 const MAX_HEADERS: usize = 50;
 
 /// An event name a trigger or a wait names: any event, the service's own included.
-fn check_event_name(value: Option<&Value>, field: &str) -> Result<String, ApiError> {
+fn check_event_name(value: Option<&Value>, field: &str) -> Result<String> {
     match value {
         None | Some(Value::Null) => Err(required(field)),
         Some(Value::String(name)) => {
@@ -32,7 +32,7 @@ fn check_event_name(value: Option<&Value>, field: &str) -> Result<String, ApiErr
             }
             Ok(name.to_string())
         }
-        Some(other) => Err(ApiError::validation(vec![
+        Some(other) => Err(Error::Invalid(vec![
             FieldError::new(field, "invalid_type", format!("{field} is a string"))
                 .received(json!(type_name(other))),
         ])),
@@ -40,9 +40,9 @@ fn check_event_name(value: Option<&Value>, field: &str) -> Result<String, ApiErr
 }
 
 /// The config object of a step, with only the `allowed` keys.
-fn object<'a>(config: &'a Value, allowed: &[&str], field: &str) -> Result<&'a Map<String, Value>, ApiError> {
+fn object<'a>(config: &'a Value, allowed: &[&str], field: &str) -> Result<&'a Map<String, Value>> {
     let Value::Object(map) = config else {
-        return Err(ApiError::validation(vec![
+        return Err(Error::Invalid(vec![
             FieldError::new(field, "invalid_type", format!("{field} is an object"))
                 .received(json!(type_name(config))),
         ]));
@@ -59,7 +59,7 @@ fn object<'a>(config: &'a Value, allowed: &[&str], field: &str) -> Result<&'a Ma
 }
 
 /// A trigger config `{eventName}` (the name may be left out until the workflow is enabled).
-pub fn check_trigger_config(config: &Value, field: &str) -> Result<(Value, Option<String>), ApiError> {
+pub fn check_trigger_config(config: &Value, field: &str) -> Result<(Value, Option<String>)> {
     let map = object(config, &["eventName"], field)?;
     let event = match map.get("eventName") {
         None | Some(Value::Null) => None,
@@ -83,7 +83,7 @@ pub struct StepRefs {
 
 /// Checks a step's config for its type (CPU only: templates parse here) and returns it as it is
 /// stored, with what it refers to. Errors are 422 naming the key under `field`.
-pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, StepRefs), ApiError> {
+pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, StepRefs)> {
     let at = |key: &str| format!("{field}.{key}");
     let mut refs = StepRefs::default();
     let stored = match kind {
@@ -127,7 +127,7 @@ pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, S
                     m.to_ascii_uppercase()
                 }
                 Some(other) => {
-                    return Err(ApiError::validation(vec![
+                    return Err(Error::Invalid(vec![
                         FieldError::new(
                             at("method"),
                             "invalid_enum_value",
@@ -157,7 +157,7 @@ pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, S
                     None => json!({}),
                 },
                 Some(other) => {
-                    return Err(ApiError::validation(vec![
+                    return Err(Error::Invalid(vec![
                         FieldError::new(at("reason"), "invalid_type", "reason is a string")
                             .received(json!(type_name(other))),
                     ]));
@@ -165,7 +165,7 @@ pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, S
             }
         }
         other => {
-            return Err(ApiError::validation(vec![
+            return Err(Error::Invalid(vec![
                 FieldError::new(
                     "type",
                     "invalid_enum_value",
@@ -184,7 +184,7 @@ fn one_of<'a>(
     map: &'a Map<String, Value>,
     (name, alias): (&str, &str),
     field: &str,
-) -> Result<Option<&'a Value>, ApiError> {
+) -> Result<Option<&'a Value>> {
     let given = |key: &str| map.get(key).filter(|v| !v.is_null());
     match (given(name), given(alias)) {
         (Some(a), Some(b)) if a != b => Err(invalid(
@@ -198,7 +198,7 @@ fn one_of<'a>(
 
 /// SEND_EMAIL `{templateId, recipient?: {type: CONTACT | CUSTOM, email?}}`; Plunk's
 /// `recipient.customEmail` is `email` (and ignored with CONTACT, as Plunk ignores it).
-fn send_email(config: &Value, field: &str) -> Result<(Value, String), ApiError> {
+fn send_email(config: &Value, field: &str) -> Result<(Value, String)> {
     let at = |key: &str| format!("{field}.{key}");
     let map = object(config, &["templateId", "recipient"], field)?;
     let template = match map.get("templateId") {
@@ -228,7 +228,7 @@ fn send_email(config: &Value, field: &str) -> Result<(Value, String), ApiError> 
                     json!({ "type": "CUSTOM", "email": parse_email(email, &format!("{path}.email"))? })
                 }
                 Some(_) => {
-                    return Err(ApiError::validation(vec![
+                    return Err(Error::Invalid(vec![
                         FieldError::new(
                             format!("{path}.type"),
                             "invalid_enum_value",
@@ -249,12 +249,12 @@ const UNITS: &[(&str, i64)] = &[("days", 86_400), ("hours", 3600), ("minutes", 6
 
 /// DELAY `{amount > 0, unit}`, at most 365 days. A fractional amount (Plunk's `1.5` hours) is
 /// stored as the same time in the longest unit that makes it whole (`90` minutes).
-fn delay(config: &Value, field: &str) -> Result<Value, ApiError> {
+fn delay(config: &Value, field: &str) -> Result<Value> {
     let at = |key: &str| format!("{field}.{key}");
     let map = object(config, &["amount", "unit"], field)?;
     let unit_value = map.get("unit").cloned().unwrap_or(Value::Null);
     let Some(&(unit, unit_secs)) = UNITS.iter().find(|(name, _)| unit_value.as_str() == Some(name)) else {
-        return Err(ApiError::validation(vec![
+        return Err(Error::Invalid(vec![
             FieldError::new(at("unit"), "invalid_enum_value", "unit is seconds, minutes, hours or days")
                 .received(unit_value),
         ]));
@@ -280,7 +280,7 @@ fn delay(config: &Value, field: &str) -> Result<Value, ApiError> {
 
 /// WAIT_FOR_EVENT `{eventName, timeoutSeconds?}`; Plunk's `timeout` (seconds, perhaps with a
 /// fraction, rounded up) is `timeoutSeconds`.
-fn wait_for_event(config: &Value, field: &str) -> Result<(Value, String), ApiError> {
+fn wait_for_event(config: &Value, field: &str) -> Result<(Value, String)> {
     let at = |key: &str| format!("{field}.{key}");
     let map = object(config, &["eventName", "timeoutSeconds", "timeout"], field)?;
     let event = check_event_name(map.get("eventName"), &at("eventName"))?;
@@ -304,7 +304,7 @@ fn wait_for_event(config: &Value, field: &str) -> Result<(Value, String), ApiErr
 
 /// CONDITION `{condition}` (a condition tree), or Plunk's single test `{field, operator,
 /// value}`, stored as the tree of that one filter.
-fn condition(config: &Value, field: &str) -> Result<(Value, Condition), ApiError> {
+fn condition(config: &Value, field: &str) -> Result<(Value, Condition)> {
     let at = |key: &str| format!("{field}.{key}");
     let map = object(config, &["condition", "field", "operator", "value", "mode", "branches"], field)?;
     if map.contains_key("mode") || map.contains_key("branches") {
@@ -339,8 +339,10 @@ fn condition(config: &Value, field: &str) -> Result<(Value, Condition), ApiError
         // The single test's errors name its own keys (`config.operator`), not the tree made of it.
         let inside = format!("{field}.groups[0].filters[0]");
         Condition::parse_in_workflow(&tree, field).map_err(|mut e| {
-            for item in &mut e.errors {
-                item.field = item.field.replacen(&inside, field, 1);
+            if let Error::Invalid(items) = &mut e {
+                for item in items {
+                    item.field = item.field.replacen(&inside, field, 1);
+                }
             }
             e
         })?
@@ -352,7 +354,7 @@ fn condition(config: &Value, field: &str) -> Result<(Value, Condition), ApiError
 
 /// UPDATE_CONTACT `{data?, subscribed?}` with the custom-field rules; Plunk's `updates` is
 /// `data`, and its `subscriptionAction` (`subscribe`, `unsubscribe`, `none`) is `subscribed`.
-fn update_contact(config: &Value, field: &str) -> Result<Value, ApiError> {
+fn update_contact(config: &Value, field: &str) -> Result<Value> {
     let at = |key: &str| format!("{field}.{key}");
     let map = object(config, &["data", "subscribed", "updates", "subscriptionAction"], field)?;
     let data = one_of(map, ("data", "updates"), field)?;
@@ -368,7 +370,7 @@ fn update_contact(config: &Value, field: &str) -> Result<Value, ApiError> {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(*b),
         Some(other) => {
-            return Err(ApiError::validation(vec![
+            return Err(Error::Invalid(vec![
                 FieldError::new(at("subscribed"), "invalid_type", "subscribed is true or false")
                     .received(json!(type_name(other))),
             ]));
@@ -380,7 +382,7 @@ fn update_contact(config: &Value, field: &str) -> Result<Value, ApiError> {
         Some(Value::String(a)) if a == "subscribe" => Some(true),
         Some(Value::String(a)) if a == "unsubscribe" => Some(false),
         Some(other) => {
-            return Err(ApiError::validation(vec![
+            return Err(Error::Invalid(vec![
                 FieldError::new(
                     at("subscriptionAction"),
                     "invalid_enum_value",
@@ -415,11 +417,7 @@ fn update_contact(config: &Value, field: &str) -> Result<Value, ApiError> {
 
 /// A step's config with the template Plunk's clients give beside it (`templateId`, over
 /// `config.templateId`): only a SEND_EMAIL step takes one, and cannot be left without one.
-pub fn with_template(
-    kind: &str,
-    mut config: Value,
-    template: Option<Option<String>>,
-) -> Result<Value, ApiError> {
+pub fn with_template(kind: &str, mut config: Value, template: Option<Option<String>>) -> Result<Value> {
     match (kind, template) {
         (_, None) => {}
         ("SEND_EMAIL", Some(Some(id))) => {
@@ -469,11 +467,11 @@ pub fn references(kind: &str, config: &Value) -> StepRefs {
 }
 
 /// Webhook headers: an object of at most 50 names (HTTP tokens) with template values.
-fn check_webhook_headers(headers: &Value, field: &str) -> Result<Value, ApiError> {
+fn check_webhook_headers(headers: &Value, field: &str) -> Result<Value> {
     let map = match headers {
         Value::Object(map) => map,
         other => {
-            return Err(ApiError::validation(vec![
+            return Err(Error::Invalid(vec![
                 FieldError::new(field, "invalid_type", "headers is an object of names and values")
                     .received(json!(type_name(other))),
             ]));
@@ -506,7 +504,7 @@ fn check_webhook_headers(headers: &Value, field: &str) -> Result<Value, ApiError
 }
 
 /// Checks every string inside a webhook body as a template.
-fn check_templates_in(value: &Value, field: &str) -> Result<(), ApiError> {
+fn check_templates_in(value: &Value, field: &str) -> Result<()> {
     match value {
         Value::String(text) => render::check(text, Mode::Text, field),
         Value::Array(items) => items
@@ -592,7 +590,7 @@ mod tests {
     #[test]
     fn plunk_step_configs_are_stored_in_our_form() {
         let ok = |kind: &str, config: Value| check_config(kind, &config, "config").map(|(v, _)| v);
-        let refused = |kind: &str, config: Value| ok(kind, config).unwrap_err().status().code;
+        let refused = |kind: &str, config: Value| ok(kind, config).unwrap_err().kind();
         // SEND_EMAIL's custom recipient.
         assert_eq!(
             ok(
@@ -616,7 +614,7 @@ mod tests {
                 "SEND_EMAIL",
                 json!({"templateId": "t1", "recipient": {"type": "CUSTOM", "email": "a@x.test", "customEmail": "b@x.test"}})
             ),
-            422
+            "invalid"
         );
         // WAIT_FOR_EVENT's timeout, in seconds.
         assert_eq!(
@@ -627,8 +625,8 @@ mod tests {
             ok("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeout": 1.5})).unwrap()["timeoutSeconds"],
             2
         );
-        assert_eq!(refused("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeout": 31_536_001})), 422);
-        assert_eq!(refused("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeoutSeconds": 1.5})), 422);
+        assert_eq!(refused("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeout": 31_536_001})), "invalid");
+        assert_eq!(refused("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeoutSeconds": 1.5})), "invalid");
         // DELAY's fractional amounts.
         assert_eq!(
             ok("DELAY", json!({"amount": 1.5, "unit": "hours"})).unwrap(),
@@ -642,7 +640,7 @@ mod tests {
             ok("DELAY", json!({"amount": 0.25, "unit": "minutes"})).unwrap(),
             json!({"amount": 15, "unit": "seconds"})
         );
-        assert_eq!(refused("DELAY", json!({"amount": 365.5, "unit": "days"})), 422);
+        assert_eq!(refused("DELAY", json!({"amount": 365.5, "unit": "days"})), "invalid");
         // CONDITION's single test, with its contact.* fields.
         assert_eq!(
             ok("CONDITION", json!({"field": "contact.data.plan", "operator": "equals", "value": "pro"}))
@@ -652,16 +650,19 @@ mod tests {
         assert!(
             ok("CONDITION", json!({"field": "event.amount", "operator": "greaterThan", "value": 10})).is_ok()
         );
-        assert_eq!(refused("CONDITION", json!({"mode": "multi", "field": "data.plan", "branches": []})), 422);
+        assert_eq!(
+            refused("CONDITION", json!({"mode": "multi", "field": "data.plan", "branches": []})),
+            "invalid"
+        );
         let unknown =
             ok("CONDITION", json!({"field": "data.plan", "operator": "isAbout", "value": 1})).unwrap_err();
-        assert_eq!(unknown.errors[0].field, "config.operator", "the single test's own key is named");
+        assert_eq!(unknown.fields()[0].field, "config.operator", "the single test's own key is named");
         assert_eq!(
             refused(
                 "CONDITION",
                 json!({"field": "data.plan", "operator": "exists", "condition": {"groups": []}})
             ),
-            422
+            "invalid"
         );
         // UPDATE_CONTACT's updates and subscriptionAction.
         assert_eq!(
@@ -673,11 +674,15 @@ mod tests {
             ok("UPDATE_CONTACT", json!({"updates": {"plan": "pro"}, "subscriptionAction": "none"})).unwrap(),
             json!({"data": {"plan": "pro"}})
         );
-        assert_eq!(refused("UPDATE_CONTACT", json!({"subscriptionAction": "none"})), 422, "nothing to do");
-        assert_eq!(refused("UPDATE_CONTACT", json!({"subscriptionAction": "maybe"})), 422);
+        assert_eq!(
+            refused("UPDATE_CONTACT", json!({"subscriptionAction": "none"})),
+            "invalid",
+            "nothing to do"
+        );
+        assert_eq!(refused("UPDATE_CONTACT", json!({"subscriptionAction": "maybe"})), "invalid");
         assert_eq!(
             refused("UPDATE_CONTACT", json!({"subscribed": true, "subscriptionAction": "unsubscribe"})),
-            422
+            "invalid"
         );
     }
 }

@@ -21,7 +21,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rusqlite::Connection;
+use crate::db::Tx;
 use serde_json::{Map, Value, json};
 
 use crate::core::compose;
@@ -30,6 +30,7 @@ use crate::core::conditions::{Condition, resolve::resolve};
 use crate::core::contacts::{self as core_contacts, Changes};
 use crate::core::data::DataPatch;
 use crate::core::domains::require_verified_sender;
+use crate::core::error::{Error, Result};
 use crate::core::fields::FieldChanges;
 use crate::db::contacts::{self, Contact};
 use crate::db::effects::{Wake, wake};
@@ -37,7 +38,6 @@ use crate::db::emails::{self, Email};
 use crate::db::executions::{self, Execution, StepRun};
 use crate::db::workflows::{self, Step, Workflow};
 use crate::db::{new_id, projects, settings, templates};
-use crate::error::{ApiError, over_cap};
 
 /// Most steps one call of [`advance`] runs: far more than a path through 200 steps without a
 /// wait can take (the graph has no loop without a wait), so reaching it means a bug, and the
@@ -51,7 +51,7 @@ pub const MAX_CONTEXT_BYTES: usize = 64 * 1024;
 /// Resumes the contact's executions waiting for `name` and starts the workflows `name`
 /// triggers, in the caller's transaction (the one recording the event).
 pub fn on_event(
-    conn: &Connection,
+    conn: &Tx,
     project: &str,
     contact: &str,
     name: &str,
@@ -155,7 +155,7 @@ fn cause_of(name: &str, data: &Value) -> Option<String> {
 /// Starts an execution of `workflow` for `contact`: its TRIGGER step is recorded with `output`
 /// and the execution is due at once at the step after it.
 pub fn start(
-    conn: &Connection,
+    conn: &Tx,
     workflow: &Workflow,
     contact: &str,
     context: Value,
@@ -222,11 +222,11 @@ pub enum Advanced {
 
 /// Runs execution `id` from where it stands until it waits, ends or reaches a webhook; the
 /// runner's lease then lasts until `lease_until`, through the call.
-pub fn advance(conn: &Connection, id: &str, now: i64, lease_until: i64) -> Result<Advanced, ApiError> {
+pub fn advance(conn: &Tx, id: &str, now: i64, lease_until: i64) -> Result<Advanced> {
     let Some(mut ex) = executions::by_id(conn, id)? else { return Ok(Advanced::Idle) };
     if projects::is_wiping(conn, &ex.project_id)? {
         // The project is being reset or deleted: the execution goes now rather than run on.
-        conn.execute("DELETE FROM workflow_executions WHERE id = ?1", [id])?;
+        executions::delete(conn, id)?;
         return Ok(Advanced::Idle);
     }
     let outcome = run(conn, &mut ex, now)?;
@@ -237,12 +237,12 @@ pub fn advance(conn: &Connection, id: &str, now: i64, lease_until: i64) -> Resul
 /// on, and runs it further like [`advance`]. Nothing happens when the execution is no longer at
 /// that step's run (it was cancelled meanwhile).
 pub fn finish_webhook(
-    conn: &Connection,
+    conn: &Tx,
     call: &WebhookCall,
     answer: Result<Value, String>,
     now: i64,
     lease_until: i64,
-) -> Result<Advanced, ApiError> {
+) -> Result<Advanced> {
     let Some(mut ex) = executions::by_id(conn, &call.execution)? else { return Ok(Advanced::Idle) };
     let open = executions::last_run(conn, &ex.id)?
         .is_some_and(|r| r.seq == call.seq && r.step_id == call.step && r.status == "RUNNING");
@@ -261,13 +261,7 @@ pub fn finish_webhook(
 }
 
 /// Saves where the execution stands: leased through a webhook call, free otherwise.
-fn settle(
-    conn: &Connection,
-    ex: &mut Execution,
-    outcome: Advanced,
-    now: i64,
-    lease_until: i64,
-) -> Result<Advanced, ApiError> {
+fn settle(conn: &Tx, ex: &mut Execution, outcome: Advanced, now: i64, lease_until: i64) -> Result<Advanced> {
     ex.locked_until = matches!(outcome, Advanced::Call(_)).then_some(lease_until);
     ex.updated_at = now;
     executions::save(conn, ex)?;
@@ -275,7 +269,7 @@ fn settle(
 }
 
 /// Cancels an active execution; whether it was active.
-pub fn cancel(conn: &Connection, ex: &mut Execution, now: i64) -> crate::db::Result<bool> {
+pub fn cancel(conn: &Tx, ex: &mut Execution, now: i64) -> crate::db::Result<bool> {
     if !ex.is_active() {
         return Ok(false);
     }
@@ -307,7 +301,7 @@ fn end(ex: &mut Execution, status: &str, now: i64) {
 }
 
 /// The step loop of [`advance`].
-fn run(conn: &Connection, ex: &mut Execution, now: i64) -> Result<Advanced, ApiError> {
+fn run(conn: &Tx, ex: &mut Execution, now: i64) -> Result<Advanced> {
     let _scope = StepScope::enter(&ex.workflow_id);
     for _ in 0..MAX_STEPS_AT_ONCE {
         let Some(step_id) = ex.current_step_id.clone() else {
@@ -346,12 +340,7 @@ fn run(conn: &Connection, ex: &mut Execution, now: i64) -> Result<Advanced, ApiE
 }
 
 /// Runs one step of a RUNNING execution; a WEBHOOK step returns the call to make.
-fn step_once(
-    conn: &Connection,
-    ex: &mut Execution,
-    step: &Step,
-    now: i64,
-) -> Result<Option<WebhookCall>, ApiError> {
+fn step_once(conn: &Tx, ex: &mut Execution, step: &Step, now: i64) -> Result<Option<WebhookCall>> {
     let config: Value = serde_json::from_str(&step.config).unwrap_or(Value::Null);
     match step.kind.as_str() {
         "TRIGGER" => move_on(conn, ex, &step.id, None, now)?,
@@ -452,7 +441,7 @@ fn step_once(
 
 /// The execution's contact; an execution whose contact is gone is failed (the row cascades
 /// away with the contact, so this is a contact deleted within this transaction).
-fn contact_of(conn: &Connection, ex: &mut Execution, now: i64) -> crate::db::Result<Option<Contact>> {
+fn contact_of(conn: &Tx, ex: &mut Execution, now: i64) -> crate::db::Result<Option<Contact>> {
     let contact = contacts::by_id(conn, &ex.project_id, &ex.contact_id)?;
     if contact.is_none() {
         let at = ex.current_step_id.clone().unwrap_or_default();
@@ -462,7 +451,7 @@ fn contact_of(conn: &Connection, ex: &mut Execution, now: i64) -> crate::db::Res
 }
 
 fn condition_holds(
-    conn: &Connection,
+    conn: &Tx,
     ex: &Execution,
     contact: &Contact,
     config: &Value,
@@ -484,13 +473,7 @@ enum Sent {
 
 /// Queues a SEND_EMAIL step's email, the way campaigns and `/v1/send` queue theirs: the
 /// template's content, rendered by the delivery worker for the recipient.
-fn send_email(
-    conn: &Connection,
-    ex: &Execution,
-    contact: &Contact,
-    config: &Value,
-    now: i64,
-) -> Result<Sent, ApiError> {
+fn send_email(conn: &Tx, ex: &Execution, contact: &Contact, config: &Value, now: i64) -> Result<Sent> {
     let template_id = config["templateId"].as_str().unwrap_or_default();
     let Some(template) = templates::get(conn, &ex.project_id, template_id)? else {
         return Ok(Sent::Failed(format!("the template {template_id} no longer exists")));
@@ -542,14 +525,16 @@ fn send_email(
         Ok(()) => {}
         // Over the project's monthly cap of workflow emails: the step fails with the reason
         // (not an error, which would have the runner try it again and again).
-        Err(e) if over_cap(&e).is_some() => return Ok(Sent::Failed(why(&ApiError::from(e)))),
-        Err(e) => return Err(e.into()),
+        Err(e) => match Error::from(e) {
+            e if e.over_cap().is_some() => return Ok(Sent::Failed(why(&e))),
+            e => return Err(e),
+        },
     }
     Ok(Sent::Queued(json!({ "emailId": email.id, "to": to_email, "templateId": template.id })))
 }
 
 /// An UPDATE_CONTACT step, through the custom-field rules of every other writer of contacts.
-fn update_contact(conn: &Connection, contact: Contact, config: &Value, now: i64) -> Result<Value, String> {
+fn update_contact(conn: &Tx, contact: Contact, config: &Value, now: i64) -> Result<Value, String> {
     let patch = DataPatch::parse(config.get("data").filter(|d| !d.is_null()), "data").map_err(|e| why(&e))?;
     let subscribed = config.get("subscribed").and_then(Value::as_bool);
     let project = contact.project_id.clone();
@@ -571,10 +556,10 @@ pub fn variables(data: &Map<String, Value>, context: &Map<String, Value>) -> Map
 }
 
 /// What went wrong, in one line for the step's `error`: the first field's message when there is one.
-fn why(e: &ApiError) -> String {
-    match e.errors.first() {
+fn why(e: &Error) -> String {
+    match e.fields().first() {
         Some(field) => format!("{}: {}", field.field, field.message),
-        None => e.message.clone(),
+        None => e.to_string(),
     }
 }
 
@@ -599,7 +584,7 @@ fn merge_event(context: &mut Map<String, Value>, data: &Value) {
 /// Moves a RUNNING or WAITING execution past `from` on `branch`: to the next step, due now, or
 /// to COMPLETED when nothing follows. (Callers outside the runner wake it once they are done.)
 fn move_on(
-    conn: &Connection,
+    conn: &Tx,
     ex: &mut Execution,
     from: &str,
     branch: Option<&str>,
@@ -620,7 +605,7 @@ fn move_on(
 
 /// Fails an active execution for good at the step it is at (the quarantine: see
 /// `scheduler::inflight`).
-pub fn give_up(conn: &Connection, id: &str, why: &str, now: i64) -> crate::db::Result<()> {
+pub fn give_up(conn: &Tx, id: &str, why: &str, now: i64) -> crate::db::Result<()> {
     let Some(mut ex) = executions::by_id(conn, id)? else { return Ok(()) };
     if !ex.is_active() {
         return Ok(());
@@ -631,7 +616,7 @@ pub fn give_up(conn: &Connection, id: &str, why: &str, now: i64) -> crate::db::R
 }
 
 /// Fails the execution at `step` with `why`, kept on the step's run.
-fn fail(conn: &Connection, ex: &mut Execution, step: &str, why: &str, now: i64) -> crate::db::Result<()> {
+fn fail(conn: &Tx, ex: &mut Execution, step: &str, why: &str, now: i64) -> crate::db::Result<()> {
     record(conn, &ex.id, step, "FAILED", None, Some(why.to_string()), now)?;
     end(ex, "FAILED", now);
     Ok(())
@@ -640,7 +625,7 @@ fn fail(conn: &Connection, ex: &mut Execution, step: &str, why: &str, now: i64) 
 /// Records a step's run: the run open at this step is closed (or updated), otherwise a new run
 /// is added. Returns its number.
 fn record(
-    conn: &Connection,
+    conn: &Tx,
     execution: &str,
     step: &str,
     status: &str,

@@ -6,8 +6,8 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Value, json};
 
 use super::invalid;
+use crate::core::error::{Error, FieldError, Result};
 use crate::db::workflows::{Step, Transition};
-use crate::error::{ApiError, FieldError};
 
 /// The branches a step's outgoing transitions carry: `None` for steps with one way on.
 pub fn branches(kind: &str) -> Option<&'static [&'static str]> {
@@ -32,10 +32,10 @@ pub fn check_transition(
     from: &str,
     to: &str,
     branch: Option<&str>,
-) -> Result<Option<String>, ApiError> {
+) -> Result<Option<String>> {
     let find = |id: &str, field: &str| {
         steps.iter().find(|s| s.id == id).ok_or_else(|| {
-            ApiError::validation(vec![
+            Error::Invalid(vec![
                 FieldError::new(field, "not_found", "no step of this workflow has this id")
                     .received(json!(id)),
             ])
@@ -63,7 +63,7 @@ pub fn check_transition(
         }
         (Some(allowed), Some(b)) if allowed.contains(&b) => Some(b.to_string()),
         (Some(allowed), b) => {
-            return Err(ApiError::validation(vec![
+            return Err(Error::Invalid(vec![
                 FieldError::new(
                     "branch",
                     if b.is_none() { "required" } else { "invalid_enum_value" },
@@ -79,7 +79,7 @@ pub fn check_transition(
     };
     if transitions.iter().any(|t| t.from_step_id == from && t.branch == branch) {
         let way = branch.as_deref().map_or(String::new(), |b| format!(" on branch {b:?}"));
-        return Err(ApiError::conflict(format!(
+        return Err(Error::conflict(format!(
             "the step already leads somewhere{way}: delete that transition first"
         )));
     }
@@ -100,7 +100,7 @@ pub fn branch_named(
     branch: Option<&str>,
     condition: Option<&Value>,
     wait_outcome: Option<&str>,
-) -> Result<Option<String>, ApiError> {
+) -> Result<Option<String>> {
     let from_condition = match condition {
         None | Some(Value::Null) => None,
         Some(Value::Object(c)) if c.len() == 1 && c.get("fallback") == Some(&Value::Bool(true)) => {
@@ -110,7 +110,7 @@ pub fn branch_named(
             c.get("branch").and_then(Value::as_str)
         }
         Some(other) => {
-            return Err(ApiError::validation(vec![
+            return Err(Error::Invalid(vec![
                 FieldError::new("condition", "invalid_type", "condition is {branch: \"yes\" | \"no\"}")
                     .received(other.clone()),
             ]));
@@ -121,7 +121,7 @@ pub fn branch_named(
         Some(o) if o.eq_ignore_ascii_case("EVENT") => Some("event"),
         Some(o) if o.eq_ignore_ascii_case("TIMEOUT") => Some("timeout"),
         Some(other) => {
-            return Err(ApiError::validation(vec![
+            return Err(Error::Invalid(vec![
                 FieldError::new("waitOutcome", "invalid_enum_value", "waitOutcome is EVENT or TIMEOUT")
                     .received(json!(other)),
             ]));
@@ -201,14 +201,14 @@ pub fn splice(
     steps: &[Step],
     transitions: &[Transition],
     removed: &str,
-) -> Result<Vec<(String, String, Option<String>)>, ApiError> {
+) -> Result<Vec<(String, String, Option<String>)>> {
     let outgoing: Vec<&Transition> = transitions.iter().filter(|t| t.from_step_id == removed).collect();
     let incoming: Vec<&Transition> =
         transitions.iter().filter(|t| t.to_step_id == removed && t.from_step_id != removed).collect();
     let targets: HashSet<&str> =
         outgoing.iter().map(|t| t.to_step_id.as_str()).filter(|&to| to != removed).collect();
     if targets.len() > 1 {
-        return Err(ApiError::bad_request(
+        return Err(Error::malformed(
             "the step leads to more than one step, so its predecessors cannot be reconnected: delete it \
              without splice=true and add the transitions you want",
         ));
@@ -224,7 +224,7 @@ pub fn splice(
     let mut graph = remaining;
     for t in incoming {
         if closes_waitless_cycle(&kept, &graph, &t.from_step_id, target) {
-            return Err(ApiError::bad_request(
+            return Err(Error::malformed(
                 "reconnecting around the step would close a loop without a DELAY or WAIT_FOR_EVENT step",
             ));
         }
@@ -263,7 +263,7 @@ mod tests {
             [step("t", "TRIGGER"), step("c", "CONDITION"), step("s", "SEND_EMAIL"), step("d", "DELAY")];
         let graph = [edge("t", "c", None), edge("c", "s", Some("yes"))];
         let err = check_transition(&steps, &graph, "s", "c", None).unwrap_err();
-        assert_eq!(err.status().code, 422, "send → condition → send never waits");
+        assert_eq!(err.kind(), "invalid", "send → condition → send never waits");
         // Through a delay the same loop is fine.
         let graph = [edge("t", "c", None), edge("c", "s", Some("yes")), edge("s", "d", None)];
         assert_eq!(check_transition(&steps, &graph, "d", "c", None).unwrap(), None);
@@ -276,15 +276,15 @@ mod tests {
         let steps =
             [step("t", "TRIGGER"), step("c", "CONDITION"), step("a", "SEND_EMAIL"), step("e", "EXIT")];
         let graph = [edge("t", "c", None), edge("c", "a", Some("yes"))];
-        assert_eq!(check_transition(&steps, &graph, "c", "e", None).unwrap_err().status().code, 422);
-        assert_eq!(check_transition(&steps, &graph, "c", "e", Some("maybe")).unwrap_err().status().code, 422);
-        assert_eq!(check_transition(&steps, &graph, "c", "e", Some("yes")).unwrap_err().status().code, 409);
+        assert_eq!(check_transition(&steps, &graph, "c", "e", None).unwrap_err().kind(), "invalid");
+        assert_eq!(check_transition(&steps, &graph, "c", "e", Some("maybe")).unwrap_err().kind(), "invalid");
+        assert_eq!(check_transition(&steps, &graph, "c", "e", Some("yes")).unwrap_err().kind(), "conflict");
         assert_eq!(check_transition(&steps, &graph, "c", "e", Some("no")).unwrap(), Some("no".into()));
-        assert_eq!(check_transition(&steps, &graph, "a", "e", Some("yes")).unwrap_err().status().code, 422);
-        assert_eq!(check_transition(&steps, &graph, "t", "a", None).unwrap_err().status().code, 409);
-        assert_eq!(check_transition(&steps, &graph, "e", "a", None).unwrap_err().status().code, 422);
-        assert_eq!(check_transition(&steps, &graph, "a", "t", None).unwrap_err().status().code, 422);
-        assert_eq!(check_transition(&steps, &graph, "a", "x", None).unwrap_err().status().code, 422);
+        assert_eq!(check_transition(&steps, &graph, "a", "e", Some("yes")).unwrap_err().kind(), "invalid");
+        assert_eq!(check_transition(&steps, &graph, "t", "a", None).unwrap_err().kind(), "conflict");
+        assert_eq!(check_transition(&steps, &graph, "e", "a", None).unwrap_err().kind(), "invalid");
+        assert_eq!(check_transition(&steps, &graph, "a", "t", None).unwrap_err().kind(), "invalid");
+        assert_eq!(check_transition(&steps, &graph, "a", "x", None).unwrap_err().kind(), "invalid");
     }
 
     #[test]
@@ -309,7 +309,7 @@ mod tests {
         assert_eq!(splice(&steps, &graph, "c").unwrap(), [("t".to_string(), "d".to_string(), None)]);
         // A condition whose branches part cannot be spliced out.
         let parted = [edge("t", "c", None), edge("c", "d", Some("yes")), edge("c", "s", Some("no"))];
-        assert_eq!(splice(&steps, &parted, "c").unwrap_err().status().code, 400);
+        assert_eq!(splice(&steps, &parted, "c").unwrap_err().kind(), "malformed");
         // Nothing after it: the ways in just go.
         assert_eq!(splice(&steps, &graph, "s").unwrap(), []);
     }
@@ -323,9 +323,9 @@ mod tests {
         assert_eq!(named(None, Some(json!({"fallback": true})), None).unwrap(), Some("timeout".into()));
         assert_eq!(named(Some("event"), None, Some("EVENT")).unwrap(), Some("event".into()));
         assert_eq!(named(None, None, None).unwrap(), None);
-        assert_eq!(named(Some("yes"), Some(json!({"branch": "no"})), None).unwrap_err().status().code, 422);
-        assert_eq!(named(None, None, Some("LATER")).unwrap_err().status().code, 422);
-        assert_eq!(named(None, Some(json!({"when": "x"})), None).unwrap_err().status().code, 422);
+        assert_eq!(named(Some("yes"), Some(json!({"branch": "no"})), None).unwrap_err().kind(), "invalid");
+        assert_eq!(named(None, None, Some("LATER")).unwrap_err().kind(), "invalid");
+        assert_eq!(named(None, Some(json!({"when": "x"})), None).unwrap_err().kind(), "invalid");
     }
 
     #[test]

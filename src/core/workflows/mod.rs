@@ -15,7 +15,7 @@ pub mod webhook;
 pub use config::{StepRefs, check_config, check_trigger_config, references, with_template};
 pub use graph::{auto_connect, branch_named, branches, check_transition, splice};
 
-use crate::error::ApiError;
+use crate::core::error::{Error, Result};
 
 /// The step types `POST /workflows/:id/steps` adds (the TRIGGER step comes with the workflow).
 pub const STEP_TYPES: &[&str] =
@@ -28,16 +28,16 @@ pub const MAX_STEPS: usize = 200;
 pub const MAX_WAIT_SECS: i64 = 365 * 24 * 3600;
 const MAX_TEXT: usize = 500;
 
-pub(super) fn invalid(field: &str, code: &str, message: impl Into<String>) -> ApiError {
-    ApiError::invalid_field(field, code, message)
+pub(super) fn invalid(field: &str, code: &str, message: impl Into<String>) -> Error {
+    Error::invalid(field, code, message)
 }
 
-pub(super) fn required(field: &str) -> ApiError {
+pub(super) fn required(field: &str) -> Error {
     invalid(field, "required", format!("{field} is required"))
 }
 
 /// A name: 1 to 200 characters.
-pub fn check_name(name: &str, field: &str) -> Result<String, ApiError> {
+pub fn check_name(name: &str, field: &str) -> Result<String> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
         return Err(invalid(field, "invalid_string", format!("{field} must be 1 to 200 characters")));
@@ -46,7 +46,7 @@ pub fn check_name(name: &str, field: &str) -> Result<String, ApiError> {
 }
 
 /// An optional text of at most 500 characters; empty clears it.
-pub fn check_text(text: Option<String>, field: &str) -> Result<Option<String>, ApiError> {
+pub fn check_text(text: Option<String>, field: &str) -> Result<Option<String>> {
     let text = text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
     if text.as_ref().is_some_and(|t| t.chars().count() > MAX_TEXT) {
         return Err(invalid(field, "too_big", format!("{field} is at most {MAX_TEXT} characters")));
