@@ -366,6 +366,31 @@ fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSet<String>> 
     s.out
 }
 
+/// The shortest chain of imports from `from` to `to` (breadth first).
+fn shortest_path(edges: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> Option<Vec<String>> {
+    let mut came_from: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([from]);
+    while let Some(at) = queue.pop_front() {
+        if at == to {
+            let mut path = vec![to.to_string()];
+            let mut step = to;
+            while let Some(prev) = came_from.get(step) {
+                path.push(prev.to_string());
+                step = prev;
+            }
+            path.reverse();
+            return Some(path);
+        }
+        for next in edges.get(at).into_iter().flatten() {
+            if next != from && !came_from.contains_key(next.as_str()) {
+                came_from.insert(next, at);
+                queue.push_back(next);
+            }
+        }
+    }
+    None
+}
+
 fn has_word(code: &str, word: &str) -> bool {
     code.match_indices(word).any(|(at, _)| {
         let before = code[..at].chars().last();
@@ -420,6 +445,17 @@ fn breaches() -> BTreeSet<String> {
                 out.insert(format!("jobs: {}", s.file));
             }
         }
+    }
+    // `ARCHITECTURE_PATH="src/a.rs src/b.rs" cargo test --test architecture -- --nocapture`
+    // prints the shortest chain of imports from one file to the other: what ties a circle.
+    if let Some((from, to)) = std::env::var("ARCHITECTURE_PATH").ok().and_then(|v| {
+        let mut parts = v.split_whitespace().map(str::to_string);
+        Some((parts.next()?, parts.next()?))
+    }) {
+        println!(
+            "{}",
+            shortest_path(&edges, &from, &to).unwrap_or_else(|| vec!["(no path)".into()]).join("\n  -> ")
+        );
     }
     for circle in circles(&edges) {
         out.insert(format!("circle: {}", circle.into_iter().collect::<Vec<_>>().join(" ")));

@@ -11,14 +11,12 @@ use super::guards::ProjectAccess;
 use super::json::{JsonBody, Medium, Message, OptionalJsonBody, Small};
 use super::pagination;
 use crate::clock;
+use crate::core::campaign_state;
 use crate::core::campaigns::{self as core_campaigns, Fields};
 use crate::core::contacts::parse_email;
-use crate::core::domains::require_verified_sender;
 use crate::core::segments::count_condition;
-use crate::db::campaigns::{self, Campaign, Stamps};
-use crate::db::{contacts, emails, jobs};
+use crate::db::campaigns::{self, Campaign};
 use crate::error::ApiError;
-use crate::scheduler::campaigns::{cancel_job, send_job};
 use crate::state::AppState;
 use crate::views::campaigns::{
     AudienceBody, Campaign as CampaignView, CampaignChanges, CampaignFields, CampaignStats, Count,
@@ -108,7 +106,7 @@ async fn checked_save(
             } else {
                 let current = campaigns::by_id(tx, &saved.id)?
                     .ok_or_else(|| ApiError::not_found("Campaign not found"))?;
-                editable(&current)?;
+                campaign_state::require_editable(&current)?;
                 campaigns::update_content(tx, &saved)?;
             }
             core_campaigns::check_references(tx, &saved, condition)?;
@@ -116,16 +114,6 @@ async fn checked_save(
         })
         .await?;
     Ok(campaign)
-}
-
-fn editable(c: &Campaign) -> Result<(), ApiError> {
-    if c.status == "DRAFT" || c.status == "SCHEDULED" {
-        return Ok(());
-    }
-    Err(ApiError::bad_request(format!(
-        "Only DRAFT and SCHEDULED campaigns can be changed; this one is {}. Duplicate it to make a new draft.",
-        c.status
-    )))
 }
 
 /// Makes a DRAFT campaign.
@@ -142,15 +130,7 @@ async fn create(
     access: ProjectAccess,
     body: JsonBody<Fields, Message>,
 ) -> Result<Json<Success<CampaignView>>, ApiError> {
-    let now = clock::now_ms();
-    let campaign = Campaign {
-        id: crate::db::new_id(),
-        project_id: access.project.id,
-        status: "DRAFT".into(),
-        created_at: now,
-        updated_at: now,
-        ..Campaign::default()
-    };
+    let campaign = campaign_state::draft(&access.project.id, clock::now_ms());
     let saved = checked_save(state, campaign, body.0, true).await?;
     Ok(Json(Success::new(core_campaigns::view(&saved))))
 }
@@ -227,7 +207,7 @@ async fn replace(
     body: JsonBody<CampaignChanges, Message>,
 ) -> Result<Json<CampaignView>, ApiError> {
     let mut campaign = find(state, access.project.id, id).await?;
-    editable(&campaign)?;
+    campaign_state::require_editable(&campaign)?;
     campaign.updated_at = clock::now_ms();
     let fields = core_campaigns::merge(&campaign, body.0);
     let saved = checked_save(state, campaign, fields, false).await?;
@@ -246,18 +226,7 @@ async fn replace(
 #[delete("/campaigns/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let campaign = find(state, access.project.id, id).await?;
-    state
-        .db
-        .write(move |tx| {
-            let current = campaigns::by_id(tx, &campaign.id)?
-                .ok_or_else(|| ApiError::not_found("Campaign not found"))?;
-            if current.status == "SENDING" {
-                return Err(ApiError::conflict("The campaign is sending; cancel it first, then delete it"));
-            }
-            campaigns::delete(tx, &current.id)?;
-            Ok(())
-        })
-        .await?;
+    state.db.write(move |tx| campaign_state::delete(tx, &campaign.id)).await?;
     Ok(Status::NoContent)
 }
 
@@ -275,36 +244,7 @@ async fn duplicate(
     id: &str,
 ) -> Result<Json<CampaignView>, ApiError> {
     let original = find(state, access.project.id, id).await?;
-    let now = clock::now_ms();
-    let copy = Campaign {
-        id: crate::db::new_id(),
-        project_id: original.project_id.clone(),
-        name: format!("{} (copy)", original.name).chars().take(200).collect(),
-        description: original.description.clone(),
-        subject: original.subject.clone(),
-        body: original.body.clone(),
-        from_email: original.from_email.clone(),
-        from_name: original.from_name.clone(),
-        reply_to: original.reply_to.clone(),
-        kind: original.kind.clone(),
-        status: "DRAFT".into(),
-        audience_type: original.audience_type.clone(),
-        segment_id: original.segment_id.clone(),
-        audience_condition: original.audience_condition.clone(),
-        template_id: original.template_id.clone(),
-        created_at: now,
-        updated_at: now,
-        ..Campaign::default()
-    };
-    let saved = copy.clone();
-    state
-        .db
-        .write(move |tx| {
-            campaigns::insert(tx, &saved)?;
-            core_campaigns::copy_references(tx, &original, &saved)?;
-            Ok::<_, ApiError>(())
-        })
-        .await?;
+    let copy = state.db.write(move |tx| campaign_state::duplicate(tx, &original, clock::now_ms())).await?;
     Ok(Json(core_campaigns::view(&copy)))
 }
 
@@ -327,43 +267,12 @@ async fn send(
 ) -> Result<Json<SendAnswer>, ApiError> {
     let at = core_campaigns::parse_schedule(body.0.and_then(|b| b.scheduled_for).as_ref())?;
     let campaign = find(state, access.project.id, id).await?;
-    editable(&campaign).map_err(|_| {
-        ApiError::bad_request(format!(
-            "Only DRAFT and SCHEDULED campaigns can be sent; this one is {}",
-            campaign.status
-        ))
-    })?;
     let checked = campaign.clone();
-    let audience = state
-        .db
-        .run(move |conn| {
-            require_verified_sender(conn, &checked.project_id, &checked.from_email)?;
-            core_campaigns::audience(conn, &checked)
-        })
-        .await?;
+    let audience = state.db.run(move |conn| campaign_state::send_audience(conn, &checked)).await?;
     let recipients = count_condition(state, &campaign.project_id, audience).await?;
-    if recipients == 0 {
-        return Err(ApiError::bad_request(
-            "The audience is empty: no contact would receive this campaign (MARKETING campaigns go to subscribed contacts only)",
-        ));
-    }
-    let now = clock::now_ms();
-    let (status, stamps) = match at {
-        Some(at) => ("SCHEDULED", Stamps { scheduled_for: Some(Some(at)), ..Stamps::default() }),
-        None => ("SENDING", Stamps { sent_at: Some(now), scheduled_for: Some(None), ..Stamps::default() }),
-    };
-    let (project, id) = (campaign.project_id.clone(), campaign.id.clone());
     let sent = state
         .db
-        .write(move |tx| {
-            if !campaigns::transition(tx, &id, &["DRAFT", "SCHEDULED"], status, stamps, now)? {
-                return Err(ApiError::bad_request(
-                    "The campaign changed meanwhile; it can no longer be sent",
-                ));
-            }
-            jobs::enqueue_soonest(tx, &send_job(&project, &id, at.unwrap_or(now)))?;
-            campaigns::by_id(tx, &id)?.ok_or_else(|| ApiError::not_found("Campaign not found"))
-        })
+        .write(move |tx| campaign_state::send(tx, &campaign.id, recipients, at, clock::now_ms()))
         .await?;
     let message = match sent.scheduled_for {
         Some(at) => format!("Campaign scheduled for {}", clock::iso(at)),
@@ -395,22 +304,7 @@ async fn cancel(
     id: &str,
 ) -> Result<Json<CampaignView>, ApiError> {
     let campaign = find(state, access.project.id, id).await?;
-    let now = clock::now_ms();
-    let cancelled = state
-        .db
-        .write(move |tx| {
-            let stamps = Stamps { finished_at: Some(now), ..Stamps::default() };
-            if !campaigns::transition(tx, &campaign.id, &["SCHEDULED", "SENDING"], "CANCELLED", stamps, now)?
-            {
-                let current = campaigns::by_id(tx, &campaign.id)?.map(|c| c.status).unwrap_or_default();
-                return Err(ApiError::bad_request(format!(
-                    "Only SCHEDULED and SENDING campaigns can be cancelled; this one is {current}"
-                )));
-            }
-            jobs::enqueue(tx, &cancel_job(&campaign.project_id, &campaign.id))?;
-            campaigns::by_id(tx, &campaign.id)?.ok_or_else(|| ApiError::not_found("Campaign not found"))
-        })
-        .await?;
+    let cancelled = state.db.write(move |tx| campaign_state::cancel(tx, &campaign, clock::now_ms())).await?;
     Ok(Json(core_campaigns::view(&cancelled)))
 }
 
@@ -433,17 +327,8 @@ async fn test(
     let to = body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
     let to = parse_email(&to, "email")?;
     let campaign = find(state, access.project.id, id).await?;
-    let now = clock::now_ms();
-    let queued = state
-        .db
-        .write(move |tx| {
-            require_verified_sender(tx, &campaign.project_id, &campaign.from_email)?;
-            let contact = contacts::by_email(tx, &campaign.project_id, &to)?;
-            let email = core_campaigns::test_email(&campaign, &to, contact.map(|c| c.id), now);
-            emails::insert(tx, &email, now)?;
-            Ok::<_, ApiError>(email)
-        })
-        .await?;
+    let queued =
+        state.db.write(move |tx| campaign_state::send_test(tx, &campaign, &to, clock::now_ms())).await?;
     Ok(Json(TestSent { email: queued.id, to: queued.to_email, status: queued.status }))
 }
 

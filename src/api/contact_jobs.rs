@@ -14,9 +14,7 @@ use super::json::{JsonBody, Medium};
 use crate::clock;
 use crate::core::{bulk, import};
 use crate::db::contact_jobs::{self, ContactJob};
-use crate::db::jobs;
 use crate::error::{ApiError, FieldError};
-use crate::scheduler::contact_jobs as worker;
 use crate::state::AppState;
 use crate::views::contact_jobs::{BulkRequest, ContactJob as JobView, CsvUpload, ImportPreview, Queued};
 
@@ -40,11 +38,7 @@ async fn queue(
 ) -> Result<ContactJob, ApiError> {
     let job = state
         .db
-        .write(move |tx| {
-            let job = contact_jobs::insert(tx, &project, operation, &input, total, clock::now_ms())?;
-            jobs::enqueue(tx, &worker::job(&project, &job.id))?;
-            Ok::<_, ApiError>(job)
-        })
+        .write(move |tx| crate::core::bulk::start(tx, &project, operation, &input, total, clock::now_ms()))
         .await?;
     Ok(job)
 }

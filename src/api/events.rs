@@ -11,9 +11,8 @@ use super::pagination;
 use crate::clock;
 use crate::core::track;
 use crate::db::events::{self, ListQuery, Listed};
-use crate::db::{DbError, contacts, jobs};
+use crate::db::{DbError, contacts};
 use crate::error::ApiError;
-use crate::scheduler::events::{DELETE_BATCH, delete_job};
 use crate::state::AppState;
 use crate::views::CursorPage;
 use crate::views::events::{DayCount, Event, EventDeletion, EventName, EventStats, NameCount};
@@ -354,21 +353,7 @@ async fn remove(
         ));
     }
     let (project, owned) = (access.project.id, name.to_string());
-    let outcome = state
-        .db
-        .write(move |tx| {
-            let total = events::count_named(tx, &project, &owned)?;
-            if total == 0 {
-                return Ok::<_, ApiError>(None);
-            }
-            if total as usize <= DELETE_BATCH {
-                events::delete_named(tx, &project, &owned, DELETE_BATCH)?;
-                return Ok(Some((total, false)));
-            }
-            jobs::enqueue(tx, &delete_job(&project, &owned))?;
-            Ok(Some((total, true)))
-        })
-        .await?;
+    let outcome = state.db.write(move |tx| crate::core::events::delete_named(tx, &project, &owned)).await?;
     match outcome {
         None => Err(ApiError::not_found(format!("No events named {name:?} in this project"))),
         Some((total, false)) => Ok((

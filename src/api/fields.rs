@@ -10,9 +10,8 @@ use super::guards::ProjectAccess;
 use super::pagination;
 use crate::clock;
 use crate::core::fields::json_path;
-use crate::db::{DbError, contact_jobs, contacts, jobs};
+use crate::db::{DbError, contacts};
 use crate::error::ApiError;
-use crate::scheduler::contact_jobs as worker;
 use crate::state::AppState;
 use crate::views::fields::{Field, FieldDeletion, FieldList, FieldValue, FieldValues};
 use crate::views::usage::FieldUsage;
@@ -205,19 +204,7 @@ async fn remove(
     let project = access.project.id;
     let job = state
         .db
-        .write(move |tx| {
-            let now = clock::now_ms();
-            tx.execute(
-                // A plain prefix test: as a LIKE pattern, `a_b` would also match `axb.c`.
-                "DELETE FROM contact_fields WHERE project_id = ?1
-                   AND (path = ?2 OR substr(path, 1, length(?2) + 1) = ?2 || '.')",
-                params![project, path],
-            )?;
-            let (total, _) = contacts::counts(tx, &project)?;
-            let job = contact_jobs::insert(tx, &project, "delete_field", path.as_bytes(), total, now)?;
-            jobs::enqueue(tx, &worker::job(&project, &job.id))?;
-            Ok::<_, ApiError>(job)
-        })
+        .write(move |tx| crate::core::bulk::remove_field(tx, &project, &path, clock::now_ms()))
         .await?;
     Ok((
         Status::Accepted,

@@ -11,10 +11,8 @@ use super::json::{JsonBody, Medium};
 use super::pagination;
 use crate::clock;
 use crate::core::segments::{self as core_segments, NewSegment, SegmentChanges, Step};
-use crate::db::jobs;
 use crate::db::segments::{self, Segment};
 use crate::error::{ApiError, FieldError};
-use crate::scheduler::segments::compute_job;
 use crate::state::AppState;
 use crate::views::NumberedPage;
 use crate::views::campaigns::Count;
@@ -110,16 +108,7 @@ async fn create(
     let track_membership = body.track_membership.unwrap_or(false);
     let new = NewSegment { name, description, is_static, condition, track_membership };
     let project = access.project.id;
-    let segment = state
-        .db
-        .write(move |tx| {
-            let segment = core_segments::create(tx, &project, new, clock::now_ms())?;
-            if core_segments::is_tracked_dynamic(&segment) {
-                jobs::enqueue(tx, &compute_job(&segment))?;
-            }
-            Ok::<_, ApiError>(segment)
-        })
-        .await?;
+    let segment = state.db.write(move |tx| core_segments::create(tx, &project, new, clock::now_ms())).await?;
     let segment = if segment.is_static() { segment } else { core_segments::recount(state, segment).await? };
     Ok(Json(core_segments::view(&segment)))
 }
@@ -206,12 +195,7 @@ async fn change(
                     "a segment's type cannot change; make a new segment instead",
                 ));
             }
-            let was_tracked = core_segments::is_tracked_dynamic(&segment);
-            let segment = core_segments::update(tx, segment, changes, clock::now_ms())?;
-            if core_segments::is_tracked_dynamic(&segment) && !was_tracked {
-                jobs::enqueue(tx, &compute_job(&segment))?;
-            }
-            Ok::<_, ApiError>(segment)
+            Ok::<_, ApiError>(core_segments::update(tx, segment, changes, clock::now_ms())?)
         })
         .await?;
     let segment = if condition_changed { core_segments::recount(state, segment).await? } else { segment };

@@ -46,6 +46,33 @@ fn apply(conn: &Tx, operation: &str, contact: Contact, fields: &mut FieldChanges
 
 /// Runs a bulk job over its ids in the caller's transaction, all at once (at most 1,000 ids).
 /// Ids that are not contacts of the job's project count as errors and are never touched.
+/// Stores contact job `operation` over `input` and enqueues the scheduler job that runs it.
+pub fn start(
+    tx: &Tx,
+    project: &str,
+    operation: &str,
+    input: &[u8],
+    total: i64,
+    now: i64,
+) -> Result<ContactJob> {
+    let job = contact_jobs::insert(tx, project, operation, input, total, now)?;
+    crate::db::jobs::enqueue(tx, &super::jobs::contact_job(project, &job.id))?;
+    Ok(job)
+}
+
+/// Forgets custom field `path` (and the fields under it) at once, and starts the contact job
+/// that takes its values out of every contact.
+pub fn remove_field(
+    tx: &crate::db::Tx,
+    project: &str,
+    path: &str,
+    now: i64,
+) -> crate::core::Result<crate::db::contact_jobs::ContactJob> {
+    crate::db::fields::forget(tx, project, path)?;
+    let (total, _) = crate::db::contacts::counts(tx, project)?;
+    start(tx, project, "delete_field", path.as_bytes(), total, now)
+}
+
 pub fn run(conn: &Tx, job: &ContactJob, ids: &[String], now: i64) -> Result<()> {
     let mut progress = job.clone();
     let mut errors = Vec::new();

@@ -70,3 +70,21 @@ pub fn email_data(email: &Email, subject: &str) -> Value {
 pub fn view(e: &events::Listed) -> Value {
     json!(crate::views::events::Event::from(e))
 }
+
+/// Events deleted per transaction when a project's events of one name are deleted.
+pub const DELETE_BATCH: usize = 5000;
+
+/// Deletes `project`'s events named `name`: at once when they fit in one batch, else by a job.
+/// How many there were and whether a job deletes them; `None` when there are none.
+pub fn delete_named(tx: &Tx, project: &str, name: &str) -> crate::core::Result<Option<(i64, bool)>> {
+    let total = events::count_named(tx, project, name)?;
+    if total == 0 {
+        return Ok(None);
+    }
+    if total as usize <= DELETE_BATCH {
+        events::delete_named(tx, project, name, DELETE_BATCH)?;
+        return Ok(Some((total, false)));
+    }
+    crate::db::jobs::enqueue(tx, &super::jobs::event_delete(project, name))?;
+    Ok(Some((total, true)))
+}

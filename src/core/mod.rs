@@ -5,6 +5,7 @@
 pub mod accounts;
 pub mod billing;
 pub mod bulk;
+pub mod campaign_state;
 pub mod campaigns;
 pub mod compose;
 pub mod conditions;
@@ -20,6 +21,7 @@ pub mod fields;
 mod fuzz;
 pub mod import;
 pub mod invitations;
+pub mod jobs;
 pub mod keys;
 pub mod links;
 pub mod lists;

@@ -8,7 +8,6 @@ use super::track;
 use crate::core::error::{Error, Result};
 use crate::db::projects::{self, Project, Wipe};
 use crate::db::{jobs, wipe};
-use crate::scheduler::wipes;
 use crate::views::projects::SetupState;
 
 /// Longest project name.
@@ -56,7 +55,7 @@ pub fn start_wipe(conn: &Tx, id: &str, wipe: Wipe) -> Result<()> {
         _ => {}
     }
     wipe::begin(conn, id, wipe)?;
-    jobs::enqueue(conn, &wipes::job(id))?;
+    jobs::enqueue(conn, &super::jobs::project_wipe(id))?;
     Ok(())
 }
 

@@ -138,6 +138,9 @@ pub fn create(conn: &Connection, project: &str, new: NewSegment, now: i64) -> Re
     };
     segments::insert(conn, &segment)?;
     save_refs(conn, &segment, &condition.map(|c| c.references()).unwrap_or_default())?;
+    if is_tracked_dynamic(&segment) {
+        start_computing(conn, &segment)?;
+    }
     Ok(segment)
 }
 
@@ -154,6 +157,7 @@ pub struct SegmentChanges {
 /// stays the reference, so the next computation emits exactly the differences); turning tracking
 /// off drops the stored membership of a dynamic segment.
 pub fn update(conn: &Connection, mut segment: Segment, changes: SegmentChanges, now: i64) -> Result<Segment> {
+    let was_tracked = is_tracked_dynamic(&segment);
     if let Some(name) = changes.name {
         segment.name = name;
     }
@@ -181,7 +185,16 @@ pub fn update(conn: &Connection, mut segment: Segment, changes: SegmentChanges, 
     }
     segment.updated_at = now;
     segments::update(conn, &segment)?;
+    if is_tracked_dynamic(&segment) && !was_tracked {
+        start_computing(conn, &segment)?;
+    }
     Ok(segment)
+}
+
+/// Enqueues the computation of `segment`'s membership (one per segment at a time).
+pub fn start_computing(conn: &Connection, segment: &Segment) -> Result<()> {
+    crate::db::jobs::enqueue(conn, &super::jobs::segment_compute(&segment.project_id, &segment.id))?;
+    Ok(())
 }
 
 /// Deletes a segment; 409 while another segment's condition refers to it, or a SCHEDULED or

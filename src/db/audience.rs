@@ -6,7 +6,16 @@
 use super::error::Result;
 use rusqlite::{Connection, params_from_iter};
 
-use crate::core::conditions::sql::Compiled;
+/// A value bound to a statement's parameter.
+pub use rusqlite::types::Value as SqlValue;
+
+/// A condition compiled to an SQL expression over `contacts c`, and its positional (`?`)
+/// parameters in order (`core::conditions::sql` compiles them).
+#[derive(Debug, Clone, Default)]
+pub struct Compiled {
+    pub sql: String,
+    pub params: Vec<SqlValue>,
+}
 
 /// A contact visited by a walk.
 #[derive(Debug, Clone, PartialEq)]

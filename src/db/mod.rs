@@ -24,6 +24,7 @@ pub mod error;
 pub mod events;
 pub mod executions;
 pub mod fair;
+pub mod fields;
 pub mod files;
 pub mod functions;
 pub mod idempotency;

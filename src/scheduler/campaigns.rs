@@ -10,37 +10,20 @@
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{JobContext, JobOutcome, JobResult, NewJob, Registry};
+use super::{JobContext, JobOutcome, JobResult, Registry};
 use crate::clock;
+use crate::core::campaign_state::{self, Start};
 use crate::core::campaigns::{EXPAND_BATCH, Expansion, expand_step};
-use crate::db::campaigns::{self, Stamps};
-use crate::db::{DbError, emails};
+use crate::core::jobs::JobKind;
+use crate::db::emails;
 
-pub const SEND_KIND: &str = "campaigns.send";
-pub const CANCEL_KIND: &str = "campaigns.cancel";
 /// Queued emails taken out per transaction when a campaign is cancelled.
 pub const CANCEL_BATCH: usize = 5000;
 
 pub fn register(registry: &mut Registry) {
-    registry.register(SEND_KIND, Duration::from_secs(6 * 3600), send);
-    registry.register(CANCEL_KIND, Duration::from_secs(3600), cancel);
-}
-
-/// The job that starts (at `at`) and expands campaign `id`: one per campaign at a time.
-pub fn send_job(project: &str, id: &str, at: i64) -> NewJob {
-    NewJob::new(SEND_KIND, &json!({ "campaign": id }))
-        .project(project)
-        .dedupe(format!("{SEND_KIND}:{id}"))
-        .at(at)
-}
-
-/// The job that takes a cancelled campaign's queued emails out of the queue.
-pub fn cancel_job(project: &str, id: &str) -> NewJob {
-    NewJob::new(CANCEL_KIND, &json!({ "campaign": id }))
-        .project(project)
-        .dedupe(format!("{CANCEL_KIND}:{id}"))
+    registry.register(JobKind::CampaignSend.name(), Duration::from_secs(6 * 3600), send);
+    registry.register(JobKind::CampaignCancel.name(), Duration::from_secs(3600), cancel);
 }
 
 #[derive(Deserialize)]
@@ -53,26 +36,10 @@ async fn send(ctx: JobContext) -> JobResult {
     let db = &ctx.state.db;
     // Start a scheduled campaign whose time has come (a later time means it was rescheduled).
     let start_id = id.clone();
-    let started = db
-        .write(move |tx| {
-            let Some(c) = campaigns::by_id(tx, &start_id)? else { return Ok::<_, DbError>(Err(())) };
-            let now = clock::now_ms();
-            if c.status == "SCHEDULED" {
-                match c.scheduled_for {
-                    Some(at) if at > now => return Ok(Ok(Some(at))),
-                    _ => {
-                        let stamps = Stamps { sent_at: Some(now), ..Stamps::default() };
-                        campaigns::transition(tx, &c.id, &["SCHEDULED"], "SENDING", stamps, now)?;
-                    }
-                }
-            }
-            Ok(Ok(None))
-        })
-        .await?;
-    match started {
-        Err(()) => return Ok(JobOutcome::Done),
-        Ok(Some(later)) => return Ok(JobOutcome::RunAgainAt(later)),
-        Ok(None) => {}
+    match db.write(move |tx| campaign_state::start(tx, &start_id, clock::now_ms())).await? {
+        Start::Gone => return Ok(JobOutcome::Done),
+        Start::Later(at) => return Ok(JobOutcome::RunAgainAt(at)),
+        Start::Expand => {}
     }
     loop {
         let step_id = id.clone();

@@ -7,14 +7,13 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{JobContext, JobError, JobOutcome, JobResult, NewJob, Registry};
+use super::{JobContext, JobError, JobOutcome, JobResult, Registry};
 use crate::clock;
+use crate::core::jobs::JobKind;
 use crate::core::{bulk, import};
 use crate::db::contact_jobs;
 use crate::error::ApiError;
 
-/// The job kind that runs a `contact_jobs` row.
-pub const KIND: &str = "contacts.job";
 /// Records imported per transaction.
 pub const IMPORT_BATCH: usize = 5000;
 /// Contacts visited per transaction when removing a field.
@@ -24,12 +23,7 @@ pub const FIELD_BATCH: usize = 5000;
 pub const QUERY_BATCH: usize = 2000;
 
 pub fn register(registry: &mut Registry) {
-    registry.register(KIND, Duration::from_secs(6 * 3600), run);
-}
-
-/// The scheduler job for contact job `id`.
-pub fn job(project: &str, id: &str) -> NewJob {
-    NewJob::new(KIND, &serde_json::json!({ "id": id })).project(project)
+    registry.register(JobKind::ContactJob.name(), Duration::from_secs(6 * 3600), run);
 }
 
 #[derive(Deserialize)]

@@ -12,10 +12,10 @@ use super::{JobContext, JobOutcome, JobResult, Registry};
 use crate::clock;
 use crate::config::Config;
 use crate::core::domains as core_domains;
+use crate::core::jobs::JobKind;
 use crate::db::domains;
 use crate::error::ApiError;
 
-pub const KIND: &str = "domains.check";
 /// Domains checked at once.
 const CONCURRENCY: usize = 8;
 /// Domains taken per run.
@@ -24,7 +24,7 @@ const BATCH: usize = 200;
 pub fn register(registry: &mut Registry, config: &Config) {
     let interval = u64::from(config.dns.domain_check_interval_secs);
     let tick = Duration::from_secs((interval / 4).clamp(1, 60));
-    registry.periodic(KIND, tick, run);
+    registry.periodic(JobKind::DomainCheck.name(), tick, run);
 }
 
 async fn run(ctx: JobContext) -> JobResult {

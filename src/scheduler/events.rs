@@ -4,24 +4,16 @@
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{JobContext, JobOutcome, JobResult, NewJob, Registry};
+use super::{JobContext, JobOutcome, JobResult, Registry};
+use crate::core::jobs::JobKind;
 use crate::db::events;
 
-pub const DELETE_KIND: &str = "events.delete";
 /// Events deleted per transaction.
-pub const DELETE_BATCH: usize = 5000;
+pub use crate::core::events::DELETE_BATCH;
 
 pub fn register(registry: &mut Registry) {
-    registry.register(DELETE_KIND, Duration::from_secs(3600), delete_named);
-}
-
-/// The job that deletes the events named `name` in `project` (one per name at a time).
-pub fn delete_job(project: &str, name: &str) -> NewJob {
-    NewJob::new(DELETE_KIND, &json!({ "project": project, "name": name }))
-        .project(project)
-        .dedupe(format!("{DELETE_KIND}:{project}:{name}"))
+    registry.register(JobKind::EventDelete.name(), Duration::from_secs(3600), delete_named);
 }
 
 #[derive(Deserialize)]

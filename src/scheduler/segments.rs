@@ -5,31 +5,21 @@
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{JobContext, JobOutcome, JobResult, NewJob, Registry};
+use super::{JobContext, JobOutcome, JobResult, Registry};
 use crate::clock;
 use crate::config::Config;
+use crate::core::jobs::JobKind;
 use crate::core::segments::{self as core_segments, COMPUTE_BATCH, Step};
-use crate::db::jobs;
-use crate::db::segments::{self, Segment};
+use crate::db::segments::{self};
 
-pub const REFRESH_KIND: &str = "segments.refresh";
-pub const COMPUTE_KIND: &str = "segments.compute";
 /// Segments read per query of the periodic refresh.
 const PAGE: usize = 100;
 
 pub fn register(registry: &mut Registry, config: &Config) {
     let every = Duration::from_secs(config.scheduler.segment_refresh_secs.into());
-    registry.periodic(REFRESH_KIND, every, refresh_all);
-    registry.register(COMPUTE_KIND, Duration::from_secs(3600), compute);
-}
-
-/// The job that computes `segment`'s membership (one per segment at a time).
-pub fn compute_job(segment: &Segment) -> NewJob {
-    NewJob::new(COMPUTE_KIND, &json!({ "segment": segment.id }))
-        .project(&segment.project_id)
-        .dedupe(format!("{COMPUTE_KIND}:{}", segment.id))
+    registry.periodic(JobKind::SegmentRefresh.name(), every, refresh_all);
+    registry.register(JobKind::SegmentCompute.name(), Duration::from_secs(3600), compute);
 }
 
 async fn refresh_all(ctx: JobContext) -> JobResult {
@@ -40,8 +30,8 @@ async fn refresh_all(ctx: JobContext) -> JobResult {
         let page = state.db.run(move |conn| segments::page_all(conn, &from, PAGE)).await?;
         for segment in &page {
             if core_segments::is_tracked_dynamic(segment) {
-                let job = compute_job(segment);
-                state.db.write(move |tx| jobs::enqueue(tx, &job)).await?;
+                let segment = segment.clone();
+                state.db.write(move |tx| core_segments::start_computing(tx, &segment)).await?;
             } else if let Err(e) = core_segments::recount(state, segment.clone()).await {
                 tracing::warn!(segment = segment.id, "could not refresh a segment's count: {e}");
             }

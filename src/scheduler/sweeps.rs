@@ -7,15 +7,13 @@ use std::time::Duration;
 use super::{JobContext, JobOutcome, JobResult, Registry};
 use crate::clock;
 use crate::config::Config;
+use crate::core::jobs::JobKind;
 use crate::db::{DbError, account_tokens, idempotency, invitations, jobs, sessions};
-
-pub const IDEMPOTENCY_SWEEP: &str = "sweep.idempotency";
-pub const JOB_SWEEP: &str = "sweep.jobs";
 
 pub fn register(registry: &mut Registry, config: &Config) {
     let every = Duration::from_secs(config.scheduler.idempotency_sweep_secs.into());
-    registry.periodic(IDEMPOTENCY_SWEEP, every, sweep_idempotency);
-    registry.periodic(JOB_SWEEP, Duration::from_secs(3600), sweep_jobs);
+    registry.periodic(JobKind::IdempotencySweep.name(), every, sweep_idempotency);
+    registry.periodic(JobKind::JobSweep.name(), Duration::from_secs(3600), sweep_jobs);
 }
 
 /// Deletes idempotency records past their expiry (the key may then be used again), expired

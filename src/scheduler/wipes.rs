@@ -5,25 +5,18 @@
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{JobContext, JobError, JobOutcome, JobResult, NewJob, Registry};
+use super::{JobContext, JobError, JobOutcome, JobResult, Registry};
+use crate::core::jobs::JobKind;
 use crate::db::projects::Wipe;
 use crate::db::wipe::{self, Step};
 use crate::db::{Db, DbError};
 
-pub const KIND: &str = "project.wipe";
 /// How long one step deletes before it commits.
 pub const STEP_BUDGET: Duration = Duration::from_millis(15);
 
 pub fn register(registry: &mut Registry) {
-    registry.register(KIND, Duration::from_secs(24 * 3600), run);
-}
-
-/// The job that wipes `project`. Not tied to the project's row (a project's jobs go with it):
-/// it outlives the project it deletes.
-pub fn job(project: &str) -> NewJob {
-    NewJob::new(KIND, &json!({ "project": project })).max_attempts(50)
+    registry.register(JobKind::ProjectWipe.name(), Duration::from_secs(24 * 3600), run);
 }
 
 #[derive(Deserialize)]

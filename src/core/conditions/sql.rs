@@ -9,17 +9,10 @@
 //! Elsewhere NULL may stay: AND and OR of tests where NULL means false give the same rows as
 //! with every NULL read as false.
 
-use rusqlite::types::Value as SqlValue;
-
 use super::{Bound, Condition, EventTest, Field, Filter, Logic, Scalar, Target, Test};
 use crate::core::fields::json_path;
 
-/// A compiled expression and its positional (`?`) parameters, in order.
-#[derive(Debug, Clone, Default)]
-pub struct Compiled {
-    pub sql: String,
-    pub params: Vec<SqlValue>,
-}
+pub use crate::db::audience::{Compiled, SqlValue};
 
 /// Compiles `condition` for the contacts of `project` at `now` (ms).
 pub fn compile(condition: &Condition, project: &str, now: i64) -> Compiled {

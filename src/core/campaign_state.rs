@@ -1,0 +1,204 @@
+//! A campaign's life (appliance.md §11): DRAFT → SCHEDULED → SENDING → SENT, or CANCELLED, and
+//! the use cases that move it: send (now or at a time), start when the time comes, cancel,
+//! delete, duplicate, and the one-off test send. Each runs in the caller's transaction and
+//! enqueues the job that carries it on, so no handler names a status or a job.
+
+use super::campaigns::{audience, test_email};
+use super::conditions::Condition;
+use super::domains::require_verified_sender;
+use super::error::{Error, Result};
+use super::jobs;
+use crate::db::Tx;
+use crate::db::campaigns::{self, Campaign, Stamps};
+use crate::db::emails::{self, Email};
+use crate::db::{contacts, jobs as queue};
+
+/// Where a campaign stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CampaignStatus {
+    Draft,
+    Scheduled,
+    Sending,
+    Sent,
+    Cancelled,
+}
+
+impl CampaignStatus {
+    pub const ALL: [CampaignStatus; 5] =
+        [Self::Draft, Self::Scheduled, Self::Sending, Self::Sent, Self::Cancelled];
+
+    /// The name stored and shown: `DRAFT`, `SCHEDULED`, ...
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Draft => "DRAFT",
+            Self::Scheduled => "SCHEDULED",
+            Self::Sending => "SENDING",
+            Self::Sent => "SENT",
+            Self::Cancelled => "CANCELLED",
+        }
+    }
+
+    pub fn of(c: &Campaign) -> Option<CampaignStatus> {
+        Self::ALL.into_iter().find(|s| s.as_str() == c.status)
+    }
+
+    /// DRAFT and SCHEDULED campaigns may still change, be sent or be rescheduled.
+    pub fn is_editable(self) -> bool {
+        matches!(self, Self::Draft | Self::Scheduled)
+    }
+}
+
+fn status(c: &Campaign) -> Option<CampaignStatus> {
+    CampaignStatus::of(c)
+}
+
+/// A new, empty DRAFT of `project`.
+pub fn draft(project: &str, now: i64) -> Campaign {
+    Campaign {
+        id: crate::db::new_id(),
+        project_id: project.to_string(),
+        status: CampaignStatus::Draft.as_str().into(),
+        created_at: now,
+        updated_at: now,
+        ..Campaign::default()
+    }
+}
+
+/// Refuses a change to a campaign that has left DRAFT and SCHEDULED.
+pub fn require_editable(c: &Campaign) -> Result<()> {
+    if status(c).is_some_and(CampaignStatus::is_editable) {
+        return Ok(());
+    }
+    Err(Error::malformed(format!(
+        "Only DRAFT and SCHEDULED campaigns can be changed; this one is {}. Duplicate it to make a new draft.",
+        c.status
+    )))
+}
+
+/// What a send of `c` would go to, once it may be sent: DRAFT or SCHEDULED, from a verified
+/// sender. Count it (outside the writer) and pass the count to [`send`].
+pub fn send_audience(conn: &Tx, c: &Campaign) -> Result<Condition> {
+    if !status(c).is_some_and(CampaignStatus::is_editable) {
+        return Err(Error::malformed(format!(
+            "Only DRAFT and SCHEDULED campaigns can be sent; this one is {}",
+            c.status
+        )));
+    }
+    require_verified_sender(conn, &c.project_id, &c.from_email)?;
+    audience(conn, c)
+}
+
+/// Sends campaign `id` now (SENDING) or at `at` (SCHEDULED) to the `recipients` its audience
+/// was counted to hold, and enqueues the job that starts and expands it; the campaign as it is
+/// now. Refused when nobody would receive it or it changed since it was read.
+pub fn send(tx: &Tx, id: &str, recipients: i64, at: Option<i64>, now: i64) -> Result<Campaign> {
+    if recipients == 0 {
+        return Err(Error::malformed(
+            "The audience is empty: no contact would receive this campaign (MARKETING campaigns go to subscribed contacts only)",
+        ));
+    }
+    let (to, stamps) = match at {
+        Some(at) => {
+            (CampaignStatus::Scheduled, Stamps { scheduled_for: Some(Some(at)), ..Stamps::default() })
+        }
+        None => (
+            CampaignStatus::Sending,
+            Stamps { sent_at: Some(now), scheduled_for: Some(None), ..Stamps::default() },
+        ),
+    };
+    let from = [CampaignStatus::Draft.as_str(), CampaignStatus::Scheduled.as_str()];
+    if !campaigns::transition(tx, id, &from, to.as_str(), stamps, now)? {
+        return Err(Error::malformed("The campaign changed meanwhile; it can no longer be sent"));
+    }
+    let sent = campaigns::by_id(tx, id)?.ok_or_else(|| Error::not_found("Campaign not found"))?;
+    queue::enqueue_soonest(tx, &jobs::campaign_send(&sent.project_id, id, at.unwrap_or(now)))?;
+    Ok(sent)
+}
+
+/// What the send job found when it came to campaign `id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// The campaign is gone: nothing to do.
+    Gone,
+    /// It is scheduled for this later time (it was rescheduled): come back then.
+    Later(i64),
+    /// It is SENDING (started now if its time had come): expand it.
+    Expand,
+}
+
+/// Starts campaign `id` if it is SCHEDULED and its time has come.
+pub fn start(tx: &Tx, id: &str, now: i64) -> Result<Start> {
+    let Some(c) = campaigns::by_id(tx, id)? else { return Ok(Start::Gone) };
+    if status(&c) == Some(CampaignStatus::Scheduled) {
+        match c.scheduled_for {
+            Some(at) if at > now => return Ok(Start::Later(at)),
+            _ => {
+                let stamps = Stamps { sent_at: Some(now), ..Stamps::default() };
+                let from = [CampaignStatus::Scheduled.as_str()];
+                campaigns::transition(tx, &c.id, &from, CampaignStatus::Sending.as_str(), stamps, now)?;
+            }
+        }
+    }
+    Ok(Start::Expand)
+}
+
+/// Cancels a SCHEDULED or SENDING campaign and enqueues the job that takes its queued mail out
+/// of the queue; the campaign as it is now.
+pub fn cancel(tx: &Tx, c: &Campaign, now: i64) -> Result<Campaign> {
+    let stamps = Stamps { finished_at: Some(now), ..Stamps::default() };
+    let from = [CampaignStatus::Scheduled.as_str(), CampaignStatus::Sending.as_str()];
+    if !campaigns::transition(tx, &c.id, &from, CampaignStatus::Cancelled.as_str(), stamps, now)? {
+        let current = campaigns::by_id(tx, &c.id)?.map(|c| c.status).unwrap_or_default();
+        return Err(Error::malformed(format!(
+            "Only SCHEDULED and SENDING campaigns can be cancelled; this one is {current}"
+        )));
+    }
+    queue::enqueue(tx, &jobs::campaign_cancel(&c.project_id, &c.id))?;
+    campaigns::by_id(tx, &c.id)?.ok_or_else(|| Error::not_found("Campaign not found"))
+}
+
+/// Deletes a campaign that is not sending.
+pub fn delete(tx: &Tx, id: &str) -> Result<()> {
+    let current = campaigns::by_id(tx, id)?.ok_or_else(|| Error::not_found("Campaign not found"))?;
+    if status(&current) == Some(CampaignStatus::Sending) {
+        return Err(Error::conflict("The campaign is sending; cancel it first, then delete it"));
+    }
+    campaigns::delete(tx, &current.id)?;
+    Ok(())
+}
+
+/// A new DRAFT with `original`'s content and audience.
+pub fn copy_of(original: &Campaign, now: i64) -> Campaign {
+    Campaign {
+        name: format!("{} (copy)", original.name).chars().take(200).collect(),
+        description: original.description.clone(),
+        subject: original.subject.clone(),
+        body: original.body.clone(),
+        from_email: original.from_email.clone(),
+        from_name: original.from_name.clone(),
+        reply_to: original.reply_to.clone(),
+        kind: original.kind.clone(),
+        audience_type: original.audience_type.clone(),
+        segment_id: original.segment_id.clone(),
+        audience_condition: original.audience_condition.clone(),
+        template_id: original.template_id.clone(),
+        ..draft(&original.project_id, now)
+    }
+}
+
+/// Saves a copy of `original` as a new DRAFT, references included.
+pub fn duplicate(tx: &Tx, original: &Campaign, now: i64) -> Result<Campaign> {
+    let copy = copy_of(original, now);
+    campaigns::insert(tx, &copy)?;
+    super::campaigns::copy_references(tx, original, &copy)?;
+    Ok(copy)
+}
+
+/// Queues the campaign once to `to`, marked as a test, from a verified sender.
+pub fn send_test(tx: &Tx, c: &Campaign, to: &str, now: i64) -> Result<Email> {
+    require_verified_sender(tx, &c.project_id, &c.from_email)?;
+    let contact = contacts::by_email(tx, &c.project_id, to)?;
+    let email = test_email(c, to, contact.map(|c| c.id), now);
+    emails::insert(tx, &email, now)?;
+    Ok(email)
+}
