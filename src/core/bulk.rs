@@ -44,8 +44,6 @@ fn apply(conn: &Tx, operation: &str, contact: Contact, fields: &mut FieldChanges
     }
 }
 
-/// Runs a bulk job over its ids in the caller's transaction, all at once (at most 1,000 ids).
-/// Ids that are not contacts of the job's project count as errors and are never touched.
 /// Stores contact job `operation` over `input` and enqueues the scheduler job that runs it.
 pub fn start(
     tx: &Tx,
@@ -63,16 +61,18 @@ pub fn start(
 /// Forgets custom field `path` (and the fields under it) at once, and starts the contact job
 /// that takes its values out of every contact.
 pub fn remove_field(
-    tx: &crate::db::Tx,
+    tx: &Tx,
     project: &str,
     path: &str,
     now: i64,
-) -> crate::core::Result<crate::db::contact_jobs::ContactJob> {
+) -> Result<ContactJob> {
     crate::db::fields::forget(tx, project, path)?;
     let (total, _) = crate::db::contacts::counts(tx, project)?;
     start(tx, project, "delete_field", path.as_bytes(), total, now)
 }
 
+/// Runs a bulk job over its ids in the caller's transaction, all at once (at most 1,000 ids).
+/// Ids that are not contacts of the job's project count as errors and are never touched.
 pub fn run(conn: &Tx, job: &ContactJob, ids: &[String], now: i64) -> Result<()> {
     let mut progress = job.clone();
     let mut errors = Vec::new();
