@@ -60,12 +60,7 @@ pub fn start(
 
 /// Forgets custom field `path` (and the fields under it) at once, and starts the contact job
 /// that takes its values out of every contact.
-pub fn remove_field(
-    tx: &Tx,
-    project: &str,
-    path: &str,
-    now: i64,
-) -> Result<ContactJob> {
+pub fn remove_field(tx: &Tx, project: &str, path: &str, now: i64) -> Result<ContactJob> {
     crate::db::fields::forget(tx, project, path)?;
     let (total, _) = crate::db::contacts::counts(tx, project)?;
     start(tx, project, "delete_field", path.as_bytes(), total, now)
