@@ -370,7 +370,12 @@ impl From<Error> for ApiError {
                         "Add {domain} (or a parent domain) with POST /domains, publish the DNS records it returns, then call GET /domains/:id/verify"
                     ))
             }
-            Error::OverLimit(Limit::Billing { category }) => Self::billing_limit(&category),
+            // Nothing of the write was kept (core's message says so).
+            Error::OverLimit(Limit::Billing { category }) => Self::new(402, "BILLING_LIMIT_EXCEEDED", message)
+                .with_details(json!({ "category": category }))
+                .with_suggestion(
+                    "An owner or admin can raise the limit under Settings, or wait for the next month (UTC)",
+                ),
             Error::OverLimit(Limit::Bytes { bytes, field, suggestion }) => Self::payload_too_large(bytes)
                 .with_details(json!({ "limitBytes": bytes, "field": field }))
                 .with_suggestion(suggestion),
@@ -378,33 +383,6 @@ impl From<Error> for ApiError {
             Error::Retryable(cause) | Error::Permanent(cause) => Self::internal(cause),
             Error::Db(e) => Self::internal(format!("database: {e}")),
         }
-    }
-}
-
-/// The category whose monthly cap a write went over (see [`crate::db::DbError::over_cap`]).
-pub fn over_cap(e: &crate::db::DbError) -> Option<&str> {
-    e.over_cap()
-}
-
-impl ApiError {
-    /// 402 `BILLING_LIMIT_EXCEEDED`: the write would take the project over this month's cap of
-    /// `category`; nothing of it was kept.
-    pub fn billing_limit(category: &str) -> Self {
-        let what = match category {
-            "transactional" => "transactional emails",
-            "marketing" => "campaign emails",
-            "workflow" => "workflow emails",
-            _ => "tracked events",
-        };
-        Self::new(
-            402,
-            "BILLING_LIMIT_EXCEEDED",
-            format!("This project has reached its monthly limit of {what}; nothing was queued or recorded"),
-        )
-        .with_details(serde_json::json!({ "category": category }))
-        .with_suggestion(
-            "An owner or admin can raise the limit under Settings, or wait for the next month (UTC)",
-        )
     }
 }
 

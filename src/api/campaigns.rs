@@ -66,11 +66,11 @@ async fn list(
 ) -> Result<Json<NumberedPage<CampaignView>>, ApiError> {
     let status = match params.status.filter(|s| !s.is_empty()) {
         None => None,
-        Some(s) if core_campaigns::STATUSES.contains(&s) => Some(("status", s.to_string())),
+        Some(s) if campaign_state::STATUSES.contains(&s) => Some(("status", s.to_string())),
         Some(s) => {
             return Err(ApiError::bad_request(format!(
                 "status must be one of {} (found {s:?})",
-                core_campaigns::STATUSES.join(", ")
+                campaign_state::STATUSES.join(", ")
             )));
         }
     };

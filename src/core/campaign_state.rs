@@ -13,6 +13,15 @@ use crate::db::campaigns::{self, Campaign, Stamps};
 use crate::db::emails::{self, Email};
 use crate::db::{contacts, jobs as queue};
 
+/// Every status's name, as a list filter accepts them.
+pub const STATUSES: [&str; 5] = [
+    CampaignStatus::Draft.as_str(),
+    CampaignStatus::Scheduled.as_str(),
+    CampaignStatus::Sending.as_str(),
+    CampaignStatus::Sent.as_str(),
+    CampaignStatus::Cancelled.as_str(),
+];
+
 /// Where a campaign stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CampaignStatus {
@@ -48,10 +57,6 @@ impl CampaignStatus {
     }
 }
 
-fn status(c: &Campaign) -> Option<CampaignStatus> {
-    CampaignStatus::of(c)
-}
-
 /// A new, empty DRAFT of `project`.
 pub fn draft(project: &str, now: i64) -> Campaign {
     Campaign {
@@ -66,7 +71,7 @@ pub fn draft(project: &str, now: i64) -> Campaign {
 
 /// Refuses a change to a campaign that has left DRAFT and SCHEDULED.
 pub fn require_editable(c: &Campaign) -> Result<()> {
-    if status(c).is_some_and(CampaignStatus::is_editable) {
+    if CampaignStatus::of(c).is_some_and(CampaignStatus::is_editable) {
         return Ok(());
     }
     Err(Error::malformed(format!(
@@ -78,7 +83,7 @@ pub fn require_editable(c: &Campaign) -> Result<()> {
 /// What a send of `c` would go to, once it may be sent: DRAFT or SCHEDULED, from a verified
 /// sender. Count it (outside the writer) and pass the count to [`send`].
 pub fn send_audience(conn: &Tx, c: &Campaign) -> Result<Condition> {
-    if !status(c).is_some_and(CampaignStatus::is_editable) {
+    if !CampaignStatus::of(c).is_some_and(CampaignStatus::is_editable) {
         return Err(Error::malformed(format!(
             "Only DRAFT and SCHEDULED campaigns can be sent; this one is {}",
             c.status
@@ -129,7 +134,7 @@ pub enum Start {
 /// Starts campaign `id` if it is SCHEDULED and its time has come.
 pub fn start(tx: &Tx, id: &str, now: i64) -> Result<Start> {
     let Some(c) = campaigns::by_id(tx, id)? else { return Ok(Start::Gone) };
-    if status(&c) == Some(CampaignStatus::Scheduled) {
+    if CampaignStatus::of(&c) == Some(CampaignStatus::Scheduled) {
         match c.scheduled_for {
             Some(at) if at > now => return Ok(Start::Later(at)),
             _ => {
@@ -160,7 +165,7 @@ pub fn cancel(tx: &Tx, c: &Campaign, now: i64) -> Result<Campaign> {
 /// Deletes a campaign that is not sending.
 pub fn delete(tx: &Tx, id: &str) -> Result<()> {
     let current = campaigns::by_id(tx, id)?.ok_or_else(|| Error::not_found("Campaign not found"))?;
-    if status(&current) == Some(CampaignStatus::Sending) {
+    if CampaignStatus::of(&current) == Some(CampaignStatus::Sending) {
         return Err(Error::conflict("The campaign is sending; cancel it first, then delete it"));
     }
     campaigns::delete(tx, &current.id)?;

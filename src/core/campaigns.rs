@@ -24,7 +24,6 @@ use crate::db::{audience, emails, segments, templates};
 
 /// Contacts visited per expansion transaction.
 pub const EXPAND_BATCH: usize = 2000;
-pub const STATUSES: &[&str] = &["DRAFT", "SCHEDULED", "SENDING", "SENT", "CANCELLED"];
 const AUDIENCES: &[&str] = &["ALL", "SEGMENT", "FILTERED"];
 /// Queue priority of campaign mail: transactional mail (0) goes first.
 pub const PRIORITY: i64 = 1;

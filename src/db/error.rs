@@ -15,6 +15,9 @@ pub enum DbError {
     Join(String),
     #[error("the transaction did not commit: {0}")]
     Commit(String),
+    /// A row the schema promises is absent (named here).
+    #[error("missing: {0}")]
+    Missing(String),
 }
 
 /// What a query function returns.
@@ -52,11 +55,5 @@ impl DbError {
         matches!(self.sqlite(), Some(rusqlite::Error::SqliteFailure(f, _))
             if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
                 || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
-    }
-
-    /// Whether SQLite answered busy or locked: another writer held the file for too long.
-    pub fn is_busy(&self) -> bool {
-        matches!(self.sqlite(), Some(rusqlite::Error::SqliteFailure(f, _))
-            if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
     }
 }

@@ -164,7 +164,7 @@ pub fn start(
     now: i64,
 ) -> crate::db::Result<Execution> {
     let Some(trigger) = workflows::trigger_step(conn, &workflow.id)? else {
-        return Err(crate::db::DbError::Sqlite(rusqlite::Error::QueryReturnedNoRows));
+        return Err(crate::db::DbError::Missing(format!("the TRIGGER step of workflow {}", workflow.id)));
     };
     let mut ex = Execution {
         id: new_id(),
