@@ -1,6 +1,6 @@
 //! A workflow's executions: `/workflows/:id/executions` (start one by hand, list, read with its
-//! step history, cancel one, cancel all). The engine that moves them is
-//! `core::workflows::engine`.
+//! step history, cancel one, cancel all). The use cases are `core::workflows::executions`'; the
+//! engine that moves executions is `core::workflows::engine`.
 
 use rocket::serde::json::Json;
 use rocket::{FromForm, State, delete, get, post};
@@ -10,11 +10,12 @@ use super::guards::ProjectAccess;
 use super::json::{JsonBody, Small};
 use super::pagination;
 use crate::clock;
-use crate::core::workflows::engine;
-use crate::db::DbError;
+use crate::core::workflows::edit::find;
+use crate::core::workflows::executions::{self as runs, ContactNamed, find_execution};
+use crate::core::workflows::status::STATUSES;
 use crate::db::contacts;
-use crate::db::executions::{self, Execution, STATUSES};
-use crate::db::workflows::{self, Workflow};
+use crate::db::executions::{self, Execution};
+use crate::db::workflows;
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
 use crate::views::NumberedPage;
@@ -26,12 +27,8 @@ documented_routes!(start, list, read, cancel, cancel_all);
 /// holds the writer for long.
 const CANCEL_BATCH: usize = 500;
 
-fn find(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Workflow, ApiError> {
-    workflows::get(conn, project, id)?.ok_or_else(|| ApiError::not_found("Workflow not found"))
-}
-
 /// The view of an execution read in `conn`.
-fn read_view(conn: &rusqlite::Connection, ex: &Execution) -> crate::db::Result<ExecutionView> {
+fn read_view(conn: &crate::db::Tx, ex: &Execution) -> crate::db::Result<ExecutionView> {
     let email = contacts::by_id(conn, &ex.project_id, &ex.contact_id)?.map(|c| c.email);
     Ok(ExecutionView::new(ex, email, &executions::runs(conn, &ex.id)?))
 }
@@ -53,8 +50,8 @@ async fn start(
 ) -> Result<Json<ExecutionView>, ApiError> {
     let body = body.0;
     let context = match body.context {
-        None | Some(Value::Null) => json!({}),
-        Some(Value::Object(map)) => Value::Object(map),
+        None | Some(Value::Null) => Default::default(),
+        Some(Value::Object(map)) => map,
         Some(other) => {
             return Err(ApiError::validation(vec![
                 FieldError::new("context", "invalid_type", "context is a JSON object")
@@ -66,44 +63,22 @@ async fn start(
         Some(email) => Some(crate::core::contacts::parse_email(email, "email")?),
         None => None,
     };
-    if body.contact_id.is_none() && email.is_none() {
-        return Err(ApiError::invalid_field(
-            "contactId",
-            "required",
-            "name the contact by contactId or email",
-        ));
-    }
+    let who = match (body.contact_id, email) {
+        (Some(id), _) => ContactNamed::Id(id),
+        (None, Some(email)) => ContactNamed::Email(email),
+        (None, None) => {
+            return Err(ApiError::invalid_field(
+                "contactId",
+                "required",
+                "name the contact by contactId or email",
+            ));
+        }
+    };
     let (project, id) = (access.project.id, id.to_string());
     let started = state
         .db
         .write(move |tx| {
-            let w = find(tx, &project, &id)?;
-            if !w.enabled {
-                return Err(ApiError::bad_request(
-                    "the workflow is disabled: enable it (PATCH enabled: true) to start executions",
-                ));
-            }
-            let contact = match (&body.contact_id, &email) {
-                (Some(contact), _) => contacts::by_id(tx, &project, contact)?,
-                (None, Some(email)) => contacts::by_email(tx, &project, email)?,
-                (None, None) => None,
-            };
-            let Some(contact) = contact else {
-                let (field, given) = match (&body.contact_id, &email) {
-                    (Some(c), _) => ("contactId", c.clone()),
-                    (None, e) => ("email", e.clone().unwrap_or_default()),
-                };
-                return Err(ApiError::validation(vec![
-                    FieldError::new(field, "not_found", "no contact of this project").received(json!(given)),
-                ]));
-            };
-            if !w.allow_reentry && executions::exists_for(tx, &w.id, &contact.id)? {
-                return Err(ApiError::conflict(
-                    "the contact already had an execution of this workflow, which does not allow re-entry",
-                ));
-            }
-            let now = clock::now_ms();
-            let ex = engine::start(tx, &w, &contact.id, context, json!({ "manual": true }), None, now)?;
+            let ex = runs::start_by_hand(tx, &project, &id, &who, context, clock::now_ms())?;
             Ok::<_, ApiError>(read_view(tx, &ex)?)
         })
         .await?;
@@ -169,16 +144,6 @@ async fn list(
     Ok(Json(NumberedPage::new(rows, total, page, page_size)))
 }
 
-fn find_execution(
-    conn: &rusqlite::Connection,
-    project: &str,
-    workflow: &str,
-    id: &str,
-) -> Result<Execution, ApiError> {
-    let w = find(conn, project, workflow)?;
-    executions::get(conn, &w.id, id)?.ok_or_else(|| ApiError::not_found("Execution not found"))
-}
-
 /// One execution with the steps it ran.
 #[utoipa::path(
     tag = "Workflows",
@@ -222,13 +187,7 @@ async fn cancel(
     let view = state
         .db
         .write(move |tx| {
-            let mut ex = find_execution(tx, &project, &id, &execution)?;
-            if !engine::cancel(tx, &mut ex, clock::now_ms())? {
-                return Err(ApiError::bad_request(format!(
-                    "only a RUNNING or WAITING execution can be cancelled; this one is {}",
-                    ex.status
-                )));
-            }
+            let ex = runs::cancel(tx, &project, &id, &execution, clock::now_ms())?;
             Ok::<_, ApiError>(read_view(tx, &ex)?)
         })
         .await?;
@@ -264,14 +223,7 @@ async fn cancel_all(
         let batch = state
             .db
             .write(move |tx| {
-                let now = clock::now_ms();
-                let mut n = 0;
-                for id in executions::active_ids(tx, &workflow_id, CANCEL_BATCH.min(active - cancelled))? {
-                    if let Some(mut ex) = executions::by_id(tx, &id)? {
-                        n += usize::from(engine::cancel(tx, &mut ex, now)?);
-                    }
-                }
-                Ok::<_, DbError>(n)
+                runs::cancel_some(tx, &workflow_id, CANCEL_BATCH.min(active - cancelled), clock::now_ms())
             })
             .await?;
         cancelled += batch;

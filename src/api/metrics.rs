@@ -69,7 +69,7 @@ async fn metrics(state: &State<AppState>, _scraper: Scraper) -> Result<(ContentT
             Ok::<_, DbError>(Snapshot {
                 queue: emails::queue_states(conn, clock::now_ms())?,
                 jobs: jobs::counts(conn)?,
-                refused_starts: crate::core::workflows::engine::refused_starts(),
+                refused_starts: crate::core::workflows::start::refused_starts(),
             })
         })
         .await?;

@@ -1,5 +1,6 @@
-//! A workflow's steps and transitions (appliance.md §11): each change checked against the graph
-//! as it is, in the write that saves it.
+//! A workflow's steps and transitions (appliance.md §11): the use cases are
+//! `core::workflows::edit`'s, each change checked against the graph as it is in the write that
+//! saves it.
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
@@ -8,10 +9,9 @@ use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Small};
-use super::workflows::{check_step_refs, find, save_refs, startable, structure_unlocked};
 use crate::clock;
+use crate::core::workflows::edit::{self, StepChanges, find, find_step};
 use crate::core::workflows::{self as core_workflows, STEP_TYPES};
-use crate::db::workflows::{self, Step, Transition};
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
 use crate::views::workflows::{
@@ -75,51 +75,20 @@ async fn add_step(
         body.template_id.map(Some),
     )?;
     // Templates parse here: off the executor, as in update_step.
-    let (kind, (config, mut step_refs)) =
-        super::blocking(move || core_workflows::check_config(&kind, &config, "config").map(|c| (kind, c)))
-            .await??;
-    let position = check_position(body.position)?;
-    let connect = body.auto_connect.unwrap_or(true);
+    let (config, refs) =
+        super::blocking(move || core_workflows::check_config(&kind, &config, "config")).await??;
+    let new = edit::NewStep {
+        config,
+        refs,
+        name,
+        position: check_position(body.position)?,
+        connect: body.auto_connect.unwrap_or(true),
+    };
     let (project, id) = (access.project.id, id.to_string());
     let view = state
         .db
         .write(move |tx| {
-            let w = find(tx, &project, &id)?;
-            structure_unlocked(tx, &w)?;
-            let steps = workflows::steps(tx, &w.id)?;
-            if steps.len() >= core_workflows::MAX_STEPS {
-                return Err(ApiError::bad_request(format!(
-                    "a workflow holds at most {} steps",
-                    core_workflows::MAX_STEPS
-                )));
-            }
-            check_step_refs(tx, &project, &mut step_refs)?;
-            let now = clock::now_ms();
-            let step = Step {
-                id: crate::db::new_id(),
-                workflow_id: w.id.clone(),
-                kind,
-                name,
-                config: config.to_string(),
-                position,
-                created_at: now,
-                updated_at: now,
-            };
-            workflows::insert_step(tx, &step)?;
-            if connect {
-                let mut transitions = workflows::transitions(tx, &w.id)?;
-                let mut all = steps;
-                let ways = core_workflows::auto_connect(&all, &transitions);
-                all.push(step.clone());
-                for (from, branch) in ways {
-                    core_workflows::check_transition(&all, &transitions, &from, &step.id, branch.as_deref())?;
-                    let transition = Transition::new(&w.id, (from, step.id.clone()), branch, now);
-                    workflows::insert_transition(tx, &transition)?;
-                    transitions.push(transition);
-                }
-            }
-            workflows::touch(tx, &w.id, now)?;
-            save_refs(tx, &w)?;
+            let step = edit::add_step(tx, &project, &id, new, clock::now_ms())?;
             Ok::<_, ApiError>(StepView::from(&step))
         })
         .await?;
@@ -153,13 +122,7 @@ async fn update_step(
         None
     } else {
         let (project, id, step_id) = (project.clone(), id.clone(), step_id.clone());
-        let step = state
-            .db
-            .run(move |conn| {
-                let w = find(conn, &project, &id)?;
-                workflows::step(conn, &w.id, &step_id)?.ok_or_else(|| ApiError::not_found("Step not found"))
-            })
-            .await?;
+        let step = state.db.run(move |conn| find_step(conn, &find(conn, &project, &id)?, &step_id)).await?;
         let config = match body.config {
             Some(config) => config,
             None => serde_json::from_str(&step.config).unwrap_or_else(|_| json!({})),
@@ -167,32 +130,11 @@ async fn update_step(
         let config = core_workflows::with_template(&step.kind, config, body.template_id)?;
         Some(super::blocking(move || core_workflows::check_config(&step.kind, &config, "config")).await??)
     };
+    let changes = StepChanges { config: checked, name, position };
     let view = state
         .db
         .write(move |tx| {
-            let mut w = find(tx, &project, &id)?;
-            let mut step =
-                workflows::step(tx, &w.id, &step_id)?.ok_or_else(|| ApiError::not_found("Step not found"))?;
-            let now = clock::now_ms();
-            if let Some((config, mut step_refs)) = checked {
-                check_step_refs(tx, &project, &mut step_refs)?;
-                if step.kind == "TRIGGER" {
-                    w.trigger_event = config.get("eventName").and_then(Value::as_str).map(str::to_string);
-                    startable(&w, "config.eventName")?;
-                }
-                step.config = config.to_string();
-            }
-            if let Some(name) = name {
-                step.name = Some(name);
-            }
-            if let Some(position) = position {
-                step.position = position;
-            }
-            step.updated_at = now;
-            workflows::update_step(tx, &step)?;
-            w.updated_at = now;
-            workflows::update(tx, &w)?;
-            save_refs(tx, &w)?;
+            let step = edit::update_step(tx, &project, &id, &step_id, changes, clock::now_ms())?;
             Ok::<_, ApiError>(StepView::from(&step))
         })
         .await?;
@@ -231,35 +173,7 @@ async fn remove_step(
         }
     };
     let (project, id, step_id) = (access.project.id, id.to_string(), step_id.to_string());
-    state
-        .db
-        .write(move |tx| {
-            let w = find(tx, &project, &id)?;
-            let step =
-                workflows::step(tx, &w.id, &step_id)?.ok_or_else(|| ApiError::not_found("Step not found"))?;
-            if step.kind == "TRIGGER" {
-                return Err(ApiError::bad_request("the TRIGGER step cannot be deleted"));
-            }
-            structure_unlocked(tx, &w)?;
-            let now = clock::now_ms();
-            let reconnect = if splice {
-                core_workflows::splice(
-                    &workflows::steps(tx, &w.id)?,
-                    &workflows::transitions(tx, &w.id)?,
-                    &step.id,
-                )?
-            } else {
-                Vec::new()
-            };
-            workflows::delete_step(tx, &step.id)?;
-            for (from, to, branch) in reconnect {
-                workflows::insert_transition(tx, &Transition::new(&w.id, (from, to), branch, now))?;
-            }
-            workflows::touch(tx, &w.id, now)?;
-            save_refs(tx, &w)?;
-            Ok::<_, ApiError>(())
-        })
-        .await?;
+    state.db.write(move |tx| edit::remove_step(tx, &project, &id, &step_id, splice, clock::now_ms())).await?;
     Ok(Status::NoContent)
 }
 
@@ -297,16 +211,7 @@ async fn add_transition(
     let view = state
         .db
         .write(move |tx| {
-            let w = find(tx, &project, &id)?;
-            structure_unlocked(tx, &w)?;
-            let steps = workflows::steps(tx, &w.id)?;
-            let transitions = workflows::transitions(tx, &w.id)?;
-            let branch =
-                core_workflows::check_transition(&steps, &transitions, &from, &to, named.as_deref())?;
-            let now = clock::now_ms();
-            let transition = Transition::new(&w.id, (from, to), branch, now);
-            workflows::insert_transition(tx, &transition)?;
-            workflows::touch(tx, &w.id, now)?;
+            let transition = edit::add_transition(tx, &project, &id, (from, to), named, clock::now_ms())?;
             Ok::<_, ApiError>(TransitionView::from(&transition))
         })
         .await?;
@@ -330,15 +235,7 @@ async fn remove_transition(
     let (project, id, transition_id) = (access.project.id, id.to_string(), transition_id.to_string());
     state
         .db
-        .write(move |tx| {
-            let w = find(tx, &project, &id)?;
-            structure_unlocked(tx, &w)?;
-            if !workflows::delete_transition(tx, &w.id, &transition_id)? {
-                return Err(ApiError::not_found("Transition not found"));
-            }
-            workflows::touch(tx, &w.id, clock::now_ms())?;
-            Ok::<_, ApiError>(())
-        })
+        .write(move |tx| edit::remove_transition(tx, &project, &id, &transition_id, clock::now_ms()))
         .await?;
     Ok(Status::NoContent)
 }

@@ -1,7 +1,6 @@
 //! Workflows: `/workflows` (appliance.md §11); their steps and transitions are
-//! `workflow_steps`'. The rules a graph change keeps are `core::workflows`'; here each change is
-//! checked against the graph as it is in the same write that saves it, so two editors cannot
-//! break a rule between them.
+//! `workflow_steps`'. The use cases and the rules a graph change keeps are
+//! `core::workflows::edit`'s.
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
@@ -12,11 +11,10 @@ use super::guards::ProjectAccess;
 use super::json::{JsonBody, Small};
 use super::pagination;
 use crate::clock;
-use crate::core::conditions::resolve::resolve;
-use crate::core::workflows::{self as core_workflows, StepRefs};
-use crate::db::refs::{self, Owner};
-use crate::db::workflows::{self, Step, Workflow};
-use crate::db::{DbError, templates};
+use crate::core::workflows::edit::{self, TriggerType, WorkflowChanges, find};
+use crate::core::workflows::{self as core_workflows, step::Trigger};
+use crate::db::DbError;
+use crate::db::workflows::{self, Workflow};
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
 use crate::views::NumberedPage;
@@ -146,77 +144,8 @@ async fn fields(state: &State<AppState>, access: ProjectAccess) -> Result<Json<C
 }
 
 /// The workflow with its graph, read in one go.
-pub(super) fn full_view(conn: &rusqlite::Connection, w: &Workflow) -> crate::db::Result<WorkflowView> {
+fn full_view(conn: &crate::db::Tx, w: &Workflow) -> crate::db::Result<WorkflowView> {
     Ok(WorkflowView::new(w, &workflows::steps(conn, &w.id)?, &workflows::transitions(conn, &w.id)?))
-}
-
-pub(super) fn find(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Workflow, ApiError> {
-    workflows::get(conn, project, id)?.ok_or_else(|| ApiError::not_found("Workflow not found"))
-}
-
-/// 422 naming `field` when an enabled EVENT workflow names no event to start it.
-pub(super) fn startable(w: &Workflow, field: &str) -> Result<(), ApiError> {
-    if w.enabled && w.trigger_type == "EVENT" && w.trigger_event.is_none() {
-        return Err(ApiError::invalid_field(
-            field,
-            "required",
-            "an enabled EVENT workflow names the event that starts it",
-        ));
-    }
-    Ok(())
-}
-
-/// 409 while executions are active: only step configs may change then, and the workflow stays.
-pub(super) fn structure_unlocked(conn: &rusqlite::Connection, w: &Workflow) -> Result<(), ApiError> {
-    let active = workflows::active_executions(conn, &w.id)?;
-    if active > 0 {
-        return Err(ApiError::conflict(format!(
-            "the workflow has {active} active execution(s): while they run only step configs may change \
-             and the workflow cannot be deleted; cancel them or wait for them to finish"
-        ))
-        .with_details(json!({ "activeExecutions": active })));
-    }
-    Ok(())
-}
-
-/// Checks what a step's config names against the project (templates, segments) and records
-/// what the whole workflow refers to in the registry.
-pub(super) fn check_step_refs(
-    conn: &rusqlite::Connection,
-    project: &str,
-    refs: &mut StepRefs,
-) -> Result<(), ApiError> {
-    if let Some(template) = &refs.template
-        && templates::get(conn, project, template)?.is_none()
-    {
-        return Err(ApiError::validation(vec![
-            FieldError::new("config.templateId", "not_found", "no template of this project has this id")
-                .received(json!(template)),
-        ]));
-    }
-    if let Some(condition) = &mut refs.condition {
-        resolve(conn, project, condition, None, "config.condition")?;
-    }
-    Ok(())
-}
-
-/// Rewrites the registry rows of a workflow from its stored steps.
-pub(super) fn save_refs(conn: &rusqlite::Connection, w: &Workflow) -> Result<(), ApiError> {
-    let mut names: Vec<(&'static str, String)> = Vec::new();
-    for step in workflows::steps(conn, &w.id)? {
-        let config: Value = serde_json::from_str(&step.config).unwrap_or(Value::Null);
-        let refs = core_workflows::references(&step.kind, &config);
-        names.extend(refs.events.into_iter().map(|e| ("event", e)));
-        names.extend(refs.template.map(|t| ("template", t)));
-        if let Some(condition) = refs.condition {
-            let found = condition.references();
-            names.extend(found.fields.into_iter().map(|f| ("field", f)));
-            names.extend(found.segments.into_iter().map(|s| ("segment", s)));
-        }
-    }
-    let pairs: Vec<(&str, &str)> = names.iter().map(|(k, n)| (*k, n.as_str())).collect();
-    refs::set(conn, Owner::Workflow, &w.id, &w.project_id, &pairs)?;
-    Ok(())
 }
 
 /// Makes a workflow with `triggerType: EVENT` and its TRIGGER step, disabled unless `enabled`.
@@ -246,40 +175,22 @@ async fn create(
             map.insert("eventName".into(), Value::String(event));
         }
     }
-    let (trigger, event) = match &config {
-        None => (json!({}), None),
+    let trigger = match &config {
+        None => Trigger::default(),
         Some(config) => core_workflows::check_trigger_config(config, "triggerConfig")?,
     };
-    let now = clock::now_ms();
-    let workflow = Workflow {
-        id: crate::db::new_id(),
-        project_id: access.project.id,
+    let new = edit::NewWorkflow {
         name,
         description,
-        trigger_type: "EVENT".into(),
-        trigger_event: event,
+        trigger,
         enabled: body.enabled.unwrap_or(false),
         allow_reentry: body.allow_reentry.unwrap_or(false),
-        created_at: now,
-        updated_at: now,
     };
-    startable(&workflow, "eventName")?;
+    let project = access.project.id;
     let view = state
         .db
         .write(move |tx| {
-            workflows::insert(tx, &workflow)?;
-            let step = Step {
-                id: crate::db::new_id(),
-                workflow_id: workflow.id.clone(),
-                kind: "TRIGGER".into(),
-                name: Some("Trigger".into()),
-                config: trigger.to_string(),
-                position: None,
-                created_at: now,
-                updated_at: now,
-            };
-            workflows::insert_step(tx, &step)?;
-            save_refs(tx, &workflow)?;
+            let workflow = edit::create(tx, &project, new, clock::now_ms())?;
             Ok::<_, ApiError>(full_view(tx, &workflow)?)
         })
         .await?;
@@ -328,7 +239,7 @@ async fn update(
         body.description.map(|d| core_workflows::check_text(Some(d), "description")).transpose()?;
     let trigger_type = match body.trigger_type.as_deref() {
         None => None,
-        Some(t @ ("EVENT" | "MANUAL")) => Some(t.to_string()),
+        Some(t) if TriggerType::parse(t).is_some() => TriggerType::parse(t),
         Some(other) => {
             return Err(ApiError::validation(vec![
                 FieldError::new("triggerType", "invalid_enum_value", "triggerType is EVENT or MANUAL")
@@ -340,41 +251,19 @@ async fn update(
         None | Some(Value::Null) => None,
         Some(config) => Some(core_workflows::check_trigger_config(config, "triggerConfig")?),
     };
+    let changes = WorkflowChanges {
+        name,
+        description,
+        trigger_type,
+        trigger,
+        enabled: body.enabled,
+        allow_reentry: body.allow_reentry,
+    };
     let (project, id) = (access.project.id, id.to_string());
     let view = state
         .db
         .write(move |tx| {
-            let mut w = find(tx, &project, &id)?;
-            let now = clock::now_ms();
-            if let Some(name) = name {
-                w.name = name;
-            }
-            if let Some(description) = description {
-                w.description = description;
-            }
-            if let Some(kind) = trigger_type {
-                w.trigger_type = kind;
-            }
-            if let Some(reentry) = body.allow_reentry {
-                w.allow_reentry = reentry;
-            }
-            if let Some(enabled) = body.enabled {
-                w.enabled = enabled;
-            }
-            if let Some((config, event)) = trigger {
-                w.trigger_event = event;
-                let mut step = workflows::steps(tx, &w.id)?
-                    .into_iter()
-                    .find(|s| s.kind == "TRIGGER")
-                    .ok_or_else(|| ApiError::internal("a workflow without its trigger step"))?;
-                step.config = config.to_string();
-                step.updated_at = now;
-                workflows::update_step(tx, &step)?;
-            }
-            startable(&w, "triggerConfig.eventName")?;
-            w.updated_at = now;
-            workflows::update(tx, &w)?;
-            save_refs(tx, &w)?;
+            let w = edit::update(tx, &project, &id, changes, clock::now_ms())?;
             Ok::<_, ApiError>(full_view(tx, &w)?)
         })
         .await?;
@@ -391,14 +280,6 @@ async fn update(
 #[delete("/workflows/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let (project, id) = (access.project.id, id.to_string());
-    state
-        .db
-        .write(move |tx| {
-            let w = find(tx, &project, &id)?;
-            structure_unlocked(tx, &w)?;
-            workflows::delete(tx, &w.id)?;
-            Ok::<_, ApiError>(())
-        })
-        .await?;
+    state.db.write(move |tx| edit::remove(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }

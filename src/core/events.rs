@@ -32,7 +32,7 @@ pub fn emit(
     let id = events::insert(conn, project, contact, name, data, now)?;
     let (workflows, webhooks) = events::interest(conn, project, contact, name)?;
     if let Some(contact) = contact.filter(|_| workflows) {
-        crate::core::workflows::engine::on_event(conn, project, contact, name, data, &id, now)?;
+        crate::core::workflows::start::on_event(conn, project, contact, name, data, &id, now)?;
     }
     if webhooks {
         crate::core::webhooks::on_event(conn, project, &id, name, contact, data, now)?;

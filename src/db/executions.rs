@@ -11,11 +11,6 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::fair;
 
-/// The statuses of an execution that is not over.
-pub const ACTIVE: [&str; 2] = ["RUNNING", "WAITING"];
-/// Every status, for the list's filter.
-pub const STATUSES: [&str; 6] = ["RUNNING", "WAITING", "COMPLETED", "EXITED", "FAILED", "CANCELLED"];
-
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Execution {
     pub id: String,
@@ -35,12 +30,6 @@ pub struct Execution {
     pub updated_at: i64,
     /// The workflow whose step or email emitted the event that started this execution.
     pub caused_by: Option<String>,
-}
-
-impl Execution {
-    pub fn is_active(&self) -> bool {
-        ACTIVE.contains(&self.status.as_str())
-    }
 }
 
 /// One step an execution ran (or is running, or waits at).

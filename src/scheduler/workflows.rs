@@ -174,7 +174,7 @@ fn step_batch(
             Ok(advanced) => {
                 tx.execute_batch("RELEASE execution")?;
                 if let Advanced::Call(call) = advanced {
-                    calls.push((owner.clone(), call));
+                    calls.push((owner.clone(), *call));
                 }
             }
             Err(e) => {
@@ -191,7 +191,7 @@ fn step_batch(
 async fn call_webhook(state: AppState, call: WebhookCall) -> String {
     let id = call.execution.clone();
     let _started = state.inflight.start(Kind::Execution, &id);
-    let mut next = Advanced::Call(call);
+    let mut next = Advanced::Call(Box::new(call));
     while let Advanced::Call(call) = next {
         // Rendering takes up to the render budget: off the executor, like every render.
         let rendering = call.clone();

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use crate::clock::iso;
+use crate::core::workflows::status::ExecutionStatus;
 use crate::db::executions::{Execution as ExecutionRow, StepRun as StepRunRow};
 use crate::db::workflows::{Step as StepRow, Transition as TransitionRow, Workflow as Row};
 use crate::views::fields::Field;
@@ -198,7 +199,7 @@ impl Execution {
             context: serde_json::from_str(&ex.context).unwrap_or_else(|_| json!({})),
             exit_reason: ex.exit_reason.clone(),
             waiting_for: ex.wait_event.clone(),
-            due_at: ex.due_at.filter(|_| ex.status == "WAITING").map(iso),
+            due_at: ex.due_at.filter(|_| ExecutionStatus::of(ex) == Some(ExecutionStatus::Waiting)).map(iso),
             started_at: iso(ex.started_at),
             completed_at: ex.completed_at.map(iso),
             steps: runs.iter().map(StepRun::from).collect(),

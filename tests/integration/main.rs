@@ -53,6 +53,7 @@ mod uploads;
 mod verify;
 mod webhooks;
 mod workflow_crash;
+mod workflow_executions;
 mod workflow_loops;
 mod workflow_runs;
 mod workflows;

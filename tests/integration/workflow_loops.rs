@@ -61,7 +61,7 @@ async fn a_workflow_that_triggers_itself_stops_at_its_hourly_rate() {
         .call(Method::Patch, &format!("/workflows/{flow}"), key, Some(json!({ "allowReentry": true })))
         .await;
     assert_eq!(status, Status::Ok);
-    let refused = || tidings::core::workflows::engine::refused_starts()[0].1;
+    let refused = || tidings::core::workflows::start::refused_starts()[0].1;
     let before = refused();
     subscribe_one(&room, "looper@example.com").await;
     assert_eq!(run_to_rest(&room).await, 5, "five starts in the hour, then the event starts nothing");

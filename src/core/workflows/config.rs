@@ -1,8 +1,13 @@
-//! Step configs: each step type's config checked and stored in one form, with what it refers
-//! to (templates, events, segments, fields).
+//! Step configs: each step type's config checked and made a [`StepConfig`], with what it refers
+//! to (templates, events, segments, fields). What a client sends may take Plunk's names and
+//! forms; what comes out is the one form the step row stores and the engine runs.
 
 use serde_json::{Map, Value, json};
 
+use super::step::{
+    ConditionStep, Delay, Exit, Recipient, SendEmail, StepConfig, StepRefs, Trigger, Unit, UpdateContact,
+    WaitForEvent, Webhook,
+};
 use super::{MAX_WAIT_SECS, STEP_TYPES, check_text, invalid, required};
 use crate::core::conditions::Condition;
 use crate::core::contacts::parse_email;
@@ -59,111 +64,36 @@ fn object<'a>(config: &'a Value, allowed: &[&str], field: &str) -> Result<&'a Ma
 }
 
 /// A trigger config `{eventName}` (the name may be left out until the workflow is enabled).
-pub fn check_trigger_config(config: &Value, field: &str) -> Result<(Value, Option<String>)> {
+pub fn check_trigger_config(config: &Value, field: &str) -> Result<Trigger> {
     let map = object(config, &["eventName"], field)?;
-    let event = match map.get("eventName") {
+    let event_name = match map.get("eventName") {
         None | Some(Value::Null) => None,
         value => Some(check_event_name(value, &format!("{field}.eventName"))?),
     };
-    let config = match &event {
-        Some(name) => json!({ "eventName": name }),
-        None => json!({}),
-    };
-    Ok((config, event))
+    Ok(Trigger { event_name })
 }
 
-/// What a step's config names that must exist in the project (checked in the write that saves
-/// it), and what it refers to for the usage lists.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct StepRefs {
-    pub template: Option<String>,
-    pub condition: Option<Condition>,
-    pub events: Vec<String>,
-}
-
-/// Checks a step's config for its type (CPU only: templates parse here) and returns it as it is
-/// stored, with what it refers to. Errors are 422 naming the key under `field`.
-pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, StepRefs)> {
-    let at = |key: &str| format!("{field}.{key}");
-    let mut refs = StepRefs::default();
-    let stored = match kind {
-        "TRIGGER" => {
-            let (config, event) = check_trigger_config(config, field)?;
-            refs.events.extend(event);
-            config
-        }
-        "SEND_EMAIL" => {
-            let (stored, template) = send_email(config, field)?;
-            refs.template = Some(template);
-            stored
-        }
-        "DELAY" => delay(config, field)?,
-        "WAIT_FOR_EVENT" => {
-            let (stored, event) = wait_for_event(config, field)?;
-            refs.events.push(event);
-            stored
-        }
+/// Checks a step's config for its type (CPU only: templates parse here) and returns it typed,
+/// with what it refers to. Errors are [`Error::Invalid`] naming the key under `field`.
+pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(StepConfig, StepRefs)> {
+    let checked = match kind {
+        "TRIGGER" => StepConfig::Trigger(check_trigger_config(config, field)?),
+        "SEND_EMAIL" => StepConfig::SendEmail(send_email(config, field)?),
+        "DELAY" => StepConfig::Delay(delay(config, field)?),
+        "WAIT_FOR_EVENT" => StepConfig::WaitForEvent(wait_for_event(config, field)?),
         "CONDITION" => {
-            let (stored, condition) = condition(config, field)?;
-            refs.events.extend(condition.references().events);
-            refs.condition = Some(condition);
-            stored
-        }
-        "WEBHOOK" => {
-            let map = object(config, &["url", "method", "headers", "body"], field)?;
-            let url = map.get("url").and_then(Value::as_str).map(str::trim).unwrap_or_default();
-            let lower = url.to_ascii_lowercase();
-            if !(lower.starts_with("http://") || lower.starts_with("https://")) || url.len() > MAX_URL {
-                return Err(invalid(
-                    &at("url"),
-                    "invalid_string",
-                    format!("url is an http:// or https:// address of at most {MAX_URL} characters"),
-                ));
-            }
-            render::check(url, Mode::Text, &at("url"))?;
-            let method = match map.get("method") {
-                None | Some(Value::Null) => "POST".to_string(),
-                Some(Value::String(m)) if WEBHOOK_METHODS.contains(&m.to_ascii_uppercase().as_str()) => {
-                    m.to_ascii_uppercase()
-                }
-                Some(other) => {
-                    return Err(Error::Invalid(vec![
-                        FieldError::new(
-                            at("method"),
-                            "invalid_enum_value",
-                            format!("method is one of {}", WEBHOOK_METHODS.join(", ")),
-                        )
-                        .received(other.clone()),
-                    ]));
-                }
+            // The condition parsed here (its errors named under `field`) is the one referred to.
+            let (step, condition) = condition(config, field)?;
+            let refs = StepRefs {
+                events: condition.references().events,
+                condition: Some(condition),
+                ..StepRefs::default()
             };
-            let mut stored = json!({ "url": url, "method": method });
-            if let Some(headers) = map.get("headers").filter(|h| !h.is_null()) {
-                stored["headers"] = check_webhook_headers(headers, &at("headers"))?;
-            }
-            if let Some(body) = map.get("body").filter(|b| !b.is_null()) {
-                check_templates_in(body, &at("body"))?;
-                stored["body"] = body.clone();
-            }
-            stored
+            return Ok((StepConfig::Condition(step), refs));
         }
-        "UPDATE_CONTACT" => update_contact(config, field)?,
-        "EXIT" => {
-            let map = object(config, &["reason"], field)?;
-            match map.get("reason") {
-                None | Some(Value::Null) => json!({}),
-                Some(Value::String(reason)) => match check_text(Some(reason.clone()), &at("reason"))? {
-                    Some(reason) => json!({ "reason": reason }),
-                    None => json!({}),
-                },
-                Some(other) => {
-                    return Err(Error::Invalid(vec![
-                        FieldError::new(at("reason"), "invalid_type", "reason is a string")
-                            .received(json!(type_name(other))),
-                    ]));
-                }
-            }
-        }
+        "WEBHOOK" => StepConfig::Webhook(webhook(config, field)?),
+        "UPDATE_CONTACT" => StepConfig::UpdateContact(update_contact(config, field)?),
+        "EXIT" => StepConfig::Exit(exit(config, field)?),
         other => {
             return Err(Error::Invalid(vec![
                 FieldError::new(
@@ -175,7 +105,62 @@ pub fn check_config(kind: &str, config: &Value, field: &str) -> Result<(Value, S
             ]));
         }
     };
-    Ok((stored, refs))
+    let refs = checked.references();
+    Ok((checked, refs))
+}
+
+/// WEBHOOK `{url, method?, headers?, body?}`, the method POST unless given.
+fn webhook(config: &Value, field: &str) -> Result<Webhook> {
+    let at = |key: &str| format!("{field}.{key}");
+    let map = object(config, &["url", "method", "headers", "body"], field)?;
+    let url = map.get("url").and_then(Value::as_str).map(str::trim).unwrap_or_default();
+    let lower = url.to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) || url.len() > MAX_URL {
+        return Err(invalid(
+            &at("url"),
+            "invalid_string",
+            format!("url is an http:// or https:// address of at most {MAX_URL} characters"),
+        ));
+    }
+    render::check(url, Mode::Text, &at("url"))?;
+    let method = match map.get("method") {
+        None | Some(Value::Null) => "POST".to_string(),
+        Some(Value::String(m)) if WEBHOOK_METHODS.contains(&m.to_ascii_uppercase().as_str()) => {
+            m.to_ascii_uppercase()
+        }
+        Some(other) => {
+            return Err(Error::Invalid(vec![
+                FieldError::new(
+                    at("method"),
+                    "invalid_enum_value",
+                    format!("method is one of {}", WEBHOOK_METHODS.join(", ")),
+                )
+                .received(other.clone()),
+            ]));
+        }
+    };
+    let headers = match map.get("headers").filter(|h| !h.is_null()) {
+        Some(headers) => Some(check_webhook_headers(headers, &at("headers"))?),
+        None => None,
+    };
+    let body = map.get("body").filter(|b| !b.is_null()).cloned();
+    if let Some(body) = &body {
+        check_templates_in(body, &at("body"))?;
+    }
+    Ok(Webhook { url: url.to_string(), method, headers, body })
+}
+
+/// EXIT `{reason?}`.
+fn exit(config: &Value, field: &str) -> Result<Exit> {
+    let at = format!("{field}.reason");
+    let map = object(config, &["reason"], field)?;
+    match map.get("reason") {
+        None | Some(Value::Null) => Ok(Exit::default()),
+        Some(Value::String(reason)) => Ok(Exit { reason: check_text(Some(reason.clone()), &at)? }),
+        Some(other) => Err(Error::Invalid(vec![
+            FieldError::new(at, "invalid_type", "reason is a string").received(json!(type_name(other))),
+        ])),
+    }
 }
 
 /// A value given under our name or Plunk's: 422 naming the alias when both are given and
@@ -198,7 +183,7 @@ fn one_of<'a>(
 
 /// SEND_EMAIL `{templateId, recipient?: {type: CONTACT | CUSTOM, email?}}`; Plunk's
 /// `recipient.customEmail` is `email` (and ignored with CONTACT, as Plunk ignores it).
-fn send_email(config: &Value, field: &str) -> Result<(Value, String)> {
+fn send_email(config: &Value, field: &str) -> Result<SendEmail> {
     let at = |key: &str| format!("{field}.{key}");
     let map = object(config, &["templateId", "recipient"], field)?;
     let template = match map.get("templateId") {
@@ -206,14 +191,12 @@ fn send_email(config: &Value, field: &str) -> Result<(Value, String)> {
         _ => return Err(required(&at("templateId"))),
     };
     let recipient = match map.get("recipient") {
-        None | Some(Value::Null) => json!({ "type": "CONTACT" }),
+        None | Some(Value::Null) => Recipient::Contact,
         Some(value) => {
             let path = at("recipient");
             let r = object(value, &["type", "email", "customEmail"], &path)?;
             match r.get("type").and_then(Value::as_str) {
-                Some("CONTACT") | None if r.get("email").is_none_or(Value::is_null) => {
-                    json!({ "type": "CONTACT" })
-                }
+                Some("CONTACT") | None if r.get("email").is_none_or(Value::is_null) => Recipient::Contact,
                 Some("CONTACT") | None => {
                     return Err(invalid(
                         &format!("{path}.email"),
@@ -225,7 +208,7 @@ fn send_email(config: &Value, field: &str) -> Result<(Value, String)> {
                     let email = one_of(r, ("email", "customEmail"), &path)?
                         .and_then(Value::as_str)
                         .ok_or_else(|| required(&format!("{path}.email")))?;
-                    json!({ "type": "CUSTOM", "email": parse_email(email, &format!("{path}.email"))? })
+                    Recipient::Custom { email: parse_email(email, &format!("{path}.email"))? }
                 }
                 Some(_) => {
                     return Err(Error::Invalid(vec![
@@ -240,20 +223,16 @@ fn send_email(config: &Value, field: &str) -> Result<(Value, String)> {
             }
         }
     };
-    Ok((json!({ "templateId": template, "recipient": recipient }), template))
+    Ok(SendEmail { template_id: template, recipient })
 }
-
-/// DELAY units, longest first, in seconds. Beyond appliance.md's three units: `seconds`, for
-/// tests and follow-ups within the minute.
-const UNITS: &[(&str, i64)] = &[("days", 86_400), ("hours", 3600), ("minutes", 60), ("seconds", 1)];
 
 /// DELAY `{amount > 0, unit}`, at most 365 days. A fractional amount (Plunk's `1.5` hours) is
 /// stored as the same time in the longest unit that makes it whole (`90` minutes).
-fn delay(config: &Value, field: &str) -> Result<Value> {
+fn delay(config: &Value, field: &str) -> Result<Delay> {
     let at = |key: &str| format!("{field}.{key}");
     let map = object(config, &["amount", "unit"], field)?;
     let unit_value = map.get("unit").cloned().unwrap_or(Value::Null);
-    let Some(&(unit, unit_secs)) = UNITS.iter().find(|(name, _)| unit_value.as_str() == Some(name)) else {
+    let Some(unit) = Unit::ALL.into_iter().find(|u| unit_value.as_str() == Some(u.name())) else {
         return Err(Error::Invalid(vec![
             FieldError::new(at("unit"), "invalid_enum_value", "unit is seconds, minutes, hours or days")
                 .received(unit_value),
@@ -264,28 +243,29 @@ fn delay(config: &Value, field: &str) -> Result<Value> {
         .and_then(Value::as_f64)
         .filter(|n| n.is_finite() && *n > 0.0)
         .ok_or_else(|| invalid(&at("amount"), "invalid_type", "amount is a number above 0"))?;
+    let unit_secs = unit.seconds();
     if amount * unit_secs as f64 > MAX_WAIT_SECS as f64 {
         return Err(invalid(&at("amount"), "too_big", "a delay is at most 365 days"));
     }
     if amount.fract() == 0.0 {
-        return Ok(json!({ "amount": amount as i64, "unit": unit }));
+        return Ok(Delay { amount: amount as i64, unit });
     }
     let seconds = (amount * unit_secs as f64).round() as i64;
     if seconds < 1 {
         return Err(invalid(&at("amount"), "too_small", "a delay is at least a second"));
     }
-    let (unit, size) = UNITS.iter().find(|(_, size)| seconds % size == 0).copied().unwrap_or(("seconds", 1));
-    Ok(json!({ "amount": seconds / size, "unit": unit }))
+    let unit = Unit::ALL.into_iter().find(|u| seconds % u.seconds() == 0).unwrap_or(Unit::Seconds);
+    Ok(Delay { amount: seconds / unit.seconds(), unit })
 }
 
 /// WAIT_FOR_EVENT `{eventName, timeoutSeconds?}`; Plunk's `timeout` (seconds, perhaps with a
 /// fraction, rounded up) is `timeoutSeconds`.
-fn wait_for_event(config: &Value, field: &str) -> Result<(Value, String)> {
+fn wait_for_event(config: &Value, field: &str) -> Result<WaitForEvent> {
     let at = |key: &str| format!("{field}.{key}");
     let map = object(config, &["eventName", "timeoutSeconds", "timeout"], field)?;
-    let event = check_event_name(map.get("eventName"), &at("eventName"))?;
+    let event_name = check_event_name(map.get("eventName"), &at("eventName"))?;
     let Some(value) = one_of(map, ("timeoutSeconds", "timeout"), field)? else {
-        return Ok((json!({ "eventName": event }), event));
+        return Ok(WaitForEvent { event_name, timeout_seconds: None });
     };
     let seconds = value
         .as_f64()
@@ -299,12 +279,12 @@ fn wait_for_event(config: &Value, field: &str) -> Result<(Value, String)> {
                 "timeoutSeconds is a whole number of seconds from 1 to 365 days",
             )
         })?;
-    Ok((json!({ "eventName": event, "timeoutSeconds": seconds }), event))
+    Ok(WaitForEvent { event_name, timeout_seconds: Some(seconds) })
 }
 
 /// CONDITION `{condition}` (a condition tree), or Plunk's single test `{field, operator,
 /// value}`, stored as the tree of that one filter.
-fn condition(config: &Value, field: &str) -> Result<(Value, Condition)> {
+fn condition(config: &Value, field: &str) -> Result<(ConditionStep, Condition)> {
     let at = |key: &str| format!("{field}.{key}");
     let map = object(config, &["condition", "field", "operator", "value", "mode", "branches"], field)?;
     if map.contains_key("mode") || map.contains_key("branches") {
@@ -349,12 +329,12 @@ fn condition(config: &Value, field: &str) -> Result<(Value, Condition)> {
     } else {
         Condition::parse_in_workflow(&tree, &at("condition"))?
     };
-    Ok((json!({ "condition": crate::core::conditions::canonical(&tree) }), condition))
+    Ok((ConditionStep { condition: crate::core::conditions::canonical(&tree) }, condition))
 }
 
 /// UPDATE_CONTACT `{data?, subscribed?}` with the custom-field rules; Plunk's `updates` is
 /// `data`, and its `subscriptionAction` (`subscribe`, `unsubscribe`, `none`) is `subscribed`.
-fn update_contact(config: &Value, field: &str) -> Result<Value> {
+fn update_contact(config: &Value, field: &str) -> Result<UpdateContact> {
     let at = |key: &str| format!("{field}.{key}");
     let map = object(config, &["data", "subscribed", "updates", "subscriptionAction"], field)?;
     let data = one_of(map, ("data", "updates"), field)?;
@@ -405,14 +385,7 @@ fn update_contact(config: &Value, field: &str) -> Result<Value> {
     if data.is_none() && subscribed.is_none() {
         return Err(invalid(field, "required", "an update names data, subscribed, or both"));
     }
-    let mut stored = Map::new();
-    if let Some(data) = data {
-        stored.insert("data".into(), data.clone());
-    }
-    if let Some(subscribed) = subscribed {
-        stored.insert("subscribed".into(), Value::Bool(subscribed));
-    }
-    Ok(Value::Object(stored))
+    Ok(UpdateContact { data: data.cloned(), subscribed })
 }
 
 /// A step's config with the template Plunk's clients give beside it (`templateId`, over
@@ -444,30 +417,8 @@ pub fn with_template(kind: &str, mut config: Value, template: Option<Option<Stri
     Ok(config)
 }
 
-/// What a stored step config (already checked by [`check_config`]) refers to, read without
-/// checking it again: the registry is rewritten from every step on each change, inside the
-/// writer's transaction, where templates are not parsed.
-pub fn references(kind: &str, config: &Value) -> StepRefs {
-    let text = |key: &str| config.get(key).and_then(Value::as_str).map(str::to_string);
-    let mut refs = StepRefs::default();
-    match kind {
-        "TRIGGER" | "WAIT_FOR_EVENT" => refs.events.extend(text("eventName")),
-        "SEND_EMAIL" => refs.template = text("templateId"),
-        "CONDITION" => {
-            if let Some(condition) =
-                config.get("condition").and_then(|c| Condition::parse_in_workflow(c, "").ok())
-            {
-                refs.events.extend(condition.references().events);
-                refs.condition = Some(condition);
-            }
-        }
-        _ => {}
-    }
-    refs
-}
-
 /// Webhook headers: an object of at most 50 names (HTTP tokens) with template values.
-fn check_webhook_headers(headers: &Value, field: &str) -> Result<Value> {
+fn check_webhook_headers(headers: &Value, field: &str) -> Result<Map<String, Value>> {
     let map = match headers {
         Value::Object(map) => map,
         other => {
@@ -500,7 +451,7 @@ fn check_webhook_headers(headers: &Value, field: &str) -> Result<Value> {
         }
         render::check(value, Mode::Text, &path)?;
     }
-    Ok(headers.clone())
+    Ok(map.clone())
 }
 
 /// Checks every string inside a webhook body as a template.
@@ -519,170 +470,4 @@ fn check_templates_in(value: &Value, field: &str) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn references_read_back_from_a_stored_config_are_what_the_check_found() {
-        let configs = [
-            ("TRIGGER", json!({"eventName": "signup"})),
-            ("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeoutSeconds": 60})),
-            ("SEND_EMAIL", json!({"templateId": "t1"})),
-            (
-                "CONDITION",
-                json!({"condition": {"groups": [{"filters": [
-                {"field": "data.plan", "operator": "equals", "value": "pro"},
-                {"field": "opened", "operator": "triggered"},
-                {"operator": "memberOfSegment", "value": "s1"}]}]}}),
-            ),
-            ("WEBHOOK", json!({"url": "https://x.test/{{ contact.email }}"})),
-            ("DELAY", json!({"amount": 1, "unit": "days"})),
-        ];
-        for (kind, config) in configs {
-            let (stored, refs) = check_config(kind, &config, "config").unwrap();
-            assert_eq!(references(kind, &stored), refs, "{kind}");
-        }
-    }
-
-    #[test]
-    fn configs_are_checked_per_type() {
-        let ok = |kind: &str, config: Value| check_config(kind, &config, "config").map(|(v, _)| v);
-        assert_eq!(
-            ok("DELAY", json!({"amount": 2, "unit": "hours"})).unwrap(),
-            json!({"amount": 2, "unit": "hours"})
-        );
-        assert!(ok("DELAY", json!({"amount": 0, "unit": "hours"})).is_err());
-        assert!(ok("DELAY", json!({"amount": 366, "unit": "days"})).is_err());
-        assert!(ok("DELAY", json!({"amount": 1, "unit": "weeks"})).is_err());
-        assert_eq!(
-            ok("DELAY", json!({"amount": 2, "unit": "seconds"})).unwrap(),
-            json!({"amount": 2, "unit": "seconds"})
-        );
-        assert!(ok("DELAY", json!({"amount": 1, "unit": "days", "extra": 1})).is_err());
-        assert_eq!(
-            ok("SEND_EMAIL", json!({"templateId": "t1"})).unwrap(),
-            json!({"templateId": "t1", "recipient": {"type": "CONTACT"}})
-        );
-        assert!(ok("SEND_EMAIL", json!({"templateId": "t1", "recipient": {"type": "CUSTOM"}})).is_err());
-        assert!(
-            ok("SEND_EMAIL", json!({"templateId": "t1", "recipient": {"type": "CUSTOM", "email": "x"}}))
-                .is_err()
-        );
-        assert!(ok("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeoutSeconds": 0})).is_err());
-        assert!(ok("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeoutSeconds": 60})).is_ok());
-        assert!(ok("WEBHOOK", json!({"url": "ftp://x"})).is_err());
-        assert!(ok("WEBHOOK", json!({"url": "https://x/{{ contact.email"})).is_err(), "template syntax");
-        assert_eq!(ok("WEBHOOK", json!({"url": "https://x", "method": "put"})).unwrap()["method"], "PUT");
-        assert!(ok("WEBHOOK", json!({"url": "https://x", "headers": {"X-A": "1\r\nX-B: 2"}})).is_err());
-        assert!(ok("UPDATE_CONTACT", json!({})).is_err());
-        assert!(ok("UPDATE_CONTACT", json!({"subscribed": "yes"})).is_err());
-        assert!(ok("UPDATE_CONTACT", json!({"data": {"plan": "pro"}})).is_ok());
-        assert_eq!(ok("EXIT", json!({})).unwrap(), json!({}));
-        let condition = json!({"condition": {"logic": "AND", "groups": [{"filters": [
-            {"field": "event.amount", "operator": "greaterThan", "value": 10},
-            {"field": "workflow.source", "operator": "equals", "value": "ads"}]}]}});
-        assert!(ok("CONDITION", condition).is_ok(), "event.* and workflow.* fields");
-        assert_eq!(ok("TRIGGER", json!({})).unwrap(), json!({}), "named when the workflow is enabled");
-        assert_eq!(ok("TRIGGER", json!({"eventName": " signup "})).unwrap(), json!({"eventName": "signup"}));
-    }
-
-    #[test]
-    fn plunk_step_configs_are_stored_in_our_form() {
-        let ok = |kind: &str, config: Value| check_config(kind, &config, "config").map(|(v, _)| v);
-        let refused = |kind: &str, config: Value| ok(kind, config).unwrap_err().kind();
-        // SEND_EMAIL's custom recipient.
-        assert_eq!(
-            ok(
-                "SEND_EMAIL",
-                json!({"templateId": "t1", "recipient": {"type": "CUSTOM", "customEmail": "ops@x.test"}})
-            )
-            .unwrap(),
-            json!({"templateId": "t1", "recipient": {"type": "CUSTOM", "email": "ops@x.test"}})
-        );
-        assert_eq!(
-            ok(
-                "SEND_EMAIL",
-                json!({"templateId": "t1", "recipient": {"type": "CONTACT", "customEmail": "ops@x.test"}})
-            )
-            .unwrap(),
-            json!({"templateId": "t1", "recipient": {"type": "CONTACT"}}),
-            "Plunk ignores customEmail with CONTACT"
-        );
-        assert_eq!(
-            refused(
-                "SEND_EMAIL",
-                json!({"templateId": "t1", "recipient": {"type": "CUSTOM", "email": "a@x.test", "customEmail": "b@x.test"}})
-            ),
-            "invalid"
-        );
-        // WAIT_FOR_EVENT's timeout, in seconds.
-        assert_eq!(
-            ok("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeout": 86400})).unwrap(),
-            json!({"eventName": "paid", "timeoutSeconds": 86400})
-        );
-        assert_eq!(
-            ok("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeout": 1.5})).unwrap()["timeoutSeconds"],
-            2
-        );
-        assert_eq!(refused("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeout": 31_536_001})), "invalid");
-        assert_eq!(refused("WAIT_FOR_EVENT", json!({"eventName": "paid", "timeoutSeconds": 1.5})), "invalid");
-        // DELAY's fractional amounts.
-        assert_eq!(
-            ok("DELAY", json!({"amount": 1.5, "unit": "hours"})).unwrap(),
-            json!({"amount": 90, "unit": "minutes"})
-        );
-        assert_eq!(
-            ok("DELAY", json!({"amount": 0.5, "unit": "days"})).unwrap(),
-            json!({"amount": 12, "unit": "hours"})
-        );
-        assert_eq!(
-            ok("DELAY", json!({"amount": 0.25, "unit": "minutes"})).unwrap(),
-            json!({"amount": 15, "unit": "seconds"})
-        );
-        assert_eq!(refused("DELAY", json!({"amount": 365.5, "unit": "days"})), "invalid");
-        // CONDITION's single test, with its contact.* fields.
-        assert_eq!(
-            ok("CONDITION", json!({"field": "contact.data.plan", "operator": "equals", "value": "pro"}))
-                .unwrap(),
-            json!({"condition": {"logic": "AND", "groups": [{"filters": [{"field": "data.plan", "operator": "equals", "value": "pro"}]}]}})
-        );
-        assert!(
-            ok("CONDITION", json!({"field": "event.amount", "operator": "greaterThan", "value": 10})).is_ok()
-        );
-        assert_eq!(
-            refused("CONDITION", json!({"mode": "multi", "field": "data.plan", "branches": []})),
-            "invalid"
-        );
-        let unknown =
-            ok("CONDITION", json!({"field": "data.plan", "operator": "isAbout", "value": 1})).unwrap_err();
-        assert_eq!(unknown.fields()[0].field, "config.operator", "the single test's own key is named");
-        assert_eq!(
-            refused(
-                "CONDITION",
-                json!({"field": "data.plan", "operator": "exists", "condition": {"groups": []}})
-            ),
-            "invalid"
-        );
-        // UPDATE_CONTACT's updates and subscriptionAction.
-        assert_eq!(
-            ok("UPDATE_CONTACT", json!({"updates": {"plan": "pro"}, "subscriptionAction": "unsubscribe"}))
-                .unwrap(),
-            json!({"data": {"plan": "pro"}, "subscribed": false})
-        );
-        assert_eq!(
-            ok("UPDATE_CONTACT", json!({"updates": {"plan": "pro"}, "subscriptionAction": "none"})).unwrap(),
-            json!({"data": {"plan": "pro"}})
-        );
-        assert_eq!(
-            refused("UPDATE_CONTACT", json!({"subscriptionAction": "none"})),
-            "invalid",
-            "nothing to do"
-        );
-        assert_eq!(refused("UPDATE_CONTACT", json!({"subscriptionAction": "maybe"})), "invalid");
-        assert_eq!(
-            refused("UPDATE_CONTACT", json!({"subscribed": true, "subscriptionAction": "unsubscribe"})),
-            "invalid"
-        );
-    }
-}
+mod tests;

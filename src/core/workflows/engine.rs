@@ -1,11 +1,8 @@
-//! The workflow engine: starting executions, resuming the ones waiting for an event, and moving
-//! an execution through its steps. Everything here runs inside a write transaction, so what a
-//! step does (an email queued, a contact changed) and the execution moving past it commit
-//! together or not at all: a crash never repeats a step's email and never skips it.
+//! The workflow engine: moving an execution through its steps (starting one is
+//! [`super::start`]'s). Everything here runs inside a write transaction, so what a step does (an
+//! email queued, a contact changed) and the execution moving past it commit together or not at
+//! all: a crash never repeats a step's email and never skips it.
 //!
-//! - [`on_event`] runs in the transaction that records every event ([`crate::core::events::emit`]):
-//!   it resumes the contact's executions waiting for that event and starts the enabled
-//!   workflows it triggers.
 //! - [`advance`] runs an execution's steps until it waits (DELAY, WAIT_FOR_EVENT: a row with a
 //!   due time, never a timer in memory), ends, or reaches a WEBHOOK. A webhook's call happens
 //!   outside any transaction (the runner makes it, [`crate::scheduler::workflows`]); the step
@@ -13,180 +10,38 @@
 //!   on in one commit. A crash between the call and that commit makes the runner call again
 //!   with the same `Idempotency-Key`: the one window, like the relay's for mail (appliance.md
 //!   §5), in which a step's effect happens twice.
+//! - A step that meets an error the variant says may pass ([`Error::is_retryable`]: the
+//!   database) hands it up: the runner rolls the step back and runs it again after its lease.
+//!   Any other error (a rule, a limit, a template gone) fails the execution at that step, with
+//!   the reason on the step's run.
 //!
-//! Execution context: an event start keeps the event's data under `event`; a manual start keeps
-//! the given context at the top. A WAIT_FOR_EVENT merges the awaited event's data into `event`.
-//! CONDITION steps read `event.<path>` and `workflow.<path>` from it; emails and webhooks see it
-//! as the variables `event` and `workflow`.
+//! CONDITION steps read `event.<path>` and `workflow.<path>` from the execution's context;
+//! emails and webhooks see it as the variables `event` and `workflow`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use crate::db::Tx;
 use serde_json::{Map, Value, json};
 
+use super::start::StepScope;
+use super::status::{self, ExecutionStatus, RunStatus};
+use super::step::{self as config, Recipient, StepConfig};
 use crate::core::compose;
 use crate::core::conditions::eval::{DbFacts, matches};
-use crate::core::conditions::{Condition, resolve::resolve};
+use crate::core::conditions::resolve::resolve;
 use crate::core::contacts::{self as core_contacts, Changes};
 use crate::core::data::DataPatch;
 use crate::core::domains::require_verified_sender;
 use crate::core::error::{Error, Result};
 use crate::core::fields::FieldChanges;
+use crate::db::Tx;
 use crate::db::contacts::{self, Contact};
-use crate::db::effects::{Wake, wake};
 use crate::db::emails::{self, Email};
 use crate::db::executions::{self, Execution, StepRun};
-use crate::db::workflows::{self, Step, Workflow};
-use crate::db::{new_id, projects, settings, templates};
+use crate::db::workflows::{self, Step};
+use crate::db::{new_id, projects, templates};
 
 /// Most steps one call of [`advance`] runs: far more than a path through 200 steps without a
 /// wait can take (the graph has no loop without a wait), so reaching it means a bug, and the
 /// execution fails instead of holding the writer.
 const MAX_STEPS_AT_ONCE: usize = 1_000;
-
-/// Past this size (serialized), an awaited event's data replaces the context's `event` instead
-/// of being merged into it.
-pub const MAX_CONTEXT_BYTES: usize = 64 * 1024;
-
-/// Resumes the contact's executions waiting for `name` and starts the workflows `name`
-/// triggers, in the caller's transaction (the one recording the event).
-pub fn on_event(
-    conn: &Tx,
-    project: &str,
-    contact: &str,
-    name: &str,
-    data: &Value,
-    event_id: &str,
-    now: i64,
-) -> crate::db::Result<()> {
-    for mut ex in executions::waiting_for(conn, contact, name)? {
-        let Some(step) = ex.current_step_id.clone() else { continue };
-        let mut context = context_of(&ex);
-        merge_event(&mut context, data);
-        let mut text = Value::Object(context.clone()).to_string();
-        if text.len() > MAX_CONTEXT_BYTES {
-            // A wait in a loop would otherwise grow the context with every event's new keys:
-            // past the cap, the awaited event's data replaces what was there.
-            context.insert("event".into(), data.clone());
-            text = Value::Object(context).to_string();
-        }
-        ex.context = text;
-        let output = json!({ "event": name, "eventId": event_id });
-        record(conn, &ex.id, &step, "COMPLETED", Some(output), None, now)?;
-        move_on(conn, &mut ex, &step, Some("event"), now)?;
-        executions::save(conn, &ex)?;
-        wake(Wake::Workflows);
-    }
-    let triggered = workflows::triggered_by(conn, project, name)?;
-    if triggered.is_empty() {
-        return Ok(());
-    }
-    let caused_by = cause_of(name, data);
-    let hour_ago = now.saturating_sub(3_600_000);
-    let per_workflow = settings::number(conn, "workflow_runs_per_contact_hour", 60)?;
-    let chained = settings::number(conn, "chained_runs_per_contact_hour", 100)?;
-    for workflow in triggered {
-        if !workflow.allow_reentry && executions::exists_for(conn, &workflow.id, contact)? {
-            continue;
-        }
-        // Loop caps (issue 29): a workflow that triggers itself, or workflows that trigger one
-        // another, stop at a rate however their graphs are drawn.
-        if executions::started_since(conn, &workflow.id, contact, hour_ago, per_workflow)? >= per_workflow {
-            tracing::debug!(workflow = %workflow.id, contact, "not started: workflow_runs_per_contact_hour reached");
-            REFUSED_PER_WORKFLOW.fetch_add(1, Ordering::Relaxed);
-            continue;
-        }
-        if caused_by.is_some() && executions::caused_since(conn, contact, hour_ago, chained)? >= chained {
-            tracing::debug!(workflow = %workflow.id, contact, "not started: chained_runs_per_contact_hour reached");
-            REFUSED_CHAINED.fetch_add(1, Ordering::Relaxed);
-            continue;
-        }
-        let context = json!({ "event": data });
-        let output = json!({ "event": name, "eventId": event_id });
-        start(conn, &workflow, contact, context, output, caused_by.clone(), now)?;
-    }
-    Ok(())
-}
-
-/// Starts the loop caps refused since the process started, by cap (for `GET /metrics`).
-static REFUSED_PER_WORKFLOW: AtomicU64 = AtomicU64::new(0);
-static REFUSED_CHAINED: AtomicU64 = AtomicU64::new(0);
-
-/// How many starts each loop cap has refused since the process started, by the cap's setting
-/// (a start counted in a transaction that then failed is counted all the same).
-pub fn refused_starts() -> Vec<(String, u64)> {
-    vec![
-        ("workflow_runs_per_contact_hour".into(), REFUSED_PER_WORKFLOW.load(Ordering::Relaxed)),
-        ("chained_runs_per_contact_hour".into(), REFUSED_CHAINED.load(Ordering::Relaxed)),
-    ]
-}
-
-thread_local! {
-    /// The workflow whose step is running on this thread: events emitted meanwhile (in the
-    /// step's transaction) were emitted by it.
-    static STEP_OF: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Marks this thread as running a step of `workflow` until dropped.
-struct StepScope(Option<String>);
-
-impl StepScope {
-    fn enter(workflow: &str) -> StepScope {
-        StepScope(STEP_OF.with(|s| s.replace(Some(workflow.to_string()))))
-    }
-}
-
-impl Drop for StepScope {
-    fn drop(&mut self) {
-        let before = self.0.take();
-        STEP_OF.with(|s| *s.borrow_mut() = before);
-    }
-}
-
-/// The workflow that emitted event `name`: the one whose step is running, or for the events of
-/// an email, the workflow that sent it (`email.*` names are reserved to the service, so their
-/// `workflowId` is the service's own).
-fn cause_of(name: &str, data: &Value) -> Option<String> {
-    STEP_OF.with(|s| s.borrow().clone()).or_else(|| {
-        name.starts_with("email.").then(|| data["workflowId"].as_str().map(str::to_string)).flatten()
-    })
-}
-
-/// Starts an execution of `workflow` for `contact`: its TRIGGER step is recorded with `output`
-/// and the execution is due at once at the step after it.
-pub fn start(
-    conn: &Tx,
-    workflow: &Workflow,
-    contact: &str,
-    context: Value,
-    output: Value,
-    caused_by: Option<String>,
-    now: i64,
-) -> crate::db::Result<Execution> {
-    let Some(trigger) = workflows::trigger_step(conn, &workflow.id)? else {
-        return Err(crate::db::DbError::Missing(format!("the TRIGGER step of workflow {}", workflow.id)));
-    };
-    let mut ex = Execution {
-        id: new_id(),
-        workflow_id: workflow.id.clone(),
-        project_id: workflow.project_id.clone(),
-        contact_id: contact.to_string(),
-        status: "RUNNING".into(),
-        current_step_id: Some(trigger.id.clone()),
-        context: context.to_string(),
-        started_at: now,
-        updated_at: now,
-        caused_by,
-        ..Execution::default()
-    };
-    move_on(conn, &mut ex, &trigger.id, None, now)?;
-    executions::insert(conn, &ex)?;
-    if ex.is_active() {
-        wake(Wake::Workflows);
-    }
-    record(conn, &ex.id, &trigger.id, "COMPLETED", Some(output), None, now)?;
-    Ok(ex)
-}
 
 /// A webhook the runner is to call for an execution, with what renders its url, headers and
 /// body.
@@ -197,7 +52,7 @@ pub struct WebhookCall {
     pub step: String,
     /// The step run's number: with the execution, the call's idempotency key.
     pub seq: i64,
-    pub config: Value,
+    pub config: config::Webhook,
     /// The variables of the render (the contact's fields, `event`, `workflow`).
     pub variables: Map<String, Value>,
     pub email: String,
@@ -217,7 +72,7 @@ pub enum Advanced {
     /// Waiting, over, gone, or not due: nothing for the runner to do now.
     Idle,
     /// The runner calls this webhook, then [`finish_webhook`].
-    Call(WebhookCall),
+    Call(Box<WebhookCall>),
 }
 
 /// Runs execution `id` from where it stands until it waits, ends or reaches a webhook; the
@@ -244,14 +99,16 @@ pub fn finish_webhook(
     lease_until: i64,
 ) -> Result<Advanced> {
     let Some(mut ex) = executions::by_id(conn, &call.execution)? else { return Ok(Advanced::Idle) };
-    let open = executions::last_run(conn, &ex.id)?
-        .is_some_and(|r| r.seq == call.seq && r.step_id == call.step && r.status == "RUNNING");
-    if ex.status != "RUNNING" || ex.current_step_id.as_deref() != Some(&call.step) || !open {
+    let open = executions::last_run(conn, &ex.id)?.is_some_and(|r| {
+        r.seq == call.seq && r.step_id == call.step && RunStatus::of(&r) == Some(RunStatus::Running)
+    });
+    let running = ExecutionStatus::of(&ex) == Some(ExecutionStatus::Running);
+    if !running || ex.current_step_id.as_deref() != Some(&call.step) || !open {
         return Ok(Advanced::Idle);
     }
     match answer {
         Ok(output) => {
-            record(conn, &ex.id, &call.step, "COMPLETED", Some(output), None, now)?;
+            record(conn, &ex.id, &call.step, RunStatus::Completed, Some(output), None, now)?;
             move_on(conn, &mut ex, &call.step, None, now)?;
         }
         Err(why) => fail(conn, &mut ex, &call.step, &why, now)?,
@@ -270,29 +127,29 @@ fn settle(conn: &Tx, ex: &mut Execution, outcome: Advanced, now: i64, lease_unti
 
 /// Cancels an active execution; whether it was active.
 pub fn cancel(conn: &Tx, ex: &mut Execution, now: i64) -> crate::db::Result<bool> {
-    if !ex.is_active() {
+    if !status::is_active(ex) {
         return Ok(false);
     }
     if let Some(open) = executions::last_run(conn, &ex.id)?.filter(is_open) {
         let closed = StepRun {
-            status: "SKIPPED".into(),
+            status: RunStatus::Skipped.as_str().into(),
             error: Some("the execution was cancelled".into()),
             completed_at: Some(now),
             ..open
         };
         executions::put_run(conn, &closed)?;
     }
-    end(ex, "CANCELLED", now);
+    end(ex, ExecutionStatus::Cancelled, now);
     executions::save(conn, ex)?;
     Ok(true)
 }
 
 fn is_open(run: &StepRun) -> bool {
-    run.status == "RUNNING" || run.status == "WAITING"
+    RunStatus::of(run).is_some_and(RunStatus::is_open)
 }
 
-fn end(ex: &mut Execution, status: &str, now: i64) {
-    ex.status = status.to_string();
+fn end(ex: &mut Execution, status: ExecutionStatus, now: i64) {
+    status.set(ex);
     ex.completed_at = Some(now);
     ex.due_at = None;
     ex.wait_event = None;
@@ -305,21 +162,21 @@ fn run(conn: &Tx, ex: &mut Execution, now: i64) -> Result<Advanced> {
     let _scope = StepScope::enter(&ex.workflow_id);
     for _ in 0..MAX_STEPS_AT_ONCE {
         let Some(step_id) = ex.current_step_id.clone() else {
-            end(ex, "COMPLETED", now);
+            end(ex, ExecutionStatus::Completed, now);
             return Ok(Advanced::Idle);
         };
-        match ex.status.as_str() {
-            "WAITING" => {
+        match ExecutionStatus::of(ex) {
+            Some(ExecutionStatus::Waiting) => {
                 if ex.due_at.is_none_or(|due| due > now) {
                     return Ok(Advanced::Idle);
                 }
                 // A DELAY ended, or a WAIT_FOR_EVENT timed out.
                 let timed_out = ex.wait_event.is_some();
                 let output = if timed_out { json!({ "timedOut": true }) } else { json!({}) };
-                record(conn, &ex.id, &step_id, "COMPLETED", Some(output), None, now)?;
+                record(conn, &ex.id, &step_id, RunStatus::Completed, Some(output), None, now)?;
                 move_on(conn, ex, &step_id, timed_out.then_some("timeout"), now)?;
             }
-            "RUNNING" => {
+            Some(ExecutionStatus::Running) => {
                 if ex.due_at.is_some_and(|due| due > now) {
                     return Ok(Advanced::Idle);
                 }
@@ -340,103 +197,107 @@ fn run(conn: &Tx, ex: &mut Execution, now: i64) -> Result<Advanced> {
 }
 
 /// Runs one step of a RUNNING execution; a WEBHOOK step returns the call to make.
-fn step_once(conn: &Tx, ex: &mut Execution, step: &Step, now: i64) -> Result<Option<WebhookCall>> {
-    let config: Value = serde_json::from_str(&step.config).unwrap_or(Value::Null);
-    match step.kind.as_str() {
-        "TRIGGER" => move_on(conn, ex, &step.id, None, now)?,
-        "DELAY" => {
-            let amount = config["amount"].as_i64().unwrap_or(1);
-            let unit = match config["unit"].as_str() {
-                Some("days") => 86_400_000,
-                Some("hours") => 3_600_000,
-                Some("seconds") => 1_000,
-                _ => 60_000,
-            };
-            let until = now.saturating_add(amount.saturating_mul(unit));
-            record(
-                conn,
-                &ex.id,
-                &step.id,
-                "WAITING",
-                Some(json!({ "until": crate::clock::iso(until) })),
-                None,
-                now,
-            )?;
-            ex.status = "WAITING".into();
-            ex.due_at = Some(until);
-            ex.wait_event = None;
+fn step_once(conn: &Tx, ex: &mut Execution, step: &Step, now: i64) -> Result<Option<Box<WebhookCall>>> {
+    let Some(config) = StepConfig::stored(&step.kind, &step.config) else {
+        let why = format!("the step's config cannot be read as a {} step", step.kind);
+        fail(conn, ex, &step.id, &why, now)?;
+        return Ok(None);
+    };
+    let done = |conn: &Tx, ex: &mut Execution, output: Value| -> Result<()> {
+        record(conn, &ex.id, &step.id, RunStatus::Completed, Some(output), None, now)?;
+        Ok(move_on(conn, ex, &step.id, None, now)?)
+    };
+    match config {
+        StepConfig::Trigger(_) => move_on(conn, ex, &step.id, None, now)?,
+        StepConfig::Delay(delay) => {
+            let until = now.saturating_add(delay.millis());
+            let output = json!({ "until": crate::clock::iso(until) });
+            record(conn, &ex.id, &step.id, RunStatus::Waiting, Some(output), None, now)?;
+            wait(ex, Some(until), None);
         }
-        "WAIT_FOR_EVENT" => {
-            let event = config["eventName"].as_str().unwrap_or_default().to_string();
-            let until = config["timeoutSeconds"].as_i64().map(|s| now.saturating_add(s.saturating_mul(1000)));
-            let output = json!({ "eventName": event, "until": until.map(crate::clock::iso) });
-            record(conn, &ex.id, &step.id, "WAITING", Some(output), None, now)?;
-            ex.status = "WAITING".into();
-            ex.due_at = until;
-            ex.wait_event = Some(event);
+        StepConfig::WaitForEvent(w) => {
+            let until = w.timeout_seconds.map(|s| now.saturating_add(s.saturating_mul(1000)));
+            let output = json!({ "eventName": w.event_name, "until": until.map(crate::clock::iso) });
+            record(conn, &ex.id, &step.id, RunStatus::Waiting, Some(output), None, now)?;
+            wait(ex, until, Some(w.event_name));
         }
-        "CONDITION" => {
+        StepConfig::Condition(c) => {
             let Some(contact) = contact_of(conn, ex, now)? else { return Ok(None) };
-            match condition_holds(conn, ex, &contact, &config, now) {
+            match or_fail(condition_holds(conn, ex, &contact, &c, now))? {
                 Ok(holds) => {
-                    record(conn, &ex.id, &step.id, "COMPLETED", Some(json!({ "result": holds })), None, now)?;
+                    let output = Some(json!({ "result": holds }));
+                    record(conn, &ex.id, &step.id, RunStatus::Completed, output, None, now)?;
                     move_on(conn, ex, &step.id, Some(if holds { "yes" } else { "no" }), now)?;
                 }
                 Err(why) => fail(conn, ex, &step.id, &why, now)?,
             }
         }
-        "SEND_EMAIL" => {
+        StepConfig::SendEmail(send) => {
             let Some(contact) = contact_of(conn, ex, now)? else { return Ok(None) };
-            match send_email(conn, ex, &contact, &config, now)? {
-                Sent::Queued(output) => {
-                    record(conn, &ex.id, &step.id, "COMPLETED", Some(output), None, now)?;
-                    move_on(conn, ex, &step.id, None, now)?;
-                }
-                Sent::Skipped(why) => {
-                    record(conn, &ex.id, &step.id, "SKIPPED", Some(json!({ "reason": why })), None, now)?;
-                    move_on(conn, ex, &step.id, None, now)?;
-                }
-                Sent::Failed(why) => fail(conn, ex, &step.id, &why, now)?,
-            }
-        }
-        "UPDATE_CONTACT" => {
-            let Some(contact) = contact_of(conn, ex, now)? else { return Ok(None) };
-            match update_contact(conn, contact, &config, now) {
-                Ok(output) => {
-                    record(conn, &ex.id, &step.id, "COMPLETED", Some(output), None, now)?;
+            match or_fail(send_email(conn, ex, &contact, &send, now))? {
+                Ok(Sent::Queued(output)) => done(conn, ex, output)?,
+                Ok(Sent::Skipped(why)) => {
+                    let output = Some(json!({ "reason": why }));
+                    record(conn, &ex.id, &step.id, RunStatus::Skipped, output, None, now)?;
                     move_on(conn, ex, &step.id, None, now)?;
                 }
                 Err(why) => fail(conn, ex, &step.id, &why, now)?,
             }
         }
-        "EXIT" => {
-            let reason = config["reason"].as_str().map(str::to_string);
-            record(conn, &ex.id, &step.id, "COMPLETED", Some(json!({ "reason": reason })), None, now)?;
-            ex.exit_reason = Some(reason.unwrap_or_else(|| "EXIT step".into()));
-            end(ex, "EXITED", now);
+        StepConfig::UpdateContact(update) => {
+            let Some(contact) = contact_of(conn, ex, now)? else { return Ok(None) };
+            match or_fail(update_contact(conn, contact, &update, now))? {
+                Ok(output) => done(conn, ex, output)?,
+                Err(why) => fail(conn, ex, &step.id, &why, now)?,
+            }
         }
-        "WEBHOOK" => {
+        StepConfig::Exit(exit) => {
+            let output = Some(json!({ "reason": exit.reason }));
+            record(conn, &ex.id, &step.id, RunStatus::Completed, output, None, now)?;
+            ex.exit_reason = Some(exit.reason.unwrap_or_else(|| "EXIT step".into()));
+            end(ex, ExecutionStatus::Exited, now);
+        }
+        StepConfig::Webhook(webhook) => {
             let Some(contact) = contact_of(conn, ex, now)? else { return Ok(None) };
             // A run already open for this step is a call interrupted by a crash: the same run
             // (and key) is tried again.
             let seq = match executions::last_run(conn, &ex.id)? {
-                Some(run) if run.step_id == step.id && run.status == "RUNNING" => run.seq,
-                _ => record(conn, &ex.id, &step.id, "RUNNING", None, None, now)?,
+                Some(run) if run.step_id == step.id && RunStatus::of(&run) == Some(RunStatus::Running) => {
+                    run.seq
+                }
+                _ => record(conn, &ex.id, &step.id, RunStatus::Running, None, None, now)?,
             };
-            return Ok(Some(WebhookCall {
+            return Ok(Some(Box::new(WebhookCall {
                 execution: ex.id.clone(),
                 workflow: ex.workflow_id.clone(),
                 step: step.id.clone(),
                 seq,
-                config,
+                config: webhook,
                 variables: variables(&contact.data, &context_of(ex)),
                 email: contact.email.clone(),
                 contact_id: contact.id.clone(),
-            }));
+            })));
         }
-        other => fail(conn, ex, &step.id, &format!("unknown step type {other}"), now)?,
     }
     Ok(None)
+}
+
+/// The execution waits at its step: until `until` (a DELAY, or a wait's timeout) and for
+/// `event` (a WAIT_FOR_EVENT).
+fn wait(ex: &mut Execution, until: Option<i64>, event: Option<String>) {
+    ExecutionStatus::Waiting.set(ex);
+    ex.due_at = until;
+    ex.wait_event = event;
+}
+
+/// What a step's error means for the execution (the module's rule): `Err` for an error that may
+/// pass, which goes up to the runner; `Ok(Err(why))` for one that fails the execution.
+fn or_fail<T>(result: Result<T>) -> Result<Result<T, String>> {
+    match result {
+        Ok(value) => Ok(Ok(value)),
+        Err(e) if e.is_retryable() => Err(e),
+        Err(e) => Ok(Err(why(&e))),
+    }
 }
 
 /// The execution's contact; an execution whose contact is gone is failed (the row cascades
@@ -454,12 +315,11 @@ fn condition_holds(
     conn: &Tx,
     ex: &Execution,
     contact: &Contact,
-    config: &Value,
+    step: &config::ConditionStep,
     now: i64,
-) -> Result<bool, String> {
-    let mut condition =
-        Condition::parse_in_workflow(&config["condition"], "condition").map_err(|e| why(&e))?;
-    resolve(conn, &ex.project_id, &mut condition, None, "condition").map_err(|e| why(&e))?;
+) -> Result<bool> {
+    let mut condition = step.parse("condition")?;
+    resolve(conn, &ex.project_id, &mut condition, None, "condition")?;
     let context = context_of(ex);
     let facts = DbFacts { conn, contact_id: &contact.id, contact_seq: contact.seq, context: Some(&context) };
     Ok(matches(&condition, contact, &facts, now))
@@ -468,22 +328,24 @@ fn condition_holds(
 enum Sent {
     Queued(Value),
     Skipped(String),
-    Failed(String),
 }
 
 /// Queues a SEND_EMAIL step's email, the way campaigns and `/v1/send` queue theirs: the
 /// template's content, rendered by the delivery worker for the recipient.
-fn send_email(conn: &Tx, ex: &Execution, contact: &Contact, config: &Value, now: i64) -> Result<Sent> {
-    let template_id = config["templateId"].as_str().unwrap_or_default();
+fn send_email(
+    conn: &Tx,
+    ex: &Execution,
+    contact: &Contact,
+    send: &config::SendEmail,
+    now: i64,
+) -> Result<Sent> {
+    let template_id = &send.template_id;
     let Some(template) = templates::get(conn, &ex.project_id, template_id)? else {
-        return Ok(Sent::Failed(format!("the template {template_id} no longer exists")));
+        return Err(Error::not_found(format!("the template {template_id} no longer exists")));
     };
-    if let Err(e) = require_verified_sender(conn, &ex.project_id, &template.from_email) {
-        return Ok(Sent::Failed(why(&e)));
-    }
+    require_verified_sender(conn, &ex.project_id, &template.from_email)?;
     let context = context_of(ex);
-    let custom = config["recipient"]["type"] == "CUSTOM";
-    let (to_email, contact_id, mut vars) = if custom {
+    let (to_email, contact_id, mut vars) = if let Recipient::Custom { email } = &send.recipient {
         // Someone else hears about the contact: the message is not the contact's (no links
         // that act for them, no events on them), but it can name them.
         let mut vars = contact.data.clone();
@@ -491,7 +353,7 @@ fn send_email(conn: &Tx, ex: &Execution, contact: &Contact, config: &Value, now:
             "contact".into(),
             json!({ "id": contact.id, "email": contact.email, "data": contact.data }),
         );
-        (config["recipient"]["email"].as_str().unwrap_or_default().to_string(), None, vars)
+        (email.clone(), None, vars)
     } else {
         if template.kind == "MARKETING" && !contact.subscribed {
             return Ok(Sent::Skipped("the contact is unsubscribed from marketing email".into()));
@@ -521,29 +383,21 @@ fn send_email(conn: &Tx, ex: &Execution, contact: &Contact, config: &Value, now:
         created_at: now,
         ..Email::default()
     };
-    match emails::insert(conn, &email, now) {
-        Ok(()) => {}
-        // Over the project's monthly cap of workflow emails: the step fails with the reason
-        // (not an error, which would have the runner try it again and again).
-        Err(e) => match Error::from(e) {
-            e if e.over_cap().is_some() => return Ok(Sent::Failed(why(&e))),
-            e => return Err(e),
-        },
-    }
+    // Over the project's monthly cap of workflow emails, the error is over a limit: the step
+    // fails with the reason rather than being tried again and again.
+    emails::insert(conn, &email, now)?;
     Ok(Sent::Queued(json!({ "emailId": email.id, "to": to_email, "templateId": template.id })))
 }
 
 /// An UPDATE_CONTACT step, through the custom-field rules of every other writer of contacts.
-fn update_contact(conn: &Tx, contact: Contact, config: &Value, now: i64) -> Result<Value, String> {
-    let patch = DataPatch::parse(config.get("data").filter(|d| !d.is_null()), "data").map_err(|e| why(&e))?;
-    let subscribed = config.get("subscribed").and_then(Value::as_bool);
+fn update_contact(conn: &Tx, contact: Contact, update: &config::UpdateContact, now: i64) -> Result<Value> {
+    let patch = DataPatch::parse(update.data.as_ref(), "data")?;
     let project = contact.project_id.clone();
     let mut fields = FieldChanges::default();
-    let changes = Changes { email: None, subscribed, data: &patch };
-    let updated =
-        core_contacts::update(conn, contact, &changes, &mut fields, "workflow", now).map_err(|e| why(&e))?;
-    fields.save(conn, &project).map_err(|e| e.to_string())?;
-    Ok(json!({ "subscribed": updated.subscribed, "data": config.get("data") }))
+    let changes = Changes { email: None, subscribed: update.subscribed, data: &patch };
+    let updated = core_contacts::update(conn, contact, &changes, &mut fields, "workflow", now)?;
+    fields.save(conn, &project)?;
+    Ok(json!({ "subscribed": updated.subscribed, "data": update.data }))
 }
 
 /// The variables an email or webhook of the execution renders with: the contact's fields, and
@@ -563,27 +417,16 @@ fn why(e: &Error) -> String {
     }
 }
 
-fn context_of(ex: &Execution) -> Map<String, Value> {
+pub(super) fn context_of(ex: &Execution) -> Map<String, Value> {
     match serde_json::from_str(&ex.context) {
         Ok(Value::Object(map)) => map,
         _ => Map::new(),
     }
 }
 
-/// Merges an awaited event's data into the context's `event`.
-fn merge_event(context: &mut Map<String, Value>, data: &Value) {
-    let event = context.entry("event").or_insert_with(|| json!({}));
-    if !event.is_object() {
-        *event = json!({});
-    }
-    if let (Some(event), Some(data)) = (event.as_object_mut(), data.as_object()) {
-        event.extend(data.iter().map(|(k, v)| (k.clone(), v.clone())));
-    }
-}
-
 /// Moves a RUNNING or WAITING execution past `from` on `branch`: to the next step, due now, or
 /// to COMPLETED when nothing follows. (Callers outside the runner wake it once they are done.)
-fn move_on(
+pub(super) fn move_on(
     conn: &Tx,
     ex: &mut Execution,
     from: &str,
@@ -592,12 +435,12 @@ fn move_on(
 ) -> crate::db::Result<()> {
     match workflows::next_step(conn, from, branch)? {
         Some(next) => {
-            ex.status = "RUNNING".into();
+            ExecutionStatus::Running.set(ex);
             ex.current_step_id = Some(next);
             ex.due_at = Some(now);
             ex.wait_event = None;
         }
-        None => end(ex, "COMPLETED", now),
+        None => end(ex, ExecutionStatus::Completed, now),
     }
     ex.updated_at = now;
     Ok(())
@@ -607,7 +450,7 @@ fn move_on(
 /// `scheduler::inflight`).
 pub fn give_up(conn: &Tx, id: &str, why: &str, now: i64) -> crate::db::Result<()> {
     let Some(mut ex) = executions::by_id(conn, id)? else { return Ok(()) };
-    if !ex.is_active() {
+    if !status::is_active(&ex) {
         return Ok(());
     }
     let step = ex.current_step_id.clone().unwrap_or_default();
@@ -617,18 +460,18 @@ pub fn give_up(conn: &Tx, id: &str, why: &str, now: i64) -> crate::db::Result<()
 
 /// Fails the execution at `step` with `why`, kept on the step's run.
 fn fail(conn: &Tx, ex: &mut Execution, step: &str, why: &str, now: i64) -> crate::db::Result<()> {
-    record(conn, &ex.id, step, "FAILED", None, Some(why.to_string()), now)?;
-    end(ex, "FAILED", now);
+    record(conn, &ex.id, step, RunStatus::Failed, None, Some(why.to_string()), now)?;
+    end(ex, ExecutionStatus::Failed, now);
     Ok(())
 }
 
 /// Records a step's run: the run open at this step is closed (or updated), otherwise a new run
 /// is added. Returns its number.
-fn record(
+pub(super) fn record(
     conn: &Tx,
     execution: &str,
     step: &str,
-    status: &str,
+    status: RunStatus,
     output: Option<Value>,
     error: Option<String>,
     now: i64,
@@ -639,14 +482,14 @@ fn record(
         Some(run) => (run.seq + 1, now),
         None => (1, now),
     };
-    let done = status != "RUNNING" && status != "WAITING";
+    let done = !status.is_open();
     executions::put_run(
         conn,
         &StepRun {
             execution_id: execution.to_string(),
             seq,
             step_id: step.to_string(),
-            status: status.to_string(),
+            status: status.as_str().to_string(),
             output: output.map(|o| o.to_string()),
             error,
             started_at,
@@ -654,4 +497,21 @@ fn record(
         },
     )?;
     Ok(seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_error_that_may_pass_goes_up_and_any_other_fails_the_step() {
+        assert!(or_fail::<()>(Err(Error::Retryable("busy".into()))).is_err(), "retried by the runner");
+        let failed = or_fail::<()>(Err(Error::not_found("the template t1 no longer exists"))).unwrap();
+        assert_eq!(failed, Err("the template t1 no longer exists".to_string()));
+        let invalid = or_fail::<()>(Err(Error::invalid("data.plan", "invalid_type", "plan is a string")));
+        assert_eq!(invalid.unwrap(), Err("data.plan: plan is a string".to_string()));
+        let capped = Error::OverLimit(crate::core::error::Limit::Billing { category: "workflow".into() });
+        assert!(or_fail::<()>(Err(capped)).unwrap().is_err(), "a monthly cap fails the step for good");
+        assert_eq!(or_fail(Ok(3)).unwrap(), Ok(3));
+    }
 }

@@ -8,12 +8,18 @@
 //! WAIT_FOR_EVENT, so no execution can loop without waiting.
 
 pub mod config;
+pub mod edit;
 pub mod engine;
+pub mod executions;
 pub mod graph;
+pub mod start;
+pub mod status;
+pub mod step;
 pub mod webhook;
 
-pub use config::{StepRefs, check_config, check_trigger_config, references, with_template};
+pub use config::{check_config, check_trigger_config, with_template};
 pub use graph::{auto_connect, branch_named, branches, check_transition, splice};
+pub use step::{StepConfig, StepRefs};
 
 use crate::core::error::{Error, Result};
 

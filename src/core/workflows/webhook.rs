@@ -31,11 +31,11 @@ pub fn request(call: &WebhookCall) -> Result<Call, String> {
         render::render(source, Mode::Text, &scope).map_err(|e| format!("{what} did not render: {e}"))
     };
     let config = &call.config;
-    let method = config["method"].as_str().unwrap_or("POST").to_string();
-    let url = text(config["url"].as_str().unwrap_or_default(), "url")?.trim().to_string();
+    let method = config.method.clone();
+    let url = text(&config.url, "url")?.trim().to_string();
     let mut headers = vec![("Idempotency-Key".to_string(), call.key())];
     let mut typed = false;
-    if let Some(map) = config["headers"].as_object() {
+    if let Some(map) = &config.headers {
         for (name, value) in map {
             if OWNED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
                 continue;
@@ -48,7 +48,7 @@ pub fn request(call: &WebhookCall) -> Result<Call, String> {
             headers.push((name.clone(), value));
         }
     }
-    let body = match config.get("body").filter(|b| !b.is_null()) {
+    let body = match config.body.as_ref().filter(|b| !b.is_null()) {
         Some(Value::String(source)) => Some((text(source, "body")?, "text/plain; charset=utf-8")),
         Some(value) => Some((rendered(value, &|s| text(s, "body"))?.to_string(), "application/json")),
         None if matches!(method.as_str(), "POST" | "PUT" | "PATCH") => {
@@ -117,7 +117,7 @@ mod tests {
             workflow: "w1".into(),
             step: "s1".into(),
             seq: 3,
-            config,
+            config: serde_json::from_value(config).unwrap(),
             variables: variables.as_object().unwrap().clone(),
             email: "ada@example.com".into(),
             contact_id: "c1".into(),
