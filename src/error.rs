@@ -380,6 +380,7 @@ impl From<Error> for ApiError {
                 .with_details(json!({ "limitBytes": bytes, "field": field }))
                 .with_suggestion(suggestion),
             Error::OverLimit(Limit::UploadSpace { .. }) => Self::new(413, "PAYLOAD_TOO_LARGE", message),
+            Error::OverLimit(Limit::Rate { wait, .. }) => Self::retry_after(message, wait),
             Error::Retryable(cause) | Error::Permanent(cause) => Self::internal(cause),
             Error::Db(e) => Self::internal(format!("database: {e}")),
         }

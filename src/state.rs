@@ -5,9 +5,9 @@ use std::sync::Arc;
 use rand::Rng;
 use rand::distributions::Alphanumeric;
 
-use crate::api::attempts::Attempts;
-use crate::api::ratelimit::{self, ProjectLimiter};
 use crate::config::Config;
+use crate::core::limits::attempts::Attempts;
+use crate::core::limits::ratelimit::{self, ProjectLimiter};
 use crate::db::{self, Db, DbError, settings};
 use crate::dns::Dns;
 use crate::scheduler::{JobQueue, SchedulerStatus};
@@ -39,8 +39,8 @@ pub struct AppState {
     pub attempts: Arc<Attempts>,
     /// Requests for password reset and verification mail.
     pub mail_requests: Arc<Attempts>,
-    /// API keys already looked up ([`crate::api::key_cache`]).
-    pub keys: Arc<crate::api::key_cache::KeyCache>,
+    /// API keys already looked up ([`crate::core::limits::key_cache`]).
+    pub keys: Arc<crate::core::limits::key_cache::KeyCache>,
     pub scheduler: Arc<SchedulerStatus>,
     pub dns: Dns,
     /// The series of `GET /metrics`.
@@ -56,7 +56,7 @@ pub struct AppState {
     /// The work in progress, for the quarantine of work that crashed the process.
     pub inflight: Arc<crate::scheduler::inflight::Journal>,
     /// The memory JSON bodies being read at once may take.
-    pub bodies: Arc<crate::api::json::BodyBudget>,
+    pub bodies: Arc<crate::core::limits::bodies::BodyBudget>,
 }
 
 impl AppState {
@@ -99,10 +99,10 @@ impl AppState {
         );
         crate::core::lists::lists();
         let jobs = JobQueue::new(db.wakers().clone());
-        let keys = Arc::new(crate::api::key_cache::KeyCache::watching(db.wakers().keys.clone()));
+        let keys = Arc::new(crate::core::limits::key_cache::KeyCache::watching(db.wakers().keys.clone()));
         let sns = Arc::new(crate::sns::Verifier::new(&config.webhooks));
         let stripe = crate::stripe::Stripe::new(&config.billing).map(Arc::new);
-        let bodies = Arc::new(crate::api::json::BodyBudget::new(config.limits.body_memory_bytes));
+        let bodies = Arc::new(crate::core::limits::bodies::BodyBudget::new(config.limits.body_memory_bytes));
         Ok(AppState {
             db,
             config: Arc::new(config),

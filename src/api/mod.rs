@@ -20,7 +20,6 @@ macro_rules! documented_routes {
 
 pub mod aliases;
 pub mod analytics;
-pub mod attempts;
 pub mod auth;
 mod billing;
 pub mod campaigns;
@@ -38,7 +37,6 @@ pub mod health;
 pub mod idempotency;
 pub mod invitation_links;
 pub mod json;
-pub mod key_cache;
 pub mod members;
 pub mod metrics;
 pub mod openapi;
@@ -46,7 +44,6 @@ pub mod outbox;
 pub mod pagination;
 pub mod preview;
 pub mod projects;
-pub mod ratelimit;
 pub mod roles;
 pub mod segments;
 pub mod send;

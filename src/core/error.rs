@@ -97,6 +97,10 @@ pub enum Limit {
         "This project's images would take more than the {cap} bytes it may keep ([limits] upload_total_bytes); {kept} are used"
     )]
     UploadSpace { cap: u64, kept: i64 },
+    /// Too many requests of a kind for now (sign-in failures, bodies being read): room comes
+    /// back after `wait`.
+    #[error("{message}")]
+    Rate { message: String, wait: std::time::Duration },
 }
 
 fn billing_noun(category: &str) -> &'static str {

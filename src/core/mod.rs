@@ -23,6 +23,7 @@ pub mod import;
 pub mod invitations;
 pub mod jobs;
 pub mod keys;
+pub mod limits;
 pub mod links;
 pub mod lists;
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub struct Wakers {
     pub delivery: Arc<Notify>,
     pub workflows: Arc<Notify>,
     pub webhooks: Arc<Notify>,
-    /// Raised whenever keys must be looked up again ([`crate::api::key_cache`] watches it).
+    /// Raised whenever keys must be looked up again ([`crate::core::limits::key_cache`] watches it).
     pub keys: Arc<AtomicU64>,
 }
 

@@ -19,8 +19,8 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
-use crate::api::ratelimit::{self, ProjectLimiter};
 use crate::clock;
+use crate::core::limits::ratelimit::{self, ProjectLimiter};
 use crate::core::{domains as core_domains, events, links, outbound, send::Attachment};
 use crate::db::{
     DbError, campaigns, contacts, domains,

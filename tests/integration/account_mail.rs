@@ -177,7 +177,7 @@ async fn reset_requests_are_limited_whether_or_not_the_account_exists() {
     let app = TestApp::new().await;
     app.signup("ada@example.com").await;
     for email in ["ada@example.com", "nobody@example.com"] {
-        for _ in 0..tidings::api::attempts::MAIL_PER_ACCOUNT {
+        for _ in 0..tidings::core::limits::attempts::MAIL_PER_ACCOUNT {
             assert_eq!(request_reset(&app, email).await.0, Status::Ok);
         }
         let (status, body) = request_reset(&app, email).await;

@@ -169,7 +169,8 @@ async fn validation_422_names_the_field() {
 #[rocket::async_test]
 async fn too_many_requests_429_with_retry_after() {
     let clock = FakeRelativeClock::default();
-    let app = TestApp::with_limiter(tidings::api::ratelimit::limiter_with_clock(2, clock.clone())).await;
+    let app =
+        TestApp::with_limiter(tidings::core::limits::ratelimit::limiter_with_clock(2, clock.clone())).await;
     let (_, keys) = app.user_with_project("owner@example.com").await;
     for _ in 0..2 {
         let res = app.keyed(app.client.get("/test-probe/secret"), &keys.secret_key).dispatch().await;

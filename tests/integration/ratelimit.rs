@@ -2,7 +2,7 @@
 
 use governor::clock::FakeRelativeClock;
 use rocket::http::Status;
-use tidings::api::ratelimit::limiter_with_clock;
+use tidings::core::limits::ratelimit::limiter_with_clock;
 
 use crate::common::{TestApp, assert_envelope};
 

@@ -4,7 +4,7 @@
 use governor::clock::FakeRelativeClock;
 use rocket::http::{ContentType, Cookie, Header, Status};
 use serde_json::{Value, json};
-use tidings::api::ratelimit::limiter_with_clock;
+use tidings::core::limits::ratelimit::limiter_with_clock;
 
 use crate::common::binary::run;
 use crate::common::{TestApp, assert_envelope, body};

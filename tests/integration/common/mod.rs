@@ -19,8 +19,8 @@ use rocket::http::{ContentType, Cookie, Header, Method, Status};
 use rocket::local::asynchronous::{Client, LocalRequest, LocalResponse};
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use tidings::api::ratelimit::ProjectLimiter;
 use tidings::config::Config;
+use tidings::core::limits::ratelimit::ProjectLimiter;
 use tidings::{AppState, build_rocket};
 
 /// A configuration for tests: data in `dir`, cheap bcrypt, no shutdown grace.

@@ -20,7 +20,7 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 
-use crate::error::ApiError;
+use crate::core::error::{Error, Limit, Result};
 
 /// Failures one account may have in [`WINDOW`].
 pub const PER_ACCOUNT: u32 = 10;
@@ -83,7 +83,7 @@ impl Attempts {
     }
 
     /// Counts one request, or 429 while the account or the address is locked.
-    pub fn take(&self, account: Option<&str>, address: Option<IpAddr>) -> Result<(), ApiError> {
+    pub fn take(&self, account: Option<&str>, address: Option<IpAddr>) -> Result<()> {
         self.check(account, address)?;
         self.failed(account, address);
         Ok(())
@@ -115,14 +115,14 @@ impl Attempts {
     }
 
     /// Before comparing a password: 429 while the account or the address is locked.
-    pub fn check(&self, account: Option<&str>, address: Option<IpAddr>) -> Result<(), ApiError> {
+    pub fn check(&self, account: Option<&str>, address: Option<IpAddr>) -> Result<()> {
         let now = Instant::now();
         let Ok(locked) = self.locked.lock() else { return Ok(()) };
         let wait = keys(account, address)
             .filter_map(|(_, key)| locked.get(&key).and_then(|until| until.checked_duration_since(now)))
             .max();
         match wait {
-            Some(wait) => Err(ApiError::retry_after(self.refusal, wait)),
+            Some(wait) => Err(Error::OverLimit(Limit::Rate { message: self.refusal.into(), wait })),
             None => Ok(()),
         }
     }
@@ -172,9 +172,8 @@ mod tests {
             attempts.failed(Some("A@example.com "), Some(ip));
         }
         let e = attempts.check(Some("a@example.com"), Some(ip)).unwrap_err();
-        assert_eq!(e.status, 429);
-        let retry: u64 = e.headers.iter().find(|(n, _)| *n == "Retry-After").unwrap().1.parse().unwrap();
-        assert!((1..=90).contains(&retry), "one failure comes back every 90 s: {retry}");
+        let Error::OverLimit(Limit::Rate { wait, .. }) = e else { panic!("{e:?}") };
+        assert!(wait <= Duration::from_secs(90), "one failure comes back every 90 s: {wait:?}");
         // Another account from another address is not affected.
         assert!(attempts.check(Some("b@example.com"), Some("203.0.113.8".parse().unwrap())).is_ok());
     }
