@@ -161,7 +161,7 @@ async fn count(
     };
     let project = draft.project_id.clone();
     let audience = state.db.run(move |conn| core_campaigns::audience(conn, &draft)).await?;
-    let count = count_condition(state, &project, audience).await?;
+    let count = count_condition(&state.db, &project, audience).await?;
     Ok(Json(Count { count }))
 }
 
@@ -269,7 +269,7 @@ async fn send(
     let campaign = find(state, access.project.id, id).await?;
     let checked = campaign.clone();
     let audience = state.db.run(move |conn| campaign_state::send_audience(conn, &checked)).await?;
-    let recipients = count_condition(state, &campaign.project_id, audience).await?;
+    let recipients = count_condition(&state.db, &campaign.project_id, audience).await?;
     let sent = state
         .db
         .write(move |tx| campaign_state::send(tx, &campaign.id, recipients, at, clock::now_ms()))

@@ -56,7 +56,7 @@ async fn create(
     if count >= u64::from(cap) {
         return Err(too_many_domains(cap));
     }
-    let key = tokio::task::spawn_blocking(core_domains::generate_dkim_key)
+    let key = tokio::task::spawn_blocking(crate::mail::dkim::generate_key)
         .await
         .map_err(|e| ApiError::internal(format!("key generation: {e}")))?
         .map_err(|e| ApiError::internal(format!("key generation: {e}")))?;
@@ -76,7 +76,7 @@ async fn create(
             })
         })
         .await?;
-    Ok(Json(core_domains::view(&domain)))
+    Ok(Json(DomainView::from(&domain)))
 }
 
 /// The project's domains (`project_id` is the project the key or session acts on).
@@ -97,7 +97,7 @@ async fn list(
     }
     let project = access.project.id;
     let list = state.db.run(move |conn| Ok::<_, ApiError>(domains::for_project(conn, &project)?)).await?;
-    Ok(Json(list.iter().map(core_domains::view).collect()))
+    Ok(Json(list.iter().map(DomainView::from).collect()))
 }
 
 async fn find(state: &AppState, project: String, id: &str) -> Result<domains::Domain, ApiError> {
@@ -123,8 +123,9 @@ async fn verify(
     id: &str,
 ) -> Result<Json<DomainView>, ApiError> {
     let domain = find(state, access.project.id, id).await?;
-    let checked = core_domains::check_and_save(state, domain).await?;
-    Ok(Json(core_domains::view(&checked)))
+    let interval = state.config.dns.domain_check_interval_secs;
+    let checked = core_domains::check_and_save(&state.dns, &state.db, interval, domain).await?;
+    Ok(Json(DomainView::from(&checked)))
 }
 
 /// Removes a domain no template sends from.

@@ -109,7 +109,8 @@ async fn create(
     let new = NewSegment { name, description, is_static, condition, track_membership };
     let project = access.project.id;
     let segment = state.db.write(move |tx| core_segments::create(tx, &project, new, clock::now_ms())).await?;
-    let segment = if segment.is_static() { segment } else { core_segments::recount(state, segment).await? };
+    let segment =
+        if segment.is_static() { segment } else { core_segments::recount(&state.db, segment).await? };
     Ok(Json(core_segments::view(&segment)))
 }
 
@@ -133,7 +134,7 @@ async fn count(
         let project = project.clone();
         state.db.run(move |conn| core_segments::check_condition(conn, &project, &condition, None)).await?
     };
-    let count = core_segments::count_condition(state, &project, checked).await?;
+    let count = core_segments::count_condition(&state.db, &project, checked).await?;
     Ok(Json(Count { count }))
 }
 
@@ -198,7 +199,7 @@ async fn change(
             Ok::<_, ApiError>(core_segments::update(tx, segment, changes, clock::now_ms())?)
         })
         .await?;
-    let segment = if condition_changed { core_segments::recount(state, segment).await? } else { segment };
+    let segment = if condition_changed { core_segments::recount(&state.db, segment).await? } else { segment };
     Ok(Json(core_segments::view(&segment)))
 }
 
@@ -242,7 +243,7 @@ async fn members(
 ) -> Result<Json<NumberedPage<Contact>>, ApiError> {
     let (page, size) = pagination::page_params(page, pageSize, 100)?;
     let segment = find(state, access.project.id, id).await?;
-    let total = core_segments::count(state, &segment).await?;
+    let total = core_segments::count(&state.db, &segment).await?;
     let rows = state
         .db
         .run(move |conn| core_segments::contacts_page(conn, &segment, page, size, clock::now_ms()))
@@ -383,5 +384,5 @@ async fn refresh(
     id: &str,
 ) -> Result<Json<SegmentView>, ApiError> {
     let segment = find(state, access.project.id, id).await?;
-    Ok(Json(core_segments::view(&core_segments::recount(state, segment).await?)))
+    Ok(Json(core_segments::view(&core_segments::recount(&state.db, segment).await?)))
 }

@@ -4,8 +4,6 @@
 use std::net::IpAddr;
 
 use crate::db::Tx;
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use hickory_resolver::proto::rr::{Name, RecordType};
 use rand::Rng;
 use rand::distributions::Alphanumeric;
@@ -19,8 +17,6 @@ use crate::dns::{Answer, Dns};
 
 /// The DKIM selector: keys are published at `tidings._domainkey.<domain>`.
 pub const DKIM_SELECTOR: &str = "tidings";
-/// DKIM keys are RSA-2048: what every receiver accepts and a DNS TXT record holds.
-const DKIM_KEY_SIZE: aws_lc_rs::rsa::KeySize = aws_lc_rs::rsa::KeySize::Rsa2048;
 /// The SPF record suggested (not required: the relay's own SPF include belongs in it too).
 pub const SPF_SUGGESTION: &str = "v=spf1 a mx ~all";
 
@@ -114,31 +110,6 @@ pub fn records(domain: &Domain) -> Vec<RecordSpec> {
     ]
 }
 
-/// A new DKIM key pair: the private key as PKCS#8 PEM and the public key as base64 DER
-/// (SubjectPublicKeyInfo), the form DKIM's `p=` takes. Made by aws-lc-rs, the library that signs
-/// with it (`mail::dkim`); still tens of milliseconds, so run it on a blocking thread. A project
-/// may have at most `[limits] domains_per_project` of them.
-pub fn generate_dkim_key() -> Result<(String, String), String> {
-    use aws_lc_rs::encoding::{AsDer, Pkcs8V1Der, PublicKeyX509Der};
-    use aws_lc_rs::signature::KeyPair as _;
-    let pair = aws_lc_rs::rsa::KeyPair::generate(DKIM_KEY_SIZE).map_err(|e| format!("DKIM key: {e}"))?;
-    let private: Pkcs8V1Der = pair.as_der().map_err(|e| format!("DKIM key: {e}"))?;
-    let public: PublicKeyX509Der = pair.public_key().as_der().map_err(|e| format!("DKIM key: {e}"))?;
-    Ok((pem("PRIVATE KEY", private.as_ref()), STANDARD.encode(public.as_ref())))
-}
-
-/// DER bytes as PEM: base64 in lines of 64 between the labelled armour.
-fn pem(label: &str, der: &[u8]) -> String {
-    let body = STANDARD.encode(der);
-    let mut out = format!("-----BEGIN {label}-----\n");
-    for line in body.as_bytes().chunks(64) {
-        out.push_str(std::str::from_utf8(line).unwrap_or_default());
-        out.push('\n');
-    }
-    out.push_str(&format!("-----END {label}-----\n"));
-    out
-}
-
 /// A new pending domain for `project`, first checked at a random time within the check interval
 /// so that many domains spread their checks.
 pub fn new_domain(project: &str, name: &str, key: (String, String), interval_ms: i64) -> Domain {
@@ -220,8 +191,14 @@ pub fn status_after(domain: &Domain, checks: &[RecordCheck]) -> String {
 }
 
 /// Checks a domain and stores the outcome; returns the updated domain.
-pub async fn check_and_save(state: &crate::state::AppState, domain: Domain) -> Result<Domain> {
-    let checks = check(&state.dns, &domain).await;
+/// The next check is due `interval_secs` later (`[dns] domain_check_interval_secs`).
+pub async fn check_and_save(
+    dns: &Dns,
+    db: &crate::db::Db,
+    interval_secs: u32,
+    domain: Domain,
+) -> Result<Domain> {
+    let checks = check(dns, &domain).await;
     let status = status_after(&domain, &checks);
     let now = clock::now_ms();
     let verified_at = match (status.as_str(), domain.verified_at) {
@@ -229,24 +206,22 @@ pub async fn check_and_save(state: &crate::state::AppState, domain: Domain) -> R
         ("verified", None) => Some(now),
         _ => None,
     };
-    let interval = i64::from(state.config.dns.domain_check_interval_secs) * 1000;
+    let interval = i64::from(interval_secs) * 1000;
     let checks_json = serde_json::to_string(&checks).unwrap_or_else(|_| "[]".into());
     let id = domain.id.clone();
     let (saved_status, saved_checks) = (status.clone(), checks_json.clone());
-    state
-        .db
-        .write(move |tx| {
-            Ok::<_, Error>(domains::save_check(
-                tx,
-                &id,
-                &saved_status,
-                verified_at,
-                &saved_checks,
-                now,
-                now + interval,
-            )?)
-        })
-        .await?;
+    db.write(move |tx| {
+        Ok::<_, Error>(domains::save_check(
+            tx,
+            &id,
+            &saved_status,
+            verified_at,
+            &saved_checks,
+            now,
+            now + interval,
+        )?)
+    })
+    .await?;
     if status != domain.status {
         tracing::info!(domain = domain.domain, from = domain.status, to = status, "domain status changed");
     }
@@ -258,38 +233,6 @@ pub async fn check_and_save(state: &crate::state::AppState, domain: Domain) -> R
         next_check_at: now + interval,
         ..domain
     })
-}
-
-/// The domain as the API shows it; records carry `found` (and `error`) once checked.
-pub fn view(domain: &Domain) -> crate::views::domains::Domain {
-    use crate::views::domains::{DnsRecord, Domain as View};
-    let checks: Vec<RecordCheck> =
-        domain.checks.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default();
-    let records = records(domain)
-        .into_iter()
-        .map(|spec| {
-            let check = checks.iter().find(|c| c.purpose == spec.purpose);
-            DnsRecord {
-                kind: "TXT".into(),
-                name: spec.name,
-                value: spec.value,
-                purpose: spec.purpose,
-                required: spec.required,
-                found: check.map(|c| c.found),
-                error: check.and_then(|c| c.error.clone()),
-            }
-        })
-        .collect();
-    View {
-        id: domain.id.clone(),
-        domain: domain.domain.clone(),
-        project_id: domain.project_id.clone(),
-        status: domain.status.clone(),
-        records,
-        created_at: clock::iso(domain.created_at),
-        verified_at: domain.verified_at.map(clock::iso),
-        last_checked_at: domain.last_checked_at.map(clock::iso),
-    }
 }
 
 /// The domain and its parents, most specific first, down to two labels (`a.b.example.com`,

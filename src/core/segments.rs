@@ -18,11 +18,11 @@ use super::events;
 use super::fields::FieldChanges;
 use crate::clock;
 use crate::core::error::{Error, FieldError, Result};
+use crate::db::Db;
 use crate::db::audience;
 use crate::db::contacts::{self, Contact, Indexing};
 use crate::db::refs::{self, Owner};
 use crate::db::segments::{self, Segment};
-use crate::state::AppState;
 
 pub const MAX_NAME: usize = 100;
 pub const MAX_DESCRIPTION: usize = 500;
@@ -246,14 +246,14 @@ fn count_matching(
 /// a dynamic segment's condition matches, counted on several connections at once, each taking a
 /// slice of the contacts table (one per core, at most four): counting evaluates the condition on
 /// every contact of the project, and that work divides cleanly.
-pub async fn count(state: &AppState, segment: &Segment) -> Result<i64> {
+pub async fn count(db: &Db, segment: &Segment) -> Result<i64> {
     if segment.is_static() {
         let id = segment.id.clone();
-        return state.db.run(move |conn| Ok::<_, Error>(segments::stored_count(conn, &id)?)).await;
+        return db.run(move |conn| Ok::<_, Error>(segments::stored_count(conn, &id)?)).await;
     }
     let resolved = segment.clone();
-    let condition = state.db.run(move |conn| condition_of(conn, &resolved)).await?;
-    count_condition(state, &segment.project_id, condition).await
+    let condition = db.run(move |conn| condition_of(conn, &resolved)).await?;
+    count_condition(db, &segment.project_id, condition).await
 }
 
 /// One gate per project: counting reads every contact of the project on several connections,
@@ -270,19 +270,19 @@ fn counting_gate(project: &str) -> std::sync::Arc<tokio::sync::Semaphore> {
 
 /// How many of `project`'s contacts match a checked condition now (see [`count`]); a project's
 /// counts run one at a time.
-pub async fn count_condition(state: &AppState, project: &str, condition: Condition) -> Result<i64> {
+pub async fn count_condition(db: &Db, project: &str, condition: Condition) -> Result<i64> {
     let _turn = counting_gate(project)
         .acquire_owned()
         .await
         .map_err(|e| Error::permanent(format!("the counting gate closed: {e}")))?;
-    let last = state.db.run(|conn| Ok::<i64, Error>(crate::db::contacts::last_seq(conn)?)).await?;
+    let last = db.run(|conn| Ok::<i64, Error>(crate::db::contacts::last_seq(conn)?)).await?;
     let parts = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4) as i64;
     let parts = if last < 10_000 { 1 } else { parts };
     let now = clock::now_ms();
     let step = last / parts + 1;
     let mut counts = tokio::task::JoinSet::new();
     for i in 0..parts {
-        let (condition, project, db) = (condition.clone(), project.to_string(), state.db.clone());
+        let (condition, project, db) = (condition.clone(), project.to_string(), db.clone());
         let range = (i * step, if i + 1 == parts { i64::MAX } else { (i + 1) * step });
         counts.spawn(async move {
             db.run(move |conn| count_matching(conn, &project, &condition, range, now)).await
@@ -522,10 +522,10 @@ pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resu
 
 /// Counts the segment's members outside any write, then stores the count; the segment as it is
 /// then (or as given, when it was deleted meanwhile).
-pub async fn recount(state: &AppState, segment: Segment) -> Result<Segment> {
-    let count = count(state, &segment).await?;
+pub async fn recount(db: &Db, segment: Segment) -> Result<Segment> {
+    let count = count(db, &segment).await?;
     let id = segment.id.clone();
-    let stored = state.db.write(move |tx| store_count(tx, &id, count, clock::now_ms())).await?;
+    let stored = db.write(move |tx| store_count(tx, &id, count, clock::now_ms())).await?;
     Ok(stored.unwrap_or(segment))
 }
 

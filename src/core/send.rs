@@ -3,7 +3,6 @@
 use crate::db::Tx;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::compose;
@@ -22,23 +21,7 @@ pub const MAX_RECIPIENTS: usize = 50;
 /// Most attachments in one message.
 pub const MAX_ATTACHMENTS: usize = 10;
 
-/// An attachment as sent and as stored: `{filename, content (base64), contentType, contentId?,
-/// inline}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Attachment {
-    pub filename: String,
-    pub content_type: String,
-    /// Base64 of the bytes.
-    pub content: String,
-    /// The part's `Content-ID`, which the HTML names as `cid:<contentId>`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content_id: Option<String>,
-    /// Shown in the body (`Content-Disposition: inline`, beside the HTML in multipart/related)
-    /// rather than as a file.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub inline: bool,
-}
+pub use crate::mail::message::Attachment;
 
 /// A `Content-ID` as an attachment gives it: 1 to 255 visible ASCII characters other than `<`,
 /// `>` and `"`, the header's own delimiters.

@@ -9,9 +9,27 @@ use base64::engine::general_purpose::STANDARD;
 use lettre::Message;
 use lettre::message::header::{ContentDisposition, ContentId, ContentType, HeaderName, HeaderValue};
 use lettre::message::{Attachment as Part, Mailbox, MultiPart, SinglePart};
+use serde::{Deserialize, Serialize};
 
 use super::text::text_of;
-use crate::core::send::Attachment;
+
+/// An attachment as sent and as stored: `{filename, content (base64), contentType, contentId?,
+/// inline}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attachment {
+    pub filename: String,
+    pub content_type: String,
+    /// Base64 of the bytes.
+    pub content: String,
+    /// The part's `Content-ID`, which the HTML names as `cid:<contentId>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_id: Option<String>,
+    /// Shown in the body (`Content-Disposition: inline`, beside the HTML in multipart/related)
+    /// rather than as a file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inline: bool,
+}
 
 /// Everything a message is made of, rendered.
 #[derive(Debug, Clone)]

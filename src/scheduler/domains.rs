@@ -43,7 +43,8 @@ async fn run(ctx: JobContext) -> JobResult {
             let lookup = id.clone();
             let domain = state.db.run(move |conn| Ok::<_, ApiError>(domains::by_id(conn, &lookup)?)).await?;
             if let Some(domain) = domain {
-                core_domains::check_and_save(&state, domain).await?;
+                let interval = state.config.dns.domain_check_interval_secs;
+                core_domains::check_and_save(&state.dns, &state.db, interval, domain).await?;
             }
             Ok::<_, ApiError>(())
         });

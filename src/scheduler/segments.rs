@@ -32,7 +32,7 @@ async fn refresh_all(ctx: JobContext) -> JobResult {
             if core_segments::is_tracked_dynamic(segment) {
                 let segment = segment.clone();
                 state.db.write(move |tx| core_segments::start_computing(tx, &segment)).await?;
-            } else if let Err(e) = core_segments::recount(state, segment.clone()).await {
+            } else if let Err(e) = core_segments::recount(&state.db, segment.clone()).await {
                 tracing::warn!(segment = segment.id, "could not refresh a segment's count: {e}");
             }
         }

@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::core::domains::Purpose;
+use crate::clock::iso;
+use crate::core::domains::{Purpose, RecordCheck, records};
+use crate::db::domains::Domain as Row;
 
 /// A DNS record the domain's owner publishes.
 #[derive(Debug, Serialize, ToSchema)]
@@ -51,4 +53,37 @@ pub struct NewDomain {
     /// A domain name such as `mail.example.com`.
     #[schema(required, value_type = String)]
     pub domain: Option<String>,
+}
+
+/// The domain as the API shows it; records carry `found` (and `error`) once checked.
+impl From<&Row> for Domain {
+    fn from(domain: &Row) -> Self {
+        let checks: Vec<RecordCheck> =
+            domain.checks.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default();
+        let records = records(domain)
+            .into_iter()
+            .map(|spec| {
+                let check = checks.iter().find(|c| c.purpose == spec.purpose);
+                DnsRecord {
+                    kind: "TXT".into(),
+                    name: spec.name,
+                    value: spec.value,
+                    purpose: spec.purpose,
+                    required: spec.required,
+                    found: check.map(|c| c.found),
+                    error: check.and_then(|c| c.error.clone()),
+                }
+            })
+            .collect();
+        Domain {
+            id: domain.id.clone(),
+            domain: domain.domain.clone(),
+            project_id: domain.project_id.clone(),
+            status: domain.status.clone(),
+            records,
+            created_at: iso(domain.created_at),
+            verified_at: domain.verified_at.map(iso),
+            last_checked_at: domain.last_checked_at.map(iso),
+        }
+    }
 }

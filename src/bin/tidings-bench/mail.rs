@@ -29,7 +29,7 @@ pub fn campaign_body() -> String {
 }
 
 pub fn dkim_bench(messages: usize) {
-    let (pem, _) = tidings::core::domains::generate_dkim_key().expect("a key");
+    let (pem, _) = tidings::mail::dkim::generate_key().expect("a key");
     let signers = tidings::mail::dkim::Signers::default();
     let message = format!(
         "From: a@example.com\r\nTo: b@example.com\r\nSubject: Hi\r\nMessage-ID: <1@example.com>\r\n\r\n{}",
