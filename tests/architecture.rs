@@ -216,24 +216,63 @@ fn is_ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
+/// How many inline `mod name { .. }` blocks enclose each byte of `code`.
+fn inline_depths(code: &str) -> Vec<usize> {
+    let bytes = code.as_bytes();
+    let mut depths = vec![0; bytes.len() + 1];
+    let (mut stack, mut depth, mut pending) = (Vec::new(), 0, false);
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'{' => {
+                stack.push(pending);
+                depth += usize::from(pending);
+                pending = false;
+            }
+            b'}' => depth -= usize::from(stack.pop() == Some(true)),
+            b';' => pending = false,
+            _ if code[i..].starts_with("mod ") && (i == 0 || !is_ident(bytes[i - 1] as char)) => {
+                pending = true
+            }
+            _ => {}
+        }
+        depths[i] = depth;
+    }
+    depths
+}
+
+/// A path named `depth` inline modules deep: each of its leading `super`s climbs out of one of
+/// them before it climbs out of the file's module (`use super::*` in `mod tests` is the file).
+fn within(mut path: Vec<String>, depth: usize) -> Vec<String> {
+    let climbed = path.iter().take(depth).take_while(|s| *s == "super").count();
+    if climbed > 0 {
+        path.drain(..climbed);
+        if path.first().is_none_or(|s| s != "super") {
+            path.insert(0, "self".into());
+        }
+    }
+    path
+}
+
 /// Every path the code names: `use` trees expanded, and the inline `a::b::c` chains.
 fn paths(code: &str) -> Vec<Vec<String>> {
+    let depths = inline_depths(code);
     let mut out = Vec::new();
     let mut rest = code;
     while let Some(at) = rest.find("use ") {
         let boundary = at == 0 || !is_ident(rest[..at].chars().last().unwrap());
         let after = &rest[at + 4..];
+        let depth = depths[code.len() - rest.len() + at];
         if boundary && let Some(end) = after.find(';') {
             for p in expand(&after[..end]) {
                 let p = p.split(" as ").next().unwrap_or(&p).to_string();
-                out.push(p.split("::").map(str::to_string).collect());
+                out.push(within(p.split("::").map(str::to_string).collect(), depth));
             }
             rest = &after[end..];
         } else {
             rest = after;
         }
     }
-    let chars: Vec<char> = code.chars().collect();
+    let (offsets, chars): (Vec<usize>, Vec<char>) = code.char_indices().unzip();
     let mut i = 0;
     while i < chars.len() {
         if is_ident(chars[i]) && (i == 0 || !(is_ident(chars[i - 1]) || chars[i - 1] == ':')) {
@@ -255,7 +294,7 @@ fn paths(code: &str) -> Vec<Vec<String>> {
                 }
             }
             if segments.len() > 1 {
-                out.push(segments);
+                out.push(within(segments, depths[offsets[i]]));
             }
             i = j.max(i + 1);
         } else {
@@ -522,6 +561,19 @@ fn the_reader_sees_what_the_rules_need() {
     assert!(
         names.contains(&"crate::a::b".to_string()) && names.contains(&"crate::a::c::e".to_string()),
         "{names:?}"
+    );
+    let (tested, _) = strip(
+        "use super::a;\nmod tests {\n    use super::*;\n    fn f() { super::super::b::c(); }\n}\nmod other;\nuse super::d;",
+    );
+    let names: Vec<String> = paths(&tested).into_iter().map(|p| p.join("::")).collect();
+    let named = |n: &str| names.iter().any(|p| p == n);
+    assert!(
+        named("self::*")
+            && named("super::b::c")
+            && named("super::a")
+            && named("super::d")
+            && !named("super::*"),
+        "inside an inline module, super names the file first: {names:?}"
     );
     let mut edges = BTreeMap::new();
     edges.insert("a".to_string(), BTreeSet::from(["b".to_string()]));

@@ -4,11 +4,11 @@
 
 use serde_json::{Map, Value, json};
 
+use super::rules::{MAX_WAIT_SECS, STEP_TYPES, check_text, invalid, required};
 use super::step::{
     ConditionStep, Delay, Exit, Recipient, SendEmail, StepConfig, StepRefs, Trigger, Unit, UpdateContact,
     WaitForEvent, Webhook,
 };
-use super::{MAX_WAIT_SECS, STEP_TYPES, check_text, invalid, required};
 use crate::core::conditions::Condition;
 use crate::core::contacts::parse_email;
 use crate::core::data::{DataPatch, type_name};
@@ -26,13 +26,13 @@ fn check_event_name(value: Option<&Value>, field: &str) -> Result<String> {
         Some(Value::String(name)) => {
             let name = name.trim();
             if name.is_empty()
-                || name.chars().count() > crate::core::track::MAX_NAME
+                || name.chars().count() > crate::core::conditions::MAX_EVENT_NAME
                 || name.chars().any(char::is_control)
             {
                 return Err(invalid(
                     field,
                     "invalid_string",
-                    format!("{field} is 1 to {} characters", crate::core::track::MAX_NAME),
+                    format!("{field} is 1 to {} characters", crate::core::conditions::MAX_EVENT_NAME),
                 ));
             }
             Ok(name.to_string())

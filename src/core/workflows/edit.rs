@@ -3,8 +3,9 @@
 //! transaction and checks its change against the graph as it is there, so two editors cannot
 //! break a rule between them; each rewrites the workflow's row in the references registry.
 
+use super::graph::{auto_connect, check_transition, splice};
+use super::rules::MAX_STEPS;
 use super::step::{StepConfig, StepRefs, Trigger};
-use super::{MAX_STEPS, auto_connect, check_transition, splice};
 use crate::core::conditions::resolve::resolve;
 use crate::core::error::{Error, FieldError, Result};
 use crate::db::Tx;
@@ -207,7 +208,7 @@ pub fn remove(tx: &Tx, project: &str, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// A step to add: its config checked for its type ([`super::check_config`]).
+/// A step to add: its config checked for its type ([`super::config::check_config`]).
 #[derive(Debug, Clone)]
 pub struct NewStep {
     pub config: StepConfig,

@@ -20,7 +20,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::start::StepScope;
+use super::cause::StepScope;
 use super::status::{self, ExecutionStatus, RunStatus};
 use super::step::{self as config, Recipient, StepConfig};
 use crate::core::compose;

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Value, json};
 
-use super::invalid;
+use super::rules::invalid;
 use crate::core::error::{Error, FieldError, Result};
 use crate::db::workflows::{Step, Transition};
 

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value, json};
 
+use super::cause::cause_of;
 use super::engine::{context_of, move_on, record};
 use super::status::{self, ExecutionStatus, RunStatus};
 use crate::db::effects::{Wake, wake};
@@ -91,37 +92,6 @@ pub fn refused_starts() -> Vec<(String, u64)> {
         ("workflow_runs_per_contact_hour".into(), REFUSED_PER_WORKFLOW.load(Ordering::Relaxed)),
         ("chained_runs_per_contact_hour".into(), REFUSED_CHAINED.load(Ordering::Relaxed)),
     ]
-}
-
-thread_local! {
-    /// The workflow whose step is running on this thread: events emitted meanwhile (in the
-    /// step's transaction) were emitted by it.
-    static STEP_OF: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Marks this thread as running a step of `workflow` until dropped.
-pub(super) struct StepScope(Option<String>);
-
-impl StepScope {
-    pub(super) fn enter(workflow: &str) -> StepScope {
-        StepScope(STEP_OF.with(|s| s.replace(Some(workflow.to_string()))))
-    }
-}
-
-impl Drop for StepScope {
-    fn drop(&mut self) {
-        let before = self.0.take();
-        STEP_OF.with(|s| *s.borrow_mut() = before);
-    }
-}
-
-/// The workflow that emitted event `name`: the one whose step is running, or for the events of
-/// an email, the workflow that sent it (`email.*` names are reserved to the service, so their
-/// `workflowId` is the service's own).
-fn cause_of(name: &str, data: &Value) -> Option<String> {
-    STEP_OF.with(|s| s.borrow().clone()).or_else(|| {
-        name.starts_with("email.").then(|| data["workflowId"].as_str().map(str::to_string)).flatten()
-    })
 }
 
 /// Starts an execution of `workflow` for `contact`: its TRIGGER step is recorded with `output`

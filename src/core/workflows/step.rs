@@ -1,4 +1,4 @@
-//! [`StepConfig`]: a step's config, typed. Checking a config ([`super::check_config`]) makes one
+//! [`StepConfig`]: a step's config, typed. Checking a config ([`super::config::check_config`]) makes one
 //! from what a client sent; the step row stores it as JSON beside its type; the engine reads it
 //! back to run the step. Both sides use this one type, so a key the check stores is the key the
 //! engine reads.
