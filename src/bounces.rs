@@ -278,7 +278,7 @@ async fn session(state: &AppState, mut stream: TcpStream) -> std::io::Result<()>
 /// Applies a received report to the emails its recipients name; the SMTP reply.
 async fn deliver(state: &AppState, recipients: &[String], raw: Vec<u8>) -> String {
     // Parsing off the executor.
-    let Ok(Some(report)) = crate::api::blocking(move || reports::read(&raw)).await else {
+    let Ok(Some(report)) = crate::core::blocking::blocking(move || reports::read(&raw)).await else {
         // Not a report we act on (an auto-reply, say): taken and dropped, so it is not retried.
         return "250 2.0.0 accepted\r\n".into();
     };

@@ -5,9 +5,9 @@ use rocket::http::{Cookie, CookieJar, SameSite};
 use rocket::serde::json::Json;
 use rocket::{State, get, post};
 
-use super::blocking;
 use super::guards::{ClientIp, SameOrigin, Session};
 use super::json::{JsonBody, Small};
+use crate::core::blocking::blocking;
 use crate::core::{accounts, session};
 use crate::db::sessions;
 use crate::db::users::{self, User};

@@ -93,7 +93,7 @@ async fn checked_save(
     fields: Fields,
     insert: bool,
 ) -> Result<Campaign, ApiError> {
-    let (campaign, condition) = super::blocking(move || {
+    let (campaign, condition) = crate::core::blocking::blocking(move || {
         core_campaigns::check_content(&mut campaign, fields).map(|condition| (campaign, condition))
     })
     .await??;

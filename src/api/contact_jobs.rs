@@ -113,7 +113,8 @@ async fn upload(
 ) -> Result<(Status, Json<Queued>), ApiError> {
     let content = read_upload(form, state.config.limits.csv_bytes, "the CSV", Part::File).await?;
     let (content, rows) =
-        super::blocking(move || import::inspect(&content).map(|rows| (content, rows))).await??;
+        crate::core::blocking::blocking(move || import::inspect(&content).map(|rows| (content, rows)))
+            .await??;
     let job = queue(state, access.project.id, "import", content, rows as i64).await?;
     Ok((Status::Accepted, Json(Queued { job_id: job.id, status: job.status })))
 }
@@ -135,7 +136,7 @@ async fn preview(
     form: Result<Form<Upload<'_>>, Errors<'_>>,
 ) -> Result<Json<ImportPreview>, ApiError> {
     let content = read_upload(form, state.config.limits.csv_bytes, "the CSV", Part::File).await?;
-    Ok(Json(super::blocking(move || import::preview(&content)).await??))
+    Ok(Json(crate::core::blocking::blocking(move || import::preview(&content)).await??))
 }
 
 fn form_error(errors: &Errors<'_>, limit: u64, what: &str) -> ApiError {

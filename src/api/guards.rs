@@ -368,9 +368,10 @@ impl<'r> FromRequest<'r> for ProjectAccess {
             let e = ApiError::bad_request(format!("Name the project in the {PROJECT_HEADER} header"));
             return Outcome::Error(stash(req, e));
         };
-        let result = crate::api::roles::membership(&app(req).db, &session.user.id, project_id)
+        let result = crate::core::projects::membership(&app(req).db, &session.user.id, project_id)
             .await
-            .map(|(project, _)| ProjectAccess { project });
+            .map(|(project, _)| ProjectAccess { project })
+            .map_err(ApiError::from);
         outcome(req, result)
     }
 }

@@ -63,13 +63,7 @@ use rocket::fairing::{Fairing, Info, Kind};
 use rocket::http::Header;
 use rocket::{Build, Request, Response, Rocket};
 
-use crate::error::{ApiError, RequestId};
-
-/// Runs CPU-bound work (password hashing, template checks, large decodes) on a blocking thread,
-/// so it never holds up the executor threads that serve every other request.
-pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| ApiError::internal(format!("blocking task: {e}")))
-}
+use crate::error::RequestId;
 
 /// Mounts every route and the JSON catcher.
 pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {

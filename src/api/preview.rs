@@ -52,7 +52,7 @@ async fn preview(
     let to = contact.as_ref().map(|c| c.email.clone()).or(request.email).unwrap_or_default();
     let public_url = state.config.public_url();
     let secret = state.secrets.link.clone();
-    let rendered = super::blocking(move || {
+    let rendered = crate::core::blocking::blocking(move || {
         compose::check_subject(&request.subject, "subject")?;
         compose::check_body(&request.body, "body")?;
         let base = outbound::LinkBase { public_url: &public_url, secret: &secret, email: None };

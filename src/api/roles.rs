@@ -14,9 +14,8 @@
 use rocket::request::{FromRequest, Outcome, Request};
 
 use super::guards::Session;
-use crate::db::projects::{self, Project, Role};
+use crate::db::projects::{Project, Role};
 use crate::db::users::User;
-use crate::db::{Db, DbError};
 use crate::error::{ApiError, stash};
 use crate::state::AppState;
 
@@ -47,19 +46,6 @@ impl ProjectMember {
     }
 }
 
-/// The project and `user`'s role in it; 404 when the user is not a member (whether or not the
-/// project exists).
-pub async fn membership(db: &Db, user: &str, project: &str) -> Result<(Project, Role), ApiError> {
-    let (user, project_id) = (user.to_string(), project.to_string());
-    let found = db
-        .run(move |conn| {
-            let Some(role) = projects::role_of(conn, &project_id, &user)? else { return Ok(None) };
-            Ok::<_, DbError>(projects::get(conn, &project_id)?.map(|p| (p, role)))
-        })
-        .await?;
-    found.ok_or_else(|| ApiError::not_found("Project not found"))
-}
-
 /// The route's `<_>` segment: the project's id.
 fn project_id<'r>(req: &'r Request<'_>) -> Option<&'r str> {
     let route = req.route()?;
@@ -80,7 +66,8 @@ async fn resolve<'r>(req: &'r Request<'_>) -> &'r Resolved {
             return Resolved(Err(ApiError::internal("a project guard is used on a route without <_>")));
         };
         let state = req.rocket().state::<AppState>().expect("AppState is always managed");
-        Resolved(membership(&state.db, &session.user.id, id).await.map(|(project, role)| ProjectMember {
+        let found = crate::core::projects::membership(&state.db, &session.user.id, id).await;
+        Resolved(found.map_err(ApiError::from).map(|(project, role)| ProjectMember {
             user: session.user,
             project,
             role,

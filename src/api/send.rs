@@ -81,7 +81,7 @@ async fn send_email(
     body: JsonBody<SendBody, Message>,
 ) -> Result<Json<Success<Sent>>, ApiError> {
     let config = state.config.clone();
-    let request = super::blocking(move || check(body.0, &config.limits)).await??;
+    let request = crate::core::blocking::blocking(move || check(body.0, &config.limits)).await??;
     let project = key.project.id;
     let ttl = state.config.limits.idempotency_ttl_hours;
     let queued = state

@@ -8,9 +8,9 @@ use rocket::serde::json::Json;
 use rocket::{State, get};
 
 use super::auth::set_cookie;
-use super::blocking;
 use crate::clock;
 use crate::config::Config;
+use crate::core::blocking::blocking;
 use crate::core::sso::{self, Provider};
 use crate::core::{accounts, keys, session};
 use crate::error::ApiError;

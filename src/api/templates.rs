@@ -166,7 +166,8 @@ async fn create(
         created_at: now,
         updated_at: now,
     };
-    let template = super::blocking(move || apply(&mut template, fields).map(|()| template)).await??;
+    let template =
+        crate::core::blocking::blocking(move || apply(&mut template, fields).map(|()| template)).await??;
     let saved = template.clone();
     state
         .db
@@ -221,7 +222,8 @@ async fn change(
     let mut template = find(state, access.project.id, id).await?;
     let from_changed = body.0.from.is_some();
     let fields = body.0;
-    let mut template = super::blocking(move || apply(&mut template, fields).map(|()| template)).await??;
+    let mut template =
+        crate::core::blocking::blocking(move || apply(&mut template, fields).map(|()| template)).await??;
     template.updated_at = clock::now_ms();
     let saved = template.clone();
     state

@@ -38,9 +38,10 @@ async fn upload(
     let format = uploads::check(&bytes)?;
     let (dir, project) = (state.config.uploads_dir(), access.project.id.clone());
     let size = bytes.len();
-    let token = super::blocking(move || uploads::write_file(&dir, &project, format.1, &bytes))
-        .await?
-        .map_err(|e| ApiError::internal(format!("writing the upload: {e}")))?;
+    let token =
+        crate::core::blocking::blocking(move || uploads::write_file(&dir, &project, format.1, &bytes))
+            .await?
+            .map_err(|e| ApiError::internal(format!("writing the upload: {e}")))?;
     let (project, public_url) = (access.project.id, state.config.public_url());
     let cap = state.config.limits.upload_total_bytes;
     let (stored, written) = (token.clone(), uploads::project_dir(&state.config.uploads_dir(), &project));
@@ -92,7 +93,7 @@ async fn serve(state: &State<AppState>, name: &str) -> Result<Image, ApiError> {
     let (dir, name) = (state.config.uploads_dir(), name.to_string());
     let found = state.db.run(move |conn| uploads::find(conn, &dir, &name)).await?;
     let Some((path, content_type)) = found else { return Err(ApiError::not_found("No such image")) };
-    let body = super::blocking(move || std::fs::read(path))
+    let body = crate::core::blocking::blocking(move || std::fs::read(path))
         .await?
         .map_err(|_| ApiError::new(Status::NotFound.code, "NOT_FOUND", "No such image"))?;
     let content_type = ContentType::parse_flexible(&content_type).unwrap_or(ContentType::Binary);

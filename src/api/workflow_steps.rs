@@ -76,7 +76,8 @@ async fn add_step(
     )?;
     // Templates parse here: off the executor, as in update_step.
     let (config, refs) =
-        super::blocking(move || core_workflows::check_config(&kind, &config, "config")).await??;
+        crate::core::blocking::blocking(move || core_workflows::check_config(&kind, &config, "config"))
+            .await??;
     let new = edit::NewStep {
         config,
         refs,
@@ -128,7 +129,12 @@ async fn update_step(
             None => serde_json::from_str(&step.config).unwrap_or_else(|_| json!({})),
         };
         let config = core_workflows::with_template(&step.kind, config, body.template_id)?;
-        Some(super::blocking(move || core_workflows::check_config(&step.kind, &config, "config")).await??)
+        Some(
+            crate::core::blocking::blocking(move || {
+                core_workflows::check_config(&step.kind, &config, "config")
+            })
+            .await??,
+        )
     };
     let changes = StepChanges { config: checked, name, position };
     let view = state

@@ -4,6 +4,7 @@
 
 pub mod accounts;
 pub mod billing;
+pub mod blocking;
 pub mod bulk;
 pub mod campaign_state;
 pub mod campaigns;

@@ -6,7 +6,7 @@ use crate::db::Tx;
 use super::keys::{self, IssuedKeys};
 use super::track;
 use crate::core::error::{Error, Result};
-use crate::db::projects::{self, Project, Wipe};
+use crate::db::projects::{self, Project, Role, Wipe};
 use crate::db::{jobs, wipe};
 use crate::views::projects::SetupState;
 
@@ -84,6 +84,19 @@ pub fn setup_state(conn: &Tx, id: &str) -> crate::db::Result<SetupState> {
         completed: steps.iter().filter(|done| **done).count(),
         total: steps.len(),
     })
+}
+
+/// The project and `user`'s role in it; 404 when the user is not a member (whether or not the
+/// project exists).
+pub async fn membership(db: &crate::db::Db, user: &str, project: &str) -> Result<(Project, Role)> {
+    let (user, project_id) = (user.to_string(), project.to_string());
+    let found = db
+        .run(move |conn| {
+            let Some(role) = projects::role_of(conn, &project_id, &user)? else { return Ok(None) };
+            Ok::<_, crate::db::DbError>(projects::get(conn, &project_id)?.map(|p| (p, role)))
+        })
+        .await?;
+    found.ok_or_else(|| Error::not_found("Project not found"))
 }
 
 #[cfg(test)]
