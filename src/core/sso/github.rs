@@ -11,8 +11,9 @@ use oauth2::{
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::{Failure, Identity, Pending, Providers, call};
+use super::flow::{Failure, Identity, Providers, call};
 use crate::config::{GITHUB_ID, GithubProvider};
+use crate::db::sso::Pending;
 
 /// What the sign-in asks GitHub for: the account's addresses (its profile needs no scope).
 pub const SCOPE: &str = "user:email";

@@ -9,10 +9,11 @@
 //! to the provider's subject, or the user with the identity's email when the provider says
 //! that address is verified (and it is linked), or a new user when sign-ups are open.
 
+pub mod flow;
 pub mod github;
 pub mod oidc;
 
-use std::time::Duration;
+pub use flow::{Failure, HttpFailure, Identity, Providers};
 
 use crate::db::{Tx, sso};
 
@@ -24,15 +25,6 @@ pub const STATE_TTL_MS: i64 = 10 * 60 * 1000;
 /// Most sign-ins under way at once: starting one needs no account, so this bounds what
 /// anonymous requests can store.
 pub const MAX_PENDING: i64 = 10_000;
-
-/// Why a sign-in failed, as the log says it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Failure(pub String);
-
-/// An HTTP failure, as the crates want their clients' errors.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct HttpFailure(String);
 
 /// A provider users may sign in with, as configured.
 #[derive(Debug, Clone)]
@@ -70,26 +62,6 @@ impl Provider {
     }
 }
 
-/// What calling the providers needs: one HTTP client, without redirects (a redirect from a
-/// provider's endpoint is an answer, not something to follow), and what OpenID Connect
-/// discovery found, kept for a while so that sign-ins (which anyone may start) do not each
-/// call the provider.
-pub struct Providers {
-    http: reqwest::Client,
-    discovered: oidc::Discovered,
-}
-
-impl Default for Providers {
-    fn default() -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(15))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap_or_default();
-        Providers { http, discovered: oidc::Discovered::default() }
-    }
-}
-
 /// Where to send the browser to sign in at `provider`, and the sign-in to keep ([`keep`]).
 pub async fn start(
     providers: &Providers,
@@ -116,22 +88,6 @@ pub async fn finish(
     }
 }
 
-/// The crates' HTTP requests, made with our client.
-async fn call(
-    client: reqwest::Client,
-    request: oauth2::HttpRequest,
-) -> Result<oauth2::HttpResponse, HttpFailure> {
-    let failed = |e: &dyn std::fmt::Display| HttpFailure(e.to_string());
-    let request = reqwest::Request::try_from(request).map_err(|e| failed(&e))?;
-    let response = client.execute(request).await.map_err(|e| failed(&e.without_url()))?;
-    let mut answer = http::Response::builder().status(response.status());
-    for (name, value) in response.headers() {
-        answer = answer.header(name, value);
-    }
-    let body = response.bytes().await.map_err(|e| failed(&e))?;
-    answer.body(body.to_vec()).map_err(|e| failed(&e))
-}
-
 pub use crate::db::sso::Pending;
 
 /// Keeps a sign-in under way; `false` (nothing kept) when [`MAX_PENDING`] are already.
@@ -148,14 +104,6 @@ pub fn keep(conn: &Tx, pending: &Pending, now: i64) -> crate::db::Result<bool> {
 pub fn take(conn: &Tx, provider: &str, state: &str, now: i64) -> crate::db::Result<Option<Pending>> {
     let taken = sso::take_state(conn, state)?;
     Ok(taken.filter(|(p, at)| p.provider == provider && now - at <= STATE_TTL_MS).map(|(p, _)| p))
-}
-
-/// Who the provider says signed in.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Identity {
-    pub subject: String,
-    pub email: Option<String>,
-    pub email_verified: bool,
 }
 
 /// Whom a verified identity signs in as.

@@ -2,8 +2,6 @@
 //! provider's metadata is discovered at its issuer, and the ID token's signature (the
 //! provider's JWKS), issuer, audience, expiry and nonce are checked by the crate.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata};
@@ -12,16 +10,13 @@ use openidconnect::{
     PkceCodeVerifier, RedirectUrl, Scope,
 };
 
-use super::{Failure, Identity, Pending, Providers, call};
+use super::flow::{Failure, Identity, Providers, call};
 use crate::config::OidcProvider;
+use crate::db::sso::Pending;
 
 /// How long a provider's discovered metadata (its endpoints and signing keys) is used before
 /// it is fetched again.
 pub const DISCOVERY_TTL: Duration = Duration::from_secs(300);
-
-/// The providers' metadata as discovered, by issuer, with when.
-#[derive(Default)]
-pub struct Discovered(Mutex<HashMap<String, (Instant, CoreProviderMetadata)>>);
 
 async fn metadata(providers: &Providers, provider: &OidcProvider) -> Result<CoreProviderMetadata, Failure> {
     let found = &providers.discovered.0;
