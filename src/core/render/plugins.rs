@@ -16,7 +16,7 @@ use liquid_core::{
 };
 
 use super::budget::Budgeted;
-use super::{LIMIT, MAX_LOOP, MAX_NESTING, MAX_VALUE_BYTES};
+use super::limits::{LIMIT, MAX_LOOP, MAX_LOOP_DEPTH, MAX_NESTING, MAX_VALUE_BYTES};
 
 // ---------------------------------------------------------------------------------------------
 // The `??` filter and the limits on filters and `capture`.
@@ -232,8 +232,8 @@ impl Level {
             return Err(format!("blocks may nest at most {MAX_NESTING} deep"));
         }
         let loops = LOOPS.get() + usize::from(is_loop);
-        if loops > super::MAX_LOOP_DEPTH {
-            return Err(format!("loops may nest at most {} deep", super::MAX_LOOP_DEPTH));
+        if loops > MAX_LOOP_DEPTH {
+            return Err(format!("loops may nest at most {} deep", MAX_LOOP_DEPTH));
         }
         DEPTH.set(depth);
         LOOPS.set(loops);

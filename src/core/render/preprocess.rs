@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use super::{MAX_LOOP, MAX_NESTING, MAX_SOURCE_BYTES, Mode, TemplateError};
+use super::limits::{MAX_LOOP, MAX_NESTING, MAX_SOURCE_BYTES, Mode, TemplateError};
 
 /// Line numbers of offsets met in increasing order, counted as the scan moves on (counting from
 /// the start each time made a large template quadratic).
