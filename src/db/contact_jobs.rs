@@ -58,7 +58,7 @@ pub fn insert(
     total: i64,
     now: i64,
 ) -> Result<ContactJob> {
-    let id = super::new_id();
+    let id = super::ids::new_id();
     conn.execute(
         "INSERT INTO contact_jobs (id, project_id, operation, status, total, created_at)
          VALUES (?1, ?2, ?3, 'queued', ?4, ?5)",

@@ -83,7 +83,7 @@ pub fn insert(
     now: i64,
     indexing: Indexing,
 ) -> Result<Contact> {
-    let id = super::new_id();
+    let id = super::ids::new_id();
     conn.prepare_cached(
         "INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",

@@ -153,7 +153,7 @@ pub fn insert(conn: &Connection, e: &Email, now: i64) -> Result<()> {
 
 /// Stores a request's attachments once; returns the set's id for its emails to name.
 pub fn insert_attachment_set(conn: &Connection, project: &str, content: &str, now: i64) -> Result<String> {
-    let id = super::new_id();
+    let id = super::ids::new_id();
     conn.prepare_cached(
         "INSERT INTO attachment_sets (id, project_id, content, created_at) VALUES (?1, ?2, ?3, ?4)",
     )?

@@ -13,7 +13,7 @@ pub fn insert(
     data: &Value,
     now: i64,
 ) -> Result<String> {
-    let id = super::new_id();
+    let id = super::ids::new_id();
     conn.prepare_cached(
         "INSERT INTO events (id, project_id, contact_id, name, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?

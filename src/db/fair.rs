@@ -305,7 +305,9 @@ mod tests {
         assert!(queues.len() >= 4, "{queues:?}");
         let sources: Vec<String> = std::fs::read_dir(root.join("src/db"))
             .unwrap()
-            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .map(|e| e.unwrap().path())
+            .filter(|path| path.is_file())
+            .map(|path| std::fs::read_to_string(path).unwrap())
             .collect();
         for table in &queues {
             let claimed_in_turns = sources.iter().any(|source| {

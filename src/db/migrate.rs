@@ -2,7 +2,7 @@
 
 use rusqlite::Connection;
 
-use super::DbError;
+use super::error::DbError;
 
 mod embedded {
     refinery::embed_migrations!("migrations");

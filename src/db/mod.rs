@@ -28,6 +28,7 @@ pub mod fields;
 pub mod files;
 pub mod functions;
 pub mod idempotency;
+pub mod ids;
 pub mod interruptions;
 pub mod invitations;
 pub mod jobs;
@@ -60,6 +61,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use tokio::sync::Semaphore;
 
 pub use error::{DbError, Result};
+pub use ids::new_id;
 
 /// What the layers above hold while they work in the database: a connection, inside the
 /// writer's transaction for writes. Core names this, never the driver's type.
@@ -293,10 +295,4 @@ pub fn list_page<T>(
     let sort = if q.sort == "name" { "name COLLATE NOCASE" } else { q.sort };
     let order = format!("{sort} {dir}, id {dir}");
     paged(conn, (table, columns, &filter, &order), args, (q.limit, q.offset), from_row)
-}
-
-/// A fresh identifier for a new row: a UUIDv7, so rows made one after another sit side by side
-/// in the id index (inserts append instead of landing at random pages).
-pub fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
 }

@@ -104,7 +104,7 @@ pub fn from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
 
 /// Inserts a project with `owner` as its OWNER.
 pub fn insert(conn: &Connection, name: &str, owner: &str) -> Result<Project> {
-    let id = super::new_id();
+    let id = super::ids::new_id();
     let now = clock::now_ms();
     conn.execute(
         "INSERT INTO projects (id, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",

@@ -31,7 +31,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<User> {
 
 /// Inserts a user; `email` must already be normalised. Fails on a taken email (unique constraint).
 pub fn insert(conn: &Connection, email: &str, password_hash: &str) -> Result<User> {
-    let id = super::new_id();
+    let id = super::ids::new_id();
     let now = clock::now_ms();
     conn.execute(
         "INSERT INTO users (id, email, password_hash, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",

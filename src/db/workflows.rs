@@ -54,7 +54,7 @@ impl Transition {
     /// A new transition of `workflow` from `from` to `to` on `branch`, made at `now`.
     pub fn new(workflow: &str, (from, to): (String, String), branch: Option<String>, now: i64) -> Self {
         Transition {
-            id: super::new_id(),
+            id: super::ids::new_id(),
             workflow_id: workflow.to_string(),
             from_step_id: from,
             to_step_id: to,

@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
-use super::DbError;
 use super::checkpoint::{Checkpointer, Checkpoints};
 use super::effects::{self, Wakers};
+use super::error::DbError;
 
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 256;
