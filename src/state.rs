@@ -10,7 +10,7 @@ use crate::core::limits::attempts::Attempts;
 use crate::core::limits::ratelimit::{self, ProjectLimiter};
 use crate::db::{self, Db, DbError, settings};
 use crate::dns::Dns;
-use crate::scheduler::{JobQueue, SchedulerStatus};
+use crate::scheduler::handles::{JobQueue, SchedulerStatus};
 
 /// Secrets generated on first start and kept in the database (unless configured).
 #[derive(Clone)]

@@ -21,10 +21,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use rusqlite::Connection;
-
-use crate::db::DbError;
-
 /// What the journal tracks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -35,7 +31,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn name(self) -> &'static str {
+    /// The name the interruption counts are kept under.
+    pub fn name(self) -> &'static str {
         match self {
             Kind::Email => "email",
             Kind::Job => "job",
@@ -202,30 +199,6 @@ impl Drop for Mark {
             self.journal.end(self.kind, std::mem::take(&mut self.id));
         }
     }
-}
-
-/// Counts the items the previous process left started, and fails those counted twice in a row
-/// ([`REASON`]); clears the counts of the items it finished. Returns the quarantined items.
-pub fn count_interrupted(conn: &Connection, previous: &Previous, now: i64) -> Result<Vec<Item>, DbError> {
-    let Previous { open, done } = previous;
-    for (kind, id) in done {
-        crate::db::interruptions::forget(conn, kind.name(), id)?;
-    }
-    let mut quarantined = Vec::new();
-    for (kind, id) in open {
-        if crate::db::interruptions::count(conn, kind.name(), id)? < 2 {
-            continue;
-        }
-        match kind {
-            Kind::Email => super::delivery::quarantine(conn, id, REASON, now)?,
-            Kind::Job => crate::db::jobs::give_up(conn, id.parse().unwrap_or(-1), REASON, now)?,
-            Kind::Execution => crate::core::workflows::engine::give_up(conn, id, REASON, now)?,
-            Kind::Delivery => crate::db::webhooks::record(conn, id, "failed", None, Some(REASON), None, now)?,
-        }
-        crate::db::interruptions::forget(conn, kind.name(), id)?;
-        quarantined.push((*kind, id.clone()));
-    }
-    Ok(quarantined)
 }
 
 #[cfg(test)]

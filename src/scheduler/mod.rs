@@ -17,7 +17,9 @@ pub mod delivery;
 pub mod domains;
 pub mod events;
 pub mod fair;
+pub mod handles;
 pub mod inflight;
+pub mod quarantine;
 pub mod segments;
 mod sweeps;
 pub mod webhooks;
@@ -28,20 +30,19 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use crate::clock;
 use crate::config::Config;
-use crate::db::effects::Wakers;
 use crate::db::{DbError, jobs};
 use crate::state::AppState;
 
 pub use crate::db::jobs::NewJob;
+pub use handles::{JobQueue, SchedulerStatus};
 
 /// How a handler's run ended well.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,7 +149,7 @@ pub fn take_over(state: &AppState) -> Result<(), DbError> {
     let previous = state.inflight.take_previous()?;
     let (jobs, emails, executions, webhooks, quarantined) =
         crate::db::write_tx(&mut *state.db.conn()?, |tx| {
-            let quarantined = inflight::count_interrupted(tx, &previous, now)?;
+            let quarantined = quarantine::count_interrupted(tx, &previous, now)?;
             Ok::<_, DbError>((
                 jobs::take_back_leases(tx, now)?,
                 crate::db::emails::take_back_leases(tx, now)?,
@@ -193,51 +194,6 @@ pub fn registry(config: &Config) -> Registry {
     campaigns::register(&mut registry);
     wipes::register(&mut registry);
     registry
-}
-
-/// The handle on the background workers: their wake-up handles, shared with the database's
-/// writer, which wakes them after the commits that asked for it ([`crate::db::effects`]).
-#[derive(Clone, Default)]
-pub struct JobQueue {
-    wakers: Wakers,
-}
-
-impl JobQueue {
-    pub fn new(wakers: Wakers) -> Self {
-        JobQueue { wakers }
-    }
-
-    fn jobs(&self) -> &Notify {
-        &self.wakers.jobs
-    }
-
-    fn deliveries(&self) -> &Notify {
-        &self.wakers.delivery
-    }
-
-    pub(crate) fn workflows(&self) -> &Notify {
-        &self.wakers.workflows
-    }
-
-    pub(crate) fn webhooks(&self) -> &Notify {
-        &self.wakers.webhooks
-    }
-}
-
-/// Whether the scheduler runs, for `/health`.
-#[derive(Default)]
-pub struct SchedulerStatus(AtomicU8);
-
-impl SchedulerStatus {
-    const STOPPED: u8 = 0;
-    const RUNNING: u8 = 1;
-
-    pub fn label(&self) -> &'static str {
-        match self.0.load(Ordering::Relaxed) {
-            Self::RUNNING => "running",
-            _ => "stopped",
-        }
-    }
 }
 
 /// A running scheduler and delivery worker.
@@ -306,7 +262,7 @@ impl Supervisor {
     }
 
     async fn run(mut self, mut stopped: watch::Receiver<bool>) {
-        self.state.scheduler.0.store(SchedulerStatus::RUNNING, Ordering::Relaxed);
+        self.state.scheduler.set_running(true);
         if let Err(e) = self.ensure_periodic().await {
             tracing::error!("could not set up periodic jobs: {e}");
         }
@@ -347,7 +303,7 @@ impl Supervisor {
             }
         }
         self.drain().await;
-        self.state.scheduler.0.store(SchedulerStatus::STOPPED, Ordering::Relaxed);
+        self.state.scheduler.set_running(false);
     }
 
     async fn ensure_periodic(&self) -> Result<(), DbError> {

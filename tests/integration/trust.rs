@@ -318,7 +318,8 @@ async fn work_that_stopped_the_process_twice_is_quarantined() {
 /// is not failed, and an item a process finished loses its count.
 #[rocket::async_test]
 async fn the_quarantine_fails_each_kind_of_work_as_its_own_failures_do() {
-    use tidings::scheduler::inflight::{Kind, Previous, REASON, count_interrupted};
+    use tidings::scheduler::inflight::{Kind, Previous, REASON};
+    use tidings::scheduler::quarantine::count_interrupted;
     let room = crate::send::Mailroom::new().await;
     let key = room.keys.secret_key.clone();
     let email = room
