@@ -47,20 +47,19 @@ impl KeyCache {
 
     /// The project and kind of the key with this digest, when known and fresh.
     pub fn get(&self, digest: &str) -> Option<(Project, KeyKind)> {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let changed = self.changed.load(Ordering::Acquire);
-        if inner.seen != changed {
-            inner.seen = changed;
-            inner.generation += 1;
-            inner.entries.clear();
-            return None;
-        }
+        let inner = self.current();
         let (project, kind, at) = inner.entries.get(digest)?;
         (at.elapsed() < TTL).then(|| (project.clone(), *kind))
     }
 
     /// Taken before reading the database; [`KeyCache::put`] compares it.
     pub fn generation(&self) -> u64 {
+        self.current().generation
+    }
+
+    /// The entries, emptied (and the generation raised) first when `changed` was raised since
+    /// they were read.
+    fn current(&self) -> std::sync::MutexGuard<'_, Inner> {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let changed = self.changed.load(Ordering::Acquire);
         if inner.seen != changed {
@@ -68,7 +67,7 @@ impl KeyCache {
             inner.generation += 1;
             inner.entries.clear();
         }
-        inner.generation
+        inner
     }
 
     /// Keeps what a lookup read, unless keys or projects changed since `generation`.
