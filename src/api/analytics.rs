@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use super::guards::ProjectAccess;
 use super::pagination;
 use crate::clock;
-use crate::core::campaigns as core_campaigns;
 use crate::db::{DbError, campaigns, rollups};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -20,6 +19,7 @@ use crate::views::analytics::{
     CampaignFiguresList, RecentCount, SeriesPoint, TimeSeries, TopCampaigns, TopEvent, TopEvents, Upcoming,
     UpcomingCampaign, UpcomingExecution,
 };
+use crate::views::campaigns::CampaignStats;
 use crate::views::events::Event;
 
 documented_routes!(
@@ -536,8 +536,5 @@ async fn sent_campaigns(state: &AppState, project: String) -> Result<Vec<Campaig
             Ok::<_, DbError>(out)
         })
         .await?;
-    Ok(rows
-        .iter()
-        .map(|c| CampaignFigures { stats: core_campaigns::stats(c), name: c.name.clone() })
-        .collect())
+    Ok(rows.iter().map(|c| CampaignFigures { stats: CampaignStats::from(c), name: c.name.clone() }).collect())
 }

@@ -45,7 +45,7 @@ fn stripe_of(state: &AppState) -> Result<&Stripe, ApiError> {
 #[get("/users/@me/projects/<_>/billing-limits")]
 async fn limits(state: &State<AppState>, member: ProjectMember) -> Result<Json<Limits>, ApiError> {
     let id = member.project.id;
-    Ok(Json(state.db.run(move |conn| billing::limits(conn, &id)).await?))
+    Ok(Json(state.db.run(move |conn| billing::limits(conn, &id)).await?.into()))
 }
 
 /// Replaces the caps (owners and admins): each category a whole number or null (no cap); one
@@ -76,7 +76,7 @@ async fn set_limits(
             billing::limits(tx, &id)
         })
         .await?;
-    Ok(Json(saved))
+    Ok(Json(saved.into()))
 }
 
 /// What the project used this month, by category, against its caps; with billing on, the subscription too.
@@ -97,7 +97,7 @@ async fn consumption(state: &State<AppState>, member: ProjectMember) -> Result<J
     let view = state
         .db
         .run(move |conn| {
-            let mut view = billing::consumption(conn, &id, now)?;
+            let mut view = Consumption::from(billing::consumption(conn, &id, now)?);
             if billing_on {
                 let subscription = billing::subscription(conn, &id)?;
                 view.subscription = Some(subscription.map(|s| SubscriptionState { status: s.status }));

@@ -82,7 +82,7 @@ async fn list(
         status,
     )?;
     let (rows, total) = state.db.run(move |conn| campaigns::page(conn, &query)).await?;
-    Ok(Json(NumberedPage::new(rows.iter().map(core_campaigns::view).collect(), total, page, page_size)))
+    Ok(Json(NumberedPage::new(rows.iter().map(CampaignView::from).collect(), total, page, page_size)))
 }
 
 /// Checks `fields` into `campaign` (templates parsed off the executor), then the sender,
@@ -128,11 +128,11 @@ async fn checked_save(
 async fn create(
     state: &State<AppState>,
     access: ProjectAccess,
-    body: JsonBody<Fields, Message>,
+    body: JsonBody<CampaignFields, Message>,
 ) -> Result<Json<Success<CampaignView>>, ApiError> {
     let campaign = campaign_state::draft(&access.project.id, clock::now_ms());
-    let saved = checked_save(state, campaign, body.0, true).await?;
-    Ok(Json(Success::new(core_campaigns::view(&saved))))
+    let saved = checked_save(state, campaign, body.0.into(), true).await?;
+    Ok(Json(Success::new(CampaignView::from(&saved))))
 }
 
 /// How many contacts a campaign with this audience and type would go to now, counted as the
@@ -187,7 +187,7 @@ async fn read(
     access: ProjectAccess,
     id: &str,
 ) -> Result<Json<CampaignView>, ApiError> {
-    Ok(Json(core_campaigns::view(&find(state, access.project.id, id).await?)))
+    Ok(Json(CampaignView::from(&find(state, access.project.id, id).await?)))
 }
 
 /// Changes a DRAFT or SCHEDULED campaign's content and audience: the fields given (a field left
@@ -209,11 +209,11 @@ async fn replace(
     let mut campaign = find(state, access.project.id, id).await?;
     campaign_state::require_editable(&campaign)?;
     campaign.updated_at = clock::now_ms();
-    let fields = core_campaigns::merge(&campaign, body.0);
+    let fields = core_campaigns::merge(&campaign, body.0.into());
     let saved = checked_save(state, campaign, fields, false).await?;
     let (project, id) = (saved.project_id.clone(), saved.id.clone());
     let current = state.db.run(move |conn| campaigns::get(conn, &project, &id)).await?;
-    Ok(Json(core_campaigns::view(&current.unwrap_or(saved))))
+    Ok(Json(CampaignView::from(&current.unwrap_or(saved))))
 }
 
 /// Deletes a campaign that is not sending.
@@ -245,7 +245,7 @@ async fn duplicate(
 ) -> Result<Json<CampaignView>, ApiError> {
     let original = find(state, access.project.id, id).await?;
     let copy = state.db.write(move |tx| campaign_state::duplicate(tx, &original, clock::now_ms())).await?;
-    Ok(Json(core_campaigns::view(&copy)))
+    Ok(Json(CampaignView::from(&copy)))
 }
 
 /// Sends now (SENDING) or at `scheduledFor` (SCHEDULED). 400 for a campaign that is not DRAFT or
@@ -305,7 +305,7 @@ async fn cancel(
 ) -> Result<Json<CampaignView>, ApiError> {
     let campaign = find(state, access.project.id, id).await?;
     let cancelled = state.db.write(move |tx| campaign_state::cancel(tx, &campaign, clock::now_ms())).await?;
-    Ok(Json(core_campaigns::view(&cancelled)))
+    Ok(Json(CampaignView::from(&cancelled)))
 }
 
 /// Sends the campaign once to one address, marked as a test (`[Test]` before the subject); it
@@ -345,5 +345,5 @@ async fn stats(
     access: ProjectAccess,
     id: &str,
 ) -> Result<Json<CampaignStats>, ApiError> {
-    Ok(Json(core_campaigns::stats(&find(state, access.project.id, id).await?)))
+    Ok(Json(CampaignStats::from(&find(state, access.project.id, id).await?)))
 }

@@ -136,7 +136,7 @@ async fn preview(
     form: Result<Form<Upload<'_>>, Errors<'_>>,
 ) -> Result<Json<ImportPreview>, ApiError> {
     let content = read_upload(form, state.config.limits.csv_bytes, "the CSV", Part::File).await?;
-    Ok(Json(crate::core::blocking::blocking(move || import::preview(&content)).await??))
+    Ok(Json(crate::core::blocking::blocking(move || import::preview(&content)).await??.into()))
 }
 
 fn form_error(errors: &Errors<'_>, limit: u64, what: &str) -> ApiError {

@@ -175,8 +175,8 @@ async fn update(
 #[get("/projects/<_>/setup-state")]
 async fn setup_state(state: &State<AppState>, member: ProjectMember) -> Result<Json<SetupState>, ApiError> {
     let id = member.project.id;
-    let view = state.db.run(move |conn| core_projects::setup_state(conn, &id)).await?;
-    Ok(Json(view))
+    let setup = state.db.run(move |conn| core_projects::setup_state(conn, &id)).await?;
+    Ok(Json(setup.into()))
 }
 
 /// Bounce and complaint rates over the window, the thresholds, and the recent suspensions.
@@ -218,7 +218,7 @@ async fn security_state(state: &AppState, project: Project) -> Result<Json<Secur
         .db
         .run(move |conn| reputation::state(conn, &project.id, project.disabled, &config, clock::now_ms()))
         .await?;
-    Ok(Json(view))
+    Ok(Json(view.into()))
 }
 
 /// New keys for the project (owners and admins); the old ones stop working at once. The secret key is shown this once.

@@ -64,7 +64,7 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<Segment, Ap
 async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Vec<SegmentView>>, ApiError> {
     let project = access.project.id;
     let all = state.db.run(move |conn| segments::list(conn, &project)).await?;
-    Ok(Json(all.iter().map(core_segments::view).collect()))
+    Ok(Json(all.iter().map(SegmentView::from).collect()))
 }
 
 /// A segment type as given (any letter case): `DYNAMIC` or `STATIC`, else 422.
@@ -111,7 +111,7 @@ async fn create(
     let segment = state.db.write(move |tx| core_segments::create(tx, &project, new, clock::now_ms())).await?;
     let segment =
         if segment.is_static() { segment } else { core_segments::recount(&state.db, segment).await? };
-    Ok(Json(core_segments::view(&segment)))
+    Ok(Json(SegmentView::from(&segment)))
 }
 
 /// How many contacts a condition matches now, without saving anything: the dashboard's condition
@@ -151,7 +151,7 @@ async fn read(
     access: ProjectAccess,
     id: &str,
 ) -> Result<Json<SegmentView>, ApiError> {
-    Ok(Json(core_segments::view(&find(state, access.project.id, id).await?)))
+    Ok(Json(SegmentView::from(&find(state, access.project.id, id).await?)))
 }
 
 /// Changes a segment's name, description, condition or tracking.
@@ -200,7 +200,7 @@ async fn change(
         })
         .await?;
     let segment = if condition_changed { core_segments::recount(&state.db, segment).await? } else { segment };
-    Ok(Json(core_segments::view(&segment)))
+    Ok(Json(SegmentView::from(&segment)))
 }
 
 /// Deletes a segment; 409 while a campaign or workflow uses it.
@@ -285,7 +285,7 @@ async fn add_members(
         })
         .await?;
     Ok(Json(MembersAdded {
-        segment: core_segments::view(&segment),
+        segment: SegmentView::from(&segment),
         member_count: segment.member_count,
         added: outcome.added,
         already_members: outcome.already,
@@ -320,7 +320,7 @@ async fn remove_members(
         })
         .await?;
     Ok(Json(MembersRemoved {
-        segment: core_segments::view(&segment),
+        segment: SegmentView::from(&segment),
         member_count: segment.member_count,
         removed: outcome.removed,
         not_members: outcome.not_found,
@@ -361,7 +361,7 @@ async fn compute(
             .await?;
         match step {
             Step::Running => continue,
-            Step::Done(segment) => return Ok(Json(core_segments::view(&segment))),
+            Step::Done(segment) => return Ok(Json(SegmentView::from(&*segment))),
             Step::Gone => {
                 return Err(ApiError::not_found(format!("No segment {} in this project", segment.id)));
             }
@@ -384,5 +384,5 @@ async fn refresh(
     id: &str,
 ) -> Result<Json<SegmentView>, ApiError> {
     let segment = find(state, access.project.id, id).await?;
-    Ok(Json(core_segments::view(&core_segments::recount(&state.db, segment).await?)))
+    Ok(Json(SegmentView::from(&core_segments::recount(&state.db, segment).await?)))
 }

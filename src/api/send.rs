@@ -91,5 +91,5 @@ async fn send_email(
             Ok::<_, ApiError>(send::queue(tx, &project, &request, clock::now_ms())?)
         })
         .await?;
-    Ok(Json(send::response(&queued)))
+    Ok(Json(Success::new(Sent::from(queued.as_slice()))))
 }

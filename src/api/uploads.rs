@@ -53,7 +53,7 @@ async fn upload(
         // Refused or not committed: the file goes too.
         let _ = rocket::tokio::fs::remove_file(written.join(format!("{token}.{}", format.1))).await;
     }
-    Ok(Json(recorded?))
+    Ok(Json(recorded?.into()))
 }
 
 /// An image as stored: its type, `nosniff`, a year's cache (the address never changes what it

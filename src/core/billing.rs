@@ -1,13 +1,13 @@
 //! Monthly caps and consumption per category: the API's view of the `billing_limits` and
 //! `billing_usage` tables, which the triggers of migration V19 keep and enforce.
 
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use time::{Date, Month, OffsetDateTime, Time};
 
-use crate::clock;
 use crate::core::error::{Error, FieldError, Result};
-use crate::views::billing::{CategoryUsage, Consumption, Limits, MonthlyUsage, Period};
+use crate::db::{Tx, billing};
+
+pub use crate::db::billing::{Subscription, subscription};
 
 /// The categories, as the API names them: emails queued by `/v1/send`, by campaigns and by
 /// workflows, and events tracked by the app.
@@ -28,19 +28,36 @@ pub fn month_of(ms: i64) -> (i64, i64, i64) {
     (i64::from(year) * 100 + i64::from(u8::from(month)), ms_of(start), ms_of(end))
 }
 
-/// The project's caps, every category named (null for none).
-pub fn limits(conn: &Connection, project: &str) -> crate::db::Result<Limits> {
-    let mut stmt = conn
-        .prepare_cached("SELECT monthly_cap FROM billing_limits WHERE project_id = ?1 AND category = ?2")?;
-    let mut cap = |category: &str| -> crate::db::Result<Option<i64>> {
-        Ok(stmt.query_row(params![project, category], |r| r.get(0)).optional()?)
-    };
-    Ok(Limits {
-        transactional: cap("transactional")?,
-        marketing: cap("marketing")?,
-        workflow: cap("workflow")?,
-        events: cap("events")?,
-    })
+/// One value per category.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ByCategory<T> {
+    pub transactional: T,
+    pub marketing: T,
+    pub workflow: T,
+    pub events: T,
+}
+
+impl<T> ByCategory<T> {
+    /// Each category's value made from its name and its value here, in [`CATEGORIES`] order.
+    pub fn try_map<U, E>(
+        self,
+        mut f: impl FnMut(&'static str, T) -> Result<U, E>,
+    ) -> Result<ByCategory<U>, E> {
+        Ok(ByCategory {
+            transactional: f(CATEGORIES[0], self.transactional)?,
+            marketing: f(CATEGORIES[1], self.marketing)?,
+            workflow: f(CATEGORIES[2], self.workflow)?,
+            events: f(CATEGORIES[3], self.events)?,
+        })
+    }
+}
+
+/// A project's monthly caps; `None` is no cap.
+pub type Caps = ByCategory<Option<i64>>;
+
+/// The project's caps, every category named.
+pub fn limits(conn: &Tx, project: &str) -> crate::db::Result<Caps> {
+    ByCategory::default().try_map(|category, ()| billing::cap(conn, project, category))
 }
 
 /// Checks a `PUT` body: an object of categories, each a whole number from 0 to [`MAX_CAP`] or
@@ -78,69 +95,45 @@ pub fn check_limits(body: &Value) -> Result<Vec<(&'static str, Option<i64>)>> {
 }
 
 /// Replaces the project's caps.
-pub fn set_limits(conn: &Connection, project: &str, caps: &[(&str, Option<i64>)]) -> crate::db::Result<()> {
+pub fn set_limits(conn: &Tx, project: &str, caps: &[(&str, Option<i64>)]) -> crate::db::Result<()> {
     for (category, cap) in caps {
-        match cap {
-            Some(cap) => conn.execute(
-                "INSERT INTO billing_limits (project_id, category, monthly_cap) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (project_id, category) DO UPDATE SET monthly_cap = excluded.monthly_cap",
-                params![project, category, cap],
-            )?,
-            None => conn.execute(
-                "DELETE FROM billing_limits WHERE project_id = ?1 AND category = ?2",
-                params![project, category],
-            )?,
-        };
+        billing::set_cap(conn, project, category, *cap)?;
     }
     Ok(())
 }
 
-/// What the project used in the month holding `now`, by category, with its cap and what is left.
-pub fn consumption(conn: &Connection, project: &str, now: i64) -> crate::db::Result<Consumption> {
-    let (month, start, end) = month_of(now);
-    let caps = limits(conn, project)?;
-    let mut used_stmt = conn.prepare_cached(
-        "SELECT used FROM billing_usage WHERE project_id = ?1 AND month = ?2 AND category = ?3",
-    )?;
-    let mut usage = |category: &str, limit: Option<i64>| -> crate::db::Result<CategoryUsage> {
-        let used: i64 =
-            used_stmt.query_row(params![project, month, category], |r| r.get(0)).optional()?.unwrap_or(0);
-        Ok(CategoryUsage { used, limit, remaining: limit.map(|l| (l - used).max(0)) })
-    };
-    Ok(Consumption {
-        period: Period { start: clock::iso(start), end: clock::iso(end) },
-        usage: MonthlyUsage {
-            transactional: usage("transactional", caps.transactional)?,
-            marketing: usage("marketing", caps.marketing)?,
-            workflow: usage("workflow", caps.workflow)?,
-            events: usage("events", caps.events)?,
-        },
-        subscription: None,
-    })
+/// One category's use in a month, its cap and what is left of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Use {
+    pub used: i64,
+    pub limit: Option<i64>,
+    /// `None` without a cap; never below 0.
+    pub remaining: Option<i64>,
 }
 
-/// The project's Stripe customer and subscription, when a checkout made them.
+/// What a project used in a month (from `start` to the next month's first millisecond, `end`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Subscription {
-    pub customer: String,
-    pub subscription: Option<String>,
-    pub status: Option<String>,
+pub struct Consumption {
+    pub start: i64,
+    pub end: i64,
+    pub usage: ByCategory<Use>,
 }
 
-pub fn subscription(conn: &Connection, project: &str) -> crate::db::Result<Option<Subscription>> {
-    Ok(conn.query_row(
-        "SELECT stripe_customer, stripe_subscription, subscription_status FROM project_billing WHERE project_id = ?1",
-        [project],
-        |r| Ok(Subscription { customer: r.get(0)?, subscription: r.get(1)?, status: r.get(2)? }),
-    )
-    .optional()?)
+/// What the project used in the month holding `now`, by category, with its cap and what is left.
+pub fn consumption(conn: &Tx, project: &str, now: i64) -> crate::db::Result<Consumption> {
+    let (month, start, end) = month_of(now);
+    let usage = limits(conn, project)?.try_map(|category, limit| {
+        let used = billing::used(conn, project, month, category)?;
+        Ok::<_, crate::db::DbError>(Use { used, limit, remaining: limit.map(|l| (l - used).max(0)) })
+    })?;
+    Ok(Consumption { start, end, usage })
 }
 
 /// Acts on an event from Stripe (its signature checked): a completed checkout links the
 /// customer and subscription to the project it was made for; a subscription's changes update
 /// its status. An event older than what is stored changes nothing; other types are ignored.
 /// Returns whether anything changed.
-pub fn apply_stripe_event(conn: &Connection, event: &Value) -> crate::db::Result<bool> {
+pub fn apply_stripe_event(conn: &Tx, event: &Value) -> crate::db::Result<bool> {
     let at = event["created"].as_i64().unwrap_or(0) * 1000;
     let object = &event["data"]["object"];
     let text = |key: &str| object[key].as_str().map(str::to_string);
@@ -149,34 +142,23 @@ pub fn apply_stripe_event(conn: &Connection, event: &Value) -> crate::db::Result
             let (Some(project), Some(customer)) = (text("client_reference_id"), text("customer")) else {
                 return Ok(false);
             };
-            conn.execute(
-                "INSERT INTO project_billing (project_id, stripe_customer, stripe_subscription, subscription_status, updated_at)
-                 SELECT ?1, ?2, ?3, 'active', ?4 WHERE EXISTS (SELECT 1 FROM projects WHERE id = ?1)
-                 ON CONFLICT (project_id) DO UPDATE SET stripe_customer = excluded.stripe_customer,
-                     stripe_subscription = excluded.stripe_subscription, subscription_status = 'active',
-                     updated_at = excluded.updated_at
-                 WHERE project_billing.updated_at <= excluded.updated_at",
-                params![project, customer, text("subscription"), at],
-            )?
+            billing::link_checkout(conn, &project, &customer, text("subscription").as_deref(), at)?
         }
         "customer.subscription.created"
         | "customer.subscription.updated"
         | "customer.subscription.deleted" => {
             let (Some(customer), Some(id)) = (text("customer"), text("id")) else { return Ok(false) };
-            conn.execute(
-                "UPDATE project_billing SET stripe_subscription = ?2, subscription_status = ?3, updated_at = ?4
-                 WHERE stripe_customer = ?1 AND updated_at <= ?4",
-                params![customer, id, text("status"), at],
-            )?
+            billing::update_subscription(conn, &customer, &id, text("status").as_deref(), at)?
         }
-        _ => 0,
+        _ => false,
     };
-    Ok(changed > 0)
+    Ok(changed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock;
     use serde_json::json;
 
     #[test]

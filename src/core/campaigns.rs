@@ -28,10 +28,41 @@ const AUDIENCES: &[&str] = &["ALL", "SEGMENT", "FILTERED"];
 /// Queue priority of campaign mail: transactional mail (0) goes first.
 pub const PRIORITY: i64 = 1;
 
-/// The body of `PUT /campaigns/:id`.
-pub use crate::views::campaigns::CampaignChanges as Changes;
-/// The body of `POST /campaigns`, and what `PUT /campaigns/:id` makes of its changes.
-pub use crate::views::campaigns::CampaignFields as Fields;
+/// A campaign's content and audience as a client gives them (`POST /campaigns`, or what
+/// [`merge`] makes of `PUT /campaigns/:id`'s changes), each value as sent; [`check_content`]
+/// checks them as a whole.
+#[derive(Debug, Default)]
+pub struct Fields {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub subject: Option<String>,
+    pub body: Option<String>,
+    pub from: Option<String>,
+    pub from_name: Option<String>,
+    pub reply_to: Option<String>,
+    pub kind: Option<String>,
+    pub audience_type: Option<String>,
+    pub segment_id: Option<String>,
+    pub audience_condition: Option<Value>,
+    pub template_id: Option<String>,
+}
+
+/// Changes to a campaign's content and audience: `None` keeps a value, `Some(None)` clears it.
+#[derive(Debug, Default)]
+pub struct Changes {
+    pub name: Option<String>,
+    pub description: Option<Option<String>>,
+    pub subject: Option<String>,
+    pub body: Option<String>,
+    pub from: Option<String>,
+    pub from_name: Option<Option<String>>,
+    pub reply_to: Option<Option<String>>,
+    pub kind: Option<String>,
+    pub audience_type: Option<String>,
+    pub segment_id: Option<Option<String>>,
+    pub audience_condition: Option<Option<Value>>,
+    pub template_id: Option<Option<String>>,
+}
 
 /// A campaign's content and audience with `changes` over it: what is left out stays, what is
 /// null is cleared. The result is checked as a whole, like a new campaign's.
@@ -197,16 +228,6 @@ pub fn test_email(c: &Campaign, to: &str, contact: Option<String>, now: i64) -> 
         created_at: now,
         ..Default::default()
     }
-}
-
-/// A campaign as the API shows it.
-pub fn view(c: &Campaign) -> crate::views::campaigns::Campaign {
-    c.into()
-}
-
-/// `GET /campaigns/:id/stats`: the counters, what is still queued, and rates over the emails sent.
-pub fn stats(c: &Campaign) -> crate::views::campaigns::CampaignStats {
-    c.into()
 }
 
 /// A campaign type, MARKETING when left out (422 for another value).

@@ -66,11 +66,6 @@ pub fn email_data(email: &Email, subject: &str) -> Value {
     })
 }
 
-/// An event as `GET /events` lists it (and as outbound webhooks carry it).
-pub fn view(e: &events::Listed) -> Value {
-    json!(crate::views::events::Event::from(e))
-}
-
 /// Events deleted per transaction when a project's events of one name are deleted.
 pub const DELETE_BATCH: usize = 5000;
 

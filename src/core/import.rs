@@ -88,16 +88,24 @@ pub fn inspect(content: &[u8]) -> Result<u64> {
 /// How many rows [`preview`] shows.
 pub const PREVIEW_ROWS: usize = 5;
 
+/// What an import would do: its rows, each column with what it becomes, the first rows typed.
+#[derive(Debug)]
+pub struct Preview {
+    pub total_rows: u64,
+    /// Each column's name and what it becomes: `email`, `data.<name>`, or `None` when dropped.
+    pub columns: Vec<(String, Option<String>)>,
+    pub rows: Vec<Vec<Value>>,
+}
+
 /// What an import of `content` would do, without doing it: the number of rows, each column and
 /// what it becomes (`email`, `data.<name>`, or null when it is dropped), and the first rows'
 /// cells typed as the import types them. The file is checked as [`inspect`] checks it.
-pub fn preview(content: &[u8]) -> Result<crate::views::contact_jobs::ImportPreview> {
-    use crate::views::contact_jobs::{ImportPreview, PreviewColumn};
+pub fn preview(content: &[u8]) -> Result<Preview> {
     let total = inspect(content)?;
     let mut rows = reader(body(content), true);
     let header = rows.headers().map_err(|e| Error::malformed(e.to_string()))?.clone();
     let kinds = columns(&header);
-    let columns: Vec<PreviewColumn> = header
+    let columns: Vec<(String, Option<String>)> = header
         .iter()
         .zip(&kinds)
         .map(|(name, kind)| {
@@ -106,7 +114,7 @@ pub fn preview(content: &[u8]) -> Result<crate::views::contact_jobs::ImportPrevi
                 Column::Data(name) => Some(format!("data.{name}")),
                 Column::Dropped => None,
             };
-            PreviewColumn { name: name.to_string(), becomes }
+            (name.to_string(), becomes)
         })
         .collect();
     let first: Vec<Vec<Value>> = rows
@@ -125,7 +133,7 @@ pub fn preview(content: &[u8]) -> Result<crate::views::contact_jobs::ImportPrevi
             cells.collect()
         })
         .collect();
-    Ok(ImportPreview { total_rows: total, columns, rows: first })
+    Ok(Preview { total_rows: total, columns, rows: first })
 }
 
 /// The JSON value of one cell (api.md CSV rule 4); `None` for an empty cell.
@@ -272,16 +280,12 @@ mod tests {
     #[test]
     fn a_preview_shows_columns_and_typed_first_rows() {
         let csv = "\u{feff}Email,age,id,Name,email\nada@x.io,36,7,Ada,b@x.io\n,,,\nc@x.io,0042\n";
-        let shown = json!(preview(csv.as_bytes()).unwrap());
-        assert_eq!(shown["totalRows"], json!(3));
-        let becomes: Vec<_> =
-            shown["columns"].as_array().unwrap().iter().map(|c| c["becomes"].clone()).collect();
-        assert_eq!(
-            becomes,
-            [json!("email"), json!("data.age"), json!(null), json!("data.Name"), json!(null)]
-        );
-        assert_eq!(shown["rows"][0], json!(["ada@x.io", 36, null, "Ada", null]));
-        assert_eq!(shown["rows"][2], json!(["c@x.io", "0042", null, null, null]));
+        let shown = preview(csv.as_bytes()).unwrap();
+        assert_eq!(shown.total_rows, 3);
+        let becomes: Vec<_> = shown.columns.iter().map(|(_, becomes)| becomes.as_deref()).collect();
+        assert_eq!(becomes, [Some("email"), Some("data.age"), None, Some("data.Name"), None]);
+        assert_eq!(json!(shown.rows[0]), json!(["ada@x.io", 36, null, "Ada", null]));
+        assert_eq!(json!(shown.rows[2]), json!(["c@x.io", "0042", null, null, null]));
         assert!(preview(b"name\nada\n").is_err(), "checked like an import");
     }
 

@@ -8,7 +8,6 @@ use super::track;
 use crate::core::error::{Error, Result};
 use crate::db::projects::{self, Project, Role, Wipe};
 use crate::db::{jobs, wipe};
-use crate::views::projects::SetupState;
 
 /// Longest project name.
 pub const MAX_NAME_CHARS: usize = 100;
@@ -59,30 +58,33 @@ pub fn start_wipe(conn: &Tx, id: &str, wipe: Wipe) -> Result<()> {
     Ok(())
 }
 
-/// The onboarding checklist of `GET /projects/:id/setup-state`: each first step taken or not,
-/// in the order the dashboard lists them. Each is one indexed lookup.
+/// The onboarding checklist of `GET /projects/:id/setup-state`: each first step taken or not.
+#[derive(Debug, Clone, Copy)]
+pub struct SetupState {
+    pub domain_verified: bool,
+    pub first_contact: bool,
+    /// An event of the app's own, not one the service records about its mail or contacts.
+    pub first_event: bool,
+    pub first_send: bool,
+    pub first_campaign: bool,
+}
+
+impl SetupState {
+    /// Each step, in the order the dashboard lists them.
+    pub fn steps(&self) -> [bool; 5] {
+        [self.domain_verified, self.first_contact, self.first_event, self.first_send, self.first_campaign]
+    }
+}
+
+/// Where project `id` stands on its first steps.
 pub fn setup_state(conn: &Tx, id: &str) -> crate::db::Result<SetupState> {
-    let exists = |sql: &str| conn.query_row(&format!("SELECT EXISTS ({sql})"), [id], |r| r.get::<_, bool>(0));
-    let domain = exists("SELECT 1 FROM domains WHERE project_id = ?1 AND status = 'verified'")?;
-    let contact = exists("SELECT 1 FROM contacts WHERE project_id = ?1")?;
-    // Mail that reached a relay (or the capture outbox), counted by day for the reputation.
-    let send = exists("SELECT 1 FROM sending_days WHERE project_id = ?1 AND sent > 0")?;
-    let campaign = exists("SELECT 1 FROM campaigns WHERE project_id = ?1")?;
-    // An event of the app's own, not one the service records about its mail or contacts.
-    let names: Vec<String> = conn
-        .prepare("SELECT name FROM event_names WHERE project_id = ?1")?
-        .query_map([id], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    let event = names.iter().any(|name| !track::is_reserved(name));
-    let steps = [domain, contact, event, send, campaign];
+    let facts = projects::first_steps(conn, id)?;
     Ok(SetupState {
-        domain_verified: domain,
-        first_contact: contact,
-        first_event: event,
-        first_send: send,
-        first_campaign: campaign,
-        completed: steps.iter().filter(|done| **done).count(),
-        total: steps.len(),
+        domain_verified: facts.domain_verified,
+        first_contact: facts.has_contact,
+        first_event: facts.event_names.iter().any(|name| !track::is_reserved(name)),
+        first_send: facts.has_sent,
+        first_campaign: facts.has_campaign,
     })
 }
 

@@ -4,12 +4,9 @@
 //! project is disabled (sends answer 403 `PROJECT_DISABLED`) with the reason recorded, until an
 //! owner or admin enables it again.
 
-use rusqlite::{Connection, params};
-
-use crate::clock;
 use crate::config::ReputationConfig;
-use crate::db::new_id;
-use crate::views::projects::{Security, Suspension, Thresholds, Window};
+use crate::db::Tx;
+use crate::db::reputation::{self as suspensions, Suspension};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -37,20 +34,10 @@ fn window_start(config: &ReputationConfig, now: i64) -> i64 {
 }
 
 /// The project's figures over the window ending now.
-pub fn rates(
-    conn: &Connection,
-    project: &str,
-    config: &ReputationConfig,
-    now: i64,
-) -> crate::db::Result<Rates> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT coalesce(sum(sent), 0), coalesce(sum(hard_bounces), 0), coalesce(sum(complaints), 0)
-         FROM sending_days WHERE project_id = ?1 AND day >= ?2",
-        )?
-        .query_row(params![project, window_start(config, now)], |r| {
-            Ok(Rates { sent: r.get(0)?, hard_bounces: r.get(1)?, complaints: r.get(2)? })
-        })?)
+pub fn rates(conn: &Tx, project: &str, config: &ReputationConfig, now: i64) -> crate::db::Result<Rates> {
+    let (sent, hard_bounces, complaints) =
+        suspensions::totals_since(conn, project, window_start(config, now))?;
+    Ok(Rates { sent, hard_bounces, complaints })
 }
 
 /// Why the project should be suspended, if a rate is above its threshold with enough volume.
@@ -85,7 +72,7 @@ pub fn breach(rates: &Rates, config: &ReputationConfig) -> Option<String> {
 /// threshold and it is not disabled already. Returns the reason when it suspended it; the
 /// caller forgets cached keys once this commits.
 pub fn check(
-    conn: &Connection,
+    conn: &Tx,
     project: &str,
     config: &ReputationConfig,
     now: i64,
@@ -95,18 +82,10 @@ pub fn check(
     }
     let rates = rates(conn, project, config, now)?;
     let Some(reason) = breach(&rates, config) else { return Ok(None) };
-    let disabled = conn.execute(
-        "UPDATE projects SET disabled = 1, updated_at = ?2 WHERE id = ?1 AND disabled = 0",
-        params![project, now],
-    )?;
-    if disabled == 0 {
+    let figures = (rates.sent, rates.hard_bounces, rates.complaints);
+    if !suspensions::suspend(conn, project, &reason, figures, now)? {
         return Ok(None);
     }
-    conn.execute(
-        "INSERT INTO suspensions (id, project_id, reason, sent, hard_bounces, complaints, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![new_id(), project, reason, rates.sent, rates.hard_bounces, rates.complaints, now],
-    )?;
     // Its keys stop working once this commits.
     crate::db::effects::wake(crate::db::effects::Wake::Keys);
     tracing::warn!(project, "project suspended: {reason}");
@@ -114,72 +93,77 @@ pub fn check(
 }
 
 /// Ends the project's open suspension (it was enabled again).
-pub fn lift(conn: &Connection, project: &str, now: i64) -> crate::db::Result<()> {
-    conn.execute(
-        "UPDATE suspensions SET lifted_at = ?2 WHERE project_id = ?1 AND lifted_at IS NULL",
-        params![project, now],
-    )?;
-    Ok(())
+pub fn lift(conn: &Tx, project: &str, now: i64) -> crate::db::Result<()> {
+    suspensions::lift(conn, project, now)
 }
 
-/// The security state the two security endpoints answer: the window's figures, the thresholds,
-/// whether sending is suspended, and the recent suspensions.
+/// How a project's reputation stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    /// A rate above half its threshold, with enough volume.
+    Warning,
+    Suspended,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Warning => "warning",
+            Status::Suspended => "suspended",
+        }
+    }
+}
+
+/// Suspensions the security state lists.
+pub const LISTED_SUSPENSIONS: usize = 20;
+
+/// The security state the two security endpoints answer.
+#[derive(Debug, Clone)]
+pub struct Security {
+    pub project_id: String,
+    pub status: Status,
+    pub disabled: bool,
+    /// The open suspension, while suspended.
+    pub open: Option<Suspension>,
+    /// The window: its days, its first millisecond, and now.
+    pub window: (u32, i64, i64),
+    pub rates: Rates,
+    pub thresholds: ReputationConfig,
+    /// The latest [`LISTED_SUSPENSIONS`], newest first.
+    pub suspensions: Vec<Suspension>,
+}
+
+/// The security state: the window's figures, the thresholds, whether sending is suspended, and
+/// the recent suspensions.
 pub fn state(
-    conn: &Connection,
+    conn: &Tx,
     project: &str,
     disabled: bool,
     config: &ReputationConfig,
     now: i64,
 ) -> crate::db::Result<Security> {
     let r = rates(conn, project, config, now)?;
-    let suspensions: Vec<Suspension> = conn
-        .prepare_cached(
-            "SELECT id, reason, sent, hard_bounces, complaints, created_at, lifted_at FROM suspensions
-             WHERE project_id = ?1 ORDER BY created_at DESC LIMIT 20",
-        )?
-        .query_map([project], |row| {
-            Ok(Suspension {
-                id: row.get(0)?,
-                reason: row.get(1)?,
-                sent: row.get(2)?,
-                hard_bounces: row.get(3)?,
-                complaints: row.get(4)?,
-                created_at: clock::iso(row.get(5)?),
-                lifted_at: row.get::<_, Option<i64>>(6)?.map(clock::iso),
-            })
-        })?
-        .collect::<Result<_, _>>()?;
+    let suspensions = suspensions::recent(conn, project, LISTED_SUSPENSIONS)?;
     let open = suspensions.first().filter(|s| s.lifted_at.is_none() && disabled).cloned();
     let warning = r.sent >= i64::from(config.min_sent)
         && (r.bounce_rate() > config.bounce_rate / 2.0 || r.complaint_rate() > config.complaint_rate / 2.0);
     let status = if open.is_some() {
-        "suspended"
+        Status::Suspended
     } else if warning {
-        "warning"
+        Status::Warning
     } else {
-        "ok"
+        Status::Ok
     };
     Ok(Security {
         project_id: project.to_string(),
         status,
         disabled,
-        suspension: open,
-        window: Window {
-            days: config.window_days,
-            from: clock::iso(window_start(config, now)),
-            to: clock::iso(now),
-        },
-        sent: r.sent,
-        hard_bounces: r.hard_bounces,
-        complaints: r.complaints,
-        bounce_rate: r.bounce_rate(),
-        complaint_rate: r.complaint_rate(),
-        thresholds: Thresholds {
-            bounce_rate: config.bounce_rate,
-            complaint_rate: config.complaint_rate,
-            min_sent: config.min_sent,
-            suspend: config.suspend,
-        },
+        open,
+        window: (config.window_days, window_start(config, now), now),
+        rates: r,
+        thresholds: config.clone(),
         suspensions,
     })
 }

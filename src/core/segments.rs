@@ -529,11 +529,6 @@ pub async fn recount(db: &Db, segment: Segment) -> Result<Segment> {
     Ok(stored.unwrap_or(segment))
 }
 
-/// The segment as the API shows it.
-pub fn view(segment: &Segment) -> crate::views::segments::Segment {
-    crate::views::segments::Segment::new(segment, is_tracked_dynamic(segment))
-}
-
 #[cfg(test)]
 mod tests {
     use super::{counting_gate, slugify};

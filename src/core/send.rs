@@ -10,7 +10,6 @@ use super::contacts::{self as core_contacts, Upsert};
 use super::data::DataPatch;
 use super::domains::require_verified_sender;
 use super::fields::FieldChanges;
-use crate::clock;
 use crate::core::error::{Error, FieldError, Limit, Result};
 use crate::db::contacts::Indexing;
 use crate::db::emails::{self, Email};
@@ -294,19 +293,6 @@ pub fn queue(conn: &Tx, project: &str, request: &Send, now: i64) -> Result<Vec<Q
         emails::drop_attachment_set_when_done(conn, set)?;
     }
     Ok(queued)
-}
-
-/// The response of `/v1/send`.
-pub fn response(queued: &[Queued]) -> crate::views::Success<crate::views::send::Sent> {
-    use crate::views::send::{QueuedEmail, Recipient, Sent};
-    let emails = queued
-        .iter()
-        .map(|q| QueuedEmail {
-            contact: Recipient { id: q.contact_id.clone(), email: q.contact_email.clone() },
-            email: q.email_id.clone(),
-        })
-        .collect();
-    crate::views::Success::new(Sent { emails, timestamp: clock::iso(clock::now_ms()) })
 }
 
 #[cfg(test)]

@@ -67,7 +67,18 @@ pub fn write_file(uploads: &Path, project: &str, extension: &str, bytes: &[u8]) 
     Ok(token)
 }
 
-/// Records an upload written by [`write_file`]; returns its view. Refused (413) when it would
+/// An image as recorded.
+#[derive(Debug)]
+pub struct Uploaded {
+    pub token: String,
+    /// Where anyone with the address can fetch it.
+    pub url: String,
+    pub content_type: String,
+    pub size: usize,
+    pub created_at: i64,
+}
+
+/// Records an upload written by [`write_file`]. Refused (413) when it would
 /// take the project's images past `total_cap` bytes: counted in the writer's transaction, so
 /// uploads racing each other cannot pass it together.
 pub fn record(
@@ -78,19 +89,19 @@ pub fn record(
     bytes: usize,
     total_cap: u64,
     public_url: &str,
-) -> Result<crate::views::uploads::UploadedImage> {
+) -> Result<Uploaded> {
     let kept = uploads::kept_bytes(conn, project)?;
     if kept as u64 + bytes as u64 > total_cap {
         return Err(Error::OverLimit(Limit::UploadSpace { cap: total_cap, kept }));
     }
     let now = clock::now_ms();
     uploads::insert(conn, token, project, (content_type, extension), bytes as i64, now)?;
-    Ok(crate::views::uploads::UploadedImage {
-        id: token.to_string(),
+    Ok(Uploaded {
+        token: token.to_string(),
         url: format!("{public_url}/uploads/{token}.{extension}"),
         content_type: content_type.to_string(),
         size: bytes,
-        created_at: clock::iso(now),
+        created_at: now,
     })
 }
 

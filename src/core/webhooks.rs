@@ -125,12 +125,24 @@ pub fn on_event(
         data: data.clone(),
         created_at: now,
     };
-    let payload = json!({ "type": name, "timestamp": clock::iso(now), "data": super::events::view(&event) })
-        .to_string();
+    let payload =
+        json!({ "type": name, "timestamp": clock::iso(now), "data": event_data(&event) }).to_string();
     for endpoint in endpoints {
         queue(conn, &endpoint, name, &payload, now)?;
     }
     Ok(())
+}
+
+/// An event as a webhook's `data` carries it: the shape `GET /events` lists (`views::events::Event`,
+/// held equal to this by its test), frozen when the event happens.
+pub fn event_data(e: &Listed) -> Value {
+    json!({
+        "id": e.id,
+        "name": e.name,
+        "contact": e.contact_id.as_ref().map(|id| json!({ "id": id, "email": e.email })),
+        "data": e.data,
+        "createdAt": clock::iso(e.created_at),
+    })
 }
 
 /// Queues one delivery of `payload` to `endpoint`; returns its id (the `webhook-id`).

@@ -13,6 +13,7 @@
 
 pub mod account_tokens;
 pub mod audience;
+pub mod billing;
 pub mod campaigns;
 pub mod checkpoint;
 pub mod contact_jobs;
@@ -37,6 +38,7 @@ pub mod migrate;
 pub mod outbox;
 pub mod projects;
 pub mod refs;
+pub mod reputation;
 pub mod rollups;
 pub mod segments;
 pub mod sessions;

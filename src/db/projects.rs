@@ -238,3 +238,31 @@ pub fn owner_count(conn: &Connection, project: &str) -> Result<i64> {
         |r| r.get(0),
     )?)
 }
+
+/// The facts behind a project's onboarding checklist, each one indexed lookup.
+#[derive(Debug, Clone)]
+pub struct FirstSteps {
+    pub domain_verified: bool,
+    pub has_contact: bool,
+    /// Mail that reached a relay (or the capture outbox), as the reputation counts it by day.
+    pub has_sent: bool,
+    pub has_campaign: bool,
+    /// The event names the project has (the service's own among them).
+    pub event_names: Vec<String>,
+}
+
+/// The facts behind `project`'s onboarding checklist.
+pub fn first_steps(conn: &Connection, project: &str) -> Result<FirstSteps> {
+    let exists =
+        |sql: &str| conn.query_row(&format!("SELECT EXISTS ({sql})"), [project], |r| r.get::<_, bool>(0));
+    Ok(FirstSteps {
+        domain_verified: exists("SELECT 1 FROM domains WHERE project_id = ?1 AND status = 'verified'")?,
+        has_contact: exists("SELECT 1 FROM contacts WHERE project_id = ?1")?,
+        has_sent: exists("SELECT 1 FROM sending_days WHERE project_id = ?1 AND sent > 0")?,
+        has_campaign: exists("SELECT 1 FROM campaigns WHERE project_id = ?1")?,
+        event_names: conn
+            .prepare("SELECT name FROM event_names WHERE project_id = ?1")?
+            .query_map([project], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?,
+    })
+}

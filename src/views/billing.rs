@@ -4,6 +4,9 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::clock::iso;
+use crate::core::billing::{self, Caps, Use};
+
 /// A project's monthly caps by category; `null` is no cap.
 #[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
 #[schema(example = json!({ "transactional": 10000, "marketing": 50000, "workflow": null, "events": 1000000 }))]
@@ -110,4 +113,38 @@ pub struct Invoice {
     /// Stripe's page for it.
     pub url: Option<String>,
     pub pdf: Option<String>,
+}
+
+impl From<Caps> for Limits {
+    fn from(c: Caps) -> Self {
+        Limits {
+            transactional: c.transactional,
+            marketing: c.marketing,
+            workflow: c.workflow,
+            events: c.events,
+        }
+    }
+}
+
+impl From<Use> for CategoryUsage {
+    fn from(u: Use) -> Self {
+        CategoryUsage { used: u.used, limit: u.limit, remaining: u.remaining }
+    }
+}
+
+impl From<billing::Consumption> for Consumption {
+    /// This month's use; `subscription` is added with billing on.
+    fn from(c: billing::Consumption) -> Self {
+        let u = c.usage;
+        Consumption {
+            period: Period { start: iso(c.start), end: iso(c.end) },
+            usage: MonthlyUsage {
+                transactional: u.transactional.into(),
+                marketing: u.marketing.into(),
+                workflow: u.workflow.into(),
+                events: u.events.into(),
+            },
+            subscription: None,
+        }
+    }
 }

@@ -5,6 +5,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::clock::iso;
+use crate::core::campaigns;
 use crate::db::campaigns::Campaign as Row;
 use crate::views::conditions::ConditionTree;
 use crate::views::present;
@@ -253,6 +254,72 @@ pub struct CampaignChanges {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>)]
     pub template_id: Option<Option<String>>,
+}
+
+impl From<CampaignFields> for campaigns::Fields {
+    fn from(f: CampaignFields) -> Self {
+        let CampaignFields {
+            name,
+            description,
+            subject,
+            body,
+            from,
+            from_name,
+            reply_to,
+            kind,
+            audience_type,
+            segment_id,
+            audience_condition,
+            template_id,
+        } = f;
+        campaigns::Fields {
+            name,
+            description,
+            subject,
+            body,
+            from,
+            from_name,
+            reply_to,
+            kind,
+            audience_type,
+            segment_id,
+            audience_condition,
+            template_id,
+        }
+    }
+}
+
+impl From<CampaignChanges> for campaigns::Changes {
+    fn from(c: CampaignChanges) -> Self {
+        let CampaignChanges {
+            name,
+            description,
+            subject,
+            body,
+            from,
+            from_name,
+            reply_to,
+            kind,
+            audience_type,
+            segment_id,
+            audience_condition,
+            template_id,
+        } = c;
+        campaigns::Changes {
+            name,
+            description,
+            subject,
+            body,
+            from,
+            from_name,
+            reply_to,
+            kind,
+            audience_type,
+            segment_id,
+            audience_condition,
+            template_id,
+        }
+    }
 }
 
 /// `POST /campaigns/count`: an audience to count.

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use crate::clock::iso;
+use crate::core::import::Preview;
 use crate::db::contact_jobs::ContactJob as Row;
 
 /// A job's progress and outcome (with `id`, `state`, `progress`, `result` and `failedReason`,
@@ -171,4 +172,11 @@ pub struct ImportPreview {
     pub columns: Vec<PreviewColumn>,
     /// The first rows, each cell as the import types it (`null` when empty or dropped).
     pub rows: Vec<Vec<Value>>,
+}
+
+impl From<Preview> for ImportPreview {
+    fn from(p: Preview) -> Self {
+        let columns = p.columns.into_iter().map(|(name, becomes)| PreviewColumn { name, becomes }).collect();
+        ImportPreview { total_rows: p.total_rows, columns, rows: p.rows }
+    }
 }

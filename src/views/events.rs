@@ -97,3 +97,26 @@ pub struct EventDeletion {
     /// `completed` or `queued`.
     pub status: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A webhook carries an event in the shape the API lists it.
+    #[test]
+    fn webhooks_carry_the_listed_shape() {
+        for (contact, email) in [(Some("c1"), Some("a@b.test")), (Some("c2"), None), (None, None)] {
+            let listed = Listed {
+                id: "e1".into(),
+                name: "signup".into(),
+                contact_id: contact.map(str::to_string),
+                email: email.map(str::to_string),
+                data: json!({ "plan": "pro" }),
+                created_at: 1_700_000_000_000,
+            };
+            let view = serde_json::to_value(Event::from(&listed)).unwrap();
+            assert_eq!(view, crate::core::webhooks::event_data(&listed));
+        }
+    }
+}

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::clock::iso;
+use crate::core::reputation;
 use crate::db::invitations::Invitation as InvitationRow;
 use crate::db::projects::{Member as MemberRow, Project as Row, Role, Wipe};
 use crate::views::accounts::User;
@@ -174,6 +175,21 @@ pub struct SetupState {
     pub total: usize,
 }
 
+impl From<crate::core::projects::SetupState> for SetupState {
+    fn from(s: crate::core::projects::SetupState) -> Self {
+        let steps = s.steps();
+        SetupState {
+            domain_verified: s.domain_verified,
+            first_contact: s.first_contact,
+            first_event: s.first_event,
+            first_send: s.first_send,
+            first_campaign: s.first_campaign,
+            completed: steps.iter().filter(|done| **done).count(),
+            total: steps.len(),
+        }
+    }
+}
+
 /// The project's sending reputation over the window, the thresholds, and its suspensions.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -232,6 +248,46 @@ pub struct Thresholds {
     pub min_sent: u32,
     /// Whether a breach suspends the project (otherwise it is only reported).
     pub suspend: bool,
+}
+
+impl From<&crate::db::reputation::Suspension> for Suspension {
+    fn from(s: &crate::db::reputation::Suspension) -> Self {
+        Suspension {
+            id: s.id.clone(),
+            reason: s.reason.clone(),
+            sent: s.sent,
+            hard_bounces: s.hard_bounces,
+            complaints: s.complaints,
+            created_at: iso(s.created_at),
+            lifted_at: s.lifted_at.map(iso),
+        }
+    }
+}
+
+impl From<reputation::Security> for Security {
+    fn from(s: reputation::Security) -> Self {
+        let (days, from, to) = s.window;
+        let (r, t) = (s.rates, s.thresholds);
+        Security {
+            project_id: s.project_id,
+            status: s.status.as_str(),
+            disabled: s.disabled,
+            suspension: s.open.as_ref().map(Suspension::from),
+            window: Window { days, from: iso(from), to: iso(to) },
+            sent: r.sent,
+            hard_bounces: r.hard_bounces,
+            complaints: r.complaints,
+            bounce_rate: r.bounce_rate(),
+            complaint_rate: r.complaint_rate(),
+            thresholds: Thresholds {
+                bounce_rate: t.bounce_rate,
+                complaint_rate: t.complaint_rate,
+                min_sent: t.min_sent,
+                suspend: t.suspend,
+            },
+            suspensions: s.suspensions.iter().map(Suspension::from).collect(),
+        }
+    }
 }
 
 /// `POST /users/@me/projects`.

@@ -54,9 +54,10 @@ pub struct Computation {
     pub exited: i64,
 }
 
-impl Segment {
+impl From<&Row> for Segment {
     /// The view; `computation` only for a tracked DYNAMIC segment.
-    pub fn new(s: &Row, tracked: bool) -> Self {
+    fn from(s: &Row) -> Self {
+        let tracked = crate::core::segments::is_tracked_dynamic(s);
         Segment {
             id: s.id.clone(),
             name: s.name.clone(),

@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use crate::clock::{iso, now_ms};
+use crate::core::send::Queued;
+
 /// An address with a display name.
 #[derive(Debug, Serialize, ToSchema)]
 #[allow(dead_code)]
@@ -124,4 +127,18 @@ pub struct Sent {
     pub emails: Vec<QueuedEmail>,
     #[schema(format = DateTime)]
     pub timestamp: String,
+}
+
+impl From<&[Queued]> for Sent {
+    /// What was queued, stamped now.
+    fn from(queued: &[Queued]) -> Self {
+        let emails = queued
+            .iter()
+            .map(|q| QueuedEmail {
+                contact: Recipient { id: q.contact_id.clone(), email: q.contact_email.clone() },
+                email: q.email_id.clone(),
+            })
+            .collect();
+        Sent { emails, timestamp: iso(now_ms()) }
+    }
 }

@@ -3,6 +3,9 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::clock::iso;
+use crate::core::uploads::Uploaded;
+
 /// An image as stored.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -16,6 +19,18 @@ pub struct UploadedImage {
     pub size: usize,
     #[schema(format = DateTime)]
     pub created_at: String,
+}
+
+impl From<Uploaded> for UploadedImage {
+    fn from(u: Uploaded) -> Self {
+        UploadedImage {
+            id: u.token,
+            url: u.url,
+            content_type: u.content_type,
+            size: u.size,
+            created_at: iso(u.created_at),
+        }
+    }
 }
 
 /// An image, as the multipart part `file` (or `image`, as Plunk's clients send it; one of the
