@@ -143,36 +143,4 @@ mod tests {
         assert!(mapped_bytes() >= before + (1 << 20), "a 1 MiB block got pages of its own");
         drop(block);
     }
-
-    #[tokio::test]
-    async fn released_caches_leave_the_database_working() {
-        let dir = tempfile::TempDir::new().unwrap();
-        let db = crate::db::Db::open(&dir.path().join("m.db"), 4, 1000).unwrap();
-        crate::db::migrate::run(&mut db.conn().unwrap()).unwrap();
-        let add = |n: i64| {
-            let db = db.clone();
-            async move {
-                db.write(move |c| {
-                    Ok::<_, crate::db::DbError>(c.execute("INSERT INTO t (n) VALUES (?1)", [n])?)
-                })
-                .await
-                .unwrap()
-            }
-        };
-        db.write(|c| Ok::<_, crate::db::DbError>(c.execute_batch("CREATE TABLE t (n INTEGER)")?))
-            .await
-            .unwrap();
-        add(1).await;
-        let count = || {
-            db.run(|c| {
-                Ok::<i64, crate::db::DbError>(
-                    c.prepare_cached("SELECT count(*) FROM t")?.query_row([], |r| r.get(0))?,
-                )
-            })
-        };
-        assert_eq!(count().await.unwrap(), 1);
-        db.release_memory().await.unwrap();
-        add(2).await;
-        assert_eq!(count().await.unwrap(), 2, "statements are prepared again after the release");
-    }
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use super::guards::ProjectAccess;
 use super::pagination;
 use crate::clock;
-use crate::db::{DbError, campaigns, rollups};
+use crate::db::{DbError, campaigns, executions, rollups};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::CursorPage;
@@ -296,6 +296,11 @@ async fn recent_count(
     Ok(Json(RecentCount { count: total, hours, since: clock::iso(from) }))
 }
 
+/// Campaigns and executions `/activity/upcoming` lists, each.
+const UPCOMING: usize = 20;
+/// Campaigns `/analytics/campaign-stats` lists, latest sent first.
+const FIGURED_CAMPAIGNS: usize = 500;
+
 /// Scheduled campaigns, soonest first, and the workflow executions waiting with a due time.
 #[utoipa::path(
     tag = "Events",
@@ -309,40 +314,15 @@ async fn upcoming(state: &State<AppState>, access: ProjectAccess) -> Result<Json
     let (scheduled, waiting) = state
         .db
         .run(move |conn| {
-            let scheduled: Vec<UpcomingCampaign> = conn
-                .prepare_cached(
-                    "SELECT id, name, scheduled_for FROM campaigns WHERE project_id = ?1 AND status = 'SCHEDULED'
-                     ORDER BY scheduled_for LIMIT 20",
-                )?
-                .query_map([&project], |r| {
-                    Ok(UpcomingCampaign {
-                        id: r.get(0)?,
-                        name: r.get(1)?,
-                        scheduled_for: r.get::<_, Option<i64>>(2)?.map(clock::iso),
-                    })
-                })?
-                .collect::<Result<_, _>>()?;
-            let waiting: Vec<UpcomingExecution> = conn
-                .prepare_cached(
-                    "SELECT e.id, e.workflow_id, w.name, e.contact_id, e.due_at FROM workflow_executions e
-                     JOIN workflows w ON w.id = e.workflow_id
-                     WHERE e.project_id = ?1 AND e.status = 'WAITING' AND e.due_at IS NOT NULL
-                     ORDER BY e.due_at LIMIT 20",
-                )?
-                .query_map([&project], |r| {
-                    Ok(UpcomingExecution {
-                        execution_id: r.get(0)?,
-                        workflow_id: r.get(1)?,
-                        workflow_name: r.get(2)?,
-                        contact_id: r.get(3)?,
-                        due_at: clock::iso(r.get(4)?),
-                    })
-                })?
-                .collect::<Result<_, _>>()?;
+            let scheduled = campaigns::scheduled(conn, &project, UPCOMING)?;
+            let waiting = executions::waiting_due(conn, &project, UPCOMING)?;
             Ok::<_, DbError>((scheduled, waiting))
         })
         .await?;
-    Ok(Json(Upcoming { campaigns: scheduled, executions: waiting }))
+    Ok(Json(Upcoming {
+        campaigns: scheduled.into_iter().map(UpcomingCampaign::from).collect(),
+        executions: waiting.into_iter().map(UpcomingExecution::from).collect(),
+    }))
 }
 
 #[derive(FromForm, utoipa::IntoParams)]
@@ -517,24 +497,6 @@ async fn campaign_stats(
 }
 
 async fn sent_campaigns(state: &AppState, project: String) -> Result<Vec<CampaignFigures>, ApiError> {
-    let rows = state
-        .db
-        .run(move |conn| {
-            let ids: Vec<String> = conn
-                .prepare_cached(
-                    "SELECT id FROM campaigns WHERE project_id = ?1 AND status IN ('SENDING', 'SENT')
-                     ORDER BY coalesce(sent_at, created_at) DESC LIMIT 500",
-                )?
-                .query_map([&project], |r| r.get(0))?
-                .collect::<Result<_, _>>()?;
-            let mut out = Vec::with_capacity(ids.len());
-            for id in ids {
-                if let Some(c) = campaigns::by_id(conn, &id)? {
-                    out.push(c);
-                }
-            }
-            Ok::<_, DbError>(out)
-        })
-        .await?;
+    let rows = state.db.run(move |conn| campaigns::sent(conn, &project, FIGURED_CAMPAIGNS)).await?;
     Ok(rows.iter().map(|c| CampaignFigures { stats: CampaignStats::from(c), name: c.name.clone() }).collect())
 }

@@ -7,9 +7,8 @@ use rocket::{State, delete, get, post};
 use super::guards::ProjectAccess;
 use super::json::{JsonBody, Small};
 use crate::core::domains as core_domains;
-use rusqlite::OptionalExtension;
 
-use crate::db::{domains, refs};
+use crate::db::domains;
 use crate::error::{ApiError, conflict_on_unique};
 use crate::state::AppState;
 use crate::views::domains::{Domain as DomainView, NewDomain};
@@ -138,35 +137,6 @@ async fn verify(
 #[delete("/domains/<id>")]
 async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
     let domain = find(state, access.project.id, id).await?;
-    state
-        .db
-        .write(move |tx| {
-            // Templates sending from the domain (or a subdomain of it) keep it.
-            let used: Option<String> = tx
-                .query_row(
-                    "SELECT name FROM templates WHERE project_id = ?1
-                       AND substr(from_email, -length(?2) - 1) IN ('@' || ?2, '.' || ?2) LIMIT 1",
-                    [&domain.project_id, &domain.domain],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if let Some(template) = used {
-                return Err(ApiError::conflict(format!(
-                    "The template {template:?} sends from {}; change its sender before removing the domain",
-                    domain.domain
-                )));
-            }
-            if let Some((_, campaign)) =
-                refs::active_campaign_on_domain(tx, &domain.project_id, &domain.domain)?
-            {
-                return Err(ApiError::conflict(format!(
-                    "The campaign {campaign:?} sends from {}; cancel it or wait until it has sent",
-                    domain.domain
-                )));
-            }
-            domains::delete(tx, &domain.id)?;
-            Ok::<_, ApiError>(())
-        })
-        .await?;
+    state.db.write(move |tx| core_domains::remove(tx, &domain)).await?;
     Ok(Status::NoContent)
 }

@@ -4,7 +4,6 @@ use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{State, get};
 
-use crate::db::DbError;
 use crate::state::AppState;
 use crate::views::server::Health;
 
@@ -22,11 +21,7 @@ documented_routes!(health);
 )]
 #[get("/health")]
 async fn health(state: &State<AppState>) -> (Status, Json<Health>) {
-    let database = state
-        .db
-        .run(|conn| Ok::<_, DbError>(conn.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?))
-        .await
-        .is_ok();
+    let database = state.db.run(|conn| crate::db::ping(conn)).await.is_ok();
     let scheduler = state.scheduler.label();
     let status = if database { Status::Ok } else { Status::ServiceUnavailable };
     let body = Health {

@@ -159,13 +159,7 @@ async fn contact_of(state: &AppState, token: &str) -> Option<(Link, contacts::Co
     let found = state
         .db
         .run(move |conn| {
-            let contact = conn
-                .query_row(
-                    &format!("SELECT {} FROM contacts c WHERE c.id = ?1", contacts::COLUMNS),
-                    [&id],
-                    contacts::from_row,
-                )
-                .ok();
+            let contact = contacts::by_id_anywhere(conn, &id)?;
             let project = match &contact {
                 Some(c) => projects::get(conn, &c.project_id)?.map(|p| p.name),
                 None => None,

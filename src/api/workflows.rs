@@ -112,7 +112,7 @@ async fn fields(state: &State<AppState>, access: ProjectAccess) -> Result<Json<C
     let (contact, events) = state
         .db
         .run(move |conn| {
-            let contact = super::fields::catalogue(conn, &project)?;
+            let contact = crate::core::fields::catalogue(conn, &project)?;
             let mut names = crate::db::events::names(conn, &project)?;
             names.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
             names.truncate(FIELD_EVENTS);
@@ -140,7 +140,7 @@ async fn fields(state: &State<AppState>, access: ProjectAccess) -> Result<Json<C
             Ok::<_, DbError>((contact, events))
         })
         .await?;
-    Ok(Json(ConditionFields { contact, events }))
+    Ok(Json(ConditionFields { contact: contact.into_iter().map(Into::into).collect(), events }))
 }
 
 /// The workflow with its graph, read in one go.

@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 
 use super::compose;
 use super::conditions::resolve::resolve;
-use super::conditions::sql::{Compiled, compile};
 use super::conditions::{Condition, References, canonical};
 use super::contacts::parse_email;
 use super::domains::require_verified_sender;
@@ -325,8 +324,7 @@ pub fn expand_step(conn: &Tx, id: &str, batch: usize, now: i64) -> Result<Expans
         return Ok(if c.expanded { Expansion::Done } else { Expansion::Stopped });
     }
     let condition = audience(conn, &c)?;
-    let compiled: Compiled = compile(&condition, &c.project_id, now);
-    let walk = audience::walk(conn, &c.project_id, &compiled, c.expand_cursor, batch)?;
+    let walk = audience::walk(conn, &c.project_id, (&condition, now), c.expand_cursor, batch)?;
     let mut added = 0;
     for contact in walk.visited.iter().filter(|v| v.matches) {
         let email = emails::Email {

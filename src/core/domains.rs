@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::clock;
 use crate::core::error::{Error, FieldError, Forbidden, Result};
 use crate::db::domains::{self, Domain};
+use crate::db::{refs, templates};
 use crate::dns::{Answer, Dns};
 
 /// The DKIM selector: keys are published at `tidings._domainkey.<domain>`.
@@ -256,6 +257,25 @@ pub fn require_verified_sender(conn: &Tx, project: &str, from: &str) -> Result<(
         return Ok(());
     }
     Err(Error::Forbidden(Forbidden::UnverifiedSender(domain)))
+}
+
+/// Removes a domain, unless a template or an unfinished campaign sends from it (or a subdomain
+/// of it): 409 naming which.
+pub fn remove(tx: &Tx, domain: &Domain) -> Result<()> {
+    if let Some(template) = templates::one_sending_from(tx, &domain.project_id, &domain.domain)? {
+        return Err(Error::conflict(format!(
+            "The template {template:?} sends from {}; change its sender before removing the domain",
+            domain.domain
+        )));
+    }
+    if let Some((_, campaign)) = refs::active_campaign_on_domain(tx, &domain.project_id, &domain.domain)? {
+        return Err(Error::conflict(format!(
+            "The campaign {campaign:?} sends from {}; cancel it or wait until it has sent",
+            domain.domain
+        )));
+    }
+    domains::delete(tx, &domain.id)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,10 +9,11 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, params};
 use serde_json::{Map, Value};
 
 use crate::clock;
+use crate::core::error::{Error, Result};
+use crate::db::{Tx, contacts, fields};
 
 /// How deep objects are walked for fields.
 pub const MAX_DEPTH: usize = 4;
@@ -66,15 +67,58 @@ pub fn nameable(key: &str) -> bool {
     !key.is_empty() && key.len() <= 256 && !key.contains(['.', '"']) && !key.chars().any(char::is_control)
 }
 
-/// The SQLite JSON path of a dotted field path (`profile.tier` → `$."profile"."tier"`).
-pub fn json_path(path: &str) -> String {
-    let mut out = String::from("$");
-    for part in path.split('.') {
-        out.push_str(".\"");
-        out.push_str(part);
-        out.push('"');
-    }
-    out
+/// Fields every contact has, with their types.
+pub const STANDARD: &[(&str, &str)] =
+    &[("email", "string"), ("subscribed", "boolean"), ("createdAt", "date"), ("updatedAt", "date")];
+
+/// Whether `field` is one of the [`STANDARD`] fields.
+pub fn is_standard(field: &str) -> bool {
+    STANDARD.iter().any(|(name, _)| *name == field)
+}
+
+/// A contact field as the catalogue lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Known {
+    /// `email`, …, or `data.<path>` for a custom field.
+    pub field: String,
+    pub kind: String,
+    pub is_custom: bool,
+    /// The share of contacts that have it, 0 to 1.
+    pub coverage: f64,
+}
+
+/// The project's contact fields: the standard ones, then the catalogue's custom ones.
+pub fn catalogue(conn: &Tx, project: &str) -> crate::db::Result<Vec<Known>> {
+    let (total, _) = contacts::counts(conn, project)?;
+    let coverage = |n: i64| if total > 0 { (n as f64 / total as f64).clamp(0.0, 1.0) } else { 0.0 };
+    let standard = STANDARD.iter().map(|(field, kind)| Known {
+        field: field.to_string(),
+        kind: kind.to_string(),
+        is_custom: false,
+        coverage: coverage(total),
+    });
+    let custom = fields::list(conn, project)?.into_iter().map(|f| Known {
+        field: format!("data.{}", f.path),
+        kind: f.kind,
+        is_custom: true,
+        coverage: coverage(f.contacts),
+    });
+    Ok(standard.chain(custom).collect())
+}
+
+/// The custom field a `data.<path>` name refers to: its path and type; 404 when the catalogue
+/// does not have it.
+pub fn custom(conn: &Tx, project: &str, field: &str) -> Result<(String, String)> {
+    // A name no field can have (an older catalogue may hold one) is not looked up: SQLite's
+    // JSON paths cannot carry its characters.
+    let Some(path) = field.strip_prefix("data.").filter(|p| p.split('.').all(nameable)) else {
+        return Err(Error::not_found(format!(
+            "No custom field {field:?}; custom fields are named data.<key>"
+        )));
+    };
+    let kind = fields::kind_of(conn, project, path)?;
+    kind.map(|kind| (path.to_string(), kind))
+        .ok_or_else(|| Error::not_found(format!("No custom field {field:?} in this project")))
 }
 
 /// Changes to the catalogue gathered over one transaction, saved at its end.
@@ -106,22 +150,16 @@ impl FieldChanges {
     /// Writes the changes; a field seen for the first time gets its type now. A known field is
     /// updated, so only a new one is inserted: the insert is what the project's field cap
     /// (migration V22) refuses, failing the whole write with `FIELD_LIMIT_EXCEEDED` (422).
-    pub fn save(&mut self, conn: &Connection, project: &str) -> crate::db::Result<()> {
+    pub fn save(&mut self, conn: &Tx, project: &str) -> crate::db::Result<()> {
         let now = clock::now_ms();
-        let mut insert = conn.prepare_cached(
-            "INSERT INTO contact_fields (project_id, path, type, contacts, created_at) VALUES (?1, ?2, ?3, max(?4, 0), ?5)",
-        )?;
-        let mut update = conn.prepare_cached(
-            "UPDATE contact_fields SET contacts = max(contacts + ?3, 0) WHERE project_id = ?1 AND path = ?2",
-        )?;
         for (path, (delta, kind)) in self.deltas.drain() {
             let updated = if delta != 0 || kind.is_some() {
-                update.execute(params![project, path, delta])?
+                fields::add_to_count(conn, project, &path, delta)?
             } else {
                 1
             };
             if let (0, Some(kind)) = (updated, kind) {
-                insert.execute(params![project, path, kind, delta, now])?;
+                fields::insert(conn, project, &path, kind, delta, now)?;
             }
         }
         Ok(())
@@ -156,8 +194,6 @@ mod tests {
         let mut paths: Vec<String> = leaves(data.as_object().unwrap()).into_iter().map(|(p, _)| p).collect();
         paths.sort();
         assert_eq!(paths, ["plan", "profile.address.city", "profile.tier", "tags"]);
-        assert_eq!(json_path("profile.tier"), "$.\"profile\".\"tier\"");
-        assert_eq!(json_path("first name"), "$.\"first name\"");
     }
 
     #[test]

@@ -6,11 +6,10 @@
 //! its membership changes, their events and the run's cursor in one transaction, so a run that
 //! stops halfway resumes where it was and never emits an event twice.
 
-use rusqlite::Connection;
+use crate::db::Tx;
 use serde_json::{Value, json};
 
 use super::conditions::resolve::resolve;
-use super::conditions::sql::compile;
 use super::conditions::{Condition, References, canonical};
 use super::contacts::{self as core_contacts, Upsert};
 use super::data::DataPatch;
@@ -47,7 +46,7 @@ pub fn slugify(name: &str) -> String {
 }
 
 /// A slug for `name` not yet used in the project (`vip`, then `vip-2`, `vip-3`, ...).
-fn unique_slug(conn: &Connection, project: &str, name: &str) -> crate::db::Result<String> {
+fn unique_slug(conn: &Tx, project: &str, name: &str) -> crate::db::Result<String> {
     let base = slugify(name);
     let mut slug = base.clone();
     let mut n = 2;
@@ -84,18 +83,13 @@ pub fn check_description(description: &str) -> Result<Option<String>> {
 
 /// Checks a condition for a segment of `project` (`within`: the segment's own id, when it
 /// exists), and returns it resolved.
-pub fn check_condition(
-    conn: &Connection,
-    project: &str,
-    value: &Value,
-    within: Option<&str>,
-) -> Result<Condition> {
+pub fn check_condition(conn: &Tx, project: &str, value: &Value, within: Option<&str>) -> Result<Condition> {
     let mut condition = Condition::parse(value, "condition")?;
     resolve(conn, project, &mut condition, within, "condition")?;
     Ok(condition)
 }
 
-fn save_refs(conn: &Connection, segment: &Segment, refs: &References) -> crate::db::Result<()> {
+fn save_refs(conn: &Tx, segment: &Segment, refs: &References) -> crate::db::Result<()> {
     let mut list: Vec<(&str, &str)> = Vec::new();
     list.extend(refs.fields.iter().map(|f| ("field", f.as_str())));
     list.extend(refs.events.iter().map(|e| ("event", e.as_str())));
@@ -113,7 +107,7 @@ pub struct NewSegment {
 }
 
 /// Creates a segment (its count is taken after the write, see [`count`]).
-pub fn create(conn: &Connection, project: &str, new: NewSegment, now: i64) -> Result<Segment> {
+pub fn create(conn: &Tx, project: &str, new: NewSegment, now: i64) -> Result<Segment> {
     let condition = match (&new.condition, new.is_static) {
         (Some(value), false) => Some(check_condition(conn, project, value, None)?),
         _ => None,
@@ -156,7 +150,7 @@ pub struct SegmentChanges {
 /// Applies changes. A new condition abandons a computation in progress (the stored membership
 /// stays the reference, so the next computation emits exactly the differences); turning tracking
 /// off drops the stored membership of a dynamic segment.
-pub fn update(conn: &Connection, mut segment: Segment, changes: SegmentChanges, now: i64) -> Result<Segment> {
+pub fn update(conn: &Tx, mut segment: Segment, changes: SegmentChanges, now: i64) -> Result<Segment> {
     let was_tracked = is_tracked_dynamic(&segment);
     if let Some(name) = changes.name {
         segment.name = name;
@@ -192,14 +186,14 @@ pub fn update(conn: &Connection, mut segment: Segment, changes: SegmentChanges, 
 }
 
 /// Enqueues the computation of `segment`'s membership (one per segment at a time).
-pub fn start_computing(conn: &Connection, segment: &Segment) -> Result<()> {
+pub fn start_computing(conn: &Tx, segment: &Segment) -> Result<()> {
     crate::db::jobs::enqueue(conn, &super::jobs::segment_compute(&segment.project_id, &segment.id))?;
     Ok(())
 }
 
 /// Deletes a segment; 409 while another segment's condition refers to it, or a SCHEDULED or
 /// SENDING campaign uses it.
-pub fn delete(conn: &Connection, segment: &Segment) -> Result<()> {
+pub fn delete(conn: &Tx, segment: &Segment) -> Result<()> {
     if let Some((id, name)) = refs::active_campaign(conn, &segment.project_id, "segment", &segment.id)? {
         return Err(Error::Conflict {
             message: format!(
@@ -224,7 +218,7 @@ pub fn delete(conn: &Connection, segment: &Segment) -> Result<()> {
 }
 
 /// The resolved condition of a dynamic segment.
-pub fn condition_of(conn: &Connection, segment: &Segment) -> Result<Condition> {
+pub fn condition_of(conn: &Tx, segment: &Segment) -> Result<Condition> {
     let value = segment.condition.clone().unwrap_or(Value::Null);
     check_condition(conn, &segment.project_id, &value, Some(&segment.id))
 }
@@ -233,13 +227,13 @@ pub fn condition_of(conn: &Connection, segment: &Segment) -> Result<Condition> {
 /// kept off the index (`+`), so the scan follows `seq` and parts of the table can be counted
 /// side by side.
 fn count_matching(
-    conn: &Connection,
+    conn: &Tx,
     project: &str,
     condition: &Condition,
     range: (i64, i64),
     now: i64,
 ) -> Result<i64> {
-    Ok(audience::count_in_range(conn, project, &compile(condition, project, now), range)?)
+    Ok(audience::count_in_range(conn, project, (condition, now), range)?)
 }
 
 /// How many contacts are in the segment now: a static segment's stored members, or the contacts
@@ -298,7 +292,7 @@ pub async fn count_condition(db: &Db, project: &str, condition: Condition) -> Re
 /// Stores a count taken by [`count`] (no membership writes, no events). Counting reads
 /// every contact of a large project, so callers count outside the write transaction and store
 /// the number in a short one; the segment as it is now is returned.
-pub fn store_count(conn: &Connection, id: &str, count: i64, now: i64) -> Result<Option<Segment>> {
+pub fn store_count(conn: &Tx, id: &str, count: i64, now: i64) -> Result<Option<Segment>> {
     let Some(mut segment) = segments::by_id(conn, id)? else { return Ok(None) };
     segment.member_count = count;
     segment.counted_at = Some(now);
@@ -308,7 +302,7 @@ pub fn store_count(conn: &Connection, id: &str, count: i64, now: i64) -> Result<
 
 /// One page of the segment's contacts, newest first (the total is [`count`]).
 pub fn contacts_page(
-    conn: &Connection,
+    conn: &Tx,
     segment: &Segment,
     page: i64,
     page_size: i64,
@@ -318,12 +312,12 @@ pub fn contacts_page(
     if segment.is_static() {
         return Ok(segments::members_page(conn, &segment.id, page_size, offset)?);
     }
-    let compiled = compile(&condition_of(conn, segment)?, &segment.project_id, now);
-    Ok(audience::matching_page(conn, &segment.project_id, &compiled, page_size, offset)?)
+    let condition = condition_of(conn, segment)?;
+    Ok(audience::matching_page(conn, &segment.project_id, (&condition, now), page_size, offset)?)
 }
 
 fn membership_event(
-    conn: &Connection,
+    conn: &Tx,
     segment: &Segment,
     contact: &str,
     entry: bool,
@@ -381,7 +375,7 @@ fn require_static(segment: &Segment) -> Result<()> {
 /// Adds contacts to a static segment by email; with `create_missing`, unknown addresses become
 /// contacts (subscribed unless `subscribed` is false). A tracked segment emits entry events.
 pub fn add_members(
-    conn: &Connection,
+    conn: &Tx,
     mut segment: Segment,
     emails: &[String],
     create_missing: bool,
@@ -430,7 +424,7 @@ pub fn add_members(
 
 /// Removes contacts from a static segment by email; a tracked segment emits exit events.
 pub fn remove_members(
-    conn: &Connection,
+    conn: &Tx,
     mut segment: Segment,
     emails: &[String],
     now: i64,
@@ -475,7 +469,7 @@ pub fn is_tracked_dynamic(segment: &Segment) -> bool {
 /// project's contacts in the next `batch` rows after the run's cursor, stores who entered and
 /// left, emits their events, and moves the cursor. A run starts when none is in progress and
 /// ends when the contacts run out.
-pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Result<Step> {
+pub fn compute_step(conn: &Tx, id: &str, batch: usize, now: i64) -> Result<Step> {
     let Some(mut segment) = segments::by_id(conn, id)? else { return Ok(Step::Gone) };
     if !is_tracked_dynamic(&segment) {
         return Ok(Step::Gone);
@@ -489,8 +483,7 @@ pub fn compute_step(conn: &Connection, id: &str, batch: usize, now: i64) -> Resu
         }
     };
     let condition = condition_of(conn, &segment)?;
-    let compiled = compile(&condition, &segment.project_id, now);
-    let walk = audience::walk(conn, &segment.project_id, &compiled, cursor, batch)?;
+    let walk = audience::walk(conn, &segment.project_id, (&condition, now), cursor, batch)?;
     let stored = match (walk.visited.first(), walk.visited.last()) {
         (Some(first), Some(last)) => segments::members_between(conn, &segment.id, first.seq, last.seq)?,
         _ => Default::default(),

@@ -253,3 +253,25 @@ pub fn delete(conn: &Connection, id: &str) -> Result<bool> {
 pub fn page(conn: &Connection, q: &super::ListQuery) -> Result<(Vec<Campaign>, i64)> {
     Ok(super::list_page(conn, ("campaigns", COLUMNS, &["name", "subject", "from_email"]), q, from_row)?)
 }
+
+/// The project's SCHEDULED campaigns, soonest first, at most `limit`.
+pub fn scheduled(conn: &Connection, project: &str, limit: usize) -> Result<Vec<Campaign>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM campaigns WHERE project_id = ?1 AND status = 'SCHEDULED'
+             ORDER BY scheduled_for LIMIT ?2"
+        ))?
+        .query_map(params![project, limit as i64], from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// The project's campaigns that went out (SENDING or SENT), latest first, at most `limit`.
+pub fn sent(conn: &Connection, project: &str, limit: usize) -> Result<Vec<Campaign>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM campaigns WHERE project_id = ?1 AND status IN ('SENDING', 'SENT')
+             ORDER BY coalesce(sent_at, created_at) DESC LIMIT ?2"
+        ))?
+        .query_map(params![project, limit as i64], from_row)?
+        .collect::<rusqlite::Result<_>>()?)
+}

@@ -53,6 +53,14 @@ pub fn by_id(conn: &Connection, project: &str, id: &str) -> Result<Option<Contac
         .optional()?)
 }
 
+/// A contact by id alone, whatever its project (for a link token, which names only the contact).
+pub fn by_id_anywhere(conn: &Connection, id: &str) -> Result<Option<Contact>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM contacts c WHERE c.id = ?1"))?
+        .query_row([id], from_row)
+        .optional()?)
+}
+
 pub fn by_email(conn: &Connection, project: &str, email: &str) -> Result<Option<Contact>> {
     Ok(conn
         .prepare_cached(&format!(

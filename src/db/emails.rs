@@ -387,6 +387,12 @@ pub fn cancel_queued(
 }
 
 /// Records that the recipient unsubscribed through this email (the first time only).
+/// Deletes a QUEUED email that is not to be sent at all (its campaign was cancelled or deleted).
+pub fn discard_queued(conn: &Connection, id: &str) -> Result<()> {
+    conn.execute("DELETE FROM emails WHERE id = ?1 AND status = 'QUEUED'", [id])?;
+    Ok(())
+}
+
 pub fn credit_unsubscribe(conn: &Connection, id: &str, now: i64) -> Result<bool> {
     Ok(conn.execute(
         "UPDATE emails SET unsubscribed_at = ?2 WHERE id = ?1 AND unsubscribed_at IS NULL AND sent_at IS NOT NULL",

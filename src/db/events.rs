@@ -22,6 +22,17 @@ pub fn insert(
 }
 
 /// The names of a contact's events, oldest first (for tests and the activity feed).
+/// The first and the last time `contact` triggered `name`, if ever.
+pub fn first_and_last(conn: &Connection, contact: &str, name: &str) -> Result<Option<(i64, i64)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT min(created_at), max(created_at) FROM events WHERE contact_id = ?1 AND name = ?2",
+        )?
+        .query_row(params![contact, name], |r| {
+            Ok(r.get::<_, Option<i64>>(0)?.zip(r.get::<_, Option<i64>>(1)?))
+        })?)
+}
+
 pub fn names_for_contact(conn: &Connection, contact: &str) -> Result<Vec<String>> {
     let mut stmt =
         conn.prepare_cached("SELECT name FROM events WHERE contact_id = ?1 ORDER BY created_at, rowid")?;

@@ -363,3 +363,34 @@ pub fn delete(conn: &Connection, id: &str) -> Result<()> {
     conn.execute("DELETE FROM workflow_executions WHERE id = ?1", [id])?;
     Ok(())
 }
+
+/// A waiting execution with a due time, and its workflow's name.
+#[derive(Debug, Clone)]
+pub struct Waiting {
+    pub execution_id: String,
+    pub workflow_id: String,
+    pub workflow_name: String,
+    pub contact_id: String,
+    pub due_at: i64,
+}
+
+/// The project's executions waiting for a delay or timeout, soonest first, at most `limit`.
+pub fn waiting_due(conn: &Connection, project: &str, limit: usize) -> Result<Vec<Waiting>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT e.id, e.workflow_id, w.name, e.contact_id, e.due_at FROM workflow_executions e
+             JOIN workflows w ON w.id = e.workflow_id
+             WHERE e.project_id = ?1 AND e.status = 'WAITING' AND e.due_at IS NOT NULL
+             ORDER BY e.due_at LIMIT ?2",
+        )?
+        .query_map(params![project, limit as i64], |r| {
+            Ok(Waiting {
+                execution_id: r.get(0)?,
+                workflow_id: r.get(1)?,
+                workflow_name: r.get(2)?,
+                contact_id: r.get(3)?,
+                due_at: r.get(4)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?)
+}

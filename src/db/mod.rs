@@ -46,6 +46,8 @@ pub mod settings;
 pub mod sso;
 pub mod suppressions;
 pub mod templates;
+#[cfg(test)]
+pub mod testing;
 pub mod uploads;
 pub mod users;
 pub mod webhooks;
@@ -225,6 +227,12 @@ where
     Ok(value)
 }
 
+/// Whether the database answers a trivial query.
+pub fn ping(conn: &Connection) -> Result<(), DbError> {
+    conn.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?;
+    Ok(())
+}
+
 /// A `LIKE` pattern (with `ESCAPE '\\'`) matching `text` anywhere, wildcards in it taken literally.
 pub fn contains_pattern(text: &str) -> String {
     format!("%{}%", text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"))
@@ -297,4 +305,35 @@ pub fn list_page<T>(
     let sort = if q.sort == "name" { "name COLLATE NOCASE" } else { q.sort };
     let order = format!("{sort} {dir}, id {dir}");
     paged(conn, (table, columns, &filter, &order), args, (q.limit, q.offset), from_row)
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn released_caches_leave_the_database_working() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let db = super::Db::open(&dir.path().join("m.db"), 4, 1000).unwrap();
+        super::migrate::run(&mut db.conn().unwrap()).unwrap();
+        let add = |n: i64| {
+            let db = db.clone();
+            async move {
+                db.write(move |c| Ok::<_, super::DbError>(c.execute("INSERT INTO t (n) VALUES (?1)", [n])?))
+                    .await
+                    .unwrap()
+            }
+        };
+        db.write(|c| Ok::<_, super::DbError>(c.execute_batch("CREATE TABLE t (n INTEGER)")?)).await.unwrap();
+        add(1).await;
+        let count = || {
+            db.run(|c| {
+                Ok::<i64, super::DbError>(
+                    c.prepare_cached("SELECT count(*) FROM t")?.query_row([], |r| r.get(0))?,
+                )
+            })
+        };
+        assert_eq!(count().await.unwrap(), 1);
+        db.release_memory().await.unwrap();
+        add(2).await;
+        assert_eq!(count().await.unwrap(), 2, "statements are prepared again after the release");
+    }
 }

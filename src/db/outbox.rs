@@ -76,6 +76,21 @@ pub fn get(conn: &Connection, id: i64, project: Option<&str>) -> Result<Option<(
         .optional()?)
 }
 
+/// Keeps a message the capture transport took in place of a relay.
+pub fn insert(
+    conn: &Connection,
+    email: &super::emails::Email,
+    (envelope_from, subject, raw): (&str, &str, &[u8]),
+    now: i64,
+) -> Result<()> {
+    conn.execute(
+        "INSERT INTO outbox (project_id, email_id, message_id, envelope_from, envelope_to, subject, raw, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![email.project_id, email.id, email.message_id, envelope_from, email.to_email, subject, raw, now],
+    )?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     /// A project's page of the outbox walks its index, however large the others' are.

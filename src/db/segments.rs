@@ -167,6 +167,15 @@ pub fn add_member(conn: &Connection, segment: &str, contact_seq: i64, now: i64) 
 }
 
 /// Removes a stored member; whether it was one.
+/// Whether the contact at `contact_seq` is a stored member of `segment`.
+pub fn is_member(conn: &Connection, segment: &str, contact_seq: i64) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM segment_members WHERE segment_id = ?1 AND contact_seq = ?2")?
+        .query_row(params![segment, contact_seq], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
 pub fn remove_member(conn: &Connection, segment: &str, contact_seq: i64) -> Result<bool> {
     Ok(conn
         .prepare_cached("DELETE FROM segment_members WHERE segment_id = ?1 AND contact_seq = ?2")?

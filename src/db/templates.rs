@@ -76,3 +76,15 @@ pub fn delete(conn: &Connection, project: &str, id: &str) -> Result<bool> {
 pub fn page(conn: &Connection, q: &super::ListQuery) -> Result<(Vec<Template>, i64)> {
     Ok(super::list_page(conn, ("templates", COLUMNS, &["name", "description", "subject"]), q, from_row)?)
 }
+
+/// The name of one of the project's templates sending from `domain` or a subdomain of it.
+pub fn one_sending_from(conn: &Connection, project: &str, domain: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT name FROM templates WHERE project_id = ?1
+               AND substr(from_email, -length(?2) - 1) IN ('@' || ?2, '.' || ?2) LIMIT 1",
+            [project, domain],
+            |r| r.get(0),
+        )
+        .optional()?)
+}

@@ -256,6 +256,12 @@ pub fn record(
 }
 
 /// Ends the leases of deliveries a stopping worker still held.
+/// Deletes a delivery unsent (its project is being reset or deleted).
+pub fn drop_delivery(conn: &Connection, id: &str) -> Result<()> {
+    conn.execute("DELETE FROM webhook_deliveries WHERE id = ?1", [id])?;
+    Ok(())
+}
+
 pub fn release(conn: &Connection, ids: &[String]) -> Result<()> {
     let mut release =
         conn.prepare_cached("UPDATE webhook_deliveries SET locked_until = NULL WHERE id = ?1")?;

@@ -25,7 +25,7 @@ use crate::core::{domains as core_domains, events, links, outbound, send::Attach
 use crate::db::{
     DbError, campaigns, contacts, domains,
     emails::{self, Email},
-    projects, suppressions,
+    outbox, projects, suppressions,
 };
 use crate::error::ApiError;
 use crate::mail::dkim::Signers;
@@ -545,24 +545,29 @@ impl Worker {
                     Outcome::Sent { subject, captured } => {
                         if emails::mark_sent(tx, &email.id, &subject, now)? {
                             if let Some((envelope_from, raw)) = captured {
-                                tx.execute(
-                                    "INSERT INTO outbox (project_id, email_id, message_id, envelope_from, envelope_to, subject, raw, created_at)
-                                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                                    rusqlite::params![email.project_id, email.id, email.message_id, envelope_from, email.to_email, subject, raw, now],
-                                )?;
+                                outbox::insert(tx, &email, (&envelope_from, &subject, &raw), now)?;
                             }
-                            events::emit(tx, &email.project_id, email.contact_id.as_deref(), "email.sent", &events::email_data(&email, &subject), now)?;
+                            events::emit(
+                                tx,
+                                &email.project_id,
+                                email.contact_id.as_deref(),
+                                "email.sent",
+                                &events::email_data(&email, &subject),
+                                now,
+                            )?;
                         }
                     }
                     Outcome::Retry(error) if email.attempts + 1 < MAX_ATTEMPTS => {
                         let delay = base.saturating_mul(1 << email.attempts.min(16)) * 1000;
                         emails::retry_later(tx, &email.id, &error, now + delay as i64, now)?;
                     }
-                    Outcome::Retry(error) => fail(tx, &email, &format!("gave up after {MAX_ATTEMPTS} tries: {error}"), true, now)?,
+                    Outcome::Retry(error) => {
+                        fail(tx, &email, &format!("gave up after {MAX_ATTEMPTS} tries: {error}"), true, now)?
+                    }
                     Outcome::Fail { error, counted } => fail(tx, &email, &error, counted, now)?,
                     Outcome::Later(at) => emails::release(tx, &email.id, at)?,
                     Outcome::Discard => {
-                        tx.execute("DELETE FROM emails WHERE id = ?1 AND status = 'QUEUED'", [&email.id])?;
+                        emails::discard_queued(tx, &email.id)?;
                     }
                 }
                 // The request's attachments go once its last email has left the queue.

@@ -115,12 +115,7 @@ async fn deliver(state: &AppState, delivery: Delivery) {
     if wiping {
         // The project is being reset or deleted: the delivery goes, unsent.
         let id = delivery.id.clone();
-        let dropped = state
-            .db
-            .write(move |tx| {
-                Ok::<_, DbError>(tx.execute("DELETE FROM webhook_deliveries WHERE id = ?1", [&id])?)
-            })
-            .await;
+        let dropped = state.db.write(move |tx| webhooks::drop_delivery(tx, &id)).await;
         if let Err(e) = dropped {
             tracing::error!("could not drop a webhook delivery: {e}");
         }

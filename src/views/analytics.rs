@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::clock::iso;
 use crate::views::campaigns::CampaignStats;
 use crate::views::events::Event;
 
@@ -94,6 +95,24 @@ pub struct UpcomingExecution {
     pub contact_id: String,
     #[schema(format = DateTime)]
     pub due_at: String,
+}
+
+impl From<crate::db::campaigns::Campaign> for UpcomingCampaign {
+    fn from(c: crate::db::campaigns::Campaign) -> Self {
+        UpcomingCampaign { id: c.id, name: c.name, scheduled_for: c.scheduled_for.map(iso) }
+    }
+}
+
+impl From<crate::db::executions::Waiting> for UpcomingExecution {
+    fn from(d: crate::db::executions::Waiting) -> Self {
+        UpcomingExecution {
+            execution_id: d.execution_id,
+            workflow_id: d.workflow_id,
+            workflow_name: d.workflow_name,
+            contact_id: d.contact_id,
+            due_at: iso(d.due_at),
+        }
+    }
 }
 
 /// Mail figures per day or hour, every bucket present.

@@ -18,6 +18,12 @@ pub struct Field {
     pub coverage: f64,
 }
 
+impl From<crate::core::fields::Known> for Field {
+    fn from(k: crate::core::fields::Known) -> Self {
+        Field { field: k.field, kind: k.kind, is_custom: k.is_custom, coverage: k.coverage }
+    }
+}
+
 /// `GET /contacts/fields`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct FieldList {

@@ -1,12 +1,12 @@
 //! Deciding one contact in memory (workflow conditions, and the other half of the agreement
-//! test with [`super::sql`]).
+//! test with the SQL `db::audience` compiles).
 
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value};
 
 use super::{Bound, Condition, EventTest, Field, Filter, Logic, Target, Test};
 use crate::clock;
 use crate::db::contacts::Contact;
+use crate::db::{Tx, events, segments};
 
 /// What a condition needs to know about a contact beyond its own fields.
 pub trait Facts {
@@ -137,7 +137,7 @@ pub fn lookup<'a>(data: &'a Map<String, Value>, path: &[String]) -> Option<&'a V
 
 /// [`Facts`] read from the database, for one contact.
 pub struct DbFacts<'a> {
-    pub conn: &'a Connection,
+    pub conn: &'a Tx,
     pub contact_id: &'a str,
     pub contact_seq: i64,
     /// A workflow execution's context, when deciding a CONDITION step.
@@ -150,28 +150,16 @@ impl Facts for DbFacts<'_> {
     }
 
     fn event_times(&self, name: &str) -> Option<(i64, i64)> {
-        let query = |conn: &Connection| {
-            conn.prepare_cached(
-                "SELECT min(created_at), max(created_at) FROM events WHERE contact_id = ?1 AND name = ?2",
-            )?
-            .query_row(params![self.contact_id, name], |r| {
-                Ok(r.get::<_, Option<i64>>(0)?.zip(r.get::<_, Option<i64>>(1)?))
-            })
-        };
-        query(self.conn).unwrap_or_else(|e| {
+        events::first_and_last(self.conn, self.contact_id, name).unwrap_or_else(|e| {
             tracing::error!("reading a contact's events for a condition: {e}");
             None
         })
     }
 
     fn member_of(&self, segment: &str) -> bool {
-        self.conn
-            .prepare_cached("SELECT 1 FROM segment_members WHERE segment_id = ?1 AND contact_seq = ?2")
-            .and_then(|mut s| s.query_row(params![segment, self.contact_seq], |_| Ok(())).optional())
-            .map(|found| found.is_some())
-            .unwrap_or_else(|e| {
-                tracing::error!("reading a segment's members for a condition: {e}");
-                false
-            })
+        segments::is_member(self.conn, segment, self.contact_seq).unwrap_or_else(|e| {
+            tracing::error!("reading a segment's members for a condition: {e}");
+            false
+        })
     }
 }

@@ -5,20 +5,40 @@
 //! `tidings_date` function (db::functions), which shares its parser with the in-memory path, and
 //! equality tests first look for the value in the raw text with `tidings_has`.
 //! A negated filter is `NOT coalesce(…, 0)`, so a missing value (NULL) is false before the
-//! negation and `notEquals`/`notContains`/`notExists` match missing fields, as in [`super::eval`].
+//! negation and `notEquals`/`notContains`/`notExists` match missing fields, as in
+//! `core::conditions::eval`.
 //! Elsewhere NULL may stay: AND and OR of tests where NULL means false give the same rows as
 //! with every NULL read as false.
 
-use super::{Bound, Condition, EventTest, Field, Filter, Logic, Scalar, Target, Test};
-use crate::core::fields::json_path;
+use super::tree::{Bound, Comparison, Condition, EventTest, Field, Filter, Logic, Scalar, Target, Test};
+use crate::db::fields::json_path;
 
-pub use crate::db::audience::{Compiled, SqlValue};
+/// A value bound to a statement's parameter.
+type SqlValue = rusqlite::types::Value;
+
+/// A condition compiled to an SQL expression over `contacts c`, and its positional (`?`)
+/// parameters in order.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Compiled {
+    pub(super) sql: String,
+    pub(super) params: Vec<SqlValue>,
+}
 
 /// Compiles `condition` for the contacts of `project` at `now` (ms).
-pub fn compile(condition: &Condition, project: &str, now: i64) -> Compiled {
+pub(super) fn compile(condition: &Condition, project: &str, now: i64) -> Compiled {
     let mut out = Builder { compiled: Compiled::default(), project, now };
     out.condition(condition);
     out.compiled
+}
+
+/// An ordering operator in SQL.
+fn operator(op: Comparison) -> &'static str {
+    match op {
+        Comparison::Greater => ">",
+        Comparison::Less => "<",
+        Comparison::GreaterOrEqual => ">=",
+        Comparison::LessOrEqual => "<=",
+    }
 }
 
 struct Builder<'a> {
@@ -182,7 +202,7 @@ impl Builder<'_> {
                 self.text(")");
             }
             Test::Compare { op, bound: Bound::Date(ms) } => {
-                self.text(&format!("{column} {} ", op.sql()));
+                self.text(&format!("{column} {} ", operator(*op)));
                 self.bind(SqlValue::Integer(*ms));
             }
             Test::Exists { .. } => self.text("1"),
@@ -342,7 +362,7 @@ impl Builder<'_> {
                         // Text sorts after every number in SQL, so the type check stays; it
                         // runs only for values that pass the comparison.
                         self.value(operand);
-                        self.text(&format!(" {} ", op.sql()));
+                        self.text(&format!(" {} ", operator(*op)));
                         self.number(*n);
                         self.text(" AND ");
                         self.kind(operand);
@@ -352,7 +372,7 @@ impl Builder<'_> {
                         // tidings_date is NULL for anything but a date string.
                         self.text("tidings_date(");
                         self.value(operand);
-                        self.text(&format!(", 0) {} ", op.sql()));
+                        self.text(&format!(", 0) {} ", operator(*op)));
                         self.bind(SqlValue::Integer(*ms));
                     }
                 }
@@ -378,6 +398,51 @@ impl Builder<'_> {
                 self.text(")");
             }
             Test::EqualsTime { .. } => self.text("0"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::audience::tree::Group;
+
+    fn equals(n: usize) -> Filter {
+        let value = Scalar { number: Some(n as f64), ..Scalar::default() };
+        Filter::Field { field: Field::Data(vec!["n".into()]), test: Test::Equals { value, negated: false } }
+    }
+
+    /// How deep the parentheses of an expression go.
+    fn depth(sql: &str) -> i32 {
+        let steps = sql.chars().map(|c| match c {
+            '(' => 1,
+            ')' => -1,
+            _ => 0,
+        });
+        steps
+            .scan(0, |d, step| {
+                *d += step;
+                Some(*d)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn long_lists_compile_to_shallow_sql() {
+        // 100 groups of one filter each, ORed, and a group of 100 filters ANDed: as a chain either
+        // would be an expression 100 deep; balanced, both stay far inside SQLite's 1,000.
+        let ored = Condition {
+            logic: Logic::Or,
+            groups: (0..100).map(|n| Group { filters: vec![equals(n)], conditions: None }).collect(),
+        };
+        let anded = Condition {
+            logic: Logic::And,
+            groups: vec![Group { filters: (0..100).map(equals).collect(), conditions: None }],
+        };
+        for condition in [ored, anded] {
+            let deepest = depth(&compile(&condition, "p1", 0).sql);
+            assert!(deepest < 40, "{deepest} parentheses deep");
         }
     }
 }

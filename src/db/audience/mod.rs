@@ -3,19 +3,14 @@
 //! membership computations walk with it. Batches are ranges of the table's rows, not counts of
 //! matches, so a narrow audience over a large project never holds the writer for a scan.
 
+mod compile;
+pub mod tree;
+
 use super::error::Result;
 use rusqlite::{Connection, params_from_iter};
 
-/// A value bound to a statement's parameter.
-pub use rusqlite::types::Value as SqlValue;
-
-/// A condition compiled to an SQL expression over `contacts c`, and its positional (`?`)
-/// parameters in order (`core::conditions::sql` compiles them).
-#[derive(Debug, Clone, Default)]
-pub struct Compiled {
-    pub sql: String,
-    pub params: Vec<SqlValue>,
-}
+use compile::compile;
+use tree::Condition;
 
 /// A contact visited by a walk.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,15 +33,22 @@ pub struct Walk {
 }
 
 /// The contacts of `project` with a `seq` in `after + 1 ..= after + span`, each with whether
-/// `compiled` holds for it. The range is one of the table's own order (every project's
+/// `condition` holds for it at `now`. The range is one of the table's own order (every project's
 /// contacts count towards `span`), so a batch reads at most `span` rows however the contacts
 /// are spread over projects, and a walk costs one pass over the table: through an index on the
 /// project, the planner would have read and sorted every contact of the project for each batch
 /// instead (a walk in the square of the project's size), and keeping an index on
 /// `(project_id, seq)` cost 5 to 10 % on every contact added.
-pub fn walk(conn: &Connection, project: &str, compiled: &Compiled, after: i64, span: usize) -> Result<Walk> {
+pub fn walk(
+    conn: &Connection,
+    project: &str,
+    (condition, now): (&Condition, i64),
+    after: i64,
+    span: usize,
+) -> Result<Walk> {
+    let compiled = compile(condition, project, now);
     let (cursor, done) = range(conn, after, span)?;
-    let mut params = compiled.params.clone();
+    let mut params = compiled.params;
     params.extend([project.to_string().into(), after.into(), cursor.into()]);
     let visited = conn
         .prepare_cached(&walk_query(&compiled.sql))?
@@ -57,18 +59,19 @@ pub fn walk(conn: &Connection, project: &str, compiled: &Compiled, after: i64, s
     Ok(Walk { visited, cursor, done })
 }
 
-/// How many contacts of `project` with a `seq` in `range` (`after`, `to`] match `compiled`.
+/// How many contacts of `project` with a `seq` in `range` (`after`, `to`] match `condition` at `now`.
 /// The project test is kept off the index (`+`), so the scan follows `seq` and parts of the
 /// table can be counted side by side.
 pub fn count_in_range(
     conn: &Connection,
     project: &str,
-    compiled: &Compiled,
+    (condition, now): (&Condition, i64),
     range: (i64, i64),
 ) -> Result<i64> {
+    let compiled = compile(condition, project, now);
     let mut ordered: Vec<rusqlite::types::Value> =
         vec![project.to_string().into(), range.0.into(), range.1.into()];
-    ordered.extend(compiled.params.iter().cloned());
+    ordered.extend(compiled.params);
     let query = format!(
         "SELECT count(*) FROM contacts c WHERE +c.project_id = ? AND c.seq > ? AND c.seq <= ? AND ({})",
         compiled.sql
@@ -76,15 +79,16 @@ pub fn count_in_range(
     Ok(conn.prepare_cached(&query)?.query_row(params_from_iter(ordered), |r| r.get(0))?)
 }
 
-/// One page of `project`'s contacts that match `compiled`, newest first.
+/// One page of `project`'s contacts that match `condition` at `now`, newest first.
 pub fn matching_page(
     conn: &Connection,
     project: &str,
-    compiled: &Compiled,
+    (condition, now): (&Condition, i64),
     limit: i64,
     offset: i64,
 ) -> Result<Vec<crate::db::contacts::Contact>> {
-    let mut params = compiled.params.clone();
+    let compiled = compile(condition, project, now);
+    let mut params = compiled.params;
     params.extend([project.to_string().into(), limit.into(), offset.into()]);
     let query = format!(
         "SELECT {} FROM contacts c WHERE ({}) AND c.project_id = ? ORDER BY c.seq DESC LIMIT ? OFFSET ?",
@@ -156,10 +160,21 @@ mod tests {
         }
         crate::db::contacts::index_after(&conn, 0).unwrap();
         conn.execute("DELETE FROM contacts WHERE email = 'c9@x.test'", []).unwrap();
-        let everyone = Compiled { sql: "c.email != 'c3@x.test'".into(), params: vec![] };
+        use tree::{Field, Filter, Group, Logic, Scalar, Test};
+        let not_c3 = Test::Equals {
+            value: Scalar { text: Some("c3@x.test".into()), ..Scalar::default() },
+            negated: true,
+        };
+        let everyone = Condition {
+            logic: Logic::And,
+            groups: vec![Group {
+                filters: vec![Filter::Field { field: Field::Email, test: not_c3 }],
+                conditions: None,
+            }],
+        };
         let (mut cursor, mut seen, mut batches) = (0, Vec::new(), 0);
         loop {
-            let walk = walk(&conn, "a", &everyone, cursor, 4).unwrap();
+            let walk = walk(&conn, "a", (&everyone, 0), cursor, 4).unwrap();
             assert!(walk.visited.iter().all(|v| v.seq > cursor && v.seq <= walk.cursor));
             seen.extend(walk.visited.iter().map(|v| (v.email.clone(), v.matches)));
             cursor = walk.cursor;
@@ -172,7 +187,7 @@ mod tests {
             [0, 3, 6, 12, 15, 18, 21, 24].iter().map(|n| (format!("c{n}@x.test"), *n != 3)).collect();
         assert_eq!(seen, expected, "in order, once each, never another project's");
         assert_eq!(batches, 7, "25 rows in ranges of 4");
-        let after = walk(&conn, "a", &everyone, cursor, 4).unwrap();
+        let after = walk(&conn, "a", (&everyone, 0), cursor, 4).unwrap();
         assert_eq!((after.visited.len(), after.cursor, after.done), (0, cursor, true));
     }
 }
