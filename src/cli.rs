@@ -144,12 +144,6 @@ impl From<DbError> for CliError {
     }
 }
 
-impl From<rusqlite::Error> for CliError {
-    fn from(e: rusqlite::Error) -> Self {
-        CliError(format!("database error: {e}"))
-    }
-}
-
 impl From<crate::core::Error> for CliError {
     fn from(e: crate::core::Error) -> Self {
         match e.fields() {
@@ -297,13 +291,7 @@ pub fn backup(database: &Path, to: &Path, busy_timeout_ms: u32) -> Result<(), Cl
     // (VACUUM INTO accepts an empty file).
     db::files::create_private_file(to)
         .map_err(|e| CliError(format!("could not create {}: {e}", to.display())))?;
-    let copied = (|| {
-        let conn =
-            rusqlite::Connection::open_with_flags(database, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)?;
-        conn.busy_timeout(std::time::Duration::from_millis(busy_timeout_ms.into()))?;
-        conn.execute("VACUUM INTO ?1", [to.to_string_lossy()])
-    })();
-    if let Err(e) = copied {
+    if let Err(e) = db::files::vacuum_into(database, to, busy_timeout_ms) {
         let _ = std::fs::remove_file(to);
         return Err(e.into());
     }

@@ -441,9 +441,25 @@ fn has_word(code: &str, word: &str) -> bool {
 /// Whether a string literal is SQL.
 fn is_sql(s: &str) -> bool {
     let s = s.trim_start();
-    ["SELECT ", "INSERT ", "UPDATE ", "DELETE FROM", "REPLACE INTO", "PRAGMA ", "CREATE ", "DROP ", "WITH "]
-        .iter()
-        .any(|k| s.starts_with(k))
+    [
+        "SELECT ",
+        "INSERT ",
+        "UPDATE ",
+        "DELETE FROM",
+        "REPLACE INTO",
+        "PRAGMA ",
+        "CREATE ",
+        "DROP ",
+        "WITH ",
+        "SAVEPOINT ",
+        "RELEASE ",
+        "ROLLBACK",
+        "VACUUM ",
+        "BEGIN",
+        "COMMIT",
+    ]
+    .iter()
+    .any(|k| s.starts_with(k))
         || (s.contains(" FROM ") && s.contains("SELECT"))
         || s.contains(" WHERE ")
 }

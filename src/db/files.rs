@@ -46,6 +46,15 @@ pub fn secure_database(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Copies the database at `database` into `to` (an empty file, or none) as one consistent
+/// snapshot, waiting up to `busy_timeout_ms` for a writer; the running server may keep writing.
+pub fn vacuum_into(database: &Path, to: &Path, busy_timeout_ms: u32) -> Result<(), super::error::DbError> {
+    let conn = rusqlite::Connection::open_with_flags(database, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    conn.busy_timeout(std::time::Duration::from_millis(busy_timeout_ms.into()))?;
+    conn.execute("VACUUM INTO ?1", [to.to_string_lossy()])?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -227,6 +227,19 @@ where
     Ok(value)
 }
 
+/// Runs `f` inside a savepoint of the caller's transaction: what it wrote stays when it returns
+/// `Ok` and is undone when it returns `Err`, and the transaction goes on either way. The outer
+/// error is the savepoint's own.
+pub fn savepoint<T, E>(conn: &Connection, f: impl FnOnce() -> Result<T, E>) -> Result<Result<T, E>, DbError> {
+    conn.execute_batch("SAVEPOINT step")?;
+    let result = f();
+    match result {
+        Ok(_) => conn.execute_batch("RELEASE step")?,
+        Err(_) => conn.execute_batch("ROLLBACK TO step; RELEASE step")?,
+    }
+    Ok(result)
+}
+
 /// Whether the database answers a trivial query.
 pub fn ping(conn: &Connection) -> Result<(), DbError> {
     conn.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?;

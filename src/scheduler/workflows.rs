@@ -169,18 +169,10 @@ fn step_batch(
     let mut calls = Vec::new();
     for (owner, id) in &claimed {
         let _started = journal.start(Kind::Execution, id);
-        tx.execute_batch("SAVEPOINT execution")?;
-        match engine::advance(tx, id, now, now + LEASE_MS) {
-            Ok(advanced) => {
-                tx.execute_batch("RELEASE execution")?;
-                if let Advanced::Call(call) = advanced {
-                    calls.push((owner.clone(), *call));
-                }
-            }
-            Err(e) => {
-                tx.execute_batch("ROLLBACK TO execution; RELEASE execution")?;
-                tracing::warn!(execution = id, "could not run a workflow execution: {e}");
-            }
+        match crate::db::savepoint(tx, || engine::advance(tx, id, now, now + LEASE_MS))? {
+            Ok(Advanced::Call(call)) => calls.push((owner.clone(), *call)),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(execution = id, "could not run a workflow execution: {e}"),
         }
     }
     Ok((claimed.len(), calls))
