@@ -24,9 +24,9 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 
 use crate::clock;
+use crate::core::Error as CoreError;
 use crate::core::{feedback, reports, verp};
 use crate::db::emails;
-use crate::error::ApiError;
 use crate::state::AppState;
 
 /// A session's most lines (commands, and junk: every line counts).
@@ -292,7 +292,7 @@ async fn deliver(state: &AppState, recipients: &[String], raw: Vec<u8>) -> Strin
                     feedback::apply(tx, &email, &report, &reputation, now)?;
                 }
             }
-            Ok::<_, ApiError>(())
+            Ok::<_, CoreError>(())
         })
         .await;
     match applied {

@@ -345,6 +345,13 @@ impl From<crate::db::DbError> for ApiError {
     }
 }
 
+/// Stripe unreachable or refusing: a bad gateway.
+impl From<crate::stripe::Failure> for ApiError {
+    fn from(f: crate::stripe::Failure) -> Self {
+        Self::new(502, "INTERNAL_SERVER_ERROR", f.0)
+    }
+}
+
 /// The one place a use case's error gets its HTTP status, code and extras.
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {

@@ -14,10 +14,14 @@ use serde_json::Value;
 use sha2::Sha256;
 
 use crate::config::BillingConfig;
-use crate::error::ApiError;
 
 /// How far from now a signature's timestamp may be.
 pub const TOLERANCE_SECS: i64 = 300;
+
+/// Stripe could not be reached or refused a call; the message says which (the API answers 502).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Failure(pub String);
 
 /// Why a `Stripe-Signature` header was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,27 +98,22 @@ impl Stripe {
     }
 
     /// `POST /v1/<path>` with a form body.
-    pub async fn post(&self, path: &str, form: &[(&str, String)]) -> Result<Value, ApiError> {
+    pub async fn post(&self, path: &str, form: &[(&str, String)]) -> Result<Value, Failure> {
         let request = self.client.post(format!("{}/v1/{path}", self.base)).bearer_auth(&self.key).form(form);
         answer(request).await
     }
 
     /// `GET /v1/<path>` with a query.
-    pub async fn get(&self, path: &str, query: &[(&str, String)]) -> Result<Value, ApiError> {
+    pub async fn get(&self, path: &str, query: &[(&str, String)]) -> Result<Value, Failure> {
         let request = self.client.get(format!("{}/v1/{path}", self.base)).bearer_auth(&self.key).query(query);
         answer(request).await
     }
 }
 
-/// Stripe's JSON answer; its error (status and message) as a 502 otherwise.
-async fn answer(request: reqwest::RequestBuilder) -> Result<Value, ApiError> {
-    let unreachable = |e: reqwest::Error| {
-        ApiError::new(
-            502,
-            "INTERNAL_SERVER_ERROR",
-            format!("Stripe could not be reached: {}", e.without_url()),
-        )
-    };
+/// Stripe's JSON answer; its error (status and message) otherwise.
+async fn answer(request: reqwest::RequestBuilder) -> Result<Value, Failure> {
+    let unreachable =
+        |e: reqwest::Error| Failure(format!("Stripe could not be reached: {}", e.without_url()));
     let response = request.send().await.map_err(unreachable)?;
     let status = response.status();
     let bytes = response.bytes().await.map_err(unreachable)?;
@@ -124,11 +123,7 @@ async fn answer(request: reqwest::RequestBuilder) -> Result<Value, ApiError> {
         return Ok(body);
     }
     let message = body["error"]["message"].as_str().unwrap_or("no message");
-    Err(ApiError::new(
-        502,
-        "INTERNAL_SERVER_ERROR",
-        format!("Stripe answered {}: {message}", status.as_u16()),
-    ))
+    Err(Failure(format!("Stripe answered {}: {message}", status.as_u16())))
 }
 
 #[cfg(test)]

@@ -9,10 +9,10 @@ use serde::Deserialize;
 
 use super::{JobContext, JobError, JobOutcome, JobResult, Registry};
 use crate::clock;
+use crate::core::Error as CoreError;
 use crate::core::jobs::JobKind;
 use crate::core::{bulk, import};
 use crate::db::contact_jobs;
-use crate::error::ApiError;
 
 /// Records imported per transaction.
 pub const IMPORT_BATCH: usize = 5000;
@@ -36,13 +36,13 @@ async fn run(ctx: JobContext) -> JobResult {
     match work(&ctx, &id).await {
         Ok(()) => Ok(JobOutcome::Done),
         Err(e) => {
-            let message = e.cause.clone().unwrap_or_else(|| e.message.clone());
+            let message = e.to_string();
             if ctx.job.attempt >= ctx.job.max_attempts {
                 let (failed_id, failure) = (id.clone(), message.clone());
                 ctx.state
                     .db
                     .write(move |tx| {
-                        Ok::<_, ApiError>(contact_jobs::fail(tx, &failed_id, &failure, clock::now_ms())?)
+                        Ok::<_, CoreError>(contact_jobs::fail(tx, &failed_id, &failure, clock::now_ms())?)
                     })
                     .await
                     .map_err(|e| JobError::Retry(e.to_string()))?;
@@ -61,24 +61,24 @@ enum Work {
     Query { search: Option<String>, subscribed: Option<bool>, exclude: HashSet<String> },
 }
 
-async fn work(ctx: &JobContext, id: &str) -> Result<(), ApiError> {
+async fn work(ctx: &JobContext, id: &str) -> Result<(), CoreError> {
     let db = &ctx.state.db;
     let (job_id, input_id) = (id.to_string(), id.to_string());
-    let Some(job) = db.run(move |conn| Ok::<_, ApiError>(contact_jobs::by_id(conn, &job_id)?)).await? else {
+    let Some(job) = db.run(move |conn| Ok::<_, CoreError>(contact_jobs::by_id(conn, &job_id)?)).await? else {
         return Ok(());
     };
     if matches!(job.status.as_str(), "completed" | "failed") {
         return Ok(());
     }
     let input = db
-        .run(move |conn| Ok::<_, ApiError>(contact_jobs::input(conn, &input_id)?))
+        .run(move |conn| Ok::<_, CoreError>(contact_jobs::input(conn, &input_id)?))
         .await?
         .unwrap_or_default();
     let work = Arc::new(match job.operation.as_str() {
         "import" => Work::Import(input),
         "delete_field" => Work::DeleteField(String::from_utf8_lossy(&input).into_owned()),
         _ => match serde_json::from_slice(&input)
-            .map_err(|e| ApiError::internal(format!("bulk job input: {e}")))?
+            .map_err(|e| CoreError::Permanent(format!("bulk job input: {e}")))?
         {
             bulk::Selection::Ids(ids) => Work::Ids(ids),
             bulk::Selection::Query { search, subscribed, exclude } => {

@@ -20,6 +20,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use crate::clock;
+use crate::core::Error as CoreError;
 use crate::core::limits::ratelimit::{self, ProjectLimiter};
 use crate::core::{domains as core_domains, events, links, outbound, send::Attachment};
 use crate::db::{
@@ -27,7 +28,6 @@ use crate::db::{
     emails::{self, Email},
     outbox, projects, suppressions,
 };
-use crate::error::ApiError;
 use crate::mail::dkim::Signers;
 use crate::mail::message::{self, Outgoing};
 use crate::mail::transport::{Refusal, Transport};
@@ -534,7 +534,7 @@ impl Worker {
         }
     }
 
-    async fn record(&self, email: &Email, outcome: Outcome) -> Result<(), ApiError> {
+    async fn record(&self, email: &Email, outcome: Outcome) -> Result<(), CoreError> {
         let email = email.clone();
         let base = u64::from(self.state.config.scheduler.retry_base_secs);
         self.state
@@ -574,7 +574,7 @@ impl Worker {
                 if let Some(set) = &email.attachment_set {
                     emails::drop_attachment_set_when_done(tx, set)?;
                 }
-                Ok::<_, ApiError>(())
+                Ok::<_, CoreError>(())
             })
             .await
     }

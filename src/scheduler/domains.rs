@@ -11,10 +11,10 @@ use tokio::task::JoinSet;
 use super::{JobContext, JobOutcome, JobResult, Registry};
 use crate::clock;
 use crate::config::Config;
+use crate::core::Error as CoreError;
 use crate::core::domains as core_domains;
 use crate::core::jobs::JobKind;
 use crate::db::domains;
-use crate::error::ApiError;
 
 /// Domains checked at once.
 const CONCURRENCY: usize = 8;
@@ -31,7 +31,7 @@ async fn run(ctx: JobContext) -> JobResult {
     let due = ctx
         .state
         .db
-        .run(|conn| Ok::<_, ApiError>(domains::due(conn, clock::now_ms(), BATCH)?))
+        .run(|conn| Ok::<_, CoreError>(domains::due(conn, clock::now_ms(), BATCH)?))
         .await
         .map_err(|e| super::JobError::Retry(e.to_string()))?;
     let permits = Arc::new(Semaphore::new(CONCURRENCY));
@@ -41,12 +41,12 @@ async fn run(ctx: JobContext) -> JobResult {
         checks.spawn(async move {
             let _permit = permits.acquire_owned().await;
             let lookup = id.clone();
-            let domain = state.db.run(move |conn| Ok::<_, ApiError>(domains::by_id(conn, &lookup)?)).await?;
+            let domain = state.db.run(move |conn| Ok::<_, CoreError>(domains::by_id(conn, &lookup)?)).await?;
             if let Some(domain) = domain {
                 let interval = state.config.dns.domain_check_interval_secs;
                 core_domains::check_and_save(&state.dns, &state.db, interval, domain).await?;
             }
-            Ok::<_, ApiError>(())
+            Ok::<_, CoreError>(())
         });
     }
     while let Some(done) = checks.join_next().await {
