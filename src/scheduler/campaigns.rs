@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{JobContext, JobOutcome, JobResult, Registry};
+use super::handlers::{JobContext, JobOutcome, JobResult, Registry};
 use crate::clock;
 use crate::core::campaign_state::{self, Start};
 use crate::core::campaigns::{EXPAND_BATCH, Expansion, expand_step};

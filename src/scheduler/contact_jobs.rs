@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{JobContext, JobError, JobOutcome, JobResult, Registry};
+use super::handlers::{JobContext, JobError, JobOutcome, JobResult, Registry};
 use crate::clock;
 use crate::core::Error as CoreError;
 use crate::core::jobs::JobKind;

@@ -34,7 +34,7 @@ use crate::mail::transport::{Refusal, Transport};
 use crate::state::AppState;
 
 use super::fair::FairQueue;
-use super::{PASSED_OVER, next_look};
+use super::workers::{PASSED_OVER, next_look};
 use crate::db::fair::{Owner, Turns};
 
 /// Tries of one email before it fails.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::{JobContext, JobOutcome, JobResult, Registry};
+use super::handlers::{JobContext, JobOutcome, JobResult, Registry};
 use crate::clock;
 use crate::config::Config;
 use crate::core::Error as CoreError;
@@ -33,7 +33,7 @@ async fn run(ctx: JobContext) -> JobResult {
         .db
         .run(|conn| Ok::<_, CoreError>(domains::due(conn, clock::now_ms(), BATCH)?))
         .await
-        .map_err(|e| super::JobError::Retry(e.to_string()))?;
+        .map_err(|e| super::handlers::JobError::Retry(e.to_string()))?;
     let permits = Arc::new(Semaphore::new(CONCURRENCY));
     let mut checks = JoinSet::new();
     for id in due {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{JobContext, JobOutcome, JobResult, Registry};
+use super::handlers::{JobContext, JobOutcome, JobResult, Registry};
 use crate::core::jobs::JobKind;
 use crate::db::events;
 

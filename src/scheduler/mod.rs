@@ -17,6 +17,7 @@ pub mod delivery;
 pub mod domains;
 pub mod events;
 pub mod fair;
+pub mod handlers;
 pub mod handles;
 pub mod inflight;
 pub mod quarantine;
@@ -24,11 +25,10 @@ pub mod segments;
 mod sweeps;
 pub mod webhooks;
 pub mod wipes;
+pub mod workers;
 pub mod workflows;
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,104 +42,9 @@ use crate::db::{DbError, jobs};
 use crate::state::AppState;
 
 pub use crate::db::jobs::NewJob;
+pub use handlers::{JobContext, JobError, JobOutcome, JobResult, Registry, backoff_ms};
 pub use handles::{JobQueue, SchedulerStatus};
-
-/// How a handler's run ended well.
-#[derive(Debug, Clone, PartialEq)]
-pub enum JobOutcome {
-    /// Finished; the job is kept as `done` until the retention sweep.
-    Done,
-    /// Run again at this time (ms since the epoch), for work done in steps.
-    RunAgainAt(i64),
-}
-
-/// How a handler's run ended badly.
-#[derive(Debug, Clone, PartialEq)]
-pub enum JobError {
-    /// Try again later, unless the attempts are used up.
-    Retry(String),
-    /// Do not try again.
-    Permanent(String),
-}
-
-impl From<DbError> for JobError {
-    fn from(e: DbError) -> Self {
-        JobError::Retry(e.to_string())
-    }
-}
-
-impl From<rusqlite::Error> for JobError {
-    fn from(e: rusqlite::Error) -> Self {
-        JobError::Retry(e.to_string())
-    }
-}
-
-/// A use case's failure: tried again when it may pass ([`crate::core::Error::is_retryable`]),
-/// given up at once when it never will.
-impl From<crate::core::Error> for JobError {
-    fn from(e: crate::core::Error) -> Self {
-        if e.is_retryable() { JobError::Retry(e.to_string()) } else { JobError::Permanent(e.to_string()) }
-    }
-}
-
-pub type JobResult = Result<JobOutcome, JobError>;
-type JobFuture = Pin<Box<dyn Future<Output = JobResult> + Send>>;
-type Handler = Arc<dyn Fn(JobContext) -> JobFuture + Send + Sync>;
-
-/// What a handler is given: the application and the claimed job.
-pub struct JobContext {
-    pub state: AppState,
-    pub job: jobs::Claimed,
-}
-
-impl JobContext {
-    /// The payload parsed as `T`; a payload that does not parse fails the job for good.
-    pub fn payload<T: serde::de::DeserializeOwned>(&self) -> Result<T, JobError> {
-        serde_json::from_str(&self.job.payload).map_err(|e| JobError::Permanent(format!("bad payload: {e}")))
-    }
-}
-
-struct Entry {
-    handler: Handler,
-    every: Option<Duration>,
-    timeout: Duration,
-}
-
-/// The job kinds a scheduler knows how to run.
-#[derive(Default)]
-pub struct Registry {
-    entries: HashMap<String, Entry>,
-}
-
-impl Registry {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Registers the handler of `kind`; a run longer than `timeout` is stopped and retried.
-    pub fn register<F, Fut>(&mut self, kind: &str, timeout: Duration, handler: F) -> &mut Self
-    where
-        F: Fn(JobContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = JobResult> + Send + 'static,
-    {
-        let handler: Handler = Arc::new(move |ctx| Box::pin(handler(ctx)));
-        self.entries.insert(kind.to_string(), Entry { handler, every: None, timeout });
-        self
-    }
-
-    /// Registers a periodic job: one row of `kind` always exists and runs every `every`.
-    pub fn periodic<F, Fut>(&mut self, kind: &str, every: Duration, handler: F) -> &mut Self
-    where
-        F: Fn(JobContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = JobResult> + Send + 'static,
-    {
-        self.register(kind, every.max(Duration::from_secs(60)), handler);
-        if let Some(entry) = self.entries.get_mut(kind) {
-            entry.every = Some(every);
-        }
-        self
-    }
-}
+use workers::next_look;
 
 /// Takes back at once the jobs and emails a previous process leased and did not finish. Only
 /// for a process that holds the database's lock ([`crate::lock`]): with it, any live lease was
@@ -490,122 +395,6 @@ impl Supervisor {
                 tracing::error!("could not hand back running jobs; their leases will expire instead: {e}")
             }
         }
-    }
-}
-
-/// Tasks that each work on one leased row and return its id, with the ids in hand (running, or
-/// claimed and waiting their turn) and whose each is: what the workflow runner and the webhook
-/// worker hold.
-#[derive(Default)]
-pub(crate) struct InHand {
-    pub running: JoinSet<String>,
-    ids: HashMap<String, crate::db::fair::Owner>,
-    /// The id each task works on, for a task that panicked.
-    tasks: HashMap<tokio::task::Id, String>,
-    /// Ids whose task panicked: never taken again by this process.
-    panicked: std::collections::HashSet<String>,
-}
-
-impl InHand {
-    /// Runs `work` on `id`, which is in hand.
-    pub fn spawn(&mut self, id: String, work: impl Future<Output = String> + Send + 'static) {
-        let handle = self.running.spawn(work);
-        self.tasks.insert(handle.id(), id);
-    }
-
-    /// Counts `id` (of `owner`'s) in hand; false if it already was.
-    pub fn insert(&mut self, id: String, owner: crate::db::fair::Owner) -> bool {
-        if self.panicked.contains(&id) {
-            return false;
-        }
-        match self.ids.entry(id) {
-            std::collections::hash_map::Entry::Occupied(_) => false,
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(owner);
-                true
-            }
-        }
-    }
-
-    /// What each project holds, for the next claim's `turns`.
-    pub fn held(&self, turns: &mut crate::db::fair::Turns) {
-        turns.hold(self.ids.values().map(|owner| (owner, 1)));
-    }
-
-    /// Forgets the ids of the tasks that finished; whose they were.
-    pub fn reap(&mut self) -> Vec<crate::db::fair::Owner> {
-        let mut owners = Vec::new();
-        while let Some(done) = self.running.try_join_next() {
-            owners.extend(self.finished(done));
-        }
-        owners
-    }
-
-    /// A task ended: whose work it was. One that panicked keeps its id from being taken again
-    /// by this process (the quarantine counts it at the next start), but no longer holds its
-    /// project's turn.
-    pub fn finished(
-        &mut self,
-        done: Result<String, tokio::task::JoinError>,
-    ) -> Option<crate::db::fair::Owner> {
-        let owner = match done {
-            Ok(id) => self.ids.remove(&id),
-            Err(e) => {
-                let id = self.tasks.get(&e.id()).cloned()?;
-                let owner = self.ids.remove(&id);
-                self.panicked.insert(id);
-                owner
-            }
-        };
-        self.tasks.retain(|_, id| self.ids.contains_key(id));
-        owner
-    }
-
-    /// On shutdown: gives running tasks `grace`, stops the rest, and returns the ids still in
-    /// hand, whose leases the caller ends so the next process takes them at once.
-    pub async fn stop(mut self, grace: Duration) -> Vec<String> {
-        let _ = tokio::time::timeout(grace, async {
-            while let Some(done) = self.running.join_next().await {
-                if let Ok(id) = done {
-                    self.ids.remove(&id);
-                }
-            }
-        })
-        .await;
-        self.running.abort_all();
-        // The ones cut off stay in hand, to be handed back.
-        while let Some(done) = self.running.join_next().await {
-            if let Ok(id) = done {
-                self.ids.remove(&id);
-            }
-        }
-        self.ids.into_keys().collect()
-    }
-}
-
-/// Retry delay after failed attempt number `attempt`: base, 2×base, 4×base, … capped at 6 hours,
-/// with up to 10 % jitter so retries of many jobs spread out.
-pub fn backoff_ms(base: Duration, attempt: u32) -> i64 {
-    use rand::Rng;
-    let exp = base.as_millis().saturating_mul(1u128 << attempt.saturating_sub(1).min(20));
-    let capped = exp.min(6 * 3600 * 1000) as i64;
-    capped + rand::thread_rng().gen_range(0..=capped / 10)
-}
-
-/// How long a worker whose claim left due rows behind waits before it looks again: those rows
-/// are of projects holding their whole share ([`crate::db::fair`]), and one of their items
-/// finishing, or new work being queued, wakes it sooner.
-pub(crate) const PASSED_OVER: Duration = Duration::from_millis(250);
-
-/// When a worker whose claim was not full looks again, for the soonest row due at `at_ms` that
-/// it did not hold: then, or after [`PASSED_OVER`] if that row was due already (its project's
-/// turn was full).
-pub(crate) fn next_look(at_ms: i64) -> Instant {
-    let delta = at_ms - clock::now_ms();
-    if delta <= 0 {
-        Instant::now() + PASSED_OVER
-    } else {
-        Instant::now() + Duration::from_millis(delta as u64)
     }
 }
 

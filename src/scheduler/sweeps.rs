@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{JobContext, JobOutcome, JobResult, Registry};
+use super::handlers::{JobContext, JobOutcome, JobResult, Registry};
 use crate::clock;
 use crate::config::Config;
 use crate::core::jobs::JobKind;

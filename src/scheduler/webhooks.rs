@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::{InHand, next_look};
+use super::workers::{InHand, next_look};
 use crate::clock;
 use crate::core::webhooks::{GIVE_UP_MS, next_try, signature};
 use crate::db::fair::Turns;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use super::{JobContext, JobError, JobOutcome, JobResult, Registry};
+use super::handlers::{JobContext, JobError, JobOutcome, JobResult, Registry};
 use crate::core::jobs::JobKind;
 use crate::db::projects::Wipe;
 use crate::db::wipe::{self, Step};

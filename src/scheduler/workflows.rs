@@ -31,7 +31,7 @@ use crate::state::AppState;
 
 use super::fair::FairQueue;
 use super::inflight::{Journal, Kind};
-use super::{InHand, next_look};
+use super::workers::{InHand, next_look};
 use crate::db::fair::{Owner, Turns};
 
 /// Most webhook calls in flight at once.
