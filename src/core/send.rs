@@ -6,6 +6,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
 use super::compose;
+use super::consent::may_send;
 use super::contacts::{self as core_contacts, Upsert};
 use super::data::DataPatch;
 use super::domains::require_verified_sender;
@@ -252,8 +253,8 @@ pub fn queue(conn: &Tx, project: &str, request: &Send, now: i64) -> Result<Vec<Q
             indexing: Indexing::AtCommit,
         };
         let contact = core_contacts::upsert(conn, project, &upsert, &mut fields, now)?.contact;
-        let refused = (kind == "MARKETING" && !contact.subscribed)
-            .then(|| "not sent: the contact is unsubscribed from marketing email".to_string());
+        // Suppressions are the delivery worker's to check, when the email goes out.
+        let refused = may_send(&kind, contact.subscribed, None).err().map(|why| format!("not sent: {why}"));
         let id = crate::db::new_id();
         let email = Email {
             id: id.clone(),

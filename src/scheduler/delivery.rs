@@ -14,22 +14,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use crate::clock;
-use crate::core::Error as CoreError;
+use crate::core::delivery::{self, Composer, Context, MAX_ATTEMPTS, Outcome};
 use crate::core::limits::ratelimit::{self, ProjectLimiter};
-use crate::core::{domains as core_domains, events, links, outbound, send::Attachment};
-use crate::db::{
-    DbError, campaigns, contacts, domains,
-    emails::{self, Email},
-    outbox, projects, suppressions,
-};
+use crate::db::DbError;
+use crate::db::emails::{self, Email};
 use crate::mail::dkim::Signers;
-use crate::mail::message::{self, Outgoing};
 use crate::mail::transport::{Refusal, Transport};
 use crate::state::AppState;
 
@@ -37,42 +31,9 @@ use super::fair::FairQueue;
 use super::workers::{PASSED_OVER, next_look};
 use crate::db::fair::{Owner, Turns};
 
-/// Tries of one email before it fails.
-pub const MAX_ATTEMPTS: u32 = 5;
 const BATCH: usize = 64;
 /// How often newly queued mail is claimed while much is in hand.
 const NOTICED_CLAIMS: Duration = Duration::from_millis(50);
-
-/// What happened to one email.
-enum Outcome {
-    Sent {
-        subject: String,
-        /// In capture mode: the envelope sender a relay would have been given, and the message.
-        captured: Option<(String, Vec<u8>)>,
-    },
-    Retry(String),
-    Fail {
-        error: String,
-        counted: bool,
-    },
-    /// Throttled or shut down: try again at this time.
-    Later(i64),
-    /// The project is being reset or deleted: the row goes, unsent, without an event.
-    Discard,
-}
-
-/// What one email needs besides its row.
-struct Context {
-    contact: Option<contacts::Contact>,
-    /// For MARKETING mail: why the contact is suppressed, if it is.
-    suppressed: Option<String>,
-    domain: Option<Arc<domains::Domain>>,
-    /// For campaign mail: the campaign, `None` when it was deleted.
-    campaign: Option<Option<Arc<campaigns::Campaign>>>,
-    attachments: Option<Arc<String>>,
-    /// The project is being reset or deleted.
-    wiping: bool,
-}
 
 struct Worker {
     state: AppState,
@@ -300,58 +261,7 @@ impl Worker {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
-        self.state
-            .db
-            .run(move |conn| {
-                let mut domains_seen = HashMap::new();
-                let mut campaigns_seen = HashMap::new();
-                let mut attachments_seen = HashMap::new();
-                let mut wiping_seen = HashMap::new();
-                let mut out = Vec::with_capacity(batch.len());
-                for email in batch {
-                    let project = email.project_id.as_str();
-                    let contact = match &email.contact_id {
-                        Some(id) => contacts::by_id(conn, project, id)?,
-                        None => None,
-                    };
-                    let suppressed = match (&contact, email.kind.as_str()) {
-                        (Some(c), "MARKETING") => suppressions::get(conn, &c.id)?.map(|s| s.reason),
-                        _ => None,
-                    };
-                    let from_domain = email.from_email.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
-                    let key = (project.to_string(), from_domain.to_string());
-                    let domain = read_once(&mut domains_seen, key, || {
-                        let names = core_domains::candidates(from_domain);
-                        if project == projects::SYSTEM {
-                            domains::verified_anywhere(conn, &names)
-                        } else {
-                            domains::for_signing(conn, project, &names)
-                        }
-                    })?;
-                    let campaign =
-                        match email.campaign_id.as_ref().filter(|_| email.source_type == "CAMPAIGN") {
-                            None => None,
-                            Some(id) => Some(read_once(&mut campaigns_seen, id.clone(), || {
-                                campaigns::by_id(conn, id)
-                            })?),
-                        };
-                    let attachments = match &email.attachment_set {
-                        None => None,
-                        Some(id) => {
-                            read_once(&mut attachments_seen, id.clone(), || emails::attachment_set(conn, id))?
-                        }
-                    };
-                    let wiping = match wiping_seen.get(project) {
-                        Some(wiping) => *wiping,
-                        None => *wiping_seen
-                            .entry(project.to_string())
-                            .or_insert(projects::is_wiping(conn, project)?),
-                    };
-                    out.push((email, Context { contact, suppressed, domain, campaign, attachments, wiping }));
-                }
-                Ok::<_, DbError>(out)
-            })
-            .await
+        self.state.db.run(move |conn| delivery::contexts(conn, batch)).await
     }
 
     /// The envelope sender: the message's own address, or with the bounce listener on, the
@@ -387,127 +297,26 @@ impl Worker {
         }
     }
 
-    /// Renders, builds and signs the message.
+    /// Checks the email and makes its message off the executor (rendering, MIME and DKIM are
+    /// CPU work).
     async fn prepare(&self, email: &Email, context: Context) -> Result<(Vec<u8>, String), Outcome> {
-        let Context { contact, suppressed, domain, campaign, attachments: shared_attachments, wiping } =
-            context;
-        if wiping {
-            return Err(Outcome::Discard);
-        }
-        // A campaign's rows carry no subject or body: the campaign has them.
-        let mut email = email.clone();
-        match campaign {
-            None => {}
-            Some(None) => {
-                return Err(Outcome::Fail {
-                    error: "not sent: the campaign was deleted".into(),
-                    counted: false,
-                });
-            }
-            Some(Some(c)) if c.status == "CANCELLED" => {
-                return Err(Outcome::Fail {
-                    error: "not sent: the campaign was cancelled".into(),
-                    counted: false,
-                });
-            }
-            Some(Some(c)) => {
-                email.subject = c.subject.clone();
-                email.body = c.body.clone();
-            }
-        }
-
-        let test = email.source_type == "TEST";
-        if email.kind == "MARKETING" && !test && contact.as_ref().is_some_and(|c| !c.subscribed) {
-            return Err(Outcome::Fail {
-                error: "not sent: the contact unsubscribed from marketing email".into(),
-                counted: false,
-            });
-        }
-        if let Some(reason) = suppressed.filter(|_| !test) {
-            let why = if reason == "complaint" { "complained about earlier mail" } else { "hard-bounced" };
-            return Err(Outcome::Fail {
-                error: format!("not sent: the contact is suppressed for marketing email (it {why})"),
-                counted: false,
-            });
-        }
-        // System mail goes out signed when its domain is verified in some project, else unsigned.
-        let system = email.project_id == projects::SYSTEM;
-        if domain.is_none() && !system {
-            return Err(Outcome::Fail {
-                error: format!(
-                    "the sender domain of {} is no longer a domain of the project",
-                    email.from_email
-                ),
-                counted: false,
-            });
-        }
+        let email = delivery::check(email, &context)?;
         if let Some(throttle) = &self.throttle
             && let Err(wait) = throttle.check(&email.project_id)
         {
             return Err(Outcome::Later(clock::now_ms() + wait.as_millis() as i64 + 1));
         }
-        let config = self.state.config.clone();
-        let secret = self.state.secrets.link.clone();
-        let signers = self.signers.clone();
+        let (config, secret, signers) =
+            (self.state.config.clone(), self.state.secrets.link.clone(), self.signers.clone());
         tokio::task::spawn_blocking(move || {
             let public_url = config.public_url();
-            let transient: Map<String, Value> = serde_json::from_str(&email.variables).unwrap_or_default();
-            // Campaign mail credits its unsubscribes to the email (and so the campaign).
-            let credited = (email.source_type == "CAMPAIGN").then_some(email.id.as_str());
-            let base = outbound::LinkBase { public_url: &public_url, secret: &secret, email: credited };
-            let rendered = outbound::render(
-                &email.subject,
-                &email.body,
-                &email.to_email,
-                contact.as_ref(),
-                &transient,
-                &base,
-            )
-            .map_err(|(part, e)| Outcome::Fail {
-                error: format!("the {} could not be rendered: {e}", part.field()),
-                counted: false,
-            })?;
-            let (subject, mut html) = (rendered.subject, rendered.html);
-            if email.kind != "HEADLESS" && !system {
-                if config.tracking.clicks {
-                    html = links::track_clicks(&html, &public_url, &secret, &email.id);
-                }
-                if config.tracking.opens {
-                    html = links::add_open_pixel(&html, &public_url, &secret, &email.id);
-                }
-            }
-            let headers: Map<String, Value> = serde_json::from_str(&email.headers).unwrap_or_default();
-            // Attachments stored once for the request (older rows carry their own copy).
-            let attachments =
-                email.attachments.as_deref().or(shared_attachments.as_deref().map(String::as_str));
-            let attachments: Vec<Attachment> =
-                attachments.and_then(|a| serde_json::from_str(a).ok()).unwrap_or_default();
-            let unsubscribe = contact.as_ref().filter(|_| email.kind == "MARKETING").map(|c| {
-                let email = credited.map(str::to_string);
-                links::url(&public_url, &secret, &links::Link::Unsubscribe { contact: c.id.clone(), email })
-            });
-            let outgoing = Outgoing {
-                message_id: email.message_id.clone(),
-                from: (email.from_email.clone(), email.from_name.clone()),
-                to: (email.to_email.clone(), email.to_name.clone()),
-                reply_to: email.reply_to.clone(),
-                subject: subject.clone(),
-                html,
-                headers: headers
-                    .into_iter()
-                    .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
-                    .collect(),
-                attachments,
-                unsubscribe,
+            let composer = Composer {
+                public_url: &public_url,
+                secret: &secret,
+                tracking: &config.tracking,
+                signers: &signers,
             };
-            let raw = message::build(&outgoing).map_err(|e| Outcome::Fail { error: e, counted: false })?;
-            let signed = match &domain {
-                Some(domain) => signers
-                    .sign(&domain.domain, &domain.dkim_selector, &domain.dkim_private_key, &raw)
-                    .map_err(|e| Outcome::Fail { error: e, counted: false })?,
-                None => raw,
-            };
-            Ok((signed, subject))
+            delivery::compose(&email, &context, &composer)
         })
         .await
         .map_err(|e| Outcome::Retry(format!("preparing the message: {e}")))?
@@ -534,96 +343,11 @@ impl Worker {
         }
     }
 
-    async fn record(&self, email: &Email, outcome: Outcome) -> Result<(), CoreError> {
+    async fn record(&self, email: &Email, outcome: Outcome) -> Result<(), DbError> {
         let email = email.clone();
         let base = u64::from(self.state.config.scheduler.retry_base_secs);
-        self.state
-            .db
-            .write(move |tx| {
-                let now = clock::now_ms();
-                match outcome {
-                    Outcome::Sent { subject, captured } => {
-                        if emails::mark_sent(tx, &email.id, &subject, now)? {
-                            if let Some((envelope_from, raw)) = captured {
-                                outbox::insert(tx, &email, (&envelope_from, &subject, &raw), now)?;
-                            }
-                            events::emit(
-                                tx,
-                                &email.project_id,
-                                email.contact_id.as_deref(),
-                                "email.sent",
-                                &events::email_data(&email, &subject),
-                                now,
-                            )?;
-                        }
-                    }
-                    Outcome::Retry(error) if email.attempts + 1 < MAX_ATTEMPTS => {
-                        let delay = base.saturating_mul(1 << email.attempts.min(16)) * 1000;
-                        emails::retry_later(tx, &email.id, &error, now + delay as i64, now)?;
-                    }
-                    Outcome::Retry(error) => {
-                        fail(tx, &email, &format!("gave up after {MAX_ATTEMPTS} tries: {error}"), true, now)?
-                    }
-                    Outcome::Fail { error, counted } => fail(tx, &email, &error, counted, now)?,
-                    Outcome::Later(at) => emails::release(tx, &email.id, at)?,
-                    Outcome::Discard => {
-                        emails::discard_queued(tx, &email.id)?;
-                    }
-                }
-                // The request's attachments go once its last email has left the queue.
-                if let Some(set) = &email.attachment_set {
-                    emails::drop_attachment_set_when_done(tx, set)?;
-                }
-                Ok::<_, CoreError>(())
-            })
-            .await
+        self.state.db.write(move |tx| delivery::record(tx, &email, outcome, base, clock::now_ms())).await
     }
-}
-
-/// Fails a queued email for good, as a refused one is failed (the quarantine: see
-/// [`super::inflight`]).
-pub(super) fn quarantine(
-    conn: &rusqlite::Connection,
-    id: &str,
-    error: &str,
-    now: i64,
-) -> crate::db::Result<()> {
-    match emails::get(conn, id)? {
-        Some(email) => fail(conn, &email, error, true, now),
-        None => Ok(()),
-    }
-}
-
-fn fail(
-    tx: &rusqlite::Connection,
-    email: &Email,
-    error: &str,
-    counted: bool,
-    now: i64,
-) -> crate::db::Result<()> {
-    if emails::mark_failed(tx, &email.id, error, counted, now)? {
-        let mut data = events::email_data(email, &email.subject);
-        data["error"] = json!(error);
-        events::emit(tx, &email.project_id, email.contact_id.as_deref(), "email.failed", &data, now)?;
-    }
-    Ok(())
-}
-
-/// What `read` finds for `key`, read once for a batch and shared by the emails that need it.
-fn read_once<K, T>(
-    seen: &mut HashMap<K, Option<Arc<T>>>,
-    key: K,
-    read: impl FnOnce() -> crate::db::Result<Option<T>>,
-) -> crate::db::Result<Option<Arc<T>>>
-where
-    K: std::hash::Hash + Eq,
-{
-    if let Some(found) = seen.get(&key) {
-        return Ok(found.clone());
-    }
-    let found = read()?.map(Arc::new);
-    seen.insert(key, found.clone());
-    Ok(found)
 }
 
 /// Forgets the email of a send that ended (or panicked).

@@ -21,7 +21,7 @@ pub fn count_interrupted(conn: &Connection, previous: &Previous, now: i64) -> Re
             continue;
         }
         match kind {
-            Kind::Email => super::delivery::quarantine(conn, id, REASON, now)?,
+            Kind::Email => crate::core::delivery::quarantine(conn, id, REASON, now)?,
             Kind::Job => crate::db::jobs::give_up(conn, id.parse().unwrap_or(-1), REASON, now)?,
             Kind::Execution => crate::core::workflows::engine::give_up(conn, id, REASON, now)?,
             Kind::Delivery => crate::db::webhooks::record(conn, id, "failed", None, Some(REASON), None, now)?,

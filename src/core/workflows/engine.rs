@@ -26,6 +26,7 @@ use super::step::{self as config, Recipient, StepConfig};
 use crate::core::compose;
 use crate::core::conditions::eval::{DbFacts, matches};
 use crate::core::conditions::resolve::resolve;
+use crate::core::consent::may_send;
 use crate::core::contacts::{self as core_contacts, Changes};
 use crate::core::data::DataPatch;
 use crate::core::domains::require_verified_sender;
@@ -355,8 +356,9 @@ fn send_email(
         );
         (email.clone(), None, vars)
     } else {
-        if template.kind == "MARKETING" && !contact.subscribed {
-            return Ok(Sent::Skipped("the contact is unsubscribed from marketing email".into()));
+        // Suppressions are the delivery worker's to check, when the email goes out.
+        if let Err(why) = may_send(&template.kind, contact.subscribed, None) {
+            return Ok(Sent::Skipped(why));
         }
         (contact.email.clone(), Some(contact.id.clone()), Map::new())
     };

@@ -1,0 +1,291 @@
+//! One delivery attempt's rules, between the worker's claim and its hand-off: what an email
+//! needs besides its row, whether it may go out now (the one marketing rule), the message it
+//! becomes (rendered, tracked, MIME, DKIM-signed), and how the attempt's end is recorded.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use super::consent::may_send;
+use super::send::Attachment;
+use super::{domains as core_domains, events, links, outbound};
+use crate::config::TrackingConfig;
+use crate::db::emails::{self, Email};
+use crate::db::{Tx, campaigns, contacts, domains, outbox, projects, suppressions};
+use crate::mail::dkim::Signers;
+use crate::mail::message::{self, Outgoing};
+
+/// Tries of one email before it fails.
+pub const MAX_ATTEMPTS: u32 = 5;
+
+/// What happened to one email.
+pub enum Outcome {
+    Sent {
+        subject: String,
+        /// In capture mode: the envelope sender a relay would have been given, and the message.
+        captured: Option<(String, Vec<u8>)>,
+    },
+    Retry(String),
+    Fail {
+        error: String,
+        counted: bool,
+    },
+    /// Throttled or shut down: try again at this time.
+    Later(i64),
+    /// The project is being reset or deleted: the row goes, unsent, without an event.
+    Discard,
+}
+
+/// What one email needs besides its row.
+pub struct Context {
+    pub contact: Option<contacts::Contact>,
+    /// For MARKETING mail: why the contact is suppressed, if it is.
+    pub suppressed: Option<String>,
+    pub domain: Option<Arc<domains::Domain>>,
+    /// For campaign mail: the campaign, `None` when it was deleted.
+    pub campaign: Option<Option<Arc<campaigns::Campaign>>>,
+    pub attachments: Option<Arc<String>>,
+    /// The project is being reset or deleted.
+    pub wiping: bool,
+}
+
+/// Reads what each email of a batch needs, each campaign, domain, attachment set and project
+/// read once for the batch.
+pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, Context)>> {
+    let mut domains_seen = HashMap::new();
+    let mut campaigns_seen = HashMap::new();
+    let mut attachments_seen = HashMap::new();
+    let mut wiping_seen = HashMap::new();
+    let mut out = Vec::with_capacity(batch.len());
+    for email in batch {
+        let project = email.project_id.as_str();
+        let contact = match &email.contact_id {
+            Some(id) => contacts::by_id(conn, project, id)?,
+            None => None,
+        };
+        let suppressed = match (&contact, email.kind.as_str()) {
+            (Some(c), "MARKETING") => suppressions::get(conn, &c.id)?.map(|s| s.reason),
+            _ => None,
+        };
+        let from_domain = email.from_email.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
+        let key = (project.to_string(), from_domain.to_string());
+        let domain = read_once(&mut domains_seen, key, || {
+            let names = core_domains::candidates(from_domain);
+            if project == projects::SYSTEM {
+                domains::verified_anywhere(conn, &names)
+            } else {
+                domains::for_signing(conn, project, &names)
+            }
+        })?;
+        let campaign = match email.campaign_id.as_ref().filter(|_| email.source_type == "CAMPAIGN") {
+            None => None,
+            Some(id) => Some(read_once(&mut campaigns_seen, id.clone(), || campaigns::by_id(conn, id))?),
+        };
+        let attachments = match &email.attachment_set {
+            None => None,
+            Some(id) => read_once(&mut attachments_seen, id.clone(), || emails::attachment_set(conn, id))?,
+        };
+        let wiping = match wiping_seen.get(project) {
+            Some(wiping) => *wiping,
+            None => *wiping_seen.entry(project.to_string()).or_insert(projects::is_wiping(conn, project)?),
+        };
+        out.push((email, Context { contact, suppressed, domain, campaign, attachments, wiping }));
+    }
+    Ok(out)
+}
+
+/// Whether the email may go out now, and with what content (campaign rows take the campaign's
+/// subject and body); the outcome to record when it may not.
+pub fn check(email: &Email, context: &Context) -> Result<Email, Outcome> {
+    if context.wiping {
+        return Err(Outcome::Discard);
+    }
+    // A campaign's rows carry no subject or body: the campaign has them.
+    let mut email = email.clone();
+    match &context.campaign {
+        None => {}
+        Some(None) => {
+            return Err(Outcome::Fail { error: "not sent: the campaign was deleted".into(), counted: false });
+        }
+        Some(Some(c)) if c.status == "CANCELLED" => {
+            return Err(Outcome::Fail {
+                error: "not sent: the campaign was cancelled".into(),
+                counted: false,
+            });
+        }
+        Some(Some(c)) => {
+            email.subject = c.subject.clone();
+            email.body = c.body.clone();
+        }
+    }
+
+    // A test send goes to whoever asked for it.
+    if email.source_type != "TEST"
+        && let Some(contact) = &context.contact
+        && let Err(why) = may_send(&email.kind, contact.subscribed, context.suppressed.as_deref())
+    {
+        return Err(Outcome::Fail { error: format!("not sent: {why}"), counted: false });
+    }
+    // System mail goes out signed when its domain is verified in some project, else unsigned.
+    let system = email.project_id == projects::SYSTEM;
+    if context.domain.is_none() && !system {
+        return Err(Outcome::Fail {
+            error: format!("the sender domain of {} is no longer a domain of the project", email.from_email),
+            counted: false,
+        });
+    }
+    Ok(email)
+}
+
+/// Where links in mail point and how they are signed, what is tracked, and the DKIM signers.
+pub struct Composer<'a> {
+    pub public_url: &'a str,
+    pub secret: &'a str,
+    pub tracking: &'a TrackingConfig,
+    pub signers: &'a Signers,
+}
+
+/// The message a checked email becomes: rendered for its contact, with click and open tracking
+/// (not in HEADLESS or system mail), its headers, attachments and List-Unsubscribe, as MIME,
+/// DKIM-signed when its domain is known. The bytes and the rendered subject; the outcome to
+/// record when it cannot be made.
+pub fn compose(
+    email: &Email,
+    context: &Context,
+    composer: &Composer<'_>,
+) -> Result<(Vec<u8>, String), Outcome> {
+    let (contact, domain, shared_attachments) = (&context.contact, &context.domain, &context.attachments);
+    let system = email.project_id == projects::SYSTEM;
+    let (public_url, secret) = (composer.public_url, composer.secret);
+    let transient: Map<String, Value> = serde_json::from_str(&email.variables).unwrap_or_default();
+    // Campaign mail credits its unsubscribes to the email (and so the campaign).
+    let credited = (email.source_type == "CAMPAIGN").then_some(email.id.as_str());
+    let base = outbound::LinkBase { public_url, secret, email: credited };
+    let rendered =
+        outbound::render(&email.subject, &email.body, &email.to_email, contact.as_ref(), &transient, &base)
+            .map_err(|(part, e)| Outcome::Fail {
+            error: format!("the {} could not be rendered: {e}", part.field()),
+            counted: false,
+        })?;
+    let (subject, mut html) = (rendered.subject, rendered.html);
+    if email.kind != "HEADLESS" && !system {
+        if composer.tracking.clicks {
+            html = links::track_clicks(&html, public_url, secret, &email.id);
+        }
+        if composer.tracking.opens {
+            html = links::add_open_pixel(&html, public_url, secret, &email.id);
+        }
+    }
+    let headers: Map<String, Value> = serde_json::from_str(&email.headers).unwrap_or_default();
+    // Attachments stored once for the request (older rows carry their own copy).
+    let attachments = email.attachments.as_deref().or(shared_attachments.as_deref().map(String::as_str));
+    let attachments: Vec<Attachment> =
+        attachments.and_then(|a| serde_json::from_str(a).ok()).unwrap_or_default();
+    let unsubscribe = contact.as_ref().filter(|_| email.kind == "MARKETING").map(|c| {
+        let email = credited.map(str::to_string);
+        links::url(public_url, secret, &links::Link::Unsubscribe { contact: c.id.clone(), email })
+    });
+    let outgoing = Outgoing {
+        message_id: email.message_id.clone(),
+        from: (email.from_email.clone(), email.from_name.clone()),
+        to: (email.to_email.clone(), email.to_name.clone()),
+        reply_to: email.reply_to.clone(),
+        subject: subject.clone(),
+        html,
+        headers: headers.into_iter().map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string())).collect(),
+        attachments,
+        unsubscribe,
+    };
+    let raw = message::build(&outgoing).map_err(|e| Outcome::Fail { error: e, counted: false })?;
+    let signed = match &domain {
+        Some(domain) => composer
+            .signers
+            .sign(&domain.domain, &domain.dkim_selector, &domain.dkim_private_key, &raw)
+            .map_err(|e| Outcome::Fail { error: e, counted: false })?,
+        None => raw,
+    };
+    Ok((signed, subject))
+}
+
+/// Records how an attempt ended, in the caller's transaction: sent (with its `email.sent`
+/// event, and kept in the outbox when captured), retried later with backoff from
+/// `retry_base_secs`, failed (with `email.failed`), released, or discarded.
+pub fn record(
+    tx: &Tx,
+    email: &Email,
+    outcome: Outcome,
+    retry_base_secs: u64,
+    now: i64,
+) -> crate::db::Result<()> {
+    let base = retry_base_secs;
+    match outcome {
+        Outcome::Sent { subject, captured } => {
+            if emails::mark_sent(tx, &email.id, &subject, now)? {
+                if let Some((envelope_from, raw)) = captured {
+                    outbox::insert(tx, email, (&envelope_from, &subject, &raw), now)?;
+                }
+                events::emit(
+                    tx,
+                    &email.project_id,
+                    email.contact_id.as_deref(),
+                    "email.sent",
+                    &events::email_data(email, &subject),
+                    now,
+                )?;
+            }
+        }
+        Outcome::Retry(error) if email.attempts + 1 < MAX_ATTEMPTS => {
+            let delay = base.saturating_mul(1 << email.attempts.min(16)) * 1000;
+            emails::retry_later(tx, &email.id, &error, now + delay as i64, now)?;
+        }
+        Outcome::Retry(error) => {
+            fail(tx, email, &format!("gave up after {MAX_ATTEMPTS} tries: {error}"), true, now)?
+        }
+        Outcome::Fail { error, counted } => fail(tx, email, &error, counted, now)?,
+        Outcome::Later(at) => emails::release(tx, &email.id, at)?,
+        Outcome::Discard => {
+            emails::discard_queued(tx, &email.id)?;
+        }
+    }
+    // The request's attachments go once its last email has left the queue.
+    if let Some(set) = &email.attachment_set {
+        emails::drop_attachment_set_when_done(tx, set)?;
+    }
+    Ok(())
+}
+
+/// Fails a queued email for good, as a refused one is failed (the quarantine: see
+/// `scheduler::inflight`).
+pub fn quarantine(conn: &Tx, id: &str, error: &str, now: i64) -> crate::db::Result<()> {
+    match emails::get(conn, id)? {
+        Some(email) => fail(conn, &email, error, true, now),
+        None => Ok(()),
+    }
+}
+
+pub fn fail(tx: &Tx, email: &Email, error: &str, counted: bool, now: i64) -> crate::db::Result<()> {
+    if emails::mark_failed(tx, &email.id, error, counted, now)? {
+        let mut data = events::email_data(email, &email.subject);
+        data["error"] = json!(error);
+        events::emit(tx, &email.project_id, email.contact_id.as_deref(), "email.failed", &data, now)?;
+    }
+    Ok(())
+}
+
+/// What `read` finds for `key`, read once for a batch and shared by the emails that need it.
+fn read_once<K, T>(
+    seen: &mut HashMap<K, Option<Arc<T>>>,
+    key: K,
+    read: impl FnOnce() -> crate::db::Result<Option<T>>,
+) -> crate::db::Result<Option<Arc<T>>>
+where
+    K: std::hash::Hash + Eq,
+{
+    if let Some(found) = seen.get(&key) {
+        return Ok(found.clone());
+    }
+    let found = read()?.map(Arc::new);
+    seen.insert(key, found.clone());
+    Ok(found)
+}
