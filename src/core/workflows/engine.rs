@@ -21,6 +21,7 @@
 use serde_json::{Map, Value, json};
 
 use super::cause::StepScope;
+use super::progress::{context_of, end, is_open, move_on, record};
 use super::status::{self, ExecutionStatus, RunStatus};
 use super::step::{self as config, Recipient, StepConfig};
 use crate::core::compose;
@@ -143,19 +144,6 @@ pub fn cancel(conn: &Tx, ex: &mut Execution, now: i64) -> crate::db::Result<bool
     end(ex, ExecutionStatus::Cancelled, now);
     executions::save(conn, ex)?;
     Ok(true)
-}
-
-fn is_open(run: &StepRun) -> bool {
-    RunStatus::of(run).is_some_and(RunStatus::is_open)
-}
-
-fn end(ex: &mut Execution, status: ExecutionStatus, now: i64) {
-    status.set(ex);
-    ex.completed_at = Some(now);
-    ex.due_at = None;
-    ex.wait_event = None;
-    ex.locked_until = None;
-    ex.updated_at = now;
 }
 
 /// The step loop of [`advance`].
@@ -419,35 +407,6 @@ fn why(e: &Error) -> String {
     }
 }
 
-pub(super) fn context_of(ex: &Execution) -> Map<String, Value> {
-    match serde_json::from_str(&ex.context) {
-        Ok(Value::Object(map)) => map,
-        _ => Map::new(),
-    }
-}
-
-/// Moves a RUNNING or WAITING execution past `from` on `branch`: to the next step, due now, or
-/// to COMPLETED when nothing follows. (Callers outside the runner wake it once they are done.)
-pub(super) fn move_on(
-    conn: &Tx,
-    ex: &mut Execution,
-    from: &str,
-    branch: Option<&str>,
-    now: i64,
-) -> crate::db::Result<()> {
-    match workflows::next_step(conn, from, branch)? {
-        Some(next) => {
-            ExecutionStatus::Running.set(ex);
-            ex.current_step_id = Some(next);
-            ex.due_at = Some(now);
-            ex.wait_event = None;
-        }
-        None => end(ex, ExecutionStatus::Completed, now),
-    }
-    ex.updated_at = now;
-    Ok(())
-}
-
 /// Fails an active execution for good at the step it is at (the quarantine: see
 /// `scheduler::inflight`).
 pub fn give_up(conn: &Tx, id: &str, why: &str, now: i64) -> crate::db::Result<()> {
@@ -465,40 +424,6 @@ fn fail(conn: &Tx, ex: &mut Execution, step: &str, why: &str, now: i64) -> crate
     record(conn, &ex.id, step, RunStatus::Failed, None, Some(why.to_string()), now)?;
     end(ex, ExecutionStatus::Failed, now);
     Ok(())
-}
-
-/// Records a step's run: the run open at this step is closed (or updated), otherwise a new run
-/// is added. Returns its number.
-pub(super) fn record(
-    conn: &Tx,
-    execution: &str,
-    step: &str,
-    status: RunStatus,
-    output: Option<Value>,
-    error: Option<String>,
-    now: i64,
-) -> crate::db::Result<i64> {
-    let last = executions::last_run(conn, execution)?;
-    let (seq, started_at) = match &last {
-        Some(run) if run.step_id == step && is_open(run) => (run.seq, run.started_at),
-        Some(run) => (run.seq + 1, now),
-        None => (1, now),
-    };
-    let done = !status.is_open();
-    executions::put_run(
-        conn,
-        &StepRun {
-            execution_id: execution.to_string(),
-            seq,
-            step_id: step.to_string(),
-            status: status.as_str().to_string(),
-            output: output.map(|o| o.to_string()),
-            error,
-            started_at,
-            completed_at: done.then_some(now),
-        },
-    )?;
-    Ok(seq)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod edit;
 pub mod engine;
 pub mod executions;
 pub mod graph;
+mod progress;
 pub mod rules;
 pub mod start;
 pub mod status;

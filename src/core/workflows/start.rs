@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Map, Value, json};
 
 use super::cause::cause_of;
-use super::engine::{context_of, move_on, record};
+use super::progress::{context_of, move_on, record};
 use super::status::{self, ExecutionStatus, RunStatus};
 use crate::db::effects::{Wake, wake};
 use crate::db::executions::{self, Execution};
