@@ -346,8 +346,8 @@ impl From<crate::db::DbError> for ApiError {
 }
 
 /// Stripe unreachable or refusing: a bad gateway.
-impl From<crate::stripe::Failure> for ApiError {
-    fn from(f: crate::stripe::Failure) -> Self {
+impl From<crate::adapters::stripe::Failure> for ApiError {
+    fn from(f: crate::adapters::stripe::Failure) -> Self {
         Self::new(502, "INTERNAL_SERVER_ERROR", f.0)
     }
 }

@@ -3,25 +3,22 @@
 //! [`build_rocket`] is the one entry point shared by `tidings serve` and the tests: it builds the
 //! HTTP server around an [`AppState`]. The scheduler runs beside it ([`scheduler::start`]).
 
+pub mod adapters;
 pub mod api;
-pub mod bounces;
 pub mod bounded_json;
 pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod core;
 pub mod db;
-pub mod dns;
 pub mod error;
+pub mod listeners;
 pub mod lock;
 pub mod mail;
 pub mod memory;
 pub mod metrics;
-pub mod outbound_http;
 pub mod scheduler;
-pub mod sns;
 pub mod state;
-pub mod stripe;
 pub mod views;
 
 use figment::Figment;

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use rand::Rng;
 use rand::distributions::Alphanumeric;
 
+use crate::adapters::dns::Dns;
 use crate::config::Config;
 use crate::core::limits::attempts::Attempts;
 use crate::core::limits::ratelimit::{self, ProjectLimiter};
 use crate::db::{self, Db, DbError, settings};
-use crate::dns::Dns;
 use crate::scheduler::handles::{JobQueue, SchedulerStatus};
 
 /// Secrets generated on first start and kept in the database (unless configured).
@@ -46,11 +46,11 @@ pub struct AppState {
     /// The series of `GET /metrics`.
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Calls to the addresses WEBHOOK steps name.
-    pub http: crate::outbound_http::Caller,
+    pub http: crate::adapters::outbound_http::Caller,
     /// Verifies SNS messages and keeps their signing certificates.
-    pub sns: Arc<crate::sns::Verifier>,
+    pub sns: Arc<crate::adapters::sns::Verifier>,
     /// Stripe's API, when `[billing]` is configured.
-    pub stripe: Option<Arc<crate::stripe::Stripe>>,
+    pub stripe: Option<Arc<crate::adapters::stripe::Stripe>>,
     /// Single sign-on providers' metadata, as discovered.
     pub sso: Arc<crate::core::sso::Providers>,
     /// The work in progress, for the quarantine of work that crashed the process.
@@ -92,7 +92,7 @@ impl AppState {
         drop(conn);
         let limiter = ratelimit::limiter(config.limits.requests_per_minute);
         let dns = Dns::new(&config.dns);
-        let http = crate::outbound_http::Caller::new(
+        let http = crate::adapters::outbound_http::Caller::new(
             dns.clone(),
             config.webhooks.allow_private,
             std::time::Duration::from_secs(crate::core::workflows::WEBHOOK_TIMEOUT_SECS),
@@ -100,8 +100,8 @@ impl AppState {
         crate::core::lists::lists();
         let jobs = JobQueue::new(db.wakers().clone());
         let keys = Arc::new(crate::core::limits::key_cache::KeyCache::watching(db.wakers().keys.clone()));
-        let sns = Arc::new(crate::sns::Verifier::new(&config.webhooks));
-        let stripe = crate::stripe::Stripe::new(&config.billing).map(Arc::new);
+        let sns = Arc::new(crate::adapters::sns::Verifier::new(&config.webhooks));
+        let stripe = crate::adapters::stripe::Stripe::new(&config.billing).map(Arc::new);
         let bodies = Arc::new(crate::core::limits::bodies::BodyBudget::new(config.limits.body_memory_bytes));
         Ok(AppState {
             db,

@@ -22,13 +22,10 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     ("wiring", &["main", "cli", "lib"]),
     ("api", &["api", "error"]),
-    ("scheduler and listeners", &["scheduler", "listeners", "bounces", "state"]),
+    ("scheduler and listeners", &["scheduler", "listeners", "state"]),
     ("views", &["views"]),
     ("core", &["core"]),
-    (
-        "adapters",
-        &["mail", "dns", "outbound", "outbound_http", "sns", "stripe", "adapters", "lock", "memory"],
-    ),
+    ("adapters", &["mail", "adapters", "lock", "memory"]),
     ("db", &["db"]),
     ("leaves", &["config", "clock", "metrics", "bounded_json"]),
 ];

@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 
 use super::json::{JsonBody, Medium, OptionalJsonBody, RawBody, Small};
 use super::roles::{ProjectAdmin, ProjectMember};
+use crate::adapters::stripe::{self, Stripe};
 use crate::clock;
 use crate::core::billing;
 use crate::db::DbError;
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::stripe::{self, Stripe};
 use crate::views::billing::{
     CheckoutBody, CheckoutSession, Consumption, Invoice, Invoices, Limits, PortalSession, SubscriptionState,
 };

@@ -1,7 +1,7 @@
 //! `POST /webhooks/sns` (when `[webhooks] sns_enabled`; also at `/webhooks/incoming/sns`,
 //! `/api/webhooks/sns` and `/api/webhooks/incoming/sns`, where Plunk deployments point SNS): SES bounce, complaint and delivery
 //! notifications through Amazon SNS. Only messages of the configured topics whose signature
-//! verifies are acted on ([`crate::sns`]); anything else answers 403 and changes nothing. A
+//! verifies are acted on ([`crate::adapters::sns`]); anything else answers 403 and changes nothing. A
 //! subscription is confirmed by visiting its `SubscribeURL`; a notification about an email this
 //! server did not send is acknowledged and ignored, so SNS does not retry it.
 
@@ -10,11 +10,11 @@ use rocket::{State, post};
 use serde_json::Value;
 
 use super::json::{JsonBody, Medium};
+use crate::adapters::sns::Message;
 use crate::clock;
 use crate::core::{feedback, ses};
 use crate::db::emails;
 use crate::error::ApiError;
-use crate::sns::Message;
 use crate::state::AppState;
 use crate::views::receivers::SnsAnswer;
 

@@ -10,11 +10,11 @@ use rand::distributions::Alphanumeric;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::adapters::dns::{Answer, Dns};
 use crate::clock;
 use crate::core::error::{Error, FieldError, Forbidden, Result};
 use crate::db::domains::{self, Domain};
 use crate::db::{refs, templates};
-use crate::dns::{Answer, Dns};
 
 /// The DKIM selector: keys are published at `tidings._domainkey.<domain>`.
 pub const DKIM_SELECTOR: &str = "tidings";

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::lists::{contains_with_parents, lists};
-use crate::dns::{Answer, Dns};
+use crate::adapters::dns::{Answer, Dns};
 
 /// The verification result of api.md.
 /// What `POST /v1/verify` found out about an address.

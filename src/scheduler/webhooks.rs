@@ -1,5 +1,5 @@
 //! The outbound webhook worker: takes due deliveries with a lease, POSTs each (Standard Webhooks
-//! headers and signature, 10 s, the private-address rule of [`crate::outbound_http`]), and
+//! headers and signature, 10 s, the private-address rule of [`crate::adapters::outbound_http`]), and
 //! records the try: a 2xx succeeds; anything else is tried again with backoff (the first retry
 //! within 30 s) until the delivery is 24 hours old. An endpoint whose deliveries have failed for
 //! 24 hours is disabled, with the reason kept. At least once: a delivery whose answer came but
@@ -13,13 +13,13 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::workers::{InHand, next_look};
+use crate::adapters::outbound_http::Call;
 use crate::clock;
 use crate::core::webhooks::{GIVE_UP_MS, next_try, signature};
 use crate::db::fair::Turns;
 use crate::db::webhooks::{self, Delivery};
 use crate::db::{DbError, projects};
 use crate::metrics::ResultLabel;
-use crate::outbound_http::Call;
 use crate::state::AppState;
 
 /// Deliveries sent at once.

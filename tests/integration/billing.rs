@@ -178,7 +178,7 @@ pub fn stripe_for_browsers(receiver: &HttpReceiver) {
                 "customer": "cus_browser", "subscription": "sub_browser" } },
         })
         .to_string();
-        let signature = tidings::stripe::sign(event.as_bytes(), WEBHOOK_SECRET, tidings::clock::now_ms() / 1000);
+        let signature = tidings::adapters::stripe::sign(event.as_bytes(), WEBHOOK_SECRET, tidings::clock::now_ms() / 1000);
         let sent = crate::common::binary::agent()
             .post(&format!("{server}/webhooks/incoming/stripe"))
             .header("Stripe-Signature", &signature)
@@ -243,7 +243,11 @@ async fn stripe_event(app: &TestApp, event: &Value, signature: Option<String>) -
 }
 
 fn signed(event: &Value) -> Option<String> {
-    Some(tidings::stripe::sign(event.to_string().as_bytes(), WEBHOOK_SECRET, tidings::clock::now_ms() / 1000))
+    Some(tidings::adapters::stripe::sign(
+        event.to_string().as_bytes(),
+        WEBHOOK_SECRET,
+        tidings::clock::now_ms() / 1000,
+    ))
 }
 
 #[rocket::async_test]
@@ -318,13 +322,13 @@ async fn checkout_events_portal_and_invoices_through_stripe() {
     let completed = json!({ "id": "evt_1", "type": "checkout.session.completed", "created": tidings::clock::now_ms() / 1000,
         "data": { "object": { "client_reference_id": keys.id, "customer": "cus_1", "subscription": "sub_1" } } });
     assert_eq!(stripe_event(&app, &completed, None).await.0, Status::BadRequest);
-    let forged = tidings::stripe::sign(
+    let forged = tidings::adapters::stripe::sign(
         completed.to_string().as_bytes(),
         "whsec_guess",
         tidings::clock::now_ms() / 1000,
     );
     assert_eq!(stripe_event(&app, &completed, Some(forged)).await.0, Status::BadRequest);
-    let stale = tidings::stripe::sign(
+    let stale = tidings::adapters::stripe::sign(
         completed.to_string().as_bytes(),
         WEBHOOK_SECRET,
         tidings::clock::now_ms() / 1000 - 301,

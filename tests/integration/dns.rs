@@ -3,8 +3,8 @@
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
+use tidings::adapters::dns::{Answer, Dns, Failure, Mx};
 use tidings::config::DnsConfig;
-use tidings::dns::{Answer, Dns, Failure, Mx};
 
 use crate::common::dns_server::{DnsServer, servfail_server, silent_server};
 

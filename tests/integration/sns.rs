@@ -128,7 +128,7 @@ impl CertServer {
         }
         let mut unsigned = m.clone();
         unsigned["Signature"] = json!("-");
-        let parsed = tidings::sns::Message::parse(&unsigned).unwrap();
+        let parsed = tidings::adapters::sns::Message::parse(&unsigned).unwrap();
         let text = parsed.string_to_sign();
         let signed = if version == "1" {
             // SHA-1, which aws-lc-rs does not sign with: OpenSSL's command line does.
@@ -347,7 +347,7 @@ async fn a_subscription_is_confirmed_and_a_disabled_receiver_is_not_there() {
 async fn certificates_are_fetched_a_few_times_a_minute_at_most() {
     let certs = CertServer::start().await;
     let room = room(&certs).await;
-    for n in 0..(tidings::sns::FETCHES_PER_MINUTE + 5) {
+    for n in 0..(tidings::adapters::sns::FETCHES_PER_MINUTE + 5) {
         let cert = format!("/SimpleNotificationService-{n:08x}.pem");
         let message = certs.message_at("Notification", "{}", "2", TOPIC, &tidings::clock::now_iso(), &cert);
         let (status, answer) = post(&room, &message).await;
@@ -355,5 +355,5 @@ async fn certificates_are_fetched_a_few_times_a_minute_at_most() {
     }
     let fetched =
         certs.asked.lock().unwrap().iter().filter(|p| p.starts_with("/SimpleNotificationService-")).count();
-    assert_eq!(fetched, tidings::sns::FETCHES_PER_MINUTE as usize);
+    assert_eq!(fetched, tidings::adapters::sns::FETCHES_PER_MINUTE as usize);
 }

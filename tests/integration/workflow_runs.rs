@@ -479,10 +479,10 @@ async fn a_custom_recipient_hears_about_the_contact_without_acting_for_them() {
 
 #[tokio::test]
 async fn a_webhook_that_does_not_answer_in_time_is_given_up() {
-    use tidings::outbound_http::{Call, Caller};
+    use tidings::adapters::outbound_http::{Call, Caller};
     let receiver = HttpReceiver::start();
     receiver.delay(std::time::Duration::from_secs(2));
-    let dns = tidings::dns::Dns::new(&tidings::config::DnsConfig::default());
+    let dns = tidings::adapters::dns::Dns::new(&tidings::config::DnsConfig::default());
     let caller = Caller::new(dns, true, std::time::Duration::from_millis(300));
     let call = Call { method: "GET".into(), url: receiver.url("/slow"), headers: vec![], body: None };
     let started = std::time::Instant::now();

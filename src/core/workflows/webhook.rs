@@ -4,8 +4,8 @@
 use serde_json::{Map, Value, json};
 
 use super::engine::WebhookCall;
+use crate::adapters::outbound_http::{Answer, Call};
 use crate::core::render::{self, Mode};
-use crate::outbound_http::{Answer, Call};
 
 /// Headers the step's config may not set: the client owns them.
 const OWNED_HEADERS: &[&str] =

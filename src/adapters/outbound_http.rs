@@ -3,7 +3,7 @@
 //! `[webhooks] allow_private = true`.
 //!
 //! The rule holds for the address actually connected to: names are resolved by our resolver
-//! ([`crate::dns`]), the refused addresses are dropped from the answer, and the connection can
+//! ([`crate::adapters::dns`]), the refused addresses are dropped from the answer, and the connection can
 //! only go to what is left, so a name that answers a public address to a first lookup and
 //! 127.0.0.1 to a second (DNS rebinding) gains nothing. Addresses written in the URL are checked
 //! before the request; redirects are not followed (a 3xx is an answer like any other) and no
@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use crate::dns::Dns;
+use crate::adapters::dns::Dns;
 
 /// Most bytes of an answer's body read (the rest is dropped).
 const MAX_BODY: usize = 64 * 1024;
