@@ -1,5 +1,6 @@
 //! Templates: `/templates`.
 
+use crate::core::vocabulary::EmailKind;
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{FromForm, State, delete, get, patch, post};
@@ -119,7 +120,7 @@ fn apply(t: &mut Template, f: TemplateFields) -> Result<(), ApiError> {
         t.reply_to = if reply.trim().is_empty() { None } else { Some(parse_email(&reply, "replyTo")?) };
     }
     if let Some(kind) = f.kind {
-        t.kind = compose::check_type(Some(&kind), "type", "MARKETING")?;
+        t.kind = compose::check_type(Some(&kind), "type", EmailKind::Marketing.as_str())?;
     }
     Ok(())
 }
@@ -162,7 +163,7 @@ async fn create(
         from_email: String::new(),
         from_name: None,
         reply_to: None,
-        kind: "MARKETING".into(),
+        kind: EmailKind::Marketing.into(),
         created_at: now,
         updated_at: now,
     };

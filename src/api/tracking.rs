@@ -1,6 +1,7 @@
 //! Opens, clicks, and the public subscription pages (appliance.md section 8). Every link carries
 //! a signed token; a forged or altered one gets a 404 page and changes nothing.
 
+use crate::core::vocabulary::EmailStatus;
 use std::io::Cursor;
 
 use rocket::form::Form;
@@ -91,7 +92,7 @@ fn not_found() -> Page {
 async fn open(state: &State<AppState>, token: &str) -> Page {
     let token = token.trim_end_matches(".gif");
     let Some(Link::Open { email }) = links::verify(&state.secrets.link, token) else { return not_found() };
-    if let Err(e) = record(state, email, "OPENED", None).await {
+    if let Err(e) = record(state, email, EmailStatus::Opened.as_str(), None).await {
         tracing::warn!("could not record an open: {e}");
     }
     Page::Gif
@@ -110,7 +111,7 @@ async fn click(state: &State<AppState>, token: &str) -> Result<Redirect, Page> {
     let Some(Link::Click { email, url }) = links::verify(&state.secrets.link, token) else {
         return Err(not_found());
     };
-    if let Err(e) = record(state, email, "CLICKED", Some(url.clone())).await {
+    if let Err(e) = record(state, email, EmailStatus::Clicked.as_str(), Some(url.clone())).await {
         tracing::warn!("could not record a click: {e}");
     }
     Ok(Redirect::found(url))

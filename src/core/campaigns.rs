@@ -7,6 +7,7 @@
 //! adds nothing; the cursor means it is not even run again. The delivery worker drains the rows
 //! behind transactional mail; the counters and the move to SENT are kept by triggers (V7).
 
+use crate::core::vocabulary::{EmailKind, EmailStatus};
 use crate::db::Tx;
 use serde_json::{Value, json};
 
@@ -150,7 +151,7 @@ pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>> {
         None | Some("") => None,
         Some(reply) => Some(parse_email(reply, "replyTo")?),
     };
-    c.kind = compose::check_type(f.kind.as_deref(), "type", "MARKETING")?;
+    c.kind = compose::check_type(f.kind.as_deref(), "type", EmailKind::Marketing.as_str())?;
     c.audience_type = audience_type;
     c.template_id = f.template_id.filter(|t| !t.trim().is_empty());
     Ok(condition)
@@ -222,7 +223,7 @@ pub fn test_email(c: &Campaign, to: &str, contact: Option<String>, now: i64) -> 
         source_type: "TEST".into(),
         template_id: c.template_id.clone(),
         campaign_id: Some(c.id.clone()),
-        status: "QUEUED".into(),
+        status: EmailStatus::Queued.into(),
         message_id: compose::message_id(&c.from_email),
         created_at: now,
         ..Default::default()
@@ -231,7 +232,7 @@ pub fn test_email(c: &Campaign, to: &str, contact: Option<String>, now: i64) -> 
 
 /// A campaign type, MARKETING when left out (422 for another value).
 pub fn check_type(kind: Option<&str>) -> Result<String> {
-    compose::check_type(kind, "type", "MARKETING")
+    compose::check_type(kind, "type", EmailKind::Marketing.as_str())
 }
 
 /// Who receives the campaign, as one checked condition: the audience (every contact, the
@@ -258,7 +259,7 @@ pub fn audience(conn: &Tx, c: &Campaign) -> Result<Condition> {
     };
     let mut condition = Condition::parse(&tree, "audienceCondition")?;
     resolve(conn, &c.project_id, &mut condition, None, "audienceCondition")?;
-    if c.kind != "MARKETING" {
+    if c.kind != EmailKind::Marketing {
         return Ok(condition);
     }
     let subscribed = json!({ "groups": [{ "filters": [{ "field": "subscribed", "operator": "equals", "value": true }] }] });
@@ -341,7 +342,7 @@ pub fn expand_step(conn: &Tx, id: &str, batch: usize, now: i64) -> Result<Expans
             source_type: "CAMPAIGN".into(),
             campaign_id: Some(c.id.clone()),
             template_id: c.template_id.clone(),
-            status: "QUEUED".into(),
+            status: EmailStatus::Queued.into(),
             message_id: compose::message_id(&c.from_email),
             created_at: now,
             ..Default::default()

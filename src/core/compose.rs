@@ -1,5 +1,6 @@
 //! The rules a message's parts obey, shared by templates, `/v1/send` and campaigns.
 
+use crate::core::vocabulary::EmailKind;
 use serde_json::{Value, json};
 
 use super::contacts::parse_email;
@@ -10,7 +11,8 @@ use crate::core::error::{Error, FieldError, Result};
 pub const MAX_LINE: usize = 998;
 
 /// The message types.
-pub const TYPES: &[&str] = &["TRANSACTIONAL", "MARKETING", "HEADLESS"];
+pub const TYPES: &[&str] =
+    &[EmailKind::Transactional.as_str(), EmailKind::Marketing.as_str(), EmailKind::Headless.as_str()];
 
 /// Headers a caller may not set: Tidings writes them.
 const RESERVED_HEADERS: &[&str] = &[

@@ -1,10 +1,12 @@
 //! Consent: who may be sent marketing mail. Every producer (the send API, workflows, the
 //! delivery worker for campaigns and queued mail) asks this one rule.
 
+use crate::core::vocabulary::EmailKind;
+
 /// The marketing rule, one for every producer: MARKETING mail goes only to a subscribed contact
 /// that is not suppressed (`suppressed`: why it is, when the caller knows). The reason otherwise.
 pub fn may_send(kind: &str, subscribed: bool, suppressed: Option<&str>) -> Result<(), String> {
-    if kind != "MARKETING" {
+    if kind != EmailKind::Marketing {
         return Ok(());
     }
     if !subscribed {

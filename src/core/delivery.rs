@@ -2,6 +2,7 @@
 //! needs besides its row, whether it may go out now (the one marketing rule), the message it
 //! becomes (rendered, tracked, MIME, DKIM-signed), and how the attempt's end is recorded.
 
+use crate::core::vocabulary::EmailKind;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -65,7 +66,9 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
             None => None,
         };
         let suppressed = match (&contact, email.kind.as_str()) {
-            (Some(c), "MARKETING") => suppressions::get(conn, &c.id)?.map(|s| s.reason),
+            (Some(c), kind) if kind == EmailKind::Marketing => {
+                suppressions::get(conn, &c.id)?.map(|s| s.reason)
+            }
             _ => None,
         };
         let from_domain = email.from_email.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
@@ -169,7 +172,7 @@ pub fn compose(
             counted: false,
         })?;
     let (subject, mut html) = (rendered.subject, rendered.html);
-    if email.kind != "HEADLESS" && !system {
+    if email.kind != EmailKind::Headless && !system {
         if composer.tracking.clicks {
             html = links::track_clicks(&html, public_url, secret, &email.id);
         }
@@ -182,7 +185,7 @@ pub fn compose(
     let attachments = email.attachments.as_deref().or(shared_attachments.as_deref().map(String::as_str));
     let attachments: Vec<Attachment> =
         attachments.and_then(|a| serde_json::from_str(a).ok()).unwrap_or_default();
-    let unsubscribe = contact.as_ref().filter(|_| email.kind == "MARKETING").map(|c| {
+    let unsubscribe = contact.as_ref().filter(|_| email.kind == EmailKind::Marketing).map(|c| {
         let email = credited.map(str::to_string);
         links::url(public_url, secret, &links::Link::Unsubscribe { contact: c.id.clone(), email })
     });

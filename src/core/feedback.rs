@@ -10,6 +10,7 @@
 //!   `bounce` or `complaint`) and suppresses it: no MARKETING mail reaches it again, even after
 //!   it subscribes again.
 
+use crate::core::vocabulary::EmailStatus;
 use crate::db::Tx;
 use serde_json::json;
 
@@ -63,12 +64,12 @@ pub fn apply(
     let mut data = email_data(email, &email.subject);
     let (event, suppress) = match feedback {
         Feedback::Delivered => {
-            let moved = emails::advance(conn, &email.id, "DELIVERED", now)?;
+            let moved = emails::advance(conn, &email.id, EmailStatus::Delivered.as_str(), now)?;
             (moved.then_some("email.delivered"), None)
         }
         Feedback::Bounce { hard, detail } => {
             let kind = if *hard { "hard" } else { "soft" };
-            emails::advance(conn, &email.id, "BOUNCED", now)?;
+            emails::advance(conn, &email.id, EmailStatus::Bounced.as_str(), now)?;
             let recorded = emails::set_bounce_type(conn, &email.id, kind, now)?;
             data["bounceType"] = json!(kind);
             if let Some(detail) = detail {
@@ -77,7 +78,7 @@ pub fn apply(
             (recorded.then_some("email.bounced"), hard.then(|| ("hard_bounce", detail.clone())))
         }
         Feedback::Complaint { detail } => {
-            let moved = emails::advance(conn, &email.id, "COMPLAINED", now)?;
+            let moved = emails::advance(conn, &email.id, EmailStatus::Complained.as_str(), now)?;
             if let Some(detail) = detail {
                 data["feedbackType"] = json!(detail);
             }

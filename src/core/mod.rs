@@ -47,6 +47,7 @@ pub mod track;
 pub mod uploads;
 pub mod verify;
 pub mod verp;
+pub mod vocabulary;
 pub mod webhooks;
 pub mod workflows;
 

@@ -1,5 +1,6 @@
 //! `/v1/send`: checking a request and queueing one email per recipient, in one transaction.
 
+use crate::core::vocabulary::{EmailKind, EmailStatus};
 use crate::db::Tx;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -226,7 +227,7 @@ pub fn queue(conn: &Tx, project: &str, request: &Send, now: i64) -> Result<Vec<Q
         }
     };
     let reply_to = request.reply.clone().or_else(|| template.as_ref().and_then(|t| t.reply_to.clone()));
-    let kind = template.as_ref().map(|t| t.kind.clone()).unwrap_or_else(|| "TRANSACTIONAL".into());
+    let kind = template.as_ref().map(|t| t.kind.clone()).unwrap_or_else(|| EmailKind::Transactional.into());
     require_verified_sender(conn, project, &from_email)?;
 
     let headers: Map<String, Value> =
@@ -272,11 +273,11 @@ pub fn queue(conn: &Tx, project: &str, request: &Send, now: i64) -> Result<Vec<Q
             attachment_set: attachment_set.clone(),
             variables: variables.clone(),
             kind: kind.clone(),
-            source_type: "TRANSACTIONAL".into(),
+            source_type: EmailKind::Transactional.into(),
             template_id: template.as_ref().map(|t| t.id.clone()),
             campaign_id: None,
             workflow_id: None,
-            status: if refused.is_some() { "FAILED".into() } else { "QUEUED".into() },
+            status: if refused.is_some() { EmailStatus::Failed } else { EmailStatus::Queued }.into(),
             message_id: compose::message_id(&from_email),
             attempts: 0,
             last_error: refused,

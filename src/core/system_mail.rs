@@ -6,6 +6,7 @@
 //! The texts are Liquid like any body; what varies (the link, a project's name) is passed as
 //! variables, so it is escaped in the HTML and cannot add template code.
 
+use crate::core::vocabulary::{EmailKind, EmailStatus};
 use crate::db::Tx;
 use serde_json::{Map, Value, json};
 
@@ -128,9 +129,9 @@ pub fn queue(
         body: body.into(),
         headers: "{}".into(),
         variables: Value::Object(variables).to_string(),
-        kind: "TRANSACTIONAL".into(),
+        kind: EmailKind::Transactional.into(),
         source_type: SOURCE.into(),
-        status: "QUEUED".into(),
+        status: EmailStatus::Queued.into(),
         created_at: now,
         ..Email::default()
     };

@@ -18,6 +18,7 @@
 //! CONDITION steps read `event.<path>` and `workflow.<path>` from the execution's context;
 //! emails and webhooks see it as the variables `event` and `workflow`.
 
+use crate::core::vocabulary::EmailStatus;
 use serde_json::{Map, Value, json};
 
 use super::cause::StepScope;
@@ -368,7 +369,7 @@ fn send_email(
         source_type: "WORKFLOW".into(),
         template_id: Some(template.id.clone()),
         workflow_id: Some(ex.workflow_id.clone()),
-        status: "QUEUED".into(),
+        status: EmailStatus::Queued.into(),
         message_id: compose::message_id(&template.from_email),
         created_at: now,
         ..Email::default()

@@ -1,0 +1,128 @@
+//! The typed vocabulary of email: its kind, which decides what is added to it and who may get it, and
+//! its status. Rows keep them as the API's words (`MARKETING`, `QUEUED`); core names them here,
+//! and a row's text compares with them directly (`email.kind == EmailKind::Marketing`).
+
+/// What an email is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmailKind {
+    /// Sent as asked, with tracking.
+    Transactional,
+    /// Only to subscribed, unsuppressed contacts, with an unsubscribe link and List-Unsubscribe.
+    Marketing,
+    /// Sent as written: nothing added, nothing tracked.
+    Headless,
+}
+
+impl EmailKind {
+    pub const ALL: [EmailKind; 3] = [EmailKind::Transactional, EmailKind::Marketing, EmailKind::Headless];
+
+    /// The kind as the API and the rows name it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EmailKind::Transactional => "TRANSACTIONAL",
+            EmailKind::Marketing => "MARKETING",
+            EmailKind::Headless => "HEADLESS",
+        }
+    }
+
+    /// The kind named `name`, if any.
+    pub fn parse(name: &str) -> Option<EmailKind> {
+        EmailKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+/// Where an email stands; each status after SENT is reached at most once, in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmailStatus {
+    Queued,
+    Sent,
+    Delivered,
+    Opened,
+    Clicked,
+    Bounced,
+    Complained,
+    Failed,
+}
+
+impl EmailStatus {
+    pub const ALL: [EmailStatus; 8] = [
+        EmailStatus::Queued,
+        EmailStatus::Sent,
+        EmailStatus::Delivered,
+        EmailStatus::Opened,
+        EmailStatus::Clicked,
+        EmailStatus::Bounced,
+        EmailStatus::Complained,
+        EmailStatus::Failed,
+    ];
+
+    /// The status as the API and the rows name it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EmailStatus::Queued => "QUEUED",
+            EmailStatus::Sent => "SENT",
+            EmailStatus::Delivered => "DELIVERED",
+            EmailStatus::Opened => "OPENED",
+            EmailStatus::Clicked => "CLICKED",
+            EmailStatus::Bounced => "BOUNCED",
+            EmailStatus::Complained => "COMPLAINED",
+            EmailStatus::Failed => "FAILED",
+        }
+    }
+
+    /// The status named `name`, if any.
+    pub fn parse(name: &str) -> Option<EmailStatus> {
+        EmailStatus::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+/// A row's text compares with the word it holds.
+macro_rules! compares_with_text {
+    ($($t:ty),*) => {$(
+        impl PartialEq<$t> for String {
+            fn eq(&self, other: &$t) -> bool {
+                self == other.as_str()
+            }
+        }
+
+        impl PartialEq<$t> for str {
+            fn eq(&self, other: &$t) -> bool {
+                self == other.as_str()
+            }
+        }
+
+        impl PartialEq<$t> for &str {
+            fn eq(&self, other: &$t) -> bool {
+                *self == other.as_str()
+            }
+        }
+
+        impl From<$t> for String {
+            fn from(value: $t) -> String {
+                value.as_str().to_string()
+            }
+        }
+    )*};
+}
+
+compares_with_text!(EmailKind, EmailStatus);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_read_back_and_compare_with_row_text() {
+        for kind in EmailKind::ALL {
+            assert_eq!(EmailKind::parse(kind.as_str()), Some(kind));
+        }
+        for status in EmailStatus::ALL {
+            assert_eq!(EmailStatus::parse(status.as_str()), Some(status));
+        }
+        assert_eq!(EmailKind::parse("marketing"), None, "the API's words are capitals");
+        let row = String::from("MARKETING");
+        assert!(row == EmailKind::Marketing && row != EmailKind::Headless);
+        assert!("QUEUED" == EmailStatus::Queued);
+        assert_eq!(String::from(EmailStatus::Failed), "FAILED");
+    }
+}
