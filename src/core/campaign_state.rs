@@ -8,9 +8,11 @@ use super::conditions::Condition;
 use super::domains::require_verified_sender;
 use super::error::{Error, Result};
 use super::jobs;
+use crate::core::outbound;
+use crate::core::vocabulary::EmailSource;
 use crate::db::Tx;
 use crate::db::campaigns::{self, Campaign, Stamps};
-use crate::db::emails::{self, Email};
+use crate::db::emails::Email;
 use crate::db::{contacts, jobs as queue};
 
 /// Every status's name, as a list filter accepts them.
@@ -203,7 +205,5 @@ pub fn duplicate(tx: &Tx, original: &Campaign, now: i64) -> Result<Campaign> {
 pub fn send_test(tx: &Tx, c: &Campaign, to: &str, now: i64) -> Result<Email> {
     require_verified_sender(tx, &c.project_id, &c.from_email)?;
     let contact = contacts::by_email(tx, &c.project_id, to)?;
-    let email = test_email(c, to, contact.map(|c| c.id), now);
-    emails::insert(tx, &email, now)?;
-    Ok(email)
+    Ok(outbound::queue(tx, EmailSource::Test, test_email(c, to, contact.map(|c| c.id)), now)?)
 }

@@ -7,7 +7,8 @@
 //! adds nothing; the cursor means it is not even run again. The delivery worker drains the rows
 //! behind transactional mail; the counters and the move to SENT are kept by triggers (V7).
 
-use crate::core::vocabulary::{EmailKind, EmailStatus};
+use crate::core::outbound::{self, Draft};
+use crate::core::vocabulary::EmailKind;
 use crate::db::Tx;
 use serde_json::{Value, json};
 
@@ -20,13 +21,11 @@ use crate::clock;
 use crate::core::error::{Error, FieldError, Result};
 use crate::db::campaigns::{self, Campaign};
 use crate::db::refs::{self, Owner};
-use crate::db::{audience, emails, segments, templates};
+use crate::db::{audience, segments, templates};
 
 /// Contacts visited per expansion transaction.
 pub const EXPAND_BATCH: usize = 2000;
 const AUDIENCES: &[&str] = &["ALL", "SEGMENT", "FILTERED"];
-/// Queue priority of campaign mail: transactional mail (0) goes first.
-pub const PRIORITY: i64 = 1;
 
 /// A campaign's content and audience as a client gives them (`POST /campaigns`, or what
 /// [`merge`] makes of `PUT /campaigns/:id`'s changes), each value as sent; [`check_content`]
@@ -206,27 +205,22 @@ pub fn copy_references(conn: &Tx, original: &Campaign, copy: &Campaign) -> Resul
 /// The email of a test send of `c` to `to`: the campaign's content with `[Test]` before the
 /// subject, rendered for the contact with that address when there is one, outside the
 /// campaign's counters (its source is TEST) and ahead of campaign mail in the queue.
-pub fn test_email(c: &Campaign, to: &str, contact: Option<String>, now: i64) -> emails::Email {
-    emails::Email {
-        id: crate::db::new_id(),
+pub fn test_email(c: &Campaign, to: &str, contact: Option<String>) -> Draft {
+    Draft { subject: format!("[Test] {}", c.subject), body: c.body.clone(), ..draft_of(c, to, contact) }
+}
+
+/// A draft of `c` to `to`: its sender, type, template and campaign.
+fn draft_of(c: &Campaign, to: &str, contact: Option<String>) -> Draft {
+    Draft {
         project_id: c.project_id.clone(),
         contact_id: contact,
-        to_email: to.to_string(),
-        from_email: c.from_email.clone(),
-        from_name: c.from_name.clone(),
+        to: (to.to_string(), None),
+        from: (c.from_email.clone(), c.from_name.clone()),
         reply_to: c.reply_to.clone(),
-        subject: format!("[Test] {}", c.subject),
-        body: c.body.clone(),
-        headers: "{}".into(),
-        variables: "{}".into(),
         kind: c.kind.clone(),
-        source_type: "TEST".into(),
         template_id: c.template_id.clone(),
         campaign_id: Some(c.id.clone()),
-        status: EmailStatus::Queued.into(),
-        message_id: compose::message_id(&c.from_email),
-        created_at: now,
-        ..Default::default()
+        ..Draft::default()
     }
 }
 
@@ -328,28 +322,9 @@ pub fn expand_step(conn: &Tx, id: &str, batch: usize, now: i64) -> Result<Expans
     let walk = audience::walk(conn, &c.project_id, (&condition, now), c.expand_cursor, batch)?;
     let mut added = 0;
     for contact in walk.visited.iter().filter(|v| v.matches) {
-        let email = emails::Email {
-            id: crate::db::new_id(),
-            project_id: c.project_id.clone(),
-            contact_id: Some(contact.id.clone()),
-            to_email: contact.email.clone(),
-            from_email: c.from_email.clone(),
-            from_name: c.from_name.clone(),
-            reply_to: c.reply_to.clone(),
-            headers: "{}".into(),
-            variables: "{}".into(),
-            kind: c.kind.clone(),
-            source_type: "CAMPAIGN".into(),
-            campaign_id: Some(c.id.clone()),
-            template_id: c.template_id.clone(),
-            status: EmailStatus::Queued.into(),
-            message_id: compose::message_id(&c.from_email),
-            created_at: now,
-            ..Default::default()
-        };
-        match emails::insert_campaign_row(conn, &email, PRIORITY, now) {
-            Ok(true) => added += 1,
-            Ok(false) => {}
+        match outbound::queue_campaign(conn, draft_of(&c, &contact.email, Some(contact.id.clone())), now) {
+            Ok(Some(_)) => added += 1,
+            Ok(None) => {}
             // The marketing cap is met: the campaign ends with the recipients queued so far.
             Err(e) if e.over_cap().is_some() => {
                 let reason = "the project's monthly limit of campaign emails was reached";

@@ -2,7 +2,7 @@
 //! needs besides its row, whether it may go out now (the one marketing rule), the message it
 //! becomes (rendered, tracked, MIME, DKIM-signed), and how the attempt's end is recorded.
 
-use crate::core::vocabulary::EmailKind;
+use crate::core::vocabulary::{EmailKind, EmailSource};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -81,7 +81,8 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
                 domains::for_signing(conn, project, &names)
             }
         })?;
-        let campaign = match email.campaign_id.as_ref().filter(|_| email.source_type == "CAMPAIGN") {
+        let campaign = match email.campaign_id.as_ref().filter(|_| email.source_type == EmailSource::Campaign)
+        {
             None => None,
             Some(id) => Some(read_once(&mut campaigns_seen, id.clone(), || campaigns::by_id(conn, id))?),
         };
@@ -124,7 +125,7 @@ pub fn check(email: &Email, context: &Context) -> Result<Email, Outcome> {
     }
 
     // A test send goes to whoever asked for it.
-    if email.source_type != "TEST"
+    if email.source_type != EmailSource::Test
         && let Some(contact) = &context.contact
         && let Err(why) = may_send(&email.kind, contact.subscribed, context.suppressed.as_deref())
     {
@@ -163,7 +164,7 @@ pub fn compose(
     let (public_url, secret) = (composer.public_url, composer.secret);
     let transient: Map<String, Value> = serde_json::from_str(&email.variables).unwrap_or_default();
     // Campaign mail credits its unsubscribes to the email (and so the campaign).
-    let credited = (email.source_type == "CAMPAIGN").then_some(email.id.as_str());
+    let credited = (email.source_type == EmailSource::Campaign).then_some(email.id.as_str());
     let base = outbound::LinkBase { public_url, secret, email: credited };
     let rendered =
         outbound::render(&email.subject, &email.body, &email.to_email, contact.as_ref(), &transient, &base)

@@ -1,5 +1,7 @@
-//! Turning a message's stored parts into what the recipient reads: the variables a contact's
-//! message sees and the rendered subject and HTML body.
+//! Outbound mail: the one way an email is made ([`queue`] a [`Draft`]; every producer, from
+//! `/v1/send` to campaigns, workflows and the appliance's own mail, takes it), and turning a
+//! message's stored parts into what the recipient reads: the variables a contact's message sees
+//! and the rendered subject and HTML body.
 //!
 //! The delivery worker renders every email with [`render`], and the dashboard's template
 //! preview does too, so what the preview shows is what is sent. (Tracking links, the open pixel
@@ -7,10 +9,89 @@
 
 use serde_json::{Map, Value};
 
+use super::compose;
 use super::data;
 use super::links;
 use super::render::{self, Mode, TemplateError};
+use super::vocabulary::{EmailSource, EmailStatus};
+use crate::db::Tx;
 use crate::db::contacts::Contact;
+use crate::db::emails::{self, Email};
+
+/// Queue priority of campaign mail: transactional mail (0) goes first.
+pub const CAMPAIGN_PRIORITY: i64 = 1;
+
+/// An email a producer wants sent: what it says, to and from whom, and what it belongs to.
+/// [`queue`] gives it its id, Message-ID, status and time.
+#[derive(Debug, Clone, Default)]
+pub struct Draft {
+    pub project_id: String,
+    pub contact_id: Option<String>,
+    /// The address and display name.
+    pub to: (String, Option<String>),
+    pub from: (String, Option<String>),
+    pub reply_to: Option<String>,
+    pub subject: String,
+    pub body: String,
+    /// A JSON object of extra headers; `{}` when empty.
+    pub headers: Option<String>,
+    /// A JSON object of this message's one-off variables; `{}` when empty.
+    pub variables: Option<String>,
+    /// `TRANSACTIONAL`, `MARKETING` or `HEADLESS`, as checked by its producer.
+    pub kind: String,
+    pub template_id: Option<String>,
+    pub campaign_id: Option<String>,
+    pub workflow_id: Option<String>,
+    /// The request's attachments, stored once for all its recipients.
+    pub attachment_set: Option<String>,
+    /// Why it is not to be sent at all: kept as FAILED with this error, for the record.
+    pub refused: Option<String>,
+}
+
+/// The row a draft from `source` becomes at `now`.
+fn email_of(source: EmailSource, draft: Draft, now: i64) -> Email {
+    let status = if draft.refused.is_some() { EmailStatus::Failed } else { EmailStatus::Queued };
+    Email {
+        id: crate::db::new_id(),
+        project_id: draft.project_id,
+        contact_id: draft.contact_id,
+        message_id: compose::message_id(&draft.from.0),
+        to_email: draft.to.0,
+        to_name: draft.to.1,
+        from_email: draft.from.0,
+        from_name: draft.from.1,
+        reply_to: draft.reply_to,
+        subject: draft.subject,
+        body: draft.body,
+        headers: draft.headers.unwrap_or_else(|| "{}".into()),
+        variables: draft.variables.unwrap_or_else(|| "{}".into()),
+        kind: draft.kind,
+        source_type: source.into(),
+        template_id: draft.template_id,
+        campaign_id: draft.campaign_id,
+        workflow_id: draft.workflow_id,
+        attachment_set: draft.attachment_set,
+        status: status.into(),
+        last_error: draft.refused,
+        created_at: now,
+        ..Email::default()
+    }
+}
+
+/// Queues a draft from `source` in the caller's transaction (the delivery worker is woken once
+/// it commits). A monthly cap the triggers keep refuses it with the transaction's error.
+pub fn queue(tx: &Tx, source: EmailSource, draft: Draft, now: i64) -> crate::db::Result<Email> {
+    let email = email_of(source, draft, now);
+    emails::insert(tx, &email, now)?;
+    Ok(email)
+}
+
+/// Queues one recipient's email of a campaign behind transactional mail, unless the campaign
+/// has one for this contact already (`None`). Subject and body stay the campaign's.
+pub fn queue_campaign(tx: &Tx, draft: Draft, now: i64) -> crate::db::Result<Option<Email>> {
+    let email = email_of(EmailSource::Campaign, draft, now);
+    Ok(emails::insert_campaign_row(tx, &email, CAMPAIGN_PRIORITY, now)?.then_some(email))
+}
 
 /// Which part of a message failed to render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,5 +193,23 @@ mod tests {
         let (part, _) =
             render("s", "{{ 1 | divided_by: 0 }}", &c.email, Some(&c), &Map::new(), &BASE).unwrap_err();
         assert_eq!(part, Part::Body);
+    }
+
+    #[test]
+    fn a_draft_becomes_a_queued_row_or_a_refused_one() {
+        let draft = Draft {
+            project_id: "p1".into(),
+            to: ("ada@example.test".into(), None),
+            from: ("news@acme.test".into(), Some("Acme".into())),
+            kind: "MARKETING".into(),
+            ..Draft::default()
+        };
+        let email = email_of(EmailSource::Workflow, draft.clone(), 7);
+        assert_eq!((email.status.as_str(), email.source_type.as_str()), ("QUEUED", "WORKFLOW"));
+        assert_eq!((email.headers.as_str(), email.variables.as_str(), email.created_at), ("{}", "{}", 7));
+        assert!(email.message_id.ends_with("@acme.test>"), "{}", email.message_id);
+        let refused = Draft { refused: Some("not sent: why".into()), ..draft };
+        let email = email_of(EmailSource::Transactional, refused, 7);
+        assert_eq!((email.status.as_str(), email.last_error.as_deref()), ("FAILED", Some("not sent: why")));
     }
 }

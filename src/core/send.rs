@@ -1,6 +1,8 @@
 //! `/v1/send`: checking a request and queueing one email per recipient, in one transaction.
 
-use crate::core::vocabulary::{EmailKind, EmailStatus};
+use crate::core::outbound::{self, Draft};
+use crate::core::vocabulary::EmailKind;
+use crate::core::vocabulary::EmailSource;
 use crate::db::Tx;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -14,7 +16,7 @@ use super::domains::require_verified_sender;
 use super::fields::FieldChanges;
 use crate::core::error::{Error, FieldError, Limit, Result};
 use crate::db::contacts::Indexing;
-use crate::db::emails::{self, Email};
+use crate::db::emails::{self};
 use crate::db::templates;
 
 /// Most recipients in one request.
@@ -256,38 +258,24 @@ pub fn queue(conn: &Tx, project: &str, request: &Send, now: i64) -> Result<Vec<Q
         let contact = core_contacts::upsert(conn, project, &upsert, &mut fields, now)?.contact;
         // Suppressions are the delivery worker's to check, when the email goes out.
         let refused = may_send(&kind, contact.subscribed, None).err().map(|why| format!("not sent: {why}"));
-        let id = crate::db::new_id();
-        let email = Email {
-            id: id.clone(),
+        let draft = Draft {
             project_id: project.into(),
             contact_id: Some(contact.id.clone()),
-            to_email: to_email.clone(),
-            to_name: to_name.clone(),
-            from_email: from_email.clone(),
-            from_name: from_name.clone(),
+            to: (to_email.clone(), to_name.clone()),
+            from: (from_email.clone(), from_name.clone()),
             reply_to: reply_to.clone(),
             subject: subject.clone(),
             body: body.clone(),
-            headers: headers.clone(),
-            attachments: None,
-            attachment_set: attachment_set.clone(),
-            variables: variables.clone(),
+            headers: Some(headers.clone()),
+            variables: Some(variables.clone()),
             kind: kind.clone(),
-            source_type: EmailKind::Transactional.into(),
             template_id: template.as_ref().map(|t| t.id.clone()),
-            campaign_id: None,
-            workflow_id: None,
-            status: if refused.is_some() { EmailStatus::Failed } else { EmailStatus::Queued }.into(),
-            message_id: compose::message_id(&from_email),
-            attempts: 0,
-            last_error: refused,
-            created_at: now,
-            sent_at: None,
-            opened_at: None,
-            clicked_at: None,
+            attachment_set: attachment_set.clone(),
+            refused,
+            ..Draft::default()
         };
-        emails::insert(conn, &email, now)?;
-        queued.push(Queued { contact_id: contact.id, contact_email: contact.email, email_id: id });
+        let email = outbound::queue(conn, EmailSource::Transactional, draft, now)?;
+        queued.push(Queued { contact_id: contact.id, contact_email: contact.email, email_id: email.id });
     }
     fields.save(conn, project)?;
     // No recipient may be sent to (all refused above): the attachments are not kept.

@@ -6,13 +6,13 @@
 //! The texts are Liquid like any body; what varies (the link, a project's name) is passed as
 //! variables, so it is escaped in the HTML and cannot add template code.
 
-use crate::core::vocabulary::{EmailKind, EmailStatus};
+use crate::core::outbound::{self, Draft};
+use crate::core::vocabulary::EmailKind;
+use crate::core::vocabulary::EmailSource;
 use crate::db::Tx;
 use serde_json::{Map, Value, json};
 
-use super::compose;
 use crate::config::Config;
-use crate::db::emails::{self, Email};
 use crate::db::projects::{Role, SYSTEM};
 
 /// How long a verification link works.
@@ -118,25 +118,17 @@ pub fn queue(
     let sender = config.system_sender();
     let from = sender.email.to_string();
     let (subject, body, variables) = mail.content(mail.link(config));
-    let email = Email {
-        id: crate::db::new_id(),
+    let draft = Draft {
         project_id: SYSTEM.into(),
-        to_email: to.into(),
-        message_id: compose::message_id(&from),
-        from_email: from,
-        from_name: sender.name.clone(),
+        to: (to.into(), None),
+        from: (from, sender.name.clone()),
         subject: subject.into(),
         body: body.into(),
-        headers: "{}".into(),
-        variables: Value::Object(variables).to_string(),
+        variables: Some(Value::Object(variables).to_string()),
         kind: EmailKind::Transactional.into(),
-        source_type: SOURCE.into(),
-        status: EmailStatus::Queued.into(),
-        created_at: now,
-        ..Email::default()
+        ..Draft::default()
     };
-    emails::insert(conn, &email, now)?;
-    Ok(email.id)
+    Ok(outbound::queue(conn, EmailSource::System, draft, now)?.id)
 }
 
 /// The `source_type` of system mail.

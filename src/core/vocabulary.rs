@@ -1,5 +1,5 @@
-//! The typed vocabulary of email: its kind, which decides what is added to it and who may get it, and
-//! its status. Rows keep them as the API's words (`MARKETING`, `QUEUED`); core names them here,
+//! The typed vocabulary of email: its kind, which decides what is added to it and who may get it,
+//! what made it, and its status. Rows keep them as the API's words (`MARKETING`, `QUEUED`); core names them here,
 //! and a row's text compares with them directly (`email.kind == EmailKind::Marketing`).
 
 /// What an email is.
@@ -28,6 +28,45 @@ impl EmailKind {
     /// The kind named `name`, if any.
     pub fn parse(name: &str) -> Option<EmailKind> {
         EmailKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+/// What made an email.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmailSource {
+    /// `POST /v1/send`.
+    Transactional,
+    Campaign,
+    /// A campaign's test send: outside its counters.
+    Test,
+    Workflow,
+    /// The appliance's own mail (account links, invitations).
+    System,
+}
+
+impl EmailSource {
+    pub const ALL: [EmailSource; 5] = [
+        EmailSource::Transactional,
+        EmailSource::Campaign,
+        EmailSource::Test,
+        EmailSource::Workflow,
+        EmailSource::System,
+    ];
+
+    /// The source as the rows and events name it (`sourceType`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EmailSource::Transactional => "TRANSACTIONAL",
+            EmailSource::Campaign => "CAMPAIGN",
+            EmailSource::Test => "TEST",
+            EmailSource::Workflow => "WORKFLOW",
+            EmailSource::System => "SYSTEM",
+        }
+    }
+
+    /// The source named `name`, if any.
+    pub fn parse(name: &str) -> Option<EmailSource> {
+        EmailSource::ALL.into_iter().find(|s| s.as_str() == name)
     }
 }
 
@@ -105,7 +144,7 @@ macro_rules! compares_with_text {
     )*};
 }
 
-compares_with_text!(EmailKind, EmailStatus);
+compares_with_text!(EmailKind, EmailSource, EmailStatus);
 
 #[cfg(test)]
 mod tests {
@@ -115,6 +154,9 @@ mod tests {
     fn names_read_back_and_compare_with_row_text() {
         for kind in EmailKind::ALL {
             assert_eq!(EmailKind::parse(kind.as_str()), Some(kind));
+        }
+        for source in EmailSource::ALL {
+            assert_eq!(EmailSource::parse(source.as_str()), Some(source));
         }
         for status in EmailStatus::ALL {
             assert_eq!(EmailStatus::parse(status.as_str()), Some(status));

@@ -18,14 +18,14 @@
 //! CONDITION steps read `event.<path>` and `workflow.<path>` from the execution's context;
 //! emails and webhooks see it as the variables `event` and `workflow`.
 
-use crate::core::vocabulary::EmailStatus;
+use crate::core::outbound::{self, Draft};
+use crate::core::vocabulary::EmailSource;
 use serde_json::{Map, Value, json};
 
 use super::cause::StepScope;
 use super::progress::{context_of, end, is_open, move_on, record};
 use super::status::{self, ExecutionStatus, RunStatus};
 use super::step::{self as config, Recipient, StepConfig};
-use crate::core::compose;
 use crate::core::conditions::eval::{DbFacts, matches};
 use crate::core::conditions::resolve::resolve;
 use crate::core::consent::may_send;
@@ -36,10 +36,9 @@ use crate::core::error::{Error, Result};
 use crate::core::fields::FieldChanges;
 use crate::db::Tx;
 use crate::db::contacts::{self, Contact};
-use crate::db::emails::{self, Email};
 use crate::db::executions::{self, Execution, StepRun};
 use crate::db::workflows::{self, Step};
-use crate::db::{new_id, projects, templates};
+use crate::db::{projects, templates};
 
 /// Most steps one call of [`advance`] runs: far more than a path through 200 steps without a
 /// wait can take (the graph has no loop without a wait), so reaching it means a bug, and the
@@ -353,30 +352,23 @@ fn send_email(
     };
     vars.insert("event".into(), context.get("event").cloned().unwrap_or_else(|| json!({})));
     vars.insert("workflow".into(), Value::Object(context));
-    let email = Email {
-        id: new_id(),
+    let draft = Draft {
         project_id: ex.project_id.clone(),
         contact_id,
-        to_email: to_email.clone(),
-        from_email: template.from_email.clone(),
-        from_name: template.from_name.clone(),
+        to: (to_email.clone(), None),
+        from: (template.from_email.clone(), template.from_name.clone()),
         reply_to: template.reply_to.clone(),
         subject: template.subject.clone(),
         body: template.body.clone(),
-        headers: "{}".into(),
-        variables: Value::Object(vars).to_string(),
+        variables: Some(Value::Object(vars).to_string()),
         kind: template.kind.clone(),
-        source_type: "WORKFLOW".into(),
         template_id: Some(template.id.clone()),
         workflow_id: Some(ex.workflow_id.clone()),
-        status: EmailStatus::Queued.into(),
-        message_id: compose::message_id(&template.from_email),
-        created_at: now,
-        ..Email::default()
+        ..Draft::default()
     };
     // Over the project's monthly cap of workflow emails, the error is over a limit: the step
     // fails with the reason rather than being tried again and again.
-    emails::insert(conn, &email, now)?;
+    let email = outbound::queue(conn, EmailSource::Workflow, draft, now)?;
     Ok(Sent::Queued(json!({ "emailId": email.id, "to": to_email, "templateId": template.id })))
 }
 
