@@ -8,12 +8,14 @@ use rocket::serde::json::Json;
 use rocket::{FromForm, State, delete, get, post, put};
 
 use super::guards::ProjectAccess;
+use super::ids::Param;
 use super::json::{JsonBody, Medium, Message, OptionalJsonBody, Small};
 use super::pagination;
 use crate::clock;
 use crate::core::campaign_state;
 use crate::core::campaigns::{self as core_campaigns, Fields};
 use crate::core::contacts::parse_email;
+use crate::core::ids::CampaignId;
 use crate::core::segments::count_condition;
 use crate::db::campaigns::{self, Campaign};
 use crate::error::ApiError;
@@ -85,8 +87,9 @@ async fn list(
     Ok(Json(NumberedPage::new(rows.iter().map(CampaignView::from).collect(), total, page, page_size)))
 }
 
-/// Checks `fields` into `campaign` (templates parsed off the executor), then the sender,
-/// segment and condition in the write that saves it with its references.
+/// Checks `fields` into `campaign` (templates parsed off the executor), then saves it as a new
+/// draft or as the new content of an editable one, with its sender, segment and condition
+/// checked in the write.
 async fn checked_save(
     state: &AppState,
     mut campaign: Campaign,
@@ -100,17 +103,9 @@ async fn checked_save(
     let saved = campaign.clone();
     state
         .db
-        .write(move |tx| {
-            if insert {
-                campaigns::insert(tx, &saved)?;
-            } else {
-                let current = campaigns::by_id(tx, &saved.id)?
-                    .ok_or_else(|| ApiError::not_found("Campaign not found"))?;
-                campaign_state::require_editable(&current)?;
-                campaigns::update_content(tx, &saved)?;
-            }
-            core_campaigns::check_references(tx, &saved, condition)?;
-            Ok::<_, ApiError>(())
+        .write(move |tx| match insert {
+            true => campaign_state::create(tx, &saved, condition),
+            false => campaign_state::edit(tx, &saved, condition),
         })
         .await?;
     Ok(campaign)
@@ -165,19 +160,16 @@ async fn count(
     Ok(Json(Count { count }))
 }
 
-async fn find(state: &AppState, project: String, id: &str) -> Result<Campaign, ApiError> {
-    let id = id.to_string();
-    state
-        .db
-        .run(move |conn| campaigns::get(conn, &project, &id))
-        .await?
-        .ok_or_else(|| ApiError::not_found("Campaign not found"))
+async fn find(state: &AppState, project: String, id: Param<CampaignId>) -> Result<Campaign, ApiError> {
+    let id = id?;
+    Ok(state.db.run(move |conn| campaign_state::find(conn, &project, &id)).await?)
 }
 
 /// Reads a campaign.
 #[utoipa::path(
     tag = "Campaigns",
     operation_id = "getCampaign",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The campaign", body = CampaignView)),
 )]
@@ -185,7 +177,7 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<Campaign, A
 async fn read(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<CampaignId>,
 ) -> Result<Json<CampaignView>, ApiError> {
     Ok(Json(CampaignView::from(&find(state, access.project.id, id).await?)))
 }
@@ -195,6 +187,7 @@ async fn read(
 #[utoipa::path(
     tag = "Campaigns",
     operation_id = "replaceCampaign",
+    params(("id" = String, Path)),
     request_body = CampaignChanges,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The campaign as replaced", body = CampaignView)),
@@ -203,7 +196,7 @@ async fn read(
 async fn replace(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<CampaignId>,
     body: JsonBody<CampaignChanges, Message>,
 ) -> Result<Json<CampaignView>, ApiError> {
     let mut campaign = find(state, access.project.id, id).await?;
@@ -220,13 +213,18 @@ async fn replace(
 #[utoipa::path(
     tag = "Campaigns",
     operation_id = "deleteCampaign",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 204, description = "Deleted")),
 )]
 #[delete("/campaigns/<id>")]
-async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
-    let campaign = find(state, access.project.id, id).await?;
-    state.db.write(move |tx| campaign_state::delete(tx, &campaign.id)).await?;
+async fn remove(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<CampaignId>,
+) -> Result<Status, ApiError> {
+    let (project, id) = (access.project.id, id?);
+    state.db.write(move |tx| campaign_state::delete(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }
 
@@ -234,6 +232,7 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
 #[utoipa::path(
     tag = "Campaigns",
     operation_id = "duplicateCampaign",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The copy", body = CampaignView)),
 )]
@@ -241,7 +240,7 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
 async fn duplicate(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<CampaignId>,
 ) -> Result<Json<CampaignView>, ApiError> {
     let original = find(state, access.project.id, id).await?;
     let copy = state.db.write(move |tx| campaign_state::duplicate(tx, &original, clock::now_ms())).await?;
@@ -254,6 +253,7 @@ async fn duplicate(
 #[utoipa::path(
     tag = "Campaigns",
     operation_id = "sendCampaign",
+    params(("id" = String, Path)),
     request_body = Option<SendCampaign>,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "Sending or scheduled", body = SendAnswer)),
@@ -262,7 +262,7 @@ async fn duplicate(
 async fn send(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<CampaignId>,
     body: OptionalJsonBody<SendCampaign, Small>,
 ) -> Result<Json<SendAnswer>, ApiError> {
     let at = core_campaigns::parse_schedule(body.0.and_then(|b| b.scheduled_for).as_ref())?;
@@ -294,6 +294,7 @@ async fn send(
 #[utoipa::path(
     tag = "Campaigns",
     operation_id = "cancelCampaign",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The campaign, CANCELLED", body = CampaignView)),
 )]
@@ -301,7 +302,7 @@ async fn send(
 async fn cancel(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<CampaignId>,
 ) -> Result<Json<CampaignView>, ApiError> {
     let campaign = find(state, access.project.id, id).await?;
     let cancelled = state.db.write(move |tx| campaign_state::cancel(tx, &campaign, clock::now_ms())).await?;
@@ -313,6 +314,7 @@ async fn cancel(
 #[utoipa::path(
     tag = "Campaigns",
     operation_id = "testCampaign",
+    params(("id" = String, Path)),
     request_body = TestBody,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The test email, queued", body = TestSent)),
@@ -321,7 +323,7 @@ async fn cancel(
 async fn test(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<CampaignId>,
     body: JsonBody<TestBody, Small>,
 ) -> Result<Json<TestSent>, ApiError> {
     let to = body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
@@ -336,6 +338,7 @@ async fn test(
 #[utoipa::path(
     tag = "Campaigns",
     operation_id = "campaignStats",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The figures", body = CampaignStats)),
 )]
@@ -343,7 +346,7 @@ async fn test(
 async fn stats(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<CampaignId>,
 ) -> Result<Json<CampaignStats>, ApiError> {
     Ok(Json(CampaignStats::from(&find(state, access.project.id, id).await?)))
 }

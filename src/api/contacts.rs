@@ -6,12 +6,13 @@ use rocket::{FromForm, State, delete, get, patch, post};
 use serde::{Deserialize, Serialize};
 
 use super::guards::ProjectAccess;
+use super::ids::Param;
 use super::json::{JsonBody, Medium};
 use super::pagination;
 use crate::clock;
 use crate::core::contacts::{self as core_contacts, Changes, Upsert};
 use crate::core::data::DataPatch;
-use crate::core::fields::FieldChanges;
+use crate::core::ids::ContactId;
 use crate::db::DbError;
 use crate::db::contacts::{self, After, Indexing, ListQuery, Sort};
 use crate::error::ApiError;
@@ -169,7 +170,6 @@ async fn create(
     let upserted = state
         .db
         .write(move |tx| {
-            let mut fields = FieldChanges::default();
             let request = Upsert {
                 email: &email,
                 subscribed: body.subscribed,
@@ -178,9 +178,7 @@ async fn create(
                 source: "api",
                 indexing: Indexing::AtCommit,
             };
-            let upserted = core_contacts::upsert(tx, &project, &request, &mut fields, clock::now_ms())?;
-            fields.save(tx, &project)?;
-            Ok::<_, ApiError>(upserted)
+            core_contacts::put(tx, &project, &request, clock::now_ms())
         })
         .await?;
     Ok(Json(UpsertedContact {
@@ -189,19 +187,11 @@ async fn create(
     }))
 }
 
-async fn find(state: &AppState, project: String, id: &str) -> Result<contacts::Contact, ApiError> {
-    let id = id.to_string();
-    state
-        .db
-        .run(move |conn| contacts::by_id(conn, &project, &id))
-        .await?
-        .ok_or_else(|| ApiError::not_found("Contact not found"))
-}
-
 /// Reads a contact, with its suppression.
 #[utoipa::path(
     tag = "Contacts",
     operation_id = "getContact",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The contact", body = ListedContact)),
 )]
@@ -209,11 +199,17 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<contacts::C
 async fn read(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<ContactId>,
 ) -> Result<Json<ListedContact>, ApiError> {
-    let contact = find(state, access.project.id, id).await?;
-    let of = contact.id.clone();
-    let suppression = state.db.run(move |conn| crate::db::suppressions::get(conn, &of)).await?;
+    let (id, project) = (id?, access.project.id);
+    let (contact, suppression) = state
+        .db
+        .run(move |conn| {
+            let contact = core_contacts::find(conn, &project, &id)?;
+            let suppression = crate::db::suppressions::get(conn, &contact.id)?;
+            Ok::<_, ApiError>((contact, suppression))
+        })
+        .await?;
     // A hard bounce or a complaint keeps MARKETING mail away from the contact.
     Ok(Json(ListedContact::new(&contact, suppression.as_ref())))
 }
@@ -222,6 +218,7 @@ async fn read(
 #[utoipa::path(
     tag = "Contacts",
     operation_id = "updateContact",
+    params(("id" = String, Path)),
     request_body = ContactChanges,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The contact as changed", body = Contact)),
@@ -230,23 +227,18 @@ async fn read(
 async fn change(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<ContactId>,
     body: JsonBody<ContactChanges, Medium>,
 ) -> Result<Json<Contact>, ApiError> {
-    let body = body.0;
+    let (id, body) = (id?, body.0);
     let email = body.email.as_deref().map(|e| core_contacts::parse_email(e, "email")).transpose()?;
     let patch = DataPatch::parse(body.data.as_ref(), "data")?;
-    let (project, id) = (access.project.id, id.to_string());
+    let project = access.project.id;
     let contact = state
         .db
         .write(move |tx| {
-            let contact = contacts::by_id(tx, &project, &id)?
-                .ok_or_else(|| ApiError::not_found("Contact not found"))?;
-            let mut fields = FieldChanges::default();
             let changes = Changes { email, subscribed: body.subscribed, data: &patch };
-            let contact = core_contacts::update(tx, contact, &changes, &mut fields, "api", clock::now_ms())?;
-            fields.save(tx, &project)?;
-            Ok::<_, ApiError>(contact)
+            core_contacts::change(tx, &project, &id, &changes, "api", clock::now_ms())
         })
         .await?;
     Ok(Json(Contact::from(&contact)))
@@ -256,23 +248,18 @@ async fn change(
 #[utoipa::path(
     tag = "Contacts",
     operation_id = "deleteContact",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 204, description = "Deleted")),
 )]
 #[delete("/contacts/<id>")]
-async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
-    let (project, id) = (access.project.id, id.to_string());
-    state
-        .db
-        .write(move |tx| {
-            let contact = contacts::by_id(tx, &project, &id)?
-                .ok_or_else(|| ApiError::not_found("Contact not found"))?;
-            let mut fields = FieldChanges::default();
-            core_contacts::delete(tx, &contact, &mut fields)?;
-            fields.save(tx, &project)?;
-            Ok::<_, ApiError>(())
-        })
-        .await?;
+async fn remove(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<ContactId>,
+) -> Result<Status, ApiError> {
+    let (project, id) = (access.project.id, id?);
+    state.db.write(move |tx| core_contacts::remove(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }
 

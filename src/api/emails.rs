@@ -5,9 +5,11 @@ use rocket::serde::json::Json;
 use rocket::{State, get};
 
 use super::guards::ProjectAccess;
+use super::ids::Param;
 use super::pagination;
+use crate::core::contacts as core_contacts;
+use crate::core::ids::ContactId;
 use crate::db::emails;
-use crate::db::{DbError, contacts};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::CursorPage;
@@ -22,6 +24,7 @@ documented_routes!(for_contact);
     params(
         ("limit" = Option<i64>, Query, minimum = 1, description = "1 to 100 (larger is taken as 100); default 20."),
         ("cursor" = Option<String>, Query, description = "The previous page's `cursor`."),
+        ("id" = String, Path),
     ),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "A page of emails", body = CursorPage<EmailView>)),
@@ -30,7 +33,7 @@ documented_routes!(for_contact);
 async fn for_contact(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<ContactId>,
     limit: Option<&str>,
     cursor: Option<&str>,
 ) -> Result<Json<CursorPage<EmailView>>, ApiError> {
@@ -38,20 +41,17 @@ async fn for_contact(
     let after: Option<(i64, String)> =
         cursor.filter(|c| !c.is_empty()).map(pagination::decode).transpose()?;
     let first = after.is_none();
-    let (project, contact) = (access.project.id, id.to_string());
-    let found = state
+    let (project, contact) = (access.project.id, id?);
+    let (mut rows, total) = state
         .db
         .run(move |conn| {
-            if contacts::by_id(conn, &project, &contact)?.is_none() {
-                return Ok(None);
-            }
+            core_contacts::find(conn, &project, &contact)?;
             let rows = emails::for_contact(conn, &project, &contact, after, limit + 1)?;
             let total: Option<i64> =
                 if first { Some(emails::count_for_contact(conn, &project, &contact)?) } else { None };
-            Ok::<_, DbError>(Some((rows, total)))
+            Ok::<_, ApiError>((rows, total))
         })
         .await?;
-    let (mut rows, total) = found.ok_or_else(|| ApiError::not_found("Contact not found"))?;
     let has_more = rows.len() > limit;
     rows.truncate(limit);
     let next = if has_more { rows.last().map(|e| pagination::encode(&(e.created_at, &e.id))) } else { None };

@@ -7,11 +7,14 @@ use serde::{Deserialize, Serialize};
 
 use super::aliases::param;
 use super::guards::ProjectAccess;
+use super::ids::Param;
 use super::pagination;
 use crate::clock;
+use crate::core::contacts as core_contacts;
+use crate::core::ids::ContactId;
 use crate::core::track;
+use crate::db::DbError;
 use crate::db::events::{self, ListQuery, Listed};
-use crate::db::{DbError, contacts};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::CursorPage;
@@ -202,6 +205,7 @@ async fn list(
         ("limit" = Option<i64>, Query, minimum = 1, description = "1 to 100 (larger is taken as 100); default 20."),
         ("cursor" = Option<String>, Query, description = "The previous page's `cursor`."),
         ("name" = Option<String>, Query, description = "Only events of this name."),
+        ("contact_id" = String, Path),
     ),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "A page of the contact's events", body = CursorPage<Event>)),
@@ -210,19 +214,16 @@ async fn list(
 async fn for_contact(
     state: &State<AppState>,
     access: ProjectAccess,
-    contact_id: &str,
+    contact_id: Param<ContactId>,
     limit: Option<&str>,
     cursor: Option<&str>,
     name: Option<&str>,
 ) -> Result<Json<CursorPage<Event>>, ApiError> {
-    let (project, id) = (access.project.id.clone(), contact_id.to_string());
-    let found = state.db.run(move |conn| contacts::by_id(conn, &project, &id)).await?;
-    if found.is_none() {
-        return Err(ApiError::not_found(format!("No contact {contact_id} in this project")));
-    }
+    let (project, id) = (access.project.id.clone(), contact_id?);
+    let contact = state.db.run(move |conn| core_contacts::find(conn, &project, &id)).await?;
     let filter = Filter {
         name: name.filter(|n| !n.is_empty()).map(str::to_string),
-        contact: Some(contact_id.to_string()),
+        contact: Some(contact.id),
         ..Filter::default()
     };
     Ok(Json(page(state, access.project.id, filter, Vec::new(), (limit, cursor), |e| Event::from(e)).await?))

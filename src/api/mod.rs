@@ -35,6 +35,7 @@ pub mod fields;
 pub mod guards;
 pub mod health;
 pub mod idempotency;
+pub mod ids;
 pub mod invitation_links;
 pub mod json;
 pub mod members;

@@ -7,9 +7,11 @@ use rocket::{State, delete, get, patch, post};
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
+use super::ids::Param;
 use super::json::{JsonBody, Medium};
 use super::pagination;
 use crate::clock;
+use crate::core::ids::SegmentId;
 use crate::core::segments::{self as core_segments, NewSegment, SegmentChanges, Step};
 use crate::db::segments::{self, Segment};
 use crate::error::{ApiError, FieldError};
@@ -36,21 +38,10 @@ documented_routes!(
     refresh
 );
 
-/// The segment as it is inside a write transaction (the copy read before it may be stale: a
-/// computation moves its cursor meanwhile), or 404.
-fn current(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Segment, ApiError> {
-    segments::get(conn, project, id)?
-        .ok_or_else(|| ApiError::not_found(format!("No segment {id} in this project")))
-}
-
 /// A segment of the project, or 404.
-async fn find(state: &AppState, project: String, id: &str) -> Result<Segment, ApiError> {
-    let lookup = id.to_string();
-    state
-        .db
-        .run(move |conn| segments::get(conn, &project, &lookup))
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("No segment {id} in this project")))
+async fn find(state: &AppState, project: String, id: Param<SegmentId>) -> Result<Segment, ApiError> {
+    let id = id?;
+    Ok(state.db.run(move |conn| core_segments::find(conn, &project, &id)).await?)
 }
 
 /// All segments, newest first, as a bare array.
@@ -142,6 +133,7 @@ async fn count(
 #[utoipa::path(
     tag = "Segments",
     operation_id = "getSegment",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The segment", body = SegmentView)),
 )]
@@ -149,7 +141,7 @@ async fn count(
 async fn read(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<SegmentId>,
 ) -> Result<Json<SegmentView>, ApiError> {
     Ok(Json(SegmentView::from(&find(state, access.project.id, id).await?)))
 }
@@ -158,6 +150,7 @@ async fn read(
 #[utoipa::path(
     tag = "Segments",
     operation_id = "updateSegment",
+    params(("id" = String, Path)),
     request_body = ChangeSegment,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The segment as changed", body = SegmentView)),
@@ -166,7 +159,7 @@ async fn read(
 async fn change(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<SegmentId>,
     body: JsonBody<ChangeSegment, Medium>,
 ) -> Result<Json<SegmentView>, ApiError> {
     let body = body.0;
@@ -175,6 +168,7 @@ async fn change(
         return Err(ApiError::simple_bad_request("condition must be a condition object"));
     }
     let changes = SegmentChanges {
+        kind,
         name: body.name.as_deref().map(core_segments::check_name).transpose()?,
         description: body
             .description
@@ -184,21 +178,9 @@ async fn change(
         track_membership: body.track_membership,
     };
     let condition_changed = changes.condition.is_some();
-    let (project, id) = (access.project.id, id.to_string());
-    let segment = state
-        .db
-        .write(move |tx| {
-            let segment = current(tx, &project, &id)?;
-            if kind.is_some_and(|k| k != segment.kind) {
-                return Err(ApiError::invalid_field(
-                    "type",
-                    "invalid_value",
-                    "a segment's type cannot change; make a new segment instead",
-                ));
-            }
-            Ok::<_, ApiError>(core_segments::update(tx, segment, changes, clock::now_ms())?)
-        })
-        .await?;
+    let (project, id) = (access.project.id, id?);
+    let segment =
+        state.db.write(move |tx| core_segments::update(tx, &project, &id, changes, clock::now_ms())).await?;
     let segment = if condition_changed { core_segments::recount(&state.db, segment).await? } else { segment };
     Ok(Json(SegmentView::from(&segment)))
 }
@@ -207,16 +189,18 @@ async fn change(
 #[utoipa::path(
     tag = "Segments",
     operation_id = "deleteSegment",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 204, description = "Deleted")),
 )]
 #[delete("/segments/<id>")]
-async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
-    let (project, id) = (access.project.id, id.to_string());
-    state
-        .db
-        .write(move |tx| Ok::<_, ApiError>(core_segments::delete(tx, &current(tx, &project, &id)?)?))
-        .await?;
+async fn remove(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<SegmentId>,
+) -> Result<Status, ApiError> {
+    let (project, id) = (access.project.id, id?);
+    state.db.write(move |tx| core_segments::delete(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }
 
@@ -228,6 +212,7 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
     params(
         ("page" = Option<i64>, Query, minimum = 1, description = "From 1; default 1."),
         ("pageSize" = Option<i64>, Query, minimum = 1, description = "Default 20, at most 100."),
+        ("id" = String, Path),
     ),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "A page of contacts", body = NumberedPage<Contact>)),
@@ -237,7 +222,7 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
 async fn members(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<SegmentId>,
     page: Option<&str>,
     pageSize: Option<&str>,
 ) -> Result<Json<NumberedPage<Contact>>, ApiError> {
@@ -256,6 +241,7 @@ async fn members(
 #[utoipa::path(
     tag = "Segments",
     operation_id = "addSegmentMembers",
+    params(("id" = String, Path)),
     request_body = AddMembers,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "What was added", body = MembersAdded)),
@@ -264,16 +250,16 @@ async fn members(
 async fn add_members(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<SegmentId>,
     body: JsonBody<AddMembers, Medium>,
 ) -> Result<Json<MembersAdded>, ApiError> {
     let AddMembers { emails, create_missing, subscribed } = body.0;
     let emails = core_segments::check_emails(emails.as_ref())?;
-    let (project, id) = (access.project.id, id.to_string());
+    let (project, id) = (access.project.id, id?);
     let (segment, outcome) = state
         .db
         .write(move |tx| {
-            let segment = current(tx, &project, &id)?;
+            let segment = core_segments::find(tx, &project, &id)?;
             Ok::<_, ApiError>(core_segments::add_members(
                 tx,
                 segment,
@@ -299,6 +285,7 @@ async fn add_members(
 #[utoipa::path(
     tag = "Segments",
     operation_id = "removeSegmentMembers",
+    params(("id" = String, Path)),
     request_body = RemoveMembers,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "What was removed", body = MembersRemoved)),
@@ -307,15 +294,15 @@ async fn add_members(
 async fn remove_members(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<SegmentId>,
     body: JsonBody<RemoveMembers, Medium>,
 ) -> Result<Json<MembersRemoved>, ApiError> {
     let emails = core_segments::check_emails(body.0.emails.as_ref())?;
-    let (project, id) = (access.project.id, id.to_string());
+    let (project, id) = (access.project.id, id?);
     let (segment, outcome) = state
         .db
         .write(move |tx| {
-            let segment = current(tx, &project, &id)?;
+            let segment = core_segments::find(tx, &project, &id)?;
             Ok::<_, ApiError>(core_segments::remove_members(tx, segment, &emails, clock::now_ms())?)
         })
         .await?;
@@ -334,6 +321,7 @@ async fn remove_members(
 #[utoipa::path(
     tag = "Segments",
     operation_id = "computeSegment",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The segment, computed", body = SegmentView)),
 )]
@@ -341,7 +329,7 @@ async fn remove_members(
 async fn compute(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<SegmentId>,
 ) -> Result<Json<SegmentView>, ApiError> {
     let segment = find(state, access.project.id, id).await?;
     if !core_segments::is_tracked_dynamic(&segment) {
@@ -362,9 +350,7 @@ async fn compute(
         match step {
             Step::Running => continue,
             Step::Done(segment) => return Ok(Json(SegmentView::from(&*segment))),
-            Step::Gone => {
-                return Err(ApiError::not_found(format!("No segment {} in this project", segment.id)));
-            }
+            Step::Gone => return Err(SegmentId::missing(&segment.id).into()),
         }
     }
 }
@@ -374,6 +360,7 @@ async fn compute(
 #[utoipa::path(
     tag = "Segments",
     operation_id = "refreshSegment",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The segment, counted", body = SegmentView)),
 )]
@@ -381,7 +368,7 @@ async fn compute(
 async fn refresh(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<SegmentId>,
 ) -> Result<Json<SegmentView>, ApiError> {
     let segment = find(state, access.project.id, id).await?;
     Ok(Json(SegmentView::from(&core_segments::recount(&state.db, segment).await?)))

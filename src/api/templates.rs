@@ -1,18 +1,17 @@
 //! Templates: `/templates`.
 
-use crate::core::vocabulary::EmailKind;
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{FromForm, State, delete, get, patch, post};
-use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
+use super::ids::Param;
 use super::json::{JsonBody, Message};
 use super::pagination;
 use crate::clock;
 use crate::core::compose;
-use crate::core::contacts::parse_email;
-use crate::core::domains::require_verified_sender;
+use crate::core::ids::TemplateId;
+use crate::core::templates as core_templates;
 use crate::db::templates::{self, Template};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -86,45 +85,6 @@ async fn list(
     Ok(Json(NumberedPage::new(rows.iter().map(view).collect(), total, page, page_size)))
 }
 
-/// Applies and checks the fields on a template; sender domains are checked by the caller.
-fn apply(t: &mut Template, f: TemplateFields) -> Result<(), ApiError> {
-    if let Some(name) = f.name {
-        let name = name.trim().to_string();
-        if name.is_empty() || name.chars().count() > 200 {
-            return Err(ApiError::invalid_field(
-                "name",
-                "invalid_string",
-                "name must be 1 to 200 characters",
-            ));
-        }
-        t.name = name;
-    }
-    if let Some(description) = f.description {
-        t.description = Some(description).filter(|d| !d.trim().is_empty());
-    }
-    if let Some(subject) = f.subject {
-        compose::check_subject(&subject, "subject")?;
-        t.subject = subject;
-    }
-    if let Some(body) = f.body {
-        compose::check_body(&body, "body")?;
-        t.body = body;
-    }
-    if let Some(from) = f.from {
-        t.from_email = parse_email(&from, "from")?;
-    }
-    if let Some(name) = f.from_name {
-        t.from_name = Some(compose::check_name(&name, "fromName")?).filter(|n| !n.is_empty());
-    }
-    if let Some(reply) = f.reply_to {
-        t.reply_to = if reply.trim().is_empty() { None } else { Some(parse_email(&reply, "replyTo")?) };
-    }
-    if let Some(kind) = f.kind {
-        t.kind = compose::check_type(Some(&kind), "type", EmailKind::Marketing.as_str())?;
-    }
-    Ok(())
-}
-
 /// Makes a template; its sender must be on a verified domain.
 #[utoipa::path(
     tag = "Templates",
@@ -152,47 +112,26 @@ async fn create(
             return Err(ApiError::invalid_field(field, "required", format!("{field} is required")));
         }
     }
-    let now = clock::now_ms();
-    let mut template = Template {
-        id: crate::db::new_id(),
-        project_id: access.project.id,
-        name: String::new(),
-        description: None,
-        subject: String::new(),
-        body: String::new(),
-        from_email: String::new(),
-        from_name: None,
-        reply_to: None,
-        kind: EmailKind::Marketing.into(),
-        created_at: now,
-        updated_at: now,
-    };
-    let template =
-        crate::core::blocking::blocking(move || apply(&mut template, fields).map(|()| template)).await??;
+    let mut template = core_templates::draft(&access.project.id, clock::now_ms());
+    let template = crate::core::blocking::blocking(move || {
+        core_templates::apply(&mut template, fields.into()).map(|()| template)
+    })
+    .await??;
     let saved = template.clone();
-    state
-        .db
-        .write(move |tx| {
-            require_verified_sender(tx, &saved.project_id, &saved.from_email)?;
-            Ok::<_, ApiError>(templates::save(tx, &saved)?)
-        })
-        .await?;
+    state.db.write(move |tx| core_templates::create(tx, &saved)).await?;
     Ok(Json(view(&template)))
 }
 
-async fn find(state: &AppState, project: String, id: &str) -> Result<Template, ApiError> {
-    let id = id.to_string();
-    state
-        .db
-        .run(move |conn| Ok::<_, ApiError>(templates::get(conn, &project, &id)?))
-        .await?
-        .ok_or_else(|| ApiError::not_found("Template not found"))
+async fn find(state: &AppState, project: String, id: Param<TemplateId>) -> Result<Template, ApiError> {
+    let id = id?;
+    Ok(state.db.run(move |conn| core_templates::find(conn, &project, &id)).await?)
 }
 
 /// Reads a template.
 #[utoipa::path(
     tag = "Templates",
     operation_id = "getTemplate",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The template", body = TemplateView)),
 )]
@@ -200,7 +139,7 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<Template, A
 async fn read(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<TemplateId>,
 ) -> Result<Json<TemplateView>, ApiError> {
     Ok(Json(view(&find(state, access.project.id, id).await?)))
 }
@@ -209,6 +148,7 @@ async fn read(
 #[utoipa::path(
     tag = "Templates",
     operation_id = "updateTemplate",
+    params(("id" = String, Path)),
     request_body = TemplateFields,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The template as changed", body = TemplateView)),
@@ -217,25 +157,19 @@ async fn read(
 async fn change(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<TemplateId>,
     body: JsonBody<TemplateFields, Message>,
 ) -> Result<Json<TemplateView>, ApiError> {
     let mut template = find(state, access.project.id, id).await?;
     let from_changed = body.0.from.is_some();
     let fields = body.0;
-    let mut template =
-        crate::core::blocking::blocking(move || apply(&mut template, fields).map(|()| template)).await??;
+    let mut template = crate::core::blocking::blocking(move || {
+        core_templates::apply(&mut template, fields.into()).map(|()| template)
+    })
+    .await??;
     template.updated_at = clock::now_ms();
     let saved = template.clone();
-    state
-        .db
-        .write(move |tx| {
-            if from_changed {
-                require_verified_sender(tx, &saved.project_id, &saved.from_email)?;
-            }
-            Ok::<_, ApiError>(templates::save(tx, &saved)?)
-        })
-        .await?;
+    state.db.write(move |tx| core_templates::edit(tx, &saved, from_changed)).await?;
     Ok(Json(view(&template)))
 }
 
@@ -243,29 +177,18 @@ async fn change(
 #[utoipa::path(
     tag = "Templates",
     operation_id = "deleteTemplate",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 204, description = "Deleted")),
 )]
 #[delete("/templates/<id>")]
-async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
-    let template = find(state, access.project.id, id).await?;
-    state
-        .db
-        .write(move |tx| {
-            // A workflow's SEND_EMAIL step would fail on every execution from then on.
-            let workflows = crate::db::refs::workflows(tx, &template.project_id, "template", &template.id)?;
-            if !workflows.is_empty() {
-                let names: Vec<Value> =
-                    workflows.iter().map(|(id, name, _)| json!({ "id": id, "name": name })).collect();
-                return Err(ApiError::conflict(format!(
-                    "the template is sent by {} workflow(s): change or delete their SEND_EMAIL steps first",
-                    names.len()
-                ))
-                .with_details(json!({ "workflows": names })));
-            }
-            Ok::<_, ApiError>(templates::delete(tx, &template.project_id, &template.id)?)
-        })
-        .await?;
+async fn remove(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<TemplateId>,
+) -> Result<Status, ApiError> {
+    let (project, id) = (access.project.id, id?);
+    state.db.write(move |tx| core_templates::delete(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }
 
@@ -273,6 +196,7 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
 #[utoipa::path(
     tag = "Templates",
     operation_id = "duplicateTemplate",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The copy", body = TemplateView)),
 )]
@@ -280,19 +204,11 @@ async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Res
 async fn duplicate(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<TemplateId>,
 ) -> Result<Json<TemplateView>, ApiError> {
-    let original = find(state, access.project.id, id).await?;
-    let now = clock::now_ms();
-    let copy = Template {
-        id: crate::db::new_id(),
-        name: format!("{} (copy)", original.name).chars().take(200).collect(),
-        created_at: now,
-        updated_at: now,
-        ..original
-    };
-    let saved = copy.clone();
-    state.db.write(move |tx| Ok::<_, ApiError>(templates::save(tx, &saved)?)).await?;
+    let (project, id) = (access.project.id, id?);
+    let copy =
+        state.db.write(move |tx| core_templates::duplicate(tx, &project, &id, clock::now_ms())).await?;
     Ok(Json(view(&copy)))
 }
 
@@ -300,6 +216,7 @@ async fn duplicate(
 #[utoipa::path(
     tag = "Templates",
     operation_id = "templateUsage",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "What sends it", body = TemplateUsage)),
 )]
@@ -307,7 +224,7 @@ async fn duplicate(
 async fn usage(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<TemplateId>,
 ) -> Result<Json<TemplateUsage>, ApiError> {
     let template = find(state, access.project.id, id).await?;
     let usage = super::usage::lists(state, &template.project_id, "template", &template.id).await?;

@@ -8,26 +8,21 @@ use rocket::{FromForm, State, delete, get, patch, post};
 use serde_json::json;
 
 use super::guards::ProjectAccess;
+use super::ids::Param;
 use super::json::{JsonBody, Small};
 use super::pagination;
 use crate::clock;
-use crate::core::webhooks::{self as core_webhooks, check_events, check_url};
+use crate::core::ids::WebhookId;
+use crate::core::webhook_endpoints::{self as endpoints, Changes};
+use crate::core::webhooks::{check_events, check_url};
 use crate::core::workflows::check_text;
-use crate::db::new_id;
-use crate::db::webhooks::{self, Endpoint};
+use crate::db::webhooks;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::NumberedPage;
 use crate::views::webhooks::{Delivery, Endpoint as EndpointView, EndpointFields, TestDelivery};
 
 documented_routes!(list, create, read, update, remove, deliveries, test);
-
-/// Most endpoints per project.
-const MAX_ENDPOINTS: usize = 20;
-
-fn find(conn: &rusqlite::Connection, project: &str, id: &str) -> Result<Endpoint, ApiError> {
-    webhooks::get(conn, project, id)?.ok_or_else(|| ApiError::not_found("Webhook endpoint not found"))
-}
 
 /// The project's webhook endpoints.
 #[utoipa::path(
@@ -60,31 +55,15 @@ async fn create(
     let body = body.0;
     let url = check_url(body.url.as_deref().unwrap_or_default())?;
     let events = check_events(body.events.as_ref().unwrap_or(&json!(["*"])))?;
-    let description = check_text(body.description, "description")?;
-    let now = clock::now_ms();
-    let endpoint = Endpoint {
-        id: new_id(),
-        project_id: access.project.id,
-        url,
-        events,
-        enabled: body.enabled.unwrap_or(true),
-        description,
-        secret: core_webhooks::new_secret(),
-        created_at: now,
-        updated_at: now,
-        ..Endpoint::default()
+    let changes = Changes {
+        description: Some(check_text(body.description, "description")?),
+        enabled: body.enabled,
+        ..Changes::default()
     };
-    let saved = endpoint.clone();
-    state
+    let project = access.project.id;
+    let endpoint = state
         .db
-        .write(move |tx| {
-            if webhooks::list(tx, &saved.project_id)?.len() >= MAX_ENDPOINTS {
-                return Err(ApiError::bad_request(format!(
-                    "a project has at most {MAX_ENDPOINTS} webhook endpoints"
-                )));
-            }
-            Ok::<_, ApiError>(webhooks::insert(tx, &saved)?)
-        })
+        .write(move |tx| endpoints::create(tx, &project, url, events, changes, clock::now_ms()))
         .await?;
     // The only time the secret is shown.
     Ok(Json(EndpointView { secret: Some(endpoint.secret.clone()), ..EndpointView::from(&endpoint) }))
@@ -94,6 +73,7 @@ async fn create(
 #[utoipa::path(
     tag = "Webhooks",
     operation_id = "getWebhook",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The endpoint", body = EndpointView)),
 )]
@@ -101,10 +81,10 @@ async fn create(
 async fn read(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<WebhookId>,
 ) -> Result<Json<EndpointView>, ApiError> {
-    let (project, id) = (access.project.id, id.to_string());
-    let endpoint = state.db.run(move |conn| find(conn, &project, &id)).await?;
+    let (project, id) = (access.project.id, id?);
+    let endpoint = state.db.run(move |conn| endpoints::find(conn, &project, &id)).await?;
     Ok(Json(EndpointView::from(&endpoint)))
 }
 
@@ -112,6 +92,7 @@ async fn read(
 #[utoipa::path(
     tag = "Webhooks",
     operation_id = "updateWebhook",
+    params(("id" = String, Path)),
     request_body = EndpointFields,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The endpoint as changed", body = EndpointView)),
@@ -120,40 +101,19 @@ async fn read(
 async fn update(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<WebhookId>,
     body: JsonBody<EndpointFields, Small>,
 ) -> Result<Json<EndpointView>, ApiError> {
     let body = body.0;
-    let url = body.url.as_deref().map(check_url).transpose()?;
-    let events = body.events.as_ref().map(check_events).transpose()?;
-    let description = body.description.map(|d| check_text(Some(d), "description")).transpose()?;
-    let (project, id) = (access.project.id, id.to_string());
-    let updated = state
-        .db
-        .write(move |tx| {
-            let mut endpoint = find(tx, &project, &id)?;
-            if let Some(url) = url {
-                endpoint.url = url;
-            }
-            if let Some(events) = events {
-                endpoint.events = events;
-            }
-            if let Some(description) = description {
-                endpoint.description = description;
-            }
-            if let Some(enabled) = body.enabled {
-                if enabled && !endpoint.enabled {
-                    // Enabled again: its failures start over.
-                    endpoint.failing_since = None;
-                    endpoint.disabled_reason = None;
-                }
-                endpoint.enabled = enabled;
-            }
-            endpoint.updated_at = clock::now_ms();
-            webhooks::update(tx, &endpoint)?;
-            Ok::<_, ApiError>(endpoint)
-        })
-        .await?;
+    let changes = Changes {
+        url: body.url.as_deref().map(check_url).transpose()?,
+        events: body.events.as_ref().map(check_events).transpose()?,
+        description: body.description.map(|d| check_text(Some(d), "description")).transpose()?,
+        enabled: body.enabled,
+    };
+    let (project, id) = (access.project.id, id?);
+    let updated =
+        state.db.write(move |tx| endpoints::update(tx, &project, &id, changes, clock::now_ms())).await?;
     Ok(Json(EndpointView::from(&updated)))
 }
 
@@ -161,19 +121,18 @@ async fn update(
 #[utoipa::path(
     tag = "Webhooks",
     operation_id = "deleteWebhook",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 204, description = "Removed")),
 )]
 #[delete("/webhooks/<id>")]
-async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
-    let (project, id) = (access.project.id, id.to_string());
-    state
-        .db
-        .write(move |tx| {
-            let endpoint = find(tx, &project, &id)?;
-            Ok::<_, ApiError>(webhooks::delete(tx, &endpoint.id)?)
-        })
-        .await?;
+async fn remove(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<WebhookId>,
+) -> Result<Status, ApiError> {
+    let (project, id) = (access.project.id, id?);
+    state.db.write(move |tx| endpoints::remove(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }
 
@@ -193,7 +152,7 @@ struct PageParams<'r> {
 #[utoipa::path(
     tag = "Webhooks",
     operation_id = "listWebhookDeliveries",
-    params(PageParams),
+    params(PageParams, ("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "A page of deliveries", body = NumberedPage<Delivery>)),
 )]
@@ -201,15 +160,15 @@ struct PageParams<'r> {
 async fn deliveries(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<WebhookId>,
     params: PageParams<'_>,
 ) -> Result<Json<NumberedPage<Delivery>>, ApiError> {
     let (page, size) = pagination::page_params(params.page, params.page_size, pagination::MAX_LIMIT)?;
-    let (project, id) = (access.project.id, id.to_string());
+    let (project, id) = (access.project.id, id?);
     let (rows, total) = state
         .db
         .run(move |conn| {
-            let endpoint = find(conn, &project, &id)?;
+            let endpoint = endpoints::find(conn, &project, &id)?;
             Ok::<_, ApiError>(webhooks::deliveries(
                 conn,
                 &endpoint.id,
@@ -224,6 +183,7 @@ async fn deliveries(
 #[utoipa::path(
     tag = "Webhooks",
     operation_id = "testWebhook",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 202, description = "Queued", body = TestDelivery)),
 )]
@@ -231,21 +191,9 @@ async fn deliveries(
 async fn test(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<WebhookId>,
 ) -> Result<(Status, Json<TestDelivery>), ApiError> {
-    let (project, id) = (access.project.id, id.to_string());
-    let delivery = state
-        .db
-        .write(move |tx| {
-            let endpoint = find(tx, &project, &id)?;
-            if !endpoint.enabled {
-                return Err(ApiError::bad_request("the endpoint is disabled: enable it to send a test"));
-            }
-            let now = clock::now_ms();
-            let payload = json!({ "type": "webhook.test", "timestamp": clock::iso(now),
-                "data": { "endpointId": endpoint.id, "message": "A test delivery from Tidings" } });
-            Ok::<_, ApiError>(core_webhooks::queue(tx, &endpoint, "webhook.test", &payload.to_string(), now)?)
-        })
-        .await?;
+    let (project, id) = (access.project.id, id?);
+    let delivery = state.db.write(move |tx| endpoints::send_test(tx, &project, &id, clock::now_ms())).await?;
     Ok((Status::Accepted, Json(TestDelivery { delivery_id: delivery, status: "pending".into() })))
 }

@@ -3,10 +3,13 @@
 //! delete, duplicate, and the one-off test send. Each runs in the caller's transaction and
 //! enqueues the job that carries it on, so no handler names a status or a job.
 
-use super::campaigns::{audience, test_email};
+#[cfg(doc)]
+use super::campaigns::check_content;
+use super::campaigns::{audience, check_references, test_email};
 use super::conditions::Condition;
 use super::domains::require_verified_sender;
 use super::error::{Error, Result};
+use super::ids::CampaignId;
 use super::jobs;
 use crate::core::outbound;
 use crate::core::vocabulary::EmailSource;
@@ -71,6 +74,25 @@ pub fn draft(project: &str, now: i64) -> Campaign {
     }
 }
 
+/// Campaign `id` of `project`.
+pub fn find(conn: &Tx, project: &str, id: &CampaignId) -> Result<Campaign> {
+    campaigns::get(conn, project, id)?.ok_or_else(|| CampaignId::missing(id))
+}
+
+/// Saves a new DRAFT whose content was checked ([`check_content`]), with its references.
+pub fn create(tx: &Tx, c: &Campaign, condition: Option<Condition>) -> Result<()> {
+    campaigns::insert(tx, c)?;
+    check_references(tx, c, condition)
+}
+
+/// Saves the checked content ([`check_content`]) of a campaign that may still change. It is read
+/// again in this write, so one that started sending since the caller read it is refused.
+pub fn edit(tx: &Tx, c: &Campaign, condition: Option<Condition>) -> Result<()> {
+    require_editable(&find(tx, &c.project_id, &CampaignId::from_row(c.id.as_str()))?)?;
+    campaigns::update_content(tx, c)?;
+    check_references(tx, c, condition)
+}
+
 /// Refuses a change to a campaign that has left DRAFT and SCHEDULED.
 pub fn require_editable(c: &Campaign) -> Result<()> {
     if CampaignStatus::of(c).is_some_and(CampaignStatus::is_editable) {
@@ -117,7 +139,7 @@ pub fn send(tx: &Tx, id: &str, recipients: i64, at: Option<i64>, now: i64) -> Re
     if !campaigns::transition(tx, id, &from, to.as_str(), stamps, now)? {
         return Err(Error::malformed("The campaign changed meanwhile; it can no longer be sent"));
     }
-    let sent = campaigns::by_id(tx, id)?.ok_or_else(|| Error::not_found("Campaign not found"))?;
+    let sent = campaigns::by_id(tx, id)?.ok_or_else(|| CampaignId::missing(id))?;
     queue::enqueue_soonest(tx, &jobs::campaign_send(&sent.project_id, id, at.unwrap_or(now)))?;
     Ok(sent)
 }
@@ -161,12 +183,12 @@ pub fn cancel(tx: &Tx, c: &Campaign, now: i64) -> Result<Campaign> {
         )));
     }
     queue::enqueue(tx, &jobs::campaign_cancel(&c.project_id, &c.id))?;
-    campaigns::by_id(tx, &c.id)?.ok_or_else(|| Error::not_found("Campaign not found"))
+    campaigns::by_id(tx, &c.id)?.ok_or_else(|| CampaignId::missing(&c.id))
 }
 
-/// Deletes a campaign that is not sending.
-pub fn delete(tx: &Tx, id: &str) -> Result<()> {
-    let current = campaigns::by_id(tx, id)?.ok_or_else(|| Error::not_found("Campaign not found"))?;
+/// Deletes campaign `id` of `project` unless it is sending.
+pub fn delete(tx: &Tx, project: &str, id: &CampaignId) -> Result<()> {
+    let current = find(tx, project, id)?;
     if CampaignStatus::of(&current) == Some(CampaignStatus::Sending) {
         return Err(Error::conflict("The campaign is sending; cancel it first, then delete it"));
     }

@@ -9,6 +9,7 @@ use super::data::DataPatch;
 use super::email;
 use super::events;
 use super::fields::FieldChanges;
+use super::ids::ContactId;
 use crate::core::error::{Error, FieldError, Result, on_duplicate};
 use crate::db::contacts::{self, Contact, Indexing};
 
@@ -41,6 +42,46 @@ pub struct Upsert<'a> {
 pub struct Upserted {
     pub contact: Contact,
     pub is_new: bool,
+}
+
+/// Contact `id` of `project`.
+pub fn find(conn: &Tx, project: &str, id: &ContactId) -> Result<Contact> {
+    contacts::by_id(conn, project, id)?.ok_or_else(|| ContactId::missing(id))
+}
+
+/// Creates the contact or patches the existing one, as a client asks (`POST /contacts`), with
+/// the field catalogue kept in step.
+pub fn put(tx: &Tx, project: &str, request: &Upsert<'_>, now: i64) -> Result<Upserted> {
+    let mut fields = FieldChanges::default();
+    let upserted = upsert(tx, project, request, &mut fields, now)?;
+    fields.save(tx, project)?;
+    Ok(upserted)
+}
+
+/// Changes contact `id` of `project` as a client asks (`source` says who: `api`), with the
+/// field catalogue kept in step.
+pub fn change(
+    tx: &Tx,
+    project: &str,
+    id: &ContactId,
+    changes: &Changes<'_>,
+    source: &str,
+    now: i64,
+) -> Result<Contact> {
+    let contact = find(tx, project, id)?;
+    let mut fields = FieldChanges::default();
+    let contact = update(tx, contact, changes, &mut fields, source, now)?;
+    fields.save(tx, project)?;
+    Ok(contact)
+}
+
+/// Deletes contact `id` of `project` and its events for good.
+pub fn remove(tx: &Tx, project: &str, id: &ContactId) -> Result<()> {
+    let contact = find(tx, project, id)?;
+    let mut fields = FieldChanges::default();
+    delete(tx, &contact, &mut fields)?;
+    fields.save(tx, project)?;
+    Ok(())
 }
 
 /// Creates the contact or patches the existing one.

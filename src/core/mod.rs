@@ -22,6 +22,7 @@ pub mod feedback;
 pub mod fields;
 #[cfg(test)]
 mod fuzz;
+pub mod ids;
 pub mod import;
 pub mod invitations;
 pub mod jobs;
@@ -43,11 +44,13 @@ pub mod ses;
 pub mod session;
 pub mod sso;
 pub mod system_mail;
+pub mod templates;
 pub mod track;
 pub mod uploads;
 pub mod verify;
 pub mod verp;
 pub mod vocabulary;
+pub mod webhook_endpoints;
 pub mod webhooks;
 pub mod workflows;
 

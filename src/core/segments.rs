@@ -17,6 +17,7 @@ use super::events;
 use super::fields::FieldChanges;
 use crate::clock;
 use crate::core::error::{Error, FieldError, Result};
+use crate::core::ids::SegmentId;
 use crate::db::Db;
 use crate::db::audience;
 use crate::db::contacts::{self, Contact, Indexing};
@@ -141,16 +142,37 @@ pub fn create(conn: &Tx, project: &str, new: NewSegment, now: i64) -> Result<Seg
 /// Changes to a segment, checked.
 #[derive(Default)]
 pub struct SegmentChanges {
+    /// The type the client named, if any: a segment's type never changes.
+    pub kind: Option<&'static str>,
     pub name: Option<String>,
     pub description: Option<Option<String>>,
     pub condition: Option<Value>,
     pub track_membership: Option<bool>,
 }
 
-/// Applies changes. A new condition abandons a computation in progress (the stored membership
-/// stays the reference, so the next computation emits exactly the differences); turning tracking
-/// off drops the stored membership of a dynamic segment.
-pub fn update(conn: &Tx, mut segment: Segment, changes: SegmentChanges, now: i64) -> Result<Segment> {
+/// Segment `id` of `project`.
+pub fn find(conn: &Tx, project: &str, id: &SegmentId) -> Result<Segment> {
+    segments::get(conn, project, id)?.ok_or_else(|| SegmentId::missing(id))
+}
+
+/// Applies changes to segment `id`. A new condition abandons a computation in progress (the
+/// stored membership stays the reference, so the next computation emits exactly the
+/// differences); turning tracking off drops the stored membership of a dynamic segment.
+pub fn update(
+    conn: &Tx,
+    project: &str,
+    id: &SegmentId,
+    changes: SegmentChanges,
+    now: i64,
+) -> Result<Segment> {
+    let mut segment = find(conn, project, id)?;
+    if changes.kind.is_some_and(|k| k != segment.kind) {
+        return Err(Error::invalid(
+            "type",
+            "invalid_value",
+            "a segment's type cannot change; make a new segment instead",
+        ));
+    }
     let was_tracked = is_tracked_dynamic(&segment);
     if let Some(name) = changes.name {
         segment.name = name;
@@ -191,9 +213,10 @@ pub fn start_computing(conn: &Tx, segment: &Segment) -> Result<()> {
     Ok(())
 }
 
-/// Deletes a segment; 409 while another segment's condition refers to it, or a SCHEDULED or
+/// Deletes segment `id`; 409 while another segment's condition refers to it, or a SCHEDULED or
 /// SENDING campaign uses it.
-pub fn delete(conn: &Tx, segment: &Segment) -> Result<()> {
+pub fn delete(conn: &Tx, project: &str, id: &SegmentId) -> Result<()> {
+    let segment = &find(conn, project, id)?;
     if let Some((id, name)) = refs::active_campaign(conn, &segment.project_id, "segment", &segment.id)? {
         return Err(Error::Conflict {
             message: format!(

@@ -93,6 +93,13 @@ pub struct TemplateFields {
     pub kind: Option<String>,
 }
 
+impl From<TemplateFields> for crate::core::templates::Fields {
+    fn from(f: TemplateFields) -> Self {
+        let TemplateFields { name, description, subject, body, from, from_name, reply_to, kind } = f;
+        Self { name, description, subject, body, from, from_name, reply_to, kind }
+    }
+}
+
 /// `POST /templates/preview`: a subject and body rendered for a contact, as delivery renders
 /// them. Nothing is stored or sent.
 #[derive(Debug, Deserialize, ToSchema)]
