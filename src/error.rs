@@ -333,12 +333,6 @@ impl<'r> Responder<'r, 'static> for ApiError {
     }
 }
 
-impl From<rusqlite::Error> for ApiError {
-    fn from(e: rusqlite::Error) -> Self {
-        crate::db::DbError::from(e).into()
-    }
-}
-
 impl From<crate::db::DbError> for ApiError {
     fn from(e: crate::db::DbError) -> Self {
         Error::from(e).into()
@@ -387,6 +381,9 @@ impl From<Error> for ApiError {
                 .with_details(json!({ "limitBytes": bytes, "field": field }))
                 .with_suggestion(suggestion),
             Error::OverLimit(Limit::UploadSpace { .. }) => Self::new(413, "PAYLOAD_TOO_LARGE", message),
+            Error::OverLimit(Limit::Domains { .. }) => Self::forbidden(message).with_suggestion(
+                "Remove a domain you no longer send from, or raise [limits] domains_per_project",
+            ),
             Error::OverLimit(Limit::Rate { wait, .. }) => Self::retry_after(message, wait),
             Error::Retryable(cause) | Error::Permanent(cause) => Self::internal(cause),
             Error::Db(e) => Self::internal(format!("database: {e}")),

@@ -160,8 +160,7 @@ async fn count(
     Ok(Json(Count { count }))
 }
 
-async fn find(state: &AppState, project: String, id: Param<CampaignId>) -> Result<Campaign, ApiError> {
-    let id = id?;
+async fn find(state: &AppState, project: String, id: CampaignId) -> Result<Campaign, ApiError> {
     Ok(state.db.run(move |conn| campaign_state::find(conn, &project, &id)).await?)
 }
 
@@ -179,6 +178,7 @@ async fn read(
     access: ProjectAccess,
     id: Param<CampaignId>,
 ) -> Result<Json<CampaignView>, ApiError> {
+    let id = id?;
     Ok(Json(CampaignView::from(&find(state, access.project.id, id).await?)))
 }
 
@@ -199,6 +199,7 @@ async fn replace(
     id: Param<CampaignId>,
     body: JsonBody<CampaignChanges, Message>,
 ) -> Result<Json<CampaignView>, ApiError> {
+    let id = id?;
     let mut campaign = find(state, access.project.id, id).await?;
     campaign_state::require_editable(&campaign)?;
     campaign.updated_at = clock::now_ms();
@@ -223,7 +224,8 @@ async fn remove(
     access: ProjectAccess,
     id: Param<CampaignId>,
 ) -> Result<Status, ApiError> {
-    let (project, id) = (access.project.id, id?);
+    let id = id?;
+    let project = access.project.id;
     state.db.write(move |tx| campaign_state::delete(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }
@@ -242,6 +244,7 @@ async fn duplicate(
     access: ProjectAccess,
     id: Param<CampaignId>,
 ) -> Result<Json<CampaignView>, ApiError> {
+    let id = id?;
     let original = find(state, access.project.id, id).await?;
     let copy = state.db.write(move |tx| campaign_state::duplicate(tx, &original, clock::now_ms())).await?;
     Ok(Json(CampaignView::from(&copy)))
@@ -265,6 +268,7 @@ async fn send(
     id: Param<CampaignId>,
     body: OptionalJsonBody<SendCampaign, Small>,
 ) -> Result<Json<SendAnswer>, ApiError> {
+    let id = id?;
     let at = core_campaigns::parse_schedule(body.0.and_then(|b| b.scheduled_for).as_ref())?;
     let campaign = find(state, access.project.id, id).await?;
     let checked = campaign.clone();
@@ -304,6 +308,7 @@ async fn cancel(
     access: ProjectAccess,
     id: Param<CampaignId>,
 ) -> Result<Json<CampaignView>, ApiError> {
+    let id = id?;
     let campaign = find(state, access.project.id, id).await?;
     let cancelled = state.db.write(move |tx| campaign_state::cancel(tx, &campaign, clock::now_ms())).await?;
     Ok(Json(CampaignView::from(&cancelled)))
@@ -326,6 +331,7 @@ async fn test(
     id: Param<CampaignId>,
     body: JsonBody<TestBody, Small>,
 ) -> Result<Json<TestSent>, ApiError> {
+    let id = id?;
     let to = body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
     let to = parse_email(&to, "email")?;
     let campaign = find(state, access.project.id, id).await?;
@@ -348,5 +354,6 @@ async fn stats(
     access: ProjectAccess,
     id: Param<CampaignId>,
 ) -> Result<Json<CampaignStats>, ApiError> {
+    let id = id?;
     Ok(Json(CampaignStats::from(&find(state, access.project.id, id).await?)))
 }

@@ -10,10 +10,12 @@ use rocket::{FromForm, State, get, post};
 use serde_json::json;
 
 use super::guards::ProjectAccess;
+use super::ids::Param;
 use super::json::{JsonBody, Medium};
 use crate::clock;
+use crate::core::ids::ContactJobId;
 use crate::core::{bulk, import};
-use crate::db::contact_jobs::{self, ContactJob};
+use crate::db::contact_jobs::ContactJob;
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
 use crate::views::contact_jobs::{BulkRequest, ContactJob as JobView, CsvUpload, ImportPreview, Queued};
@@ -147,16 +149,20 @@ fn form_error(errors: &Errors<'_>, limit: u64, what: &str) -> ApiError {
     ApiError::bad_request(format!("Send {what} as multipart/form-data with the part `file` ({errors})"))
 }
 
-async fn find(state: &AppState, project: String, id: &str, import: bool) -> Result<ContactJob, ApiError> {
-    let id = id.to_string();
-    let job = state.db.run(move |conn| contact_jobs::get(conn, &project, &id)).await?;
-    job.filter(|j| (j.operation == "import") == import).ok_or_else(|| ApiError::not_found("Job not found"))
+async fn find(
+    state: &AppState,
+    project: String,
+    id: ContactJobId,
+    import: bool,
+) -> Result<ContactJob, ApiError> {
+    Ok(state.db.run(move |conn| bulk::find(conn, &project, &id, import)).await?)
 }
 
 /// An import's progress and outcome.
 #[utoipa::path(
     tag = "Contacts",
     operation_id = "getImport",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The import job", body = JobView)),
 )]
@@ -164,8 +170,9 @@ async fn find(state: &AppState, project: String, id: &str, import: bool) -> Resu
 async fn import_status(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<ContactJobId>,
 ) -> Result<Json<JobView>, ApiError> {
+    let id = id?;
     Ok(Json(JobView::from(&find(state, access.project.id, id, true).await?)))
 }
 
@@ -173,6 +180,7 @@ async fn import_status(
 #[utoipa::path(
     tag = "Contacts",
     operation_id = "getBulkJob",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The job", body = JobView)),
 )]
@@ -180,8 +188,9 @@ async fn import_status(
 async fn bulk_status(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<ContactJobId>,
 ) -> Result<Json<JobView>, ApiError> {
+    let id = id?;
     Ok(Json(JobView::from(&find(state, access.project.id, id, false).await?)))
 }
 

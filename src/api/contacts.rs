@@ -201,7 +201,8 @@ async fn read(
     access: ProjectAccess,
     id: Param<ContactId>,
 ) -> Result<Json<ListedContact>, ApiError> {
-    let (id, project) = (id?, access.project.id);
+    let id = id?;
+    let (id, project) = (id, access.project.id);
     let (contact, suppression) = state
         .db
         .run(move |conn| {
@@ -230,7 +231,8 @@ async fn change(
     id: Param<ContactId>,
     body: JsonBody<ContactChanges, Medium>,
 ) -> Result<Json<Contact>, ApiError> {
-    let (id, body) = (id?, body.0);
+    let id = id?;
+    let (id, body) = (id, body.0);
     let email = body.email.as_deref().map(|e| core_contacts::parse_email(e, "email")).transpose()?;
     let patch = DataPatch::parse(body.data.as_ref(), "data")?;
     let project = access.project.id;
@@ -258,7 +260,8 @@ async fn remove(
     access: ProjectAccess,
     id: Param<ContactId>,
 ) -> Result<Status, ApiError> {
-    let (project, id) = (access.project.id, id?);
+    let id = id?;
+    let project = access.project.id;
     state.db.write(move |tx| core_contacts::remove(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }

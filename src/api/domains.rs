@@ -5,24 +5,16 @@ use rocket::serde::json::Json;
 use rocket::{State, delete, get, post};
 
 use super::guards::ProjectAccess;
+use super::ids::Param;
 use super::json::{JsonBody, Small};
 use crate::core::domains as core_domains;
-
+use crate::core::ids::{DomainId, ProjectId};
 use crate::db::domains;
-use crate::error::{ApiError, conflict_on_unique};
+use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::domains::{Domain as DomainView, NewDomain};
 
 documented_routes!(create, list, verify, remove);
-
-fn too_many_domains(cap: u32) -> ApiError {
-    ApiError::new(
-        403,
-        "FORBIDDEN",
-        format!("This project has {cap} sender domains, the most one project may have"),
-    )
-    .with_suggestion("Remove a domain you no longer send from, or raise [limits] domains_per_project")
-}
 
 /// Adds a sender domain with a new DKIM key; publish its records, then verify it.
 #[utoipa::path(
@@ -41,20 +33,9 @@ async fn create(
     let name =
         body.0.domain.ok_or_else(|| ApiError::invalid_field("domain", "required", "domain is required"))?;
     let name = core_domains::normalize(&name)?;
-    let (project, lookup) = (access.project.id.clone(), name.clone());
-    let (exists, count) = state
-        .db
-        .run(move |conn| {
-            Ok::<_, ApiError>((domains::exists(conn, &project, &lookup)?, domains::count(conn, &project)?))
-        })
-        .await?;
-    if exists {
-        return Err(ApiError::conflict(format!("{name} is already a domain of this project")));
-    }
-    let cap = state.config.limits.domains_per_project;
-    if count >= u64::from(cap) {
-        return Err(too_many_domains(cap));
-    }
+    let (project, lookup, cap) =
+        (access.project.id.clone(), name.clone(), state.config.limits.domains_per_project);
+    state.db.run(move |conn| core_domains::may_add(conn, &project, &lookup, cap)).await?;
     let key = tokio::task::spawn_blocking(crate::mail::dkim::generate_key)
         .await
         .map_err(|e| ApiError::internal(format!("key generation: {e}")))?
@@ -62,19 +43,7 @@ async fn create(
     let interval = i64::from(state.config.dns.domain_check_interval_secs) * 1000;
     let domain = core_domains::new_domain(&access.project.id, &name, key, interval);
     let stored = domain.clone();
-    state
-        .db
-        .write(move |tx| {
-            // Checked again where it is written: requests made at the same time all passed the
-            // first check.
-            if domains::count(tx, &stored.project_id)? >= u64::from(cap) {
-                return Err(too_many_domains(cap));
-            }
-            domains::insert(tx, &stored).map_err(|e| {
-                conflict_on_unique(e, &format!("{} is already a domain of this project", stored.domain))
-            })
-        })
-        .await?;
+    state.db.write(move |tx| core_domains::add(tx, &stored, cap)).await?;
     Ok(Json(DomainView::from(&domain)))
 }
 
@@ -82,6 +51,7 @@ async fn create(
 #[utoipa::path(
     tag = "Domains",
     operation_id = "listDomains",
+    params(("project_id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The domains", body = Vec<DomainView>)),
 )]
@@ -89,29 +59,26 @@ async fn create(
 async fn list(
     state: &State<AppState>,
     access: ProjectAccess,
-    project_id: &str,
+    project_id: Param<ProjectId>,
 ) -> Result<Json<Vec<DomainView>>, ApiError> {
+    let project_id = project_id?;
     if project_id != access.project.id {
-        return Err(ApiError::not_found("Project not found"));
+        return Err(ProjectId::missing(&access.project.id).into());
     }
     let project = access.project.id;
     let list = state.db.run(move |conn| Ok::<_, ApiError>(domains::for_project(conn, &project)?)).await?;
     Ok(Json(list.iter().map(DomainView::from).collect()))
 }
 
-async fn find(state: &AppState, project: String, id: &str) -> Result<domains::Domain, ApiError> {
-    let id = id.to_string();
-    state
-        .db
-        .run(move |conn| Ok::<_, ApiError>(domains::get(conn, &project, &id)?))
-        .await?
-        .ok_or_else(|| ApiError::not_found("Domain not found"))
+async fn find(state: &AppState, project: String, id: DomainId) -> Result<domains::Domain, ApiError> {
+    Ok(state.db.run(move |conn| core_domains::find(conn, &project, &id)).await?)
 }
 
 /// Looks the domain's records up in DNS now and saves what was found.
 #[utoipa::path(
     tag = "Domains",
     operation_id = "verifyDomain",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The domain as checked", body = DomainView)),
 )]
@@ -119,8 +86,9 @@ async fn find(state: &AppState, project: String, id: &str) -> Result<domains::Do
 async fn verify(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<DomainId>,
 ) -> Result<Json<DomainView>, ApiError> {
+    let id = id?;
     let domain = find(state, access.project.id, id).await?;
     let interval = state.config.dns.domain_check_interval_secs;
     let checked = core_domains::check_and_save(&state.dns, &state.db, interval, domain).await?;
@@ -131,12 +99,18 @@ async fn verify(
 #[utoipa::path(
     tag = "Domains",
     operation_id = "deleteDomain",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 204, description = "Removed")),
 )]
 #[delete("/domains/<id>")]
-async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
-    let domain = find(state, access.project.id, id).await?;
-    state.db.write(move |tx| core_domains::remove(tx, &domain)).await?;
+async fn remove(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<DomainId>,
+) -> Result<Status, ApiError> {
+    let id = id?;
+    let project = access.project.id;
+    state.db.write(move |tx| core_domains::remove(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }

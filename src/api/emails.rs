@@ -37,11 +37,12 @@ async fn for_contact(
     limit: Option<&str>,
     cursor: Option<&str>,
 ) -> Result<Json<CursorPage<EmailView>>, ApiError> {
+    let id = id?;
     let limit = pagination::limit(limit)?;
     let after: Option<(i64, String)> =
         cursor.filter(|c| !c.is_empty()).map(pagination::decode).transpose()?;
     let first = after.is_none();
-    let (project, contact) = (access.project.id, id?);
+    let (project, contact) = (access.project.id, id);
     let (mut rows, total) = state
         .db
         .run(move |conn| {

@@ -219,7 +219,8 @@ async fn for_contact(
     cursor: Option<&str>,
     name: Option<&str>,
 ) -> Result<Json<CursorPage<Event>>, ApiError> {
-    let (project, id) = (access.project.id.clone(), contact_id?);
+    let contact_id = contact_id?;
+    let (project, id) = (access.project.id.clone(), contact_id);
     let contact = state.db.run(move |conn| core_contacts::find(conn, &project, &id)).await?;
     let filter = Filter {
         name: name.filter(|n| !n.is_empty()).map(str::to_string),

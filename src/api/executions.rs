@@ -7,9 +7,11 @@ use rocket::{FromForm, State, delete, get, post};
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
+use super::ids::Param;
 use super::json::{JsonBody, Small};
 use super::pagination;
 use crate::clock;
+use crate::core::ids::{ExecutionId, WorkflowId};
 use crate::core::workflows::edit::find;
 use crate::core::workflows::executions::{self as runs, ContactNamed, find_execution};
 use crate::core::workflows::status::STATUSES;
@@ -37,6 +39,7 @@ fn read_view(conn: &crate::db::Tx, ex: &Execution) -> crate::db::Result<Executio
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "startExecution",
+    params(("id" = String, Path)),
     request_body = NewExecution,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The execution", body = ExecutionView)),
@@ -45,9 +48,10 @@ fn read_view(conn: &crate::db::Tx, ex: &Execution) -> crate::db::Result<Executio
 async fn start(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<WorkflowId>,
     body: JsonBody<NewExecution, Small>,
 ) -> Result<Json<ExecutionView>, ApiError> {
+    let id = id?;
     let body = body.0;
     let context = match body.context {
         None | Some(Value::Null) => Default::default(),
@@ -74,7 +78,7 @@ async fn start(
             ));
         }
     };
-    let (project, id) = (access.project.id, id.to_string());
+    let project = access.project.id;
     let started = state
         .db
         .write(move |tx| {
@@ -104,7 +108,7 @@ struct ListParams<'r> {
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "listExecutions",
-    params(ListParams),
+    params(ListParams, ("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "A page of executions", body = NumberedPage<ExecutionView>)),
 )]
@@ -112,9 +116,10 @@ struct ListParams<'r> {
 async fn list(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<WorkflowId>,
     params: ListParams<'_>,
 ) -> Result<Json<NumberedPage<ExecutionView>>, ApiError> {
+    let id = id?;
     let (page, page_size) = pagination::page_params(params.page, params.page_size, pagination::MAX_LIMIT)?;
     let status = match params.status.map(|s| s.trim().to_ascii_uppercase()) {
         None => None,
@@ -126,7 +131,7 @@ async fn list(
             )));
         }
     };
-    let (project, id) = (access.project.id, id.to_string());
+    let project = access.project.id;
     let (rows, total) = state
         .db
         .run(move |conn| {
@@ -148,6 +153,7 @@ async fn list(
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "getExecution",
+    params(("execution" = String, Path), ("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The execution", body = ExecutionView)),
 )]
@@ -155,10 +161,11 @@ async fn list(
 async fn read(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
-    execution: &str,
+    id: Param<WorkflowId>,
+    execution: Param<ExecutionId>,
 ) -> Result<Json<ExecutionView>, ApiError> {
-    let (project, id, execution) = (access.project.id, id.to_string(), execution.to_string());
+    let (id, execution) = (id?, execution?);
+    let project = access.project.id;
     let view = state
         .db
         .run(move |conn| {
@@ -173,6 +180,7 @@ async fn read(
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "cancelExecution",
+    params(("execution" = String, Path), ("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The cancelled execution", body = ExecutionView)),
 )]
@@ -180,10 +188,11 @@ async fn read(
 async fn cancel(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
-    execution: &str,
+    id: Param<WorkflowId>,
+    execution: Param<ExecutionId>,
 ) -> Result<Json<ExecutionView>, ApiError> {
-    let (project, id, execution) = (access.project.id, id.to_string(), execution.to_string());
+    let (id, execution) = (id?, execution?);
+    let project = access.project.id;
     let view = state
         .db
         .write(move |tx| {
@@ -198,6 +207,7 @@ async fn cancel(
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "cancelAllExecutions",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "How many were cancelled", body = CancelledAll)),
 )]
@@ -205,9 +215,10 @@ async fn cancel(
 async fn cancel_all(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<WorkflowId>,
 ) -> Result<Json<CancelledAll>, ApiError> {
-    let (project, id) = (access.project.id, id.to_string());
+    let id = id?;
+    let project = access.project.id;
     let (workflow, active) = state
         .db
         .run(move |conn| {

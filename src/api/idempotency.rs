@@ -81,7 +81,7 @@ impl IdempotencyKey {
     /// `ttl_hours`. `status_code` is what this request answers when it succeeds.
     pub fn claim(
         &self,
-        conn: &rusqlite::Connection,
+        conn: &crate::db::Tx,
         project: &str,
         status_code: u16,
         ttl_hours: u32,

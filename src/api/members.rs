@@ -10,14 +10,16 @@ use rocket::serde::json::Json;
 use rocket::{State, delete, get, patch, post};
 use serde_json::json;
 
+use super::ids::Param;
 use super::json::{JsonBody, Small};
 use super::roles::{ProjectAdmin, ProjectMember};
 use crate::clock;
-use crate::core::{email, invitations};
+use crate::core::email;
+use crate::core::ids::{InvitationId, UserId};
+use crate::core::members;
 use crate::db::invitations as db_invitations;
 use crate::db::projects::{self, Role};
-use crate::db::users;
-use crate::error::{ApiError, FieldError, conflict_on_unique};
+use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
 use crate::views::projects::{
     Invitation as InvitationView, Invited, Member as MemberView, NewMember, RoleChange,
@@ -45,14 +47,6 @@ fn parse_role(role: Option<&str>, default: Option<Role>) -> Result<Role, ApiErro
 enum Added {
     Member(MemberView),
     Invited(Invited),
-}
-
-/// Whether a caller with `actor` role may set a member to `target` (or act on a member who is).
-fn may_touch(actor: Role, target: Role) -> Result<(), ApiError> {
-    if target == Role::Owner && actor != Role::Owner {
-        return Err(ApiError::forbidden("Only an owner can make, change or remove an owner"));
-    }
-    Ok(())
 }
 
 /// The project's members; any member may list them.
@@ -97,26 +91,19 @@ async fn add(
         ApiError::invalid_field("email", "invalid_string", format!("Invalid email: the address {why}"))
     })?;
     let role = parse_role(body.0.role.as_deref(), Some(Role::Member))?;
-    may_touch(actor, role)?;
     let config = state.config.clone();
-    state
+    let added = state
         .db
         .write(move |tx| {
-            let Some(user) = users::by_email(tx, &address)? else {
-                let invited =
-                    invitations::invite(tx, &config, &project, &inviter, &address, role, clock::now_ms())?;
-                return Ok((
-                    Status::Accepted,
-                    Json(Added::Invited(Invited { invitation: InvitationView::from(&invited) })),
-                ));
-            };
-            projects::add_member(tx, &project.id, &user.id, role)
-                .map_err(|e| conflict_on_unique(e, "This user is already a member of the project"))?;
-            let member = projects::member(tx, &project.id, &user.id)?
-                .ok_or_else(|| ApiError::internal("member vanished"))?;
-            Ok((Status::Ok, Json(Added::Member(MemberView::from(&member)))))
+            members::add(tx, &config, (&project, &inviter, actor), &address, role, clock::now_ms())
         })
-        .await
+        .await?;
+    Ok(match added {
+        members::Added::Invited(invited) => {
+            (Status::Accepted, Json(Added::Invited(Invited { invitation: InvitationView::from(&invited) })))
+        }
+        members::Added::Member(member) => (Status::Ok, Json(Added::Member(MemberView::from(&member)))),
+    })
 }
 
 /// The project's pending invitations, newest first.
@@ -146,24 +133,19 @@ async fn invitations_list(
     path = "/projects/{projectId}/invitations/{id}",
     tag = "Account",
     operation_id = "revokeInvitation",
-    params(("projectId" = String, Path, description = "The project's id")),
+    params(("projectId" = String, Path, description = "The project's id"), ("id" = String, Path)),
     security(("session" = [])),
     responses((status = 204, description = "Revoked")),
 )]
 #[delete("/projects/<_>/invitations/<id>")]
-async fn revoke(state: &State<AppState>, admin: ProjectAdmin, id: &str) -> Result<Status, ApiError> {
-    let ProjectMember { project, role: actor, .. } = admin.0;
-    let id = id.to_string();
-    state
-        .db
-        .write(move |tx| {
-            let invitation = db_invitations::get(tx, &project.id, &id, clock::now_ms())?
-                .ok_or_else(|| ApiError::not_found("No pending invitation with this id in the project"))?;
-            may_touch(actor, invitation.role)?;
-            db_invitations::delete(tx, &project.id, &id)?;
-            Ok::<_, ApiError>(())
-        })
-        .await?;
+async fn revoke(
+    state: &State<AppState>,
+    admin: ProjectAdmin,
+    id: Param<InvitationId>,
+) -> Result<Status, ApiError> {
+    let id = id?;
+    let (ProjectMember { project, role: actor, .. }, id) = (admin.0, id);
+    state.db.write(move |tx| members::revoke(tx, &project.id, actor, &id, clock::now_ms())).await?;
     Ok(Status::NoContent)
 }
 
@@ -174,7 +156,7 @@ async fn revoke(state: &State<AppState>, admin: ProjectAdmin, id: &str) -> Resul
     tag = "Account",
     operation_id = "changeMemberRole",
     request_body = RoleChange,
-    params(("projectId" = String, Path, description = "The project's id")),
+    params(("projectId" = String, Path, description = "The project's id"), ("user_id" = String, Path)),
     security(("session" = [])),
     responses((status = 200, description = "The member", body = MemberView)),
 )]
@@ -182,31 +164,14 @@ async fn revoke(state: &State<AppState>, admin: ProjectAdmin, id: &str) -> Resul
 async fn change_role(
     state: &State<AppState>,
     admin: ProjectAdmin,
-    user_id: &str,
+    user_id: Param<UserId>,
     body: JsonBody<RoleChange, Small>,
 ) -> Result<Json<MemberView>, ApiError> {
-    let ProjectMember { project, role: actor, .. } = admin.0;
+    let user_id = user_id?;
+    let (ProjectMember { project, role: actor, .. }, user_id) = (admin.0, user_id);
     let role = parse_role(body.0.role.as_deref(), None)?;
-    may_touch(actor, role)?;
-    let user_id = user_id.to_string();
-    let member = state
-        .db
-        .write(move |tx| {
-            let current = projects::member(tx, &project.id, &user_id)?
-                .ok_or_else(|| ApiError::not_found("This user is not a member of the project"))?;
-            may_touch(actor, current.role)?;
-            if current.role == Role::Owner
-                && role != Role::Owner
-                && projects::owner_count(tx, &project.id)? <= 1
-            {
-                return Err(ApiError::conflict(
-                    "A project needs at least one owner; make someone else owner first",
-                ));
-            }
-            projects::set_role(tx, &project.id, &user_id, role)?;
-            projects::member(tx, &project.id, &user_id)?.ok_or_else(|| ApiError::internal("member vanished"))
-        })
-        .await?;
+    let member =
+        state.db.write(move |tx| members::change_role(tx, &project.id, actor, &user_id, role)).await?;
     Ok(Json(MemberView::from(&member)))
 }
 
@@ -216,32 +181,20 @@ async fn change_role(
     path = "/projects/{projectId}/members/{user_id}",
     tag = "Account",
     operation_id = "removeMember",
-    params(("projectId" = String, Path, description = "The project's id")),
+    params(("projectId" = String, Path, description = "The project's id"), ("user_id" = String, Path)),
     security(("session" = [])),
     responses((status = 204, description = "Removed")),
 )]
 #[delete("/projects/<_>/members/<user_id>")]
-async fn remove(state: &State<AppState>, member: ProjectMember, user_id: &str) -> Result<Status, ApiError> {
+async fn remove(
+    state: &State<AppState>,
+    member: ProjectMember,
+    user_id: Param<UserId>,
+) -> Result<Status, ApiError> {
+    let user_id = user_id?;
     let leaving = user_id == member.user.id;
     let member = if leaving { member } else { member.at_least(Role::Admin)? };
     let ProjectMember { project, role: actor, .. } = member;
-    let user_id = user_id.to_string();
-    state
-        .db
-        .write(move |tx| {
-            let current = projects::member(tx, &project.id, &user_id)?
-                .ok_or_else(|| ApiError::not_found("This user is not a member of the project"))?;
-            if !leaving {
-                may_touch(actor, current.role)?;
-            }
-            if current.role == Role::Owner && projects::owner_count(tx, &project.id)? <= 1 {
-                return Err(ApiError::conflict(
-                    "A project needs at least one owner; make someone else owner first",
-                ));
-            }
-            projects::remove_member(tx, &project.id, &user_id)?;
-            Ok::<_, ApiError>(())
-        })
-        .await?;
+    state.db.write(move |tx| members::remove(tx, &project.id, actor, &user_id, leaving)).await?;
     Ok(Status::NoContent)
 }

@@ -39,8 +39,7 @@ documented_routes!(
 );
 
 /// A segment of the project, or 404.
-async fn find(state: &AppState, project: String, id: Param<SegmentId>) -> Result<Segment, ApiError> {
-    let id = id?;
+async fn find(state: &AppState, project: String, id: SegmentId) -> Result<Segment, ApiError> {
     Ok(state.db.run(move |conn| core_segments::find(conn, &project, &id)).await?)
 }
 
@@ -143,6 +142,7 @@ async fn read(
     access: ProjectAccess,
     id: Param<SegmentId>,
 ) -> Result<Json<SegmentView>, ApiError> {
+    let id = id?;
     Ok(Json(SegmentView::from(&find(state, access.project.id, id).await?)))
 }
 
@@ -162,6 +162,7 @@ async fn change(
     id: Param<SegmentId>,
     body: JsonBody<ChangeSegment, Medium>,
 ) -> Result<Json<SegmentView>, ApiError> {
+    let id = id?;
     let body = body.0;
     let kind = kind_of(body.kind.as_deref())?;
     if body.condition.as_ref().is_some_and(|c| !c.is_object()) {
@@ -178,7 +179,7 @@ async fn change(
         track_membership: body.track_membership,
     };
     let condition_changed = changes.condition.is_some();
-    let (project, id) = (access.project.id, id?);
+    let project = access.project.id;
     let segment =
         state.db.write(move |tx| core_segments::update(tx, &project, &id, changes, clock::now_ms())).await?;
     let segment = if condition_changed { core_segments::recount(&state.db, segment).await? } else { segment };
@@ -199,7 +200,8 @@ async fn remove(
     access: ProjectAccess,
     id: Param<SegmentId>,
 ) -> Result<Status, ApiError> {
-    let (project, id) = (access.project.id, id?);
+    let id = id?;
+    let project = access.project.id;
     state.db.write(move |tx| core_segments::delete(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }
@@ -226,6 +228,7 @@ async fn members(
     page: Option<&str>,
     pageSize: Option<&str>,
 ) -> Result<Json<NumberedPage<Contact>>, ApiError> {
+    let id = id?;
     let (page, size) = pagination::page_params(page, pageSize, 100)?;
     let segment = find(state, access.project.id, id).await?;
     let total = core_segments::count(&state.db, &segment).await?;
@@ -253,9 +256,10 @@ async fn add_members(
     id: Param<SegmentId>,
     body: JsonBody<AddMembers, Medium>,
 ) -> Result<Json<MembersAdded>, ApiError> {
+    let id = id?;
     let AddMembers { emails, create_missing, subscribed } = body.0;
     let emails = core_segments::check_emails(emails.as_ref())?;
-    let (project, id) = (access.project.id, id?);
+    let project = access.project.id;
     let (segment, outcome) = state
         .db
         .write(move |tx| {
@@ -297,8 +301,9 @@ async fn remove_members(
     id: Param<SegmentId>,
     body: JsonBody<RemoveMembers, Medium>,
 ) -> Result<Json<MembersRemoved>, ApiError> {
+    let id = id?;
     let emails = core_segments::check_emails(body.0.emails.as_ref())?;
-    let (project, id) = (access.project.id, id?);
+    let project = access.project.id;
     let (segment, outcome) = state
         .db
         .write(move |tx| {
@@ -331,6 +336,7 @@ async fn compute(
     access: ProjectAccess,
     id: Param<SegmentId>,
 ) -> Result<Json<SegmentView>, ApiError> {
+    let id = id?;
     let segment = find(state, access.project.id, id).await?;
     if !core_segments::is_tracked_dynamic(&segment) {
         return Err(ApiError::bad_request(if segment.is_static() {
@@ -370,6 +376,7 @@ async fn refresh(
     access: ProjectAccess,
     id: Param<SegmentId>,
 ) -> Result<Json<SegmentView>, ApiError> {
+    let id = id?;
     let segment = find(state, access.project.id, id).await?;
     Ok(Json(SegmentView::from(&core_segments::recount(&state.db, segment).await?)))
 }

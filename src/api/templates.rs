@@ -122,8 +122,7 @@ async fn create(
     Ok(Json(view(&template)))
 }
 
-async fn find(state: &AppState, project: String, id: Param<TemplateId>) -> Result<Template, ApiError> {
-    let id = id?;
+async fn find(state: &AppState, project: String, id: TemplateId) -> Result<Template, ApiError> {
     Ok(state.db.run(move |conn| core_templates::find(conn, &project, &id)).await?)
 }
 
@@ -141,6 +140,7 @@ async fn read(
     access: ProjectAccess,
     id: Param<TemplateId>,
 ) -> Result<Json<TemplateView>, ApiError> {
+    let id = id?;
     Ok(Json(view(&find(state, access.project.id, id).await?)))
 }
 
@@ -160,6 +160,7 @@ async fn change(
     id: Param<TemplateId>,
     body: JsonBody<TemplateFields, Message>,
 ) -> Result<Json<TemplateView>, ApiError> {
+    let id = id?;
     let mut template = find(state, access.project.id, id).await?;
     let from_changed = body.0.from.is_some();
     let fields = body.0;
@@ -187,7 +188,8 @@ async fn remove(
     access: ProjectAccess,
     id: Param<TemplateId>,
 ) -> Result<Status, ApiError> {
-    let (project, id) = (access.project.id, id?);
+    let id = id?;
+    let project = access.project.id;
     state.db.write(move |tx| core_templates::delete(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }
@@ -206,7 +208,8 @@ async fn duplicate(
     access: ProjectAccess,
     id: Param<TemplateId>,
 ) -> Result<Json<TemplateView>, ApiError> {
-    let (project, id) = (access.project.id, id?);
+    let id = id?;
+    let project = access.project.id;
     let copy =
         state.db.write(move |tx| core_templates::duplicate(tx, &project, &id, clock::now_ms())).await?;
     Ok(Json(view(&copy)))
@@ -226,6 +229,7 @@ async fn usage(
     access: ProjectAccess,
     id: Param<TemplateId>,
 ) -> Result<Json<TemplateUsage>, ApiError> {
+    let id = id?;
     let template = find(state, access.project.id, id).await?;
     let usage = super::usage::lists(state, &template.project_id, "template", &template.id).await?;
     Ok(Json(TemplateUsage {

@@ -83,7 +83,8 @@ async fn read(
     access: ProjectAccess,
     id: Param<WebhookId>,
 ) -> Result<Json<EndpointView>, ApiError> {
-    let (project, id) = (access.project.id, id?);
+    let id = id?;
+    let project = access.project.id;
     let endpoint = state.db.run(move |conn| endpoints::find(conn, &project, &id)).await?;
     Ok(Json(EndpointView::from(&endpoint)))
 }
@@ -104,6 +105,7 @@ async fn update(
     id: Param<WebhookId>,
     body: JsonBody<EndpointFields, Small>,
 ) -> Result<Json<EndpointView>, ApiError> {
+    let id = id?;
     let body = body.0;
     let changes = Changes {
         url: body.url.as_deref().map(check_url).transpose()?,
@@ -111,7 +113,7 @@ async fn update(
         description: body.description.map(|d| check_text(Some(d), "description")).transpose()?,
         enabled: body.enabled,
     };
-    let (project, id) = (access.project.id, id?);
+    let project = access.project.id;
     let updated =
         state.db.write(move |tx| endpoints::update(tx, &project, &id, changes, clock::now_ms())).await?;
     Ok(Json(EndpointView::from(&updated)))
@@ -131,7 +133,8 @@ async fn remove(
     access: ProjectAccess,
     id: Param<WebhookId>,
 ) -> Result<Status, ApiError> {
-    let (project, id) = (access.project.id, id?);
+    let id = id?;
+    let project = access.project.id;
     state.db.write(move |tx| endpoints::remove(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }
@@ -163,8 +166,9 @@ async fn deliveries(
     id: Param<WebhookId>,
     params: PageParams<'_>,
 ) -> Result<Json<NumberedPage<Delivery>>, ApiError> {
+    let id = id?;
     let (page, size) = pagination::page_params(params.page, params.page_size, pagination::MAX_LIMIT)?;
-    let (project, id) = (access.project.id, id?);
+    let project = access.project.id;
     let (rows, total) = state
         .db
         .run(move |conn| {
@@ -193,7 +197,8 @@ async fn test(
     access: ProjectAccess,
     id: Param<WebhookId>,
 ) -> Result<(Status, Json<TestDelivery>), ApiError> {
-    let (project, id) = (access.project.id, id?);
+    let id = id?;
+    let project = access.project.id;
     let delivery = state.db.write(move |tx| endpoints::send_test(tx, &project, &id, clock::now_ms())).await?;
     Ok((Status::Accepted, Json(TestDelivery { delivery_id: delivery, status: "pending".into() })))
 }

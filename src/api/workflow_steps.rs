@@ -8,8 +8,10 @@ use rocket::{FromForm, State, delete, patch, post};
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
+use super::ids::Param;
 use super::json::{JsonBody, Small};
 use crate::clock;
+use crate::core::ids::{StepId, TransitionId, WorkflowId};
 use crate::core::workflows::edit::{self, StepChanges, find, find_step};
 use crate::core::workflows::{self as core_workflows, STEP_TYPES};
 use crate::error::{ApiError, FieldError};
@@ -42,6 +44,7 @@ fn check_position(position: Option<Value>) -> Result<Option<String>, ApiError> {
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "addWorkflowStep",
+    params(("id" = String, Path)),
     request_body = NewStep,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The step", body = StepView)),
@@ -50,9 +53,10 @@ fn check_position(position: Option<Value>) -> Result<Option<String>, ApiError> {
 async fn add_step(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<WorkflowId>,
     body: JsonBody<NewStep, Small>,
 ) -> Result<Json<StepView>, ApiError> {
+    let id = id?;
     let body = body.0;
     let kind = body.kind.ok_or_else(|| ApiError::invalid_field("type", "required", "type is required"))?;
     if !STEP_TYPES.contains(&kind.as_str()) {
@@ -85,7 +89,7 @@ async fn add_step(
         position: check_position(body.position)?,
         connect: body.auto_connect.unwrap_or(true),
     };
-    let (project, id) = (access.project.id, id.to_string());
+    let project = access.project.id;
     let view = state
         .db
         .write(move |tx| {
@@ -101,6 +105,7 @@ async fn add_step(
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "updateWorkflowStep",
+    params(("id" = String, Path), ("step_id" = String, Path)),
     request_body = StepPatch,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The step", body = StepView)),
@@ -109,14 +114,15 @@ async fn add_step(
 async fn update_step(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
-    step_id: &str,
+    id: Param<WorkflowId>,
+    step_id: Param<StepId>,
     body: JsonBody<StepPatch, Small>,
 ) -> Result<Json<StepView>, ApiError> {
+    let (id, step_id) = (id?, step_id?);
     let body = body.0;
     let name = body.name.as_deref().map(|n| core_workflows::check_name(n, "name")).transpose()?;
     let position = body.position.clone().map(|p| check_position(Some(p))).transpose()?;
-    let (project, id, step_id) = (access.project.id, id.to_string(), step_id.to_string());
+    let project = access.project.id;
     // The config is checked for the step's type (templates parse) before the write, not in it:
     // a step's type never changes, so the one read here still holds there.
     let checked = if body.config.is_none() && body.template_id.is_none() {
@@ -159,7 +165,7 @@ struct SpliceParams<'r> {
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "deleteWorkflowStep",
-    params(SpliceParams),
+    params(SpliceParams, ("id" = String, Path), ("step_id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 204, description = "Deleted")),
 )]
@@ -167,10 +173,11 @@ struct SpliceParams<'r> {
 async fn remove_step(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
-    step_id: &str,
+    id: Param<WorkflowId>,
+    step_id: Param<StepId>,
     params: SpliceParams<'_>,
 ) -> Result<Status, ApiError> {
+    let (id, step_id) = (id?, step_id?);
     let splice = match params.splice {
         None | Some("false") => false,
         Some("true") => true,
@@ -178,7 +185,7 @@ async fn remove_step(
             return Err(ApiError::bad_request(format!("splice is true or false (found {other:?})")));
         }
     };
-    let (project, id, step_id) = (access.project.id, id.to_string(), step_id.to_string());
+    let project = access.project.id;
     state.db.write(move |tx| edit::remove_step(tx, &project, &id, &step_id, splice, clock::now_ms())).await?;
     Ok(Status::NoContent)
 }
@@ -187,6 +194,7 @@ async fn remove_step(
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "addWorkflowTransition",
+    params(("id" = String, Path)),
     request_body = NewTransition,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The transition", body = TransitionView)),
@@ -195,9 +203,10 @@ async fn remove_step(
 async fn add_transition(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<WorkflowId>,
     body: JsonBody<NewTransition, Small>,
 ) -> Result<Json<TransitionView>, ApiError> {
+    let id = id?;
     let body = body.0;
     let from = body
         .from_step_id
@@ -213,7 +222,7 @@ async fn add_transition(
     if body.priority.is_some_and(|p| p < 0) {
         return Err(ApiError::invalid_field("priority", "too_small", "priority is a whole number from 0"));
     }
-    let (project, id) = (access.project.id, id.to_string());
+    let project = access.project.id;
     let view = state
         .db
         .write(move |tx| {
@@ -228,6 +237,7 @@ async fn add_transition(
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "deleteWorkflowTransition",
+    params(("id" = String, Path), ("transition_id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 204, description = "Deleted")),
 )]
@@ -235,10 +245,11 @@ async fn add_transition(
 async fn remove_transition(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
-    transition_id: &str,
+    id: Param<WorkflowId>,
+    transition_id: Param<TransitionId>,
 ) -> Result<Status, ApiError> {
-    let (project, id, transition_id) = (access.project.id, id.to_string(), transition_id.to_string());
+    let (id, transition_id) = (id?, transition_id?);
+    let project = access.project.id;
     state
         .db
         .write(move |tx| edit::remove_transition(tx, &project, &id, &transition_id, clock::now_ms()))

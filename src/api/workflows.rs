@@ -8,9 +8,11 @@ use rocket::{FromForm, State, delete, get, patch, post};
 use serde_json::{Value, json};
 
 use super::guards::ProjectAccess;
+use super::ids::Param;
 use super::json::{JsonBody, Small};
 use super::pagination;
 use crate::clock;
+use crate::core::ids::WorkflowId;
 use crate::core::workflows::edit::{self, TriggerType, WorkflowChanges, find};
 use crate::core::workflows::{self as core_workflows, step::Trigger};
 use crate::db::DbError;
@@ -201,6 +203,7 @@ async fn create(
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "getWorkflow",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The workflow", body = WorkflowView)),
 )]
@@ -208,9 +211,10 @@ async fn create(
 async fn read(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<WorkflowId>,
 ) -> Result<Json<WorkflowView>, ApiError> {
-    let (project, id) = (access.project.id, id.to_string());
+    let id = id?;
+    let project = access.project.id;
     let view = state
         .db
         .run(move |conn| full_view(conn, &find(conn, &project, &id)?).map_err(ApiError::from))
@@ -222,6 +226,7 @@ async fn read(
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "updateWorkflow",
+    params(("id" = String, Path)),
     request_body = WorkflowPatch,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The workflow", body = WorkflowView)),
@@ -230,9 +235,10 @@ async fn read(
 async fn update(
     state: &State<AppState>,
     access: ProjectAccess,
-    id: &str,
+    id: Param<WorkflowId>,
     body: JsonBody<WorkflowPatch, Small>,
 ) -> Result<Json<WorkflowView>, ApiError> {
+    let id = id?;
     let body = body.0;
     let name = body.name.as_deref().map(|n| core_workflows::check_name(n, "name")).transpose()?;
     let description =
@@ -259,7 +265,7 @@ async fn update(
         enabled: body.enabled,
         allow_reentry: body.allow_reentry,
     };
-    let (project, id) = (access.project.id, id.to_string());
+    let project = access.project.id;
     let view = state
         .db
         .write(move |tx| {
@@ -274,12 +280,18 @@ async fn update(
 #[utoipa::path(
     tag = "Workflows",
     operation_id = "deleteWorkflow",
+    params(("id" = String, Path)),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 204, description = "Deleted")),
 )]
 #[delete("/workflows/<id>")]
-async fn remove(state: &State<AppState>, access: ProjectAccess, id: &str) -> Result<Status, ApiError> {
-    let (project, id) = (access.project.id, id.to_string());
+async fn remove(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<WorkflowId>,
+) -> Result<Status, ApiError> {
+    let id = id?;
+    let project = access.project.id;
     state.db.write(move |tx| edit::remove(tx, &project, &id)).await?;
     Ok(Status::NoContent)
 }

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use super::contacts as core_contacts;
 use super::fields::FieldChanges;
 use crate::core::error::{Error, Result};
+use crate::core::ids::ContactJobId;
 use crate::db::contact_jobs::{self, ContactJob};
 use crate::db::contacts::{self, Contact};
 
@@ -42,6 +43,14 @@ fn apply(conn: &Tx, operation: &str, contact: Contact, fields: &mut FieldChanges
         }
         other => Err(Error::permanent(format!("unknown bulk operation {other}"))),
     }
+}
+
+/// The contact job `id` of `project`: a CSV import when `import`, else a bulk operation (the
+/// removal of a custom field among them). A job of the other kind is not found.
+pub fn find(conn: &Tx, project: &str, id: &ContactJobId, import: bool) -> Result<ContactJob> {
+    contact_jobs::get(conn, project, id)?
+        .filter(|j| (j.operation == "import") == import)
+        .ok_or_else(|| ContactJobId::missing(id))
 }
 
 /// Stores contact job `operation` over `input` and enqueues the scheduler job that runs it.

@@ -12,7 +12,8 @@ use serde_json::json;
 
 use crate::adapters::dns::{Answer, Dns};
 use crate::clock;
-use crate::core::error::{Error, FieldError, Forbidden, Result};
+use crate::core::error::{Error, FieldError, Forbidden, Limit, Result, on_duplicate};
+use crate::core::ids::DomainId;
 use crate::db::domains::{self, Domain};
 use crate::db::{refs, templates};
 
@@ -117,7 +118,7 @@ pub fn new_domain(project: &str, name: &str, key: (String, String), interval_ms:
     let now = clock::now_ms();
     let token: String = rand::thread_rng().sample_iter(&Alphanumeric).take(32).map(char::from).collect();
     Domain {
-        id: crate::db::new_id(),
+        id: DomainId::fresh().into(),
         project_id: project.into(),
         domain: name.into(),
         status: "pending".into(),
@@ -259,9 +260,37 @@ pub fn require_verified_sender(conn: &Tx, project: &str, from: &str) -> Result<(
     Err(Error::Forbidden(Forbidden::UnverifiedSender(domain)))
 }
 
-/// Removes a domain, unless a template or an unfinished campaign sends from it (or a subdomain
+/// Domain `id` of `project`.
+pub fn find(conn: &Tx, project: &str, id: &DomainId) -> Result<Domain> {
+    domains::get(conn, project, id)?.ok_or_else(|| DomainId::missing(id))
+}
+
+/// Whether `project` may add the domain `name`: not one of its domains yet, and fewer than
+/// `cap` of them. Asked before a key is made for it, and again by [`add`].
+pub fn may_add(conn: &Tx, project: &str, name: &str, cap: u32) -> Result<()> {
+    if domains::exists(conn, project, name)? {
+        return Err(Error::conflict(format!("{name} is already a domain of this project")));
+    }
+    if domains::count(conn, project)? >= u64::from(cap) {
+        return Err(Error::OverLimit(Limit::Domains { cap }));
+    }
+    Ok(())
+}
+
+/// Adds `domain` (made by [`new_domain`]) to its project, checked again in the write: requests
+/// made at the same time all passed the first check.
+pub fn add(tx: &Tx, domain: &Domain, cap: u32) -> Result<()> {
+    if domains::count(tx, &domain.project_id)? >= u64::from(cap) {
+        return Err(Error::OverLimit(Limit::Domains { cap }));
+    }
+    domains::insert(tx, domain)
+        .map_err(|e| on_duplicate(e, &format!("{} is already a domain of this project", domain.domain)))
+}
+
+/// Removes domain `id`, unless a template or an unfinished campaign sends from it (or a subdomain
 /// of it): 409 naming which.
-pub fn remove(tx: &Tx, domain: &Domain) -> Result<()> {
+pub fn remove(tx: &Tx, project: &str, id: &DomainId) -> Result<()> {
+    let domain = &find(tx, project, id)?;
     if let Some(template) = templates::one_sending_from(tx, &domain.project_id, &domain.domain)? {
         return Err(Error::conflict(format!(
             "The template {template:?} sends from {}; change its sender before removing the domain",

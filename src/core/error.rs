@@ -97,6 +97,9 @@ pub enum Limit {
         "This project's images would take more than the {cap} bytes it may keep ([limits] upload_total_bytes); {kept} are used"
     )]
     UploadSpace { cap: u64, kept: i64 },
+    /// The project has `cap` sender domains, the most one may have.
+    #[error("This project has {cap} sender domains, the most one project may have")]
+    Domains { cap: u32 },
     /// Too many requests of a kind for now (sign-in failures, bodies being read): room comes
     /// back after `wait`.
     #[error("{message}")]

@@ -30,6 +30,7 @@ pub mod keys;
 pub mod limits;
 pub mod links;
 pub mod lists;
+pub mod members;
 #[cfg(test)]
 mod never_panic;
 pub mod outbound;

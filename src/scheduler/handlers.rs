@@ -33,12 +33,6 @@ impl From<DbError> for JobError {
     }
 }
 
-impl From<rusqlite::Error> for JobError {
-    fn from(e: rusqlite::Error) -> Self {
-        JobError::Retry(e.to_string())
-    }
-}
-
 /// A use case's failure: tried again when it may pass ([`crate::core::Error::is_retryable`]),
 /// given up at once when it never will.
 impl From<crate::core::Error> for JobError {

@@ -3,14 +3,14 @@
 //! execution or delivery cannot take the server down at every start ([`super::inflight`] keeps
 //! the journal it is counted from).
 
-use rusqlite::Connection;
+use crate::db::Tx;
 
 use super::inflight::{Item, Kind, Previous, REASON};
 use crate::db::DbError;
 
 /// Counts the items the previous process left started, and fails those counted twice in a row
 /// ([`REASON`]); clears the counts of the items it finished. Returns the quarantined items.
-pub fn count_interrupted(conn: &Connection, previous: &Previous, now: i64) -> Result<Vec<Item>, DbError> {
+pub fn count_interrupted(conn: &Tx, previous: &Previous, now: i64) -> Result<Vec<Item>, DbError> {
     let Previous { open, done } = previous;
     for (kind, id) in done {
         crate::db::interruptions::forget(conn, kind.name(), id)?;

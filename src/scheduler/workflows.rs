@@ -22,7 +22,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::clock;
-use rusqlite::Connection;
+use crate::db::Tx;
 
 use crate::core::workflows::engine::{self, Advanced, WebhookCall};
 use crate::core::workflows::{WEBHOOK_TIMEOUT_SECS, webhook};
@@ -159,7 +159,7 @@ async fn renew(state: &AppState, waiting: Vec<String>) {
 /// again when its lease runs out. Returns how many were claimed and the calls to make, each
 /// with its project.
 fn step_batch(
-    tx: &Connection,
+    tx: &Tx,
     limit: usize,
     turns: &mut Turns,
     journal: &Arc<Journal>,

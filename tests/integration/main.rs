@@ -29,6 +29,7 @@ mod github_sign_in;
 mod hostile;
 mod hostile_corpus;
 mod idempotency;
+mod ids;
 mod imports;
 mod jobs;
 mod keys;

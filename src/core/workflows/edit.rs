@@ -8,19 +8,20 @@ use super::rules::MAX_STEPS;
 use super::step::{StepConfig, StepRefs, Trigger};
 use crate::core::conditions::resolve::resolve;
 use crate::core::error::{Error, FieldError, Result};
+use crate::core::ids::{StepId, TransitionId, WorkflowId};
 use crate::db::Tx;
 use crate::db::refs::{self, Owner};
 use crate::db::workflows::{self, Step, Transition, Workflow};
 use crate::db::{new_id, templates};
 
 /// The workflow `id` of `project`.
-pub fn find(tx: &Tx, project: &str, id: &str) -> Result<Workflow> {
-    workflows::get(tx, project, id)?.ok_or_else(|| Error::not_found("Workflow not found"))
+pub fn find(tx: &Tx, project: &str, id: &WorkflowId) -> Result<Workflow> {
+    workflows::get(tx, project, id)?.ok_or_else(|| WorkflowId::missing(id))
 }
 
 /// The step `id` of `workflow`.
-pub fn find_step(tx: &Tx, workflow: &Workflow, id: &str) -> Result<Step> {
-    workflows::step(tx, &workflow.id, id)?.ok_or_else(|| Error::not_found("Step not found"))
+pub fn find_step(tx: &Tx, workflow: &Workflow, id: &StepId) -> Result<Step> {
+    workflows::step(tx, &workflow.id, id)?.ok_or_else(|| StepId::missing(id))
 }
 
 /// How a workflow is started.
@@ -167,7 +168,13 @@ pub struct WorkflowChanges {
 }
 
 /// Changes a workflow's fields and its trigger (allowed while executions run).
-pub fn update(tx: &Tx, project: &str, id: &str, changes: WorkflowChanges, now: i64) -> Result<Workflow> {
+pub fn update(
+    tx: &Tx,
+    project: &str,
+    id: &WorkflowId,
+    changes: WorkflowChanges,
+    now: i64,
+) -> Result<Workflow> {
     let mut w = find(tx, project, id)?;
     if let Some(name) = changes.name {
         w.name = name;
@@ -201,7 +208,7 @@ pub fn update(tx: &Tx, project: &str, id: &str, changes: WorkflowChanges, now: i
 }
 
 /// Deletes a workflow; refused while executions are active.
-pub fn remove(tx: &Tx, project: &str, id: &str) -> Result<()> {
+pub fn remove(tx: &Tx, project: &str, id: &WorkflowId) -> Result<()> {
     let w = find(tx, project, id)?;
     structure_unlocked(tx, &w)?;
     workflows::delete(tx, &w.id)?;
@@ -221,7 +228,7 @@ pub struct NewStep {
 }
 
 /// Adds a step to workflow `id`; refused while executions are active.
-pub fn add_step(tx: &Tx, project: &str, id: &str, mut new: NewStep, now: i64) -> Result<Step> {
+pub fn add_step(tx: &Tx, project: &str, id: &WorkflowId, mut new: NewStep, now: i64) -> Result<Step> {
     let w = find(tx, project, id)?;
     structure_unlocked(tx, &w)?;
     let steps = workflows::steps(tx, &w.id)?;
@@ -271,8 +278,8 @@ pub struct StepChanges {
 pub fn update_step(
     tx: &Tx,
     project: &str,
-    id: &str,
-    step_id: &str,
+    id: &WorkflowId,
+    step_id: &StepId,
     changes: StepChanges,
     now: i64,
 ) -> Result<Step> {
@@ -308,7 +315,14 @@ pub fn update_step(
 
 /// Deletes a step (not the TRIGGER), joining its way in to its way out when `splice`; refused
 /// while executions are active.
-pub fn remove_step(tx: &Tx, project: &str, id: &str, step_id: &str, splice_it: bool, now: i64) -> Result<()> {
+pub fn remove_step(
+    tx: &Tx,
+    project: &str,
+    id: &WorkflowId,
+    step_id: &StepId,
+    splice_it: bool,
+    now: i64,
+) -> Result<()> {
     let w = find(tx, project, id)?;
     let step = find_step(tx, &w, step_id)?;
     if step.kind == "TRIGGER" {
@@ -333,7 +347,7 @@ pub fn remove_step(tx: &Tx, project: &str, id: &str, step_id: &str, splice_it: b
 pub fn add_transition(
     tx: &Tx,
     project: &str,
-    id: &str,
+    id: &WorkflowId,
     (from, to): (String, String),
     branch: Option<String>,
     now: i64,
@@ -350,11 +364,17 @@ pub fn add_transition(
 }
 
 /// Deletes a transition; refused while executions are active.
-pub fn remove_transition(tx: &Tx, project: &str, id: &str, transition_id: &str, now: i64) -> Result<()> {
+pub fn remove_transition(
+    tx: &Tx,
+    project: &str,
+    id: &WorkflowId,
+    transition_id: &TransitionId,
+    now: i64,
+) -> Result<()> {
     let w = find(tx, project, id)?;
     structure_unlocked(tx, &w)?;
     if !workflows::delete_transition(tx, &w.id, transition_id)? {
-        return Err(Error::not_found("Transition not found"));
+        return Err(TransitionId::missing(transition_id));
     }
     workflows::touch(tx, &w.id, now)?;
     Ok(())

@@ -7,14 +7,15 @@ use super::edit::find;
 use super::start::start;
 use super::status::ExecutionStatus;
 use crate::core::error::{Error, FieldError, Result};
+use crate::core::ids::{ExecutionId, WorkflowId};
 use crate::db::Tx;
 use crate::db::contacts;
 use crate::db::executions::{self, Execution};
 
 /// The execution `id` of workflow `workflow` of `project`.
-pub fn find_execution(tx: &Tx, project: &str, workflow: &str, id: &str) -> Result<Execution> {
+pub fn find_execution(tx: &Tx, project: &str, workflow: &WorkflowId, id: &ExecutionId) -> Result<Execution> {
     let w = find(tx, project, workflow)?;
-    executions::get(tx, &w.id, id)?.ok_or_else(|| Error::not_found("Execution not found"))
+    executions::get(tx, &w.id, id)?.ok_or_else(|| ExecutionId::missing(id))
 }
 
 /// The contact an execution started by hand is for.
@@ -30,7 +31,7 @@ pub enum ContactNamed {
 pub fn start_by_hand(
     tx: &Tx,
     project: &str,
-    id: &str,
+    id: &WorkflowId,
     who: &ContactNamed,
     context: Map<String, Value>,
     now: i64,
@@ -63,7 +64,13 @@ pub fn start_by_hand(
 }
 
 /// Cancels a RUNNING or WAITING execution.
-pub fn cancel(tx: &Tx, project: &str, workflow: &str, id: &str, now: i64) -> Result<Execution> {
+pub fn cancel(
+    tx: &Tx,
+    project: &str,
+    workflow: &WorkflowId,
+    id: &ExecutionId,
+    now: i64,
+) -> Result<Execution> {
     let mut ex = find_execution(tx, project, workflow, id)?;
     if !super::engine::cancel(tx, &mut ex, now)? {
         return Err(Error::malformed(format!(
