@@ -101,13 +101,7 @@ async fn create_account(state: &AppState, body: Credentials) -> Result<(User, St
     Ok(state
         .db
         .write(move |tx| {
-            if !accounts::signups_open(tx, &config)? {
-                return Err(accounts::signups_closed());
-            }
-            let user = accounts::insert_user(tx, &email, &hash)?;
-            accounts::send_verification(tx, &config, &user, crate::clock::now_ms())?;
-            let token = session::start(tx, &user.id, &secret, hours)?;
-            Ok((user, token))
+            accounts::sign_up(tx, &config, (&email, &hash), (&secret, hours), crate::clock::now_ms())
         })
         .await?)
 }

@@ -69,13 +69,7 @@ async fn set_limits(
 ) -> Result<Json<Limits>, ApiError> {
     let caps = billing::check_limits(&body.0)?;
     let id = admin.0.project.id;
-    let saved = state
-        .db
-        .write(move |tx| {
-            billing::set_limits(tx, &id, &caps)?;
-            billing::limits(tx, &id)
-        })
-        .await?;
+    let saved = state.db.write(move |tx| billing::set_limits(tx, &id, &caps)).await?;
     Ok(Json(saved.into()))
 }
 

@@ -293,26 +293,16 @@ async fn lookup(
         ));
     }
     let project = access.project.id;
-    let results = state
-        .db
-        .run(move |conn| {
-            let mut out = Vec::with_capacity(emails.len());
-            for address in emails {
-                let normalized = crate::core::email::normalize(&address).ok();
-                let found = match &normalized {
-                    Some(email) => contacts::by_email(conn, &project, email)?,
-                    None => None,
-                };
-                out.push(LookedUp {
-                    email: normalized.unwrap_or(address),
-                    exists: found.is_some(),
-                    id: found.as_ref().map(|c| c.id.clone()),
-                    subscribed: found.as_ref().map(|c| c.subscribed),
-                });
-            }
-            Ok::<_, DbError>(out)
+    let found = state.db.run(move |conn| core_contacts::lookup(conn, &project, emails)).await?;
+    let results: Vec<LookedUp> = found
+        .into_iter()
+        .map(|(email, contact)| LookedUp {
+            email,
+            exists: contact.is_some(),
+            id: contact.as_ref().map(|c| c.id.clone()),
+            subscribed: contact.as_ref().map(|c| c.subscribed),
         })
-        .await?;
+        .collect();
     let found = results.iter().filter(|r| r.exists).count();
     Ok(Json(LookupResult { found, total: results.len(), data: results }))
 }

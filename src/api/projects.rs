@@ -146,12 +146,7 @@ async fn update(
     let changed = state
         .db
         .write(move |tx| {
-            let updated = projects::update(tx, &project.id, name.as_deref(), disabled)?
-                .ok_or_else(|| ApiError::not_found("Project not found"))?;
-            if disabled == Some(false) {
-                // Enabled again by an owner or admin: a suspension ends here.
-                reputation::lift(tx, &project.id, clock::now_ms())?;
-            }
+            let updated = core_projects::update(tx, &project.id, name.as_deref(), disabled, clock::now_ms())?;
             let public_key = db_keys::public_key(tx, &project.id)?;
             Ok::<_, ApiError>((updated, public_key))
         })
@@ -267,8 +262,7 @@ async fn reset(
     let started = state
         .db
         .write(move |tx| {
-            core_projects::start_wipe(tx, &id, Wipe::Reset)?;
-            let project = projects::get(tx, &id)?.ok_or_else(|| ApiError::not_found("Project not found"))?;
+            let project = core_projects::reset(tx, &id)?;
             Ok::<_, ApiError>((project, db_keys::public_key(tx, &id)?))
         })
         .await;

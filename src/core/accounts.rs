@@ -103,6 +103,25 @@ pub fn signups_closed() -> Error {
     Error::forbidden("Sign-ups are closed on this server; ask its owner for an invitation")
 }
 
+/// Makes the account of `email` with `password_hash` while sign-ups are open (asked again
+/// here: a request made at the same time may have closed them), mails its verification link and
+/// starts its session; the user and the session's token.
+pub fn sign_up(
+    tx: &Tx,
+    config: &Config,
+    (email, password_hash): (&str, &str),
+    (secret, hours): (&str, u32),
+    now: i64,
+) -> Result<(User, String)> {
+    if !signups_open(tx, config)? {
+        return Err(signups_closed());
+    }
+    let user = insert_user(tx, email, password_hash)?;
+    send_verification(tx, config, &user, now)?;
+    let token = super::session::start(tx, &user.id, secret, hours)?;
+    Ok((user, token))
+}
+
 /// Stores a new user; 409 when the email has an account.
 pub fn insert_user(conn: &Tx, email: &str, password_hash: &str) -> Result<User> {
     users::insert(conn, email, password_hash)

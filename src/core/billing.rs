@@ -94,12 +94,12 @@ pub fn check_limits(body: &Value) -> Result<Vec<(&'static str, Option<i64>)>> {
     if errors.is_empty() { Ok(caps) } else { Err(Error::Invalid(errors)) }
 }
 
-/// Replaces the project's caps.
-pub fn set_limits(conn: &Tx, project: &str, caps: &[(&str, Option<i64>)]) -> crate::db::Result<()> {
+/// Replaces the project's caps (checked by [`check_limits`]); the caps as they are now.
+pub fn set_limits(conn: &Tx, project: &str, caps: &[(&str, Option<i64>)]) -> crate::db::Result<Caps> {
     for (category, cap) in caps {
         billing::set_cap(conn, project, category, *cap)?;
     }
-    Ok(())
+    limits(conn, project)
 }
 
 /// One category's use in a month, its cap and what is left of it.

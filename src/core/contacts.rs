@@ -49,6 +49,22 @@ pub fn find(conn: &Tx, project: &str, id: &ContactId) -> Result<Contact> {
     contacts::by_id(conn, project, id)?.ok_or_else(|| ContactId::missing(id))
 }
 
+/// Each address of `emails` (normalised when it is one) with the contact of `project` that has
+/// it, in the order asked.
+pub fn lookup(conn: &Tx, project: &str, emails: Vec<String>) -> Result<Vec<(String, Option<Contact>)>> {
+    let mut out = Vec::with_capacity(emails.len());
+    for address in emails {
+        match email::normalize(&address) {
+            Ok(normalized) => {
+                let found = contacts::by_email(conn, project, &normalized)?;
+                out.push((normalized, found));
+            }
+            Err(_) => out.push((address, None)),
+        }
+    }
+    Ok(out)
+}
+
 /// Creates the contact or patches the existing one, as a client asks (`POST /contacts`), with
 /// the field catalogue kept in step.
 pub fn put(tx: &Tx, project: &str, request: &Upsert<'_>, now: i64) -> Result<Upserted> {

@@ -6,6 +6,7 @@ use crate::db::Tx;
 use super::keys::{self, IssuedKeys};
 use super::track;
 use crate::core::error::{Error, Result};
+use crate::core::ids::ProjectId;
 use crate::db::projects::{self, Project, Role, Wipe};
 use crate::db::{jobs, wipe};
 
@@ -88,6 +89,23 @@ pub fn setup_state(conn: &Tx, id: &str) -> crate::db::Result<SetupState> {
     })
 }
 
+/// Renames project `id` or disables it (or enables it again, which ends a suspension); the
+/// project as it is now.
+pub fn update(tx: &Tx, id: &str, name: Option<&str>, disabled: Option<bool>, now: i64) -> Result<Project> {
+    let updated = projects::update(tx, id, name, disabled)?.ok_or_else(|| ProjectId::missing(id))?;
+    if disabled == Some(false) {
+        super::reputation::lift(tx, id, now)?;
+    }
+    Ok(updated)
+}
+
+/// Starts emptying project `id` of its contacts, events, campaigns and the rest (a job deletes
+/// them in small batches); the project as it is now, resetting.
+pub fn reset(tx: &Tx, id: &str) -> Result<Project> {
+    start_wipe(tx, id, Wipe::Reset)?;
+    projects::get(tx, id)?.ok_or_else(|| ProjectId::missing(id))
+}
+
 /// The project and `user`'s role in it; 404 when the user is not a member (whether or not the
 /// project exists).
 pub async fn membership(db: &crate::db::Db, user: &str, project: &str) -> Result<(Project, Role)> {
@@ -98,7 +116,7 @@ pub async fn membership(db: &crate::db::Db, user: &str, project: &str) -> Result
             Ok::<_, crate::db::DbError>(projects::get(conn, &project_id)?.map(|p| (p, role)))
         })
         .await?;
-    found.ok_or_else(|| Error::not_found("Project not found"))
+    found.ok_or_else(|| ProjectId::missing(project))
 }
 
 #[cfg(test)]
