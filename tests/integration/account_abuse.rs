@@ -57,17 +57,8 @@ async fn a_sign_up_that_never_proved_its_address_is_not_handed_the_owners_sign_i
         Status::Unauthorized,
         "and its password"
     );
-    let mail: String = app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row(
-            "SELECT subject FROM emails WHERE to_email = 'victim@example.com' ORDER BY created_at DESC LIMIT 1",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let mail: String =
+        app.store().last("emails", "subject", &[("to_email", "victim@example.com".into())]).unwrap();
     assert_eq!(mail, "Your account was secured", "and by mail");
 
     // Linked now: the next sign-in is a plain one.
@@ -132,8 +123,7 @@ async fn only_the_first_account_signs_up_unless_the_owner_invites_or_opens_the_d
     let refused = res.into_json::<serde_json::Value>().await.unwrap();
     assert_eq!(refused["error"]["code"], "FORBIDDEN", "{refused}");
     assert!(refused["error"]["message"].as_str().unwrap().contains("invitation"), "{refused}");
-    let users = "SELECT count(*) FROM users";
-    let count = || app.state.db.conn().unwrap().query_row(users, [], |r| r.get::<_, i64>(0)).unwrap();
+    let count = || app.store().count("users", &[]);
     assert_eq!(count(), 1, "nothing was made");
 
     // An invitation still makes an account.

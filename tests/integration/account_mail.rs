@@ -101,13 +101,8 @@ async fn the_capture_outbox_keeps_system_mail_too() {
     let app = TestApp::new().await;
     app.signup("ada@example.com").await;
     let count = || {
-        let conn = app.state.db.conn().unwrap();
-        conn.query_row(
-            "SELECT count(*) FROM outbox WHERE project_id = 'system' AND envelope_to = 'ada@example.com'",
-            [],
-            |r| r.get::<_, i64>(0),
-        )
-        .unwrap()
+        app.store()
+            .count("outbox", &[("project_id", "system".into()), ("envelope_to", "ada@example.com".into())])
     };
     app.run_jobs_until("the verification mail captured", async || count() == 1).await;
 }
@@ -141,13 +136,7 @@ async fn a_password_reset_link_works_once_for_an_hour_and_ends_every_session() {
     let (status, unknown) = request_reset(app, "nobody@example.com").await;
     assert_eq!((status, &unknown), (Status::Ok, &known));
     let (_, token) = mailed_link(&room, "ada@example.com", "Reset your password", "reset-password").await;
-    let to_nobody: i64 = app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT count(*) FROM emails WHERE to_email = 'nobody@example.com'", [], |r| r.get(0))
-        .unwrap();
+    let to_nobody = app.store().count("emails", &[("to_email", "nobody@example.com".into())]);
     assert_eq!(to_nobody, 0);
 
     // A weak password is refused and the link still works; a good one signs in afresh.
@@ -167,7 +156,7 @@ async fn a_password_reset_link_works_once_for_an_hour_and_ends_every_session() {
     request_reset(app, "ada@example.com").await;
     let (_, late) = mailed_link(&room, "ada@example.com", "Reset your password", "reset-password").await;
     let expired = tidings::clock::now_ms() - 1;
-    app.state.db.conn().unwrap().execute("UPDATE account_tokens SET expires_at = ?1", [expired]).unwrap();
+    app.store().set("account_tokens", &[("expires_at", expired.into())], &[]);
     assert_eq!(reset(app, &late, "a third password").await.0, Status::BadRequest);
     assert_eq!(login(app, "ada@example.com", "a new password").await, Status::Ok);
 }

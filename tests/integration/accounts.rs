@@ -80,9 +80,7 @@ async fn signup_rules() {
         error["errors"][0],
         json!({ "field": "email", "code": "required", "message": "email is required" })
     );
-    let count: i64 =
-        app.state.db.conn().unwrap().query_row("SELECT count(*) FROM users", [], |r| r.get(0)).unwrap();
-    assert_eq!(count, 1);
+    assert_eq!(app.store().count("users", &[]), 1);
 }
 
 #[rocket::async_test]

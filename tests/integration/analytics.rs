@@ -83,10 +83,7 @@ async fn the_feed_counts_series_and_rankings_follow_what_happened() {
     let types = get(&room, "/activity/types").await;
     let send = types["types"].as_array().unwrap().iter().find(|t| t["type"] == "send").unwrap().clone();
     assert_eq!(send, json!({ "type": "send", "event": "email.sent", "count": 2 }));
-    let total_events: i64 = {
-        let conn = room.app.state.db.conn().unwrap();
-        conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0)).unwrap()
-    };
+    let total_events = room.app.store().count("events", &[]);
     assert_eq!(get(&room, "/activity/recent-count").await["count"], total_events);
 
     // Series: every bucket there, today's holding the sends.

@@ -7,11 +7,8 @@ use serde_json::{Value, json};
 use crate::accounts::add_member;
 use crate::common::TestApp;
 use crate::common::http_receiver::HttpReceiver;
+use crate::common::store::Cond;
 use crate::send::Mailroom;
-
-fn count(app: &TestApp, sql: &str, project: &str) -> i64 {
-    app.state.db.conn().unwrap().query_row(sql, [project], |r| r.get(0)).unwrap()
-}
 
 async fn set_limits(room: &Mailroom, body: Value) -> (Status, Value) {
     let path = format!("/users/@me/projects/{}/billing-limits", room.keys.id);
@@ -80,10 +77,14 @@ async fn concurrent_sends_never_go_one_over_the_cap() {
         assert_eq!(error["error"]["code"], json!("BILLING_LIMIT_EXCEEDED"), "{error}");
         assert_eq!(error["error"]["details"]["category"], json!("transactional"));
     }
-    let queued = "SELECT count(*) FROM emails WHERE project_id = ?1 AND source_type = 'TRANSACTIONAL'";
-    assert_eq!(count(app, queued, &room.keys.id), 5);
-    let contacts = "SELECT count(*) FROM contacts WHERE project_id = ?1";
-    assert_eq!(count(app, contacts, &room.keys.id), 5, "a refused send makes no contact either");
+    let project = ("project_id", Cond::from(&room.keys.id));
+    let queued = || app.store().count("emails", &[project.clone(), ("source_type", "TRANSACTIONAL".into())]);
+    assert_eq!(queued(), 5);
+    assert_eq!(
+        app.store().count("contacts", std::slice::from_ref(&project)),
+        5,
+        "a refused send makes no contact either"
+    );
     assert_eq!(
         consumption(&room).await["usage"]["transactional"],
         json!({ "used": 5, "limit": 5, "remaining": 0 })
@@ -94,12 +95,12 @@ async fn concurrent_sends_never_go_one_over_the_cap() {
     let three = json!({ "to": ["a@example.org", "b@example.org", "c@example.org"], "from": "hi@example.test", "subject": "Hi", "body": "x" });
     let (status, _) = room.send(three).await;
     assert_eq!(status, Status::PaymentRequired);
-    assert_eq!(count(app, queued, &room.keys.id), 5, "nothing of it was queued");
+    assert_eq!(queued(), 5, "nothing of it was queued");
     // Raising the cap lets sending go on.
     set_limits(&room, json!({ "transactional": 8 })).await;
     let three = json!({ "to": ["a@example.org", "b@example.org", "c@example.org"], "from": "hi@example.test", "subject": "Hi", "body": "x" });
     room.send_ok(three).await;
-    assert_eq!(count(app, queued, &room.keys.id), 8);
+    assert_eq!(queued(), 8);
 }
 
 #[rocket::async_test]
@@ -124,15 +125,18 @@ async fn tracked_events_are_capped_and_service_events_are_not_counted() {
         (status, error["error"]["details"]["category"].clone()),
         (Status::PaymentRequired, json!("events"))
     );
-    let late = "SELECT count(*) FROM contacts WHERE project_id = ?1 AND email = 'late@example.org'";
-    assert_eq!(count(app, late, &keys.id), 0, "nothing of the refused event was kept");
+    let late = app
+        .store()
+        .count("contacts", &[("project_id", (&keys.id).into()), ("email", "late@example.org".into())]);
+    assert_eq!(late, 0, "nothing of the refused event was kept");
 
     // Mail still goes out and records its email.sent events, which are the service's own.
     room.send_ok(json!({ "to": "t0@example.org", "from": "hi@example.test", "subject": "Hi", "body": "x" }))
         .await;
     room.deliver(1).await;
-    let sent = "SELECT count(*) FROM events WHERE project_id = ?1 AND name = 'email.sent'";
-    assert_eq!(count(app, sent, &keys.id), 1);
+    let sent =
+        app.store().count("events", &[("project_id", (&keys.id).into()), ("name", "email.sent".into())]);
+    assert_eq!(sent, 1);
     assert_eq!(consumption(&room).await["usage"]["events"]["used"], json!(2));
 }
 

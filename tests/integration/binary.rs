@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use crate::common::binary::{Server, agent, run, stderr, stdout};
+use crate::common::store::Store;
 
 fn is_free(port: u16) -> bool {
     std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
@@ -64,9 +65,7 @@ fn sigterm_lets_an_in_flight_request_finish() {
     let (code, body) = request.join().unwrap();
     assert_eq!(code, 200, "{body}");
     assert!(status.success(), "{status}:\n{}", server.log());
-    let db = rusqlite::Connection::open(dir.path().join("data/tidings.db")).unwrap();
-    let users: i64 = db.query_row("SELECT count(*) FROM users", [], |r| r.get(0)).unwrap();
-    assert_eq!(users, 1);
+    assert_eq!(Store::open(&dir.path().join("data/tidings.db")).count("users", &[]), 1);
 }
 
 #[test]
@@ -241,15 +240,11 @@ fn backup_copies_the_database_while_the_server_runs() {
     writer.join().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 
-    let copy = rusqlite::Connection::open(&target).unwrap();
-    let check: String = copy.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
-    assert_eq!(check, "ok");
-    let users: i64 = copy.query_row("SELECT count(*) FROM users", [], |r| r.get(0)).unwrap();
+    let copy = Store::open(&target);
+    assert_eq!(copy.integrity(), "ok");
+    let users = copy.count("users", &[]);
     assert!((1..=21).contains(&users), "{users}");
-    let owner: i64 = copy
-        .query_row("SELECT count(*) FROM users WHERE email = 'owner@example.com'", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(owner, 1);
+    assert_eq!(copy.count("users", &[("email", "owner@example.com".into())]), 1);
 
     // Secrets stay private whatever the umask: the data directory 0700, the database, its WAL
     // and SHM files and the backup 0600.

@@ -26,6 +26,7 @@ use crate::bounces::{arf, dsn, report};
 use crate::common::binary::{Server, agent, free_port, run, stdout, wait_until};
 use crate::common::dns_server::DnsServer;
 use crate::common::http_receiver::HttpReceiver;
+use crate::common::store::Store;
 
 /// What is missing to run the browser, if anything.
 fn missing_tools(root: &Path, chromium: &str) -> Vec<&'static str> {
@@ -102,18 +103,10 @@ async fn seed(server: &Server, dns: &DnsServer, key: &str, public_key: &str, bou
 fn captured_link(dir: &Path, to: &str, page: &str) -> String {
     let start = std::time::Instant::now();
     loop {
-        let conn = rusqlite::Connection::open_with_flags(
-            dir.join("data/tidings.db"),
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )
-        .unwrap();
-        let queued: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM emails WHERE project_id = 'system' AND to_email = ?1 AND status = 'QUEUED'",
-                [to],
-                |r| r.get(0),
-            )
-            .unwrap();
+        let queued = Store::open(&dir.join("data/tidings.db")).count(
+            "emails",
+            &[("project_id", "system".into()), ("to_email", to.into()), ("status", "QUEUED".into())],
+        );
         let listed = stdout(&run(dir, &["outbox", "list", "--to", to, "--limit", "1"], &[]));
         if let (0, Some(id)) = (queued, listed.split('\t').next().filter(|id| !id.trim().is_empty())) {
             let raw = run(dir, &["outbox", "show", id.trim()], &[]).stdout;

@@ -7,6 +7,7 @@ use tidings::clock;
 use tidings::core::campaigns::{EXPAND_BATCH, Expansion, expand_step};
 use tidings::db::{campaigns, emails};
 
+use crate::common::store::Null;
 use crate::send::{LINKS, Mailroom};
 
 fn campaign(name: &str) -> Value {
@@ -393,10 +394,7 @@ async fn cancelling_a_sending_campaign_takes_its_queued_mail_out() {
     assert_eq!(status, Status::NoContent, "a cancelled campaign can be deleted");
     room.app
         .run_jobs_until("the queue to empty", async || {
-            let conn = db.conn().unwrap();
-            conn.query_row("SELECT count(*) FROM emails WHERE status = 'QUEUED'", [], |r| r.get::<_, i64>(0))
-                .unwrap()
-                == 0
+            room.app.store().count("emails", &[("status", "QUEUED".into())]) == 0
         })
         .await;
     assert!(room.sink.messages().is_empty(), "nothing of a cancelled campaign is sent");
@@ -524,17 +522,11 @@ async fn expansion_run_again_queues_nobody_twice_and_transactional_mail_goes_fir
     assert_eq!(step(10).await, Expansion::Running);
     // A crash after the first batch committed and the job starting over from the beginning (the
     // cursor put back) still adds nobody twice.
-    db.conn().unwrap().execute("UPDATE campaigns SET expand_cursor = 0", []).unwrap();
+    room.app.store().set("campaigns", &[("expand_cursor", 0.into())], &[]);
     while step(10).await == Expansion::Running {}
-    let (rows, distinct): (i64, i64) = db
-        .conn()
-        .unwrap()
-        .query_row(
-            "SELECT count(*), count(DISTINCT contact_id) FROM emails WHERE campaign_id = ?1",
-            [&id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let store = room.app.store();
+    let mine = [("campaign_id", id.as_str().into())];
+    let (rows, distinct) = (store.count("emails", &mine), store.distinct("emails", "contact_id", &mine));
     assert_eq!((rows, distinct), (25, 25));
     let stored = campaigns::by_id(&db.conn().unwrap(), &id).unwrap().unwrap();
     assert!(stored.expanded);
@@ -555,7 +547,7 @@ async fn expansion_run_again_queues_nobody_twice_and_transactional_mail_goes_fir
         .await
         .unwrap();
     assert_eq!(claimed[0].id, sent[0]);
-    db.conn().unwrap().execute("UPDATE emails SET locked_until = NULL", []).unwrap();
+    room.app.store().set("emails", &[("locked_until", Null.into())], &[]);
     let done = room.until_status(&id, "SENT").await;
     assert_eq!((done["totalRecipients"].clone(), done["sentCount"].clone()), (json!(25), json!(25)));
     assert_eq!(room.sink.messages().len(), 26);

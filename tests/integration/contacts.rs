@@ -24,7 +24,7 @@ fn events(app: &TestApp, contact: &str) -> Vec<String> {
 }
 
 fn contact_rows(app: &TestApp) -> i64 {
-    app.state.db.conn().unwrap().query_row("SELECT count(*) FROM contacts", [], |r| r.get(0)).unwrap()
+    app.store().count("contacts", &[])
 }
 
 #[rocket::async_test]

@@ -192,8 +192,7 @@ async fn emails_in_hand_are_neither_claimed_again_nor_waited_for() {
     })
     .unwrap();
     assert_eq!(claimed.iter().map(|e| e.id.clone()).collect::<Vec<_>>(), vec![ids[1].clone()]);
-    let locked: Option<i64> =
-        conn.query_row("SELECT locked_until FROM emails WHERE id = ?1", [&ids[0]], |r| r.get(0)).unwrap();
+    let locked: Option<i64> = room.app.store().value("emails", "locked_until", &[("id", (&ids[0]).into())]);
     assert_eq!(locked, None, "the email in hand was not locked by the claim");
     // The worker's sleep counts neither: one is in hand, the other is leased.
     let due = emails::next_due(&conn, &in_hand).unwrap().unwrap();
@@ -207,12 +206,8 @@ async fn emails_claimed_but_not_readable_are_handed_back_at_once() {
     let ids = room.send_ok(json!({ "to": "a@example.test", "from": "h@example.test", "subject": "Back", "body": "<p>b</p>" })).await;
     let db = &room.app.state.db;
     let lease = || -> (Option<i64>, i64) {
-        db.conn()
-            .unwrap()
-            .query_row("SELECT locked_until, next_attempt_at FROM emails WHERE id = ?1", [&ids[0]], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .unwrap()
+        let (store, row) = (room.app.store(), [("id", (&ids[0]).into())]);
+        (store.value("emails", "locked_until", &row), store.value("emails", "next_attempt_at", &row))
     };
     let (_, due) = lease();
     // The claim (emails only) succeeds; reading the sender domain for signing fails.

@@ -86,13 +86,7 @@ async fn a_new_domain_is_pending_with_the_records_to_publish() {
     for text in [domain.to_string(), listed.to_string(), verified.to_string()] {
         assert!(!text.contains("PRIVATE KEY") && !text.contains("privateKey"), "{text}");
     }
-    let stored: String = app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT dkim_private_key FROM domains", [], |r| r.get(0))
-        .unwrap();
+    let stored: String = app.store().value("domains", "dkim_private_key", &[]);
     assert!(stored.starts_with("-----BEGIN PRIVATE KEY-----"));
 }
 

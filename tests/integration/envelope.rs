@@ -6,6 +6,7 @@ use governor::clock::FakeRelativeClock;
 use rocket::http::{ContentType, Status};
 use serde_json::json;
 
+use crate::common::store::not;
 use crate::common::{TestApp, assert_envelope};
 
 #[rocket::async_test]
@@ -83,13 +84,7 @@ async fn payload_too_large_413_past_the_body_limit() {
         .await;
     let error = assert_envelope(res, 413, "PAYLOAD_TOO_LARGE").await;
     assert_eq!(error["details"]["limitBytes"], json!(2048));
-    let count: i64 = app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT count(*) FROM emails WHERE project_id != 'system'", [], |r| r.get(0))
-        .unwrap();
+    let count = app.store().count("emails", &[("project_id", not("system"))]);
     assert_eq!(count, 0, "nothing stored (but the owner's address verification mail)");
 }
 
@@ -137,14 +132,11 @@ async fn every_route_has_its_own_body_cap() {
     assert_eq!(status.code, 200, "500 addresses (about 25 KB) fit the 256 KiB cap");
     let (status, body) = app.post("/v1/send", &keys.secret_key, json!({ "to": "b@example.com", "from": "s@example.org", "subject": "s", "body": "x".repeat(1024 * 1024) })).await;
     assert_ne!(status.code, 413, "{body}");
-    let users: i64 = app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT count(*) FROM events WHERE name = 'e'", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(users, 0, "nothing stored by the refused track");
+    assert_eq!(
+        app.store().count("events", &[("name", "e".into())]),
+        0,
+        "nothing stored by the refused track"
+    );
 }
 
 #[rocket::async_test]

@@ -22,10 +22,6 @@ async fn track_ok(app: &TestApp, keys: &Keys, body: Value) -> Value {
     res
 }
 
-fn count(app: &TestApp, sql: &str) -> i64 {
-    app.state.db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
-}
-
 fn names_for(app: &TestApp, contact: &str) -> Vec<String> {
     tidings::db::events::names_for_contact(&app.state.db.conn().unwrap(), contact).unwrap()
 }
@@ -86,8 +82,8 @@ async fn reserved_event_names_are_refused_and_store_nothing() {
         assert_eq!(res["error"]["errors"][0]["code"], json!("reserved_event"), "{name}");
         assert_eq!(res["error"]["errors"][0]["received"], json!(name));
     }
-    assert_eq!(count(&app, "SELECT count(*) FROM contacts"), 0, "a refused request upserts nothing");
-    assert_eq!(count(&app, "SELECT count(*) FROM events"), 0);
+    assert_eq!(app.store().count("contacts", &[]), 0, "a refused request upserts nothing");
+    assert_eq!(app.store().count("events", &[]), 0);
     for name in ["signup", "emailed", "contact.created", "segment.entry", "order.completed"] {
         track_ok(&app, &keys, json!({ "email": "ada@example.com", "event": name })).await;
     }
@@ -132,8 +128,8 @@ async fn bad_bodies_get_clear_errors_and_change_nothing() {
         .dispatch()
         .await;
     assert_eq!(res.status(), Status::BadRequest);
-    assert_eq!(count(&app, "SELECT count(*) FROM events"), 1);
-    assert_eq!(count(&app, "SELECT count(*) FROM contacts"), 1);
+    assert_eq!(app.store().count("events", &[]), 1);
+    assert_eq!(app.store().count("contacts", &[]), 1);
     let (_, list) = app.get("/contacts", &keys.secret_key).await;
     assert_eq!(list["data"][0]["data"], json!({ "plan": "free" }));
 }
@@ -260,9 +256,9 @@ async fn idempotent_track() {
     let replay = body(replay).await;
     assert_eq!(replay["error"]["code"], json!("IDEMPOTENCY_KEY_REUSED"));
     assert_eq!(replay["error"]["details"]["originalRequest"], json!("POST /v1/track"));
-    assert_eq!(count(&app, "SELECT count(*) FROM events"), 1, "the replay stored nothing");
+    assert_eq!(app.store().count("events", &[]), 1, "the replay stored nothing");
     assert_eq!(send("order-2").await.status(), Status::Ok);
-    assert_eq!(count(&app, "SELECT count(*) FROM events"), 2);
+    assert_eq!(app.store().count("events", &[]), 2);
 }
 
 #[rocket::async_test]
@@ -370,8 +366,7 @@ async fn deleting_events_by_name() {
     );
 
     // Many events go in a background job, batch by batch.
-    let contact: String =
-        app.state.db.conn().unwrap().query_row("SELECT id FROM contacts LIMIT 1", [], |r| r.get(0)).unwrap();
+    let contact: String = app.store().values("contacts", "id", &[]).remove(0);
     {
         let mut conn = app.state.db.conn().unwrap();
         tidings::db::write_tx(&mut conn, |tx| {
@@ -386,12 +381,12 @@ async fn deleting_events_by_name() {
     assert_eq!(status, Status::Accepted, "{res}");
     assert_eq!((res["status"].clone(), res["total"].clone()), (json!("queued"), json!(12_001)));
     app.run_jobs_until("the events to go", async || {
-        count(&app, "SELECT count(*) FROM events WHERE name = 'pageview'") == 0
+        app.store().count("events", &[("name", "pageview".into())]) == 0
     })
     .await;
     let (_, names) = app.get("/events/names", &keys.secret_key).await;
     assert_eq!(names.as_array().unwrap().len(), 1, "{names}");
-    assert_eq!(count(&app, "SELECT count(*) FROM events WHERE name = 'keep'"), 1);
+    assert_eq!(app.store().count("events", &[("name", "keep".into())]), 1);
 }
 
 #[rocket::async_test]
@@ -411,7 +406,7 @@ async fn projects_see_only_their_own_events() {
     assert_eq!(names, json!([]));
     let (status, _) = app.call(Method::Delete, "/events/signup", &b.secret_key, None).await;
     assert_eq!(status, Status::NotFound);
-    assert_eq!(count(&app, "SELECT count(*) FROM events"), 1);
+    assert_eq!(app.store().count("events", &[]), 1);
 }
 
 #[rocket::async_test]
@@ -431,8 +426,6 @@ async fn contacts_tracked_at_once_are_all_found_by_search_after_the_reply() {
     assert_eq!(all["total"], json!(48), "{all}");
     let (_, one) = app.get("/contacts?search=burst17%40", &keys.secret_key).await;
     assert_eq!(one["data"][0]["email"], json!("burst17@tracked.example"));
-    assert_eq!(count(&app, "SELECT count(*) FROM contacts_search_pending"), 0);
-    let conn = app.state.db.conn().unwrap();
-    conn.execute("INSERT INTO contacts_email_search (contacts_email_search) VALUES ('integrity-check')", [])
-        .expect("the search index matches the contacts");
+    assert_eq!(app.store().count("contacts_search_pending", &[]), 0);
+    assert!(app.store().search_index_is_sound(), "the search index matches the contacts");
 }

@@ -149,11 +149,8 @@ async fn a_complaint_outranks_a_bounce_and_campaign_counters_follow() {
     let (status, sent) = room.app.post(&format!("/campaigns/{id}/send"), key, json!({})).await;
     assert_eq!(status, Status::Ok, "{sent}");
     room.deliver(2).await;
-    let message_of = |to: &str| {
-        let conn = room.app.state.db.conn().unwrap();
-        conn.query_row("SELECT message_id FROM emails WHERE to_email = ?1", [to], |r| r.get::<_, String>(0))
-            .unwrap()
-    };
+    let message_of =
+        |to: &str| room.app.store().value::<String>("emails", "message_id", &[("to_email", to.into())]);
     let (bob, cy) = (message_of("bob@example.com"), message_of("cy@example.com"));
     room.app
         .run_jobs_until("both sent", async || {
@@ -184,10 +181,8 @@ async fn a_complaint_outranks_a_bounce_and_campaign_counters_follow() {
         (json!(1), json!(1)),
         "{counted}"
     );
-    let conn = room.app.state.db.conn().unwrap();
-    let bob_status: String = conn
-        .query_row("SELECT status FROM emails WHERE to_email = 'bob@example.com'", [], |r| r.get(0))
-        .unwrap();
+    let bob_status: String =
+        room.app.store().value("emails", "status", &[("to_email", "bob@example.com".into())]);
     assert_eq!(bob_status, "COMPLAINED");
 }
 

@@ -131,9 +131,7 @@ async fn github_signs_users_in_by_account_and_verified_primary_address() {
     let existing = app.signup("ada@example.com").await;
     let (_, ada, _) = app.as_user(Method::Get, "/users/@me", Some(&existing), None).await;
     *account.lock().unwrap() = (2002, emails("ada@example.com", false));
-    let users = || -> i64 {
-        app.state.db.conn().unwrap().query_row("SELECT count(*) FROM users", [], |r| r.get(0)).unwrap()
-    };
+    let users = || app.store().count("users", &[]);
     let before = users();
     let (to, cookie) = sign_in(&app, "c3").await;
     assert!(to == "/login?error=unverified" && cookie.is_none(), "{to}");
@@ -144,13 +142,7 @@ async fn github_signs_users_in_by_account_and_verified_primary_address() {
     let (_, cookie) = sign_in(&app, "c4").await;
     let (_, linked, _) = app.as_user(Method::Get, "/users/@me", cookie.as_ref(), None).await;
     assert_eq!(linked["id"], ada["id"]);
-    let links: i64 = app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT count(*) FROM user_identities WHERE provider = 'github'", [], |r| r.get(0))
-        .unwrap();
+    let links = app.store().count("user_identities", &[("provider", "github".into())]);
     assert_eq!(links, 2);
 }
 
@@ -164,9 +156,7 @@ async fn refused_codes_and_tokens_github_does_not_know_sign_nobody_in() {
         move |c| c.auth.github = Some(github)
     })
     .await;
-    let users = || -> i64 {
-        app.state.db.conn().unwrap().query_row("SELECT count(*) FROM users", [], |r| r.get(0)).unwrap()
-    };
+    let users = || app.store().count("users", &[]);
     let before = users();
 
     // GitHub's refusal comes as 200 with an `error` field.

@@ -44,16 +44,7 @@ async fn deeply_nested_blocks_are_refused_and_the_server_answers() {
         .await;
     assert_eq!(status, Status::UnprocessableEntity);
     still_answers(&room).await;
-    assert_eq!(
-        room.app
-            .state
-            .db
-            .conn()
-            .unwrap()
-            .query_row("SELECT count(*) FROM emails", [], |r| r.get::<_, i64>(0))
-            .unwrap(),
-        0
-    );
+    assert_eq!(room.app.store().count("emails", &[]), 0);
 }
 
 #[rocket::async_test]

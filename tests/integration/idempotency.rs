@@ -20,12 +20,7 @@ async fn send(app: &TestApp, secret: &str, key: Option<&str>, payload: &str) -> 
 }
 
 fn effects(app: &TestApp) -> i64 {
-    app.state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT count(*) FROM jobs WHERE kind = 'test.effect'", [], |r| r.get(0))
-        .unwrap()
+    app.store().count("jobs", &[("kind", "test.effect".into())])
 }
 
 #[rocket::async_test]
@@ -120,15 +115,11 @@ async fn expired_keys_may_be_used_again_and_are_swept() {
     assert_eq!(send(&app, &keys.secret_key, Some("old"), "{}").await.0, Status::Ok);
     assert_eq!(send(&app, &keys.secret_key, Some("stale"), "{}").await.0, Status::Ok);
     let expire = |key: &str| {
-        app.state
-            .db
-            .conn()
-            .unwrap()
-            .execute(
-                "UPDATE idempotency_keys SET expires_at = ?1 WHERE key = ?2",
-                rusqlite::params![clock::now_ms() - 1, key],
-            )
-            .unwrap();
+        app.store().set(
+            "idempotency_keys",
+            &[("expires_at", (clock::now_ms() - 1).into())],
+            &[("key", key.into())],
+        );
     };
     expire("old");
     expire("stale");
@@ -141,14 +132,7 @@ async fn expired_keys_may_be_used_again_and_are_swept() {
 
     // The scheduler's sweep removes the expired record that nobody reused.
     let handle = scheduler::start(app.state.clone(), scheduler::registry(&app.state.config));
-    let count = |key: &str| -> i64 {
-        app.state
-            .db
-            .conn()
-            .unwrap()
-            .query_row("SELECT count(*) FROM idempotency_keys WHERE key = ?1", [key], |r| r.get(0))
-            .unwrap()
-    };
+    let count = |key: &str| app.store().count("idempotency_keys", &[("key", key.into())]);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while count("stale") > 0 {
         assert!(std::time::Instant::now() < deadline, "the sweep did not run");

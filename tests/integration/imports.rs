@@ -124,13 +124,7 @@ async fn bad_uploads_are_refused_at_once() {
     let res =
         app.keyed(app.client.post("/contacts/import"), &keys.secret_key).body("email\n").dispatch().await;
     crate::common::assert_envelope(res, 415, "UNSUPPORTED_MEDIA_TYPE").await;
-    let count: i64 = app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT count(*) FROM contact_jobs", [], |r| r.get(0))
-        .unwrap();
+    let count = app.store().count("contact_jobs", &[]);
     assert_eq!(count, 0, "nothing queued");
 }
 
@@ -288,13 +282,7 @@ async fn bulk_requests_are_checked() {
         let (status, _) = app.post("/contacts/bulk-delete", &keys.secret_key, bad.clone()).await;
         assert_eq!(status, Status::UnprocessableEntity, "{bad}");
     }
-    let count: i64 = app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT count(*) FROM contact_jobs", [], |r| r.get(0))
-        .unwrap();
+    let count = app.store().count("contact_jobs", &[]);
     assert_eq!(count, 1);
 }
 

@@ -176,22 +176,14 @@ async fn regenerated_keys_replace_the_old_ones() {
 async fn secret_keys_are_stored_only_as_digests() {
     let app = TestApp::new().await;
     let (_, keys) = app.user_with_project("owner@example.com").await;
-    let conn = app.state.db.conn().unwrap();
-    let secret_rows: Vec<(String, Option<String>)> = conn
-        .prepare("SELECT digest, public_value FROM api_keys WHERE kind = 'secret'")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(secret_rows.len(), 1);
-    assert_eq!(secret_rows[0], (tidings::core::keys::digest(&keys.secret_key), None));
-    let dump: String = conn
-        .query_row("SELECT group_concat(digest || coalesce(public_value, ''), '|') FROM api_keys", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert!(!dump.contains(&keys.secret_key));
+    let store = app.store();
+    let secret = [("kind", "secret".into())];
+    let digests: Vec<String> = store.values("api_keys", "digest", &secret);
+    let public: Vec<Option<String>> = store.values("api_keys", "public_value", &secret);
+    assert_eq!((digests, public), (vec![tidings::core::keys::digest(&keys.secret_key)], vec![None]));
+    let mut dump: Vec<String> = store.values("api_keys", "digest", &[]);
+    dump.extend(store.values::<Option<String>>("api_keys", "public_value", &[]).into_iter().flatten());
+    assert!(dump.iter().all(|stored| !stored.contains(&keys.secret_key)), "{dump:?}");
 }
 
 #[rocket::async_test]

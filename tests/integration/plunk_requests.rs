@@ -271,13 +271,7 @@ async fn a_query_mode_job_stopped_between_batches_resumes_and_does_nothing_twice
     let (_, done) = app.get(&format!("/contacts/bulk/{id}"), key).await;
     assert_eq!(done["result"]["processed"], 7, "{done}");
     assert_eq!(done["result"]["updated"], 7);
-    let unsubscribed: i64 = app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT count(*) FROM events WHERE name = 'contact.unsubscribed'", [], |r| r.get(0))
-        .unwrap();
+    let unsubscribed = app.store().count("events", &[("name", "contact.unsubscribed".into())]);
     assert_eq!(unsubscribed, 7, "one event per contact, none twice");
 }
 

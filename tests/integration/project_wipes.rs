@@ -14,39 +14,20 @@ use crate::send::Mailroom;
 /// The project's rows in every table that has a `project_id` column, by table (the tables with
 /// none left out).
 fn rows_by_table(app: &TestApp, project: &str) -> Vec<(String, i64)> {
-    let conn = app.state.db.conn().unwrap();
-    let tables: Vec<String> = conn
-        .prepare(
-            "SELECT m.name FROM sqlite_master m WHERE m.type = 'table'
-               AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) WHERE name = 'project_id') ORDER BY m.name",
-        )
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    tables
+    let store = app.store();
+    store
+        .tables_with("project_id")
         .into_iter()
         .filter_map(|table| {
-            let n: i64 = conn
-                .query_row(&format!("SELECT count(*) FROM {table} WHERE project_id = ?1"), [project], |r| {
-                    r.get(0)
-                })
-                .unwrap();
+            let n = store.count(&table, &[("project_id", project.into())]);
             (n > 0).then_some((table, n))
         })
         .collect()
 }
 
+/// The project's `wiping` (`None`: the project is gone).
 fn wiping(app: &TestApp, project: &str) -> Option<Option<String>> {
-    use rusqlite::OptionalExtension;
-    app.state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT wiping FROM projects WHERE id = ?1", [project], |r| r.get(0))
-        .optional()
-        .unwrap()
+    app.store().find("projects", "wiping", &[("id", project.into())])
 }
 
 /// More contacts and events than one batch holds, through the API.

@@ -152,10 +152,7 @@ async fn while_every_relay_rests_queued_mail_is_neither_claimed_nor_charged_a_tr
     let message =
         |to: &str| json!({ "to": to, "from": "hello@example.test", "subject": "Hi", "body": "<p>Hello</p>" });
     let first = room.send_ok(message("a@example.org")).await.remove(0);
-    let due = |id: &str| -> i64 {
-        let conn = room.app.state.db.conn().unwrap();
-        conn.query_row("SELECT next_attempt_at FROM emails WHERE id = ?1", [id], |r| r.get(0)).unwrap()
-    };
+    let due = |id: &str| -> i64 { room.app.store().value("emails", "next_attempt_at", &[("id", id.into())]) };
     let mut later = Vec::new();
     let mut quiet_since = None;
     room.app

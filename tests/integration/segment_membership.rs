@@ -5,7 +5,8 @@ use rocket::http::Status;
 use serde_json::json;
 
 use crate::common::TestApp;
-use crate::segments::{app_with_project, contact, count, create, membership_events, plan_is, set_plan};
+use crate::common::store::NotNull;
+use crate::segments::{app_with_project, contact, create, membership_events, plan_is, set_plan};
 
 #[rocket::async_test]
 async fn compute_emits_entry_and_exit_exactly_once() {
@@ -50,15 +51,9 @@ async fn compute_emits_entry_and_exit_exactly_once() {
     let (_, refreshed) = app.post(&format!("/segments/{id}/refresh"), &keys.secret_key, json!({})).await;
     assert_eq!(refreshed["memberCount"], json!(2));
     assert_eq!(membership_events(&app).len(), 2);
-    assert_eq!(
-        count(
-            &app,
-            &format!(
-                "SELECT count(*) FROM segment_members m JOIN contacts c ON c.seq = m.contact_seq WHERE m.segment_id = '{id}' AND c.id = '{a}'"
-            )
-        ),
-        1
-    );
+    let seq: i64 = app.store().value("contacts", "seq", &[("id", (&a).into())]);
+    let stored = [("segment_id", id.into()), ("contact_seq", seq.into())];
+    assert_eq!(app.store().count("segment_members", &stored), 1);
 
     let (_, third) = app.post(&compute, &keys.secret_key, json!({})).await;
     assert_eq!(
@@ -129,8 +124,7 @@ async fn an_interrupted_compute_resumes_without_repeating_events() {
     assert_eq!(membership_events(&app).len(), 4);
     // The queued compute job (from creation) carries on from the stored cursor.
     app.run_jobs_until("the computation", async || {
-        count(&app, &format!("SELECT count(*) FROM segments WHERE id = '{id}' AND computed_at IS NOT NULL"))
-            == 1
+        app.store().count("segments", &[("id", (&id).into()), ("computed_at", NotNull)]) == 1
     })
     .await;
     let events = membership_events(&app);

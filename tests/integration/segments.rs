@@ -4,6 +4,7 @@
 use rocket::http::{Method, Status};
 use serde_json::{Value, json};
 
+use crate::common::store::prefix;
 use crate::common::{Keys, TestApp};
 
 pub(crate) async fn app_with_project() -> (TestApp, Keys) {
@@ -41,17 +42,11 @@ pub(crate) async fn create(app: &TestApp, keys: &Keys, body: Value) -> Value {
     segment
 }
 
-pub(crate) fn count(app: &TestApp, sql: &str) -> i64 {
-    app.state.db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
-}
-
 /// The membership events stored so far, as (event name, contact id), in order.
 pub(crate) fn membership_events(app: &TestApp) -> Vec<(String, String)> {
-    let conn = app.state.db.conn().unwrap();
-    let mut stmt = conn
-        .prepare("SELECT name, contact_id FROM events WHERE name LIKE 'segment.%' ORDER BY created_at, rowid")
-        .unwrap();
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+    let (store, membership) = (app.store(), [("name", prefix("segment."))]);
+    let names: Vec<String> = store.values("events", "name", &membership);
+    names.into_iter().zip(store.values::<String>("events", "contact_id", &membership)).collect()
 }
 
 #[rocket::async_test]
@@ -158,7 +153,7 @@ async fn bad_segments_are_refused_and_nothing_is_stored() {
         assert_eq!(res["error"]["errors"][0]["field"], json!(field), "{body}: {res}");
         assert_eq!(res["error"]["errors"][0]["code"], json!(code), "{body}: {res}");
     }
-    assert_eq!(count(&app, "SELECT count(*) FROM segments"), 0);
+    assert_eq!(app.store().count("segments", &[]), 0);
     let (status, _) =
         app.post("/segments", &keys.public_key, json!({ "name": "A", "condition": plan_is("pro") })).await;
     assert_eq!(status, Status::Unauthorized);
@@ -273,7 +268,7 @@ async fn static_members() {
         json!(["new@example.com"]),
         "without createMissing unknown addresses are listed"
     );
-    assert_eq!(count(&app, "SELECT count(*) FROM contacts"), 1);
+    assert_eq!(app.store().count("contacts", &[]), 1);
 
     let (_, res) = app
         .post(&members, &keys.secret_key, json!({ "emails": ["ada@example.com", "new@example.com"], "createMissing": true, "subscribed": false }))
@@ -427,15 +422,17 @@ async fn large_projects_are_counted_in_parts_that_add_up() {
                 if project == &keys.id && plan == "pro" && i % 7 != 0 {
                     expected += 1;
                 }
-                tx.execute(
-                    "INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
-                     VALUES (?1, ?2, ?3, 1, ?4, 0, 0)",
-                    rusqlite::params![
-                        tidings::db::new_id(),
-                        project,
-                        format!("u{i}@example.com"),
-                        json!({ "plan": plan, "n": i % 7 }).to_string()
-                    ],
+                let data = json!({ "plan": plan, "n": i % 7 });
+                let email = format!("u{i}@example.com");
+                let at_commit = tidings::db::contacts::Indexing::AtCommit;
+                tidings::db::contacts::insert(
+                    tx,
+                    project,
+                    &email,
+                    true,
+                    data.as_object().unwrap(),
+                    0,
+                    at_commit,
                 )?;
             }
             Ok::<_, tidings::db::DbError>(())
@@ -477,13 +474,12 @@ async fn condition_trees_are_stored_in_the_documented_form() {
     let (_, read) =
         app.get(&format!("/segments/{}", segment["id"].as_str().unwrap()), &keys.secret_key).await;
     assert_eq!(read["condition"], tidy);
-    let stored: String =
-        app.state.db.conn().unwrap().query_row("SELECT condition FROM segments", [], |r| r.get(0)).unwrap();
+    let stored: String = app.store().value("segments", "condition", &[]);
     assert_eq!(serde_json::from_str::<Value>(&stored).unwrap(), tidy);
     // A campaign audience is kept the same way.
     let (_, domain) = app.post("/domains", &keys.secret_key, json!({ "domain": "example.test" })).await;
     assert!(domain["id"].is_string());
-    app.state.db.conn().unwrap().execute("UPDATE domains SET status = 'verified'", []).unwrap();
+    app.store().set("domains", &[("status", "verified".into())], &[]);
     let (status, campaign) = app
         .post(
             "/campaigns",

@@ -14,6 +14,7 @@ use tidings::db::emails;
 
 use crate::common::dns_server::DnsServer;
 use crate::common::smtp_sink::{Received, SmtpSink};
+use crate::common::store::NotNull;
 use crate::common::{Keys, TestApp, assert_envelope};
 
 pub const LINKS: &str = "https://links.example.test";
@@ -50,13 +51,7 @@ impl Mailroom {
         let room = Mailroom { app, session, keys, dns, sink };
         // Signing the owner up queued an address verification mail; these tests are about
         // their own mail, so it is dropped before anything is delivered.
-        room.app
-            .state
-            .db
-            .conn()
-            .unwrap()
-            .execute("DELETE FROM emails WHERE project_id = 'system'", [])
-            .unwrap();
+        room.app.store().delete("emails", &[("project_id", "system".into())]);
         room.verify_domain("example.test").await;
         room
     }
@@ -275,14 +270,10 @@ async fn attachments_are_delivered() {
     }))
     .await;
     // Stored once for the three recipients, not on each one's row.
-    let count =
-        |sql: &str| -> i64 { room.app.state.db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap() };
-    assert_eq!(count("SELECT count(*) FROM attachment_sets"), 1);
-    assert_eq!(count("SELECT count(*) FROM emails WHERE attachments IS NOT NULL"), 0);
-    assert_eq!(
-        count("SELECT count(DISTINCT attachment_set) FROM emails WHERE attachment_set IS NOT NULL"),
-        1
-    );
+    let sets = || room.app.store().count("attachment_sets", &[]);
+    assert_eq!(sets(), 1);
+    assert_eq!(room.app.store().count("emails", &[("attachments", NotNull)]), 0);
+    assert_eq!(room.app.store().distinct("emails", "attachment_set", &[]), 1);
     let messages = room.deliver(3).await;
     for raw in &messages {
         let message = parse(&raw.data);
@@ -293,11 +284,7 @@ async fn attachments_are_delivered() {
         assert!(room.dkim_passes(&raw.data).await);
     }
     // Once every message has left the queue, the copy goes.
-    room.app
-        .run_jobs_until("the attachments dropped", async || {
-            count("SELECT count(*) FROM attachment_sets") == 0
-        })
-        .await;
+    room.app.run_jobs_until("the attachments dropped", async || sets() == 0).await;
 
     // A request none of whose emails may go (MARKETING to a contact /v1/send made unsubscribed)
     // keeps no copy either.
@@ -313,11 +300,9 @@ async fn attachments_are_delivered() {
     room.send_ok(json!({ "to": "new@example.test", "template": template["id"],
         "attachments": [{ "filename": "a.txt", "content": STANDARD.encode(b"a") }] }))
         .await;
-    assert_eq!(
-        count("SELECT count(*) FROM emails WHERE to_email = 'new@example.test' AND status = 'FAILED'"),
-        1
-    );
-    assert_eq!(count("SELECT count(*) FROM attachment_sets"), 0);
+    let failed = [("to_email", "new@example.test".into()), ("status", "FAILED".into())];
+    assert_eq!(room.app.store().count("emails", &failed), 1);
+    assert_eq!(sets(), 0);
 }
 
 #[rocket::async_test]
@@ -373,18 +358,8 @@ async fn bad_requests_are_refused_and_send_nothing() {
     let (status, _) = room.app.post("/v1/send", &room.keys.public_key, base.clone()).await;
     assert_eq!(status, Status::Unauthorized);
 
-    let count: i64 =
-        room.app.state.db.conn().unwrap().query_row("SELECT count(*) FROM emails", [], |r| r.get(0)).unwrap();
-    assert_eq!(count, 0, "nothing was queued");
-    let contacts: i64 = room
-        .app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT count(*) FROM contacts", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(contacts, 0, "no contact was made");
+    assert_eq!(room.app.store().count("emails", &[]), 0, "nothing was queued");
+    assert_eq!(room.app.store().count("contacts", &[]), 0, "no contact was made");
 }
 
 #[rocket::async_test]
@@ -420,7 +395,5 @@ async fn an_idempotent_replay_sends_nothing() {
     room.deliver(1).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(room.sink.messages().len(), 1);
-    let count: i64 =
-        room.app.state.db.conn().unwrap().query_row("SELECT count(*) FROM emails", [], |r| r.get(0)).unwrap();
-    assert_eq!(count, 1);
+    assert_eq!(room.app.store().count("emails", &[]), 1);
 }

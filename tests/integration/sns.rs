@@ -220,11 +220,8 @@ async fn signed_notifications_of_the_topic_bounce_and_complain_and_nothing_else_
             .await;
     }
     room.deliver(2).await;
-    let message_id = |to: &str| {
-        let conn = room.app.state.db.conn().unwrap();
-        conn.query_row("SELECT message_id FROM emails WHERE to_email = ?1", [to], |r| r.get::<_, String>(0))
-            .unwrap()
-    };
+    let message_id =
+        |to: &str| room.app.store().value::<String>("emails", "message_id", &[("to_email", to.into())]);
     let (ada, bob) = (message_id("ada@example.com"), message_id("bob@example.com"));
     let hard = json!({ "bounceType": "Permanent", "bouncedRecipients": [{ "emailAddress": "ada@example.com",
         "diagnosticCode": "smtp; 550 5.1.1 user unknown" }] });
@@ -272,11 +269,7 @@ async fn signed_notifications_of_the_topic_bounce_and_complain_and_nothing_else_
         assert!(answer["error"]["code"].is_string(), "{what}: {answer}");
     }
     assert_eq!(suppression(&room, "ada@example.com").await, Value::Null);
-    let statuses: Vec<String> = {
-        let conn = room.app.state.db.conn().unwrap();
-        let mut query = conn.prepare("SELECT status FROM emails ORDER BY to_email").unwrap();
-        query.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
-    };
+    let statuses: Vec<String> = room.app.store().values("emails", "status", &[]);
     assert_eq!(statuses, ["SENT", "SENT"]);
 
     // A version 1 (SHA-1) hard bounce, then a version 2 (SHA-256) complaint.

@@ -224,9 +224,7 @@ async fn forged_tokens_wrong_nonces_and_closed_signups_sign_nobody_in() {
     let issuer = provider(&receiver);
     let app = app_with(&issuer, false).await;
     let key = EncodingKey::from_rsa_der(KEY);
-    let users = || -> i64 {
-        app.state.db.conn().unwrap().query_row("SELECT count(*) FROM users", [], |r| r.get(0)).unwrap()
-    };
+    let users = || app.store().count("users", &[]);
     let before = users();
 
     // HS256 under the client secret (the algorithm-confusion forgery): only RS256 is taken.
@@ -278,16 +276,15 @@ async fn forged_tokens_wrong_nonces_and_closed_signups_sign_nobody_in() {
 
     // Starting a sign-in needs no account: what anonymous requests can keep is bounded.
     let now = tidings::clock::now_ms();
-    app.state
-        .db
-        .conn()
-        .unwrap()
-        .execute(
-            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
-             INSERT INTO oauth_states (state, provider, nonce, verifier, created_at) SELECT 's' || i, 'acme', 'n', 'v', ?2 FROM n",
-            rusqlite::params![tidings::core::sso::MAX_PENDING, now],
-        )
-        .unwrap();
+    tidings::db::write_tx(&mut app.state.db.conn().unwrap(), |tx| {
+        for i in 0..tidings::core::sso::MAX_PENDING {
+            let (provider, nonce, verifier) = ("acme".into(), "n".into(), "v".into());
+            let pending = tidings::db::sso::Pending { state: format!("s{i}"), provider, nonce, verifier };
+            tidings::db::sso::keep_state(tx, &pending, now)?;
+        }
+        Ok::<_, tidings::db::DbError>(())
+    })
+    .unwrap();
     let res = app.client.get("/auth/oauth/acme").dispatch().await;
     let location = res.headers().get_one("Location").unwrap().to_string();
     assert_eq!(location, "/login?error=busy");

@@ -121,15 +121,7 @@ async fn the_rules_of_a_template() {
         assert_eq!(status, Status::UnprocessableEntity, "{patch}");
         assert_eq!(response["error"]["errors"][0]["field"], json!(field), "{patch}: {response}");
     }
-    let count: i64 = room
-        .app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT count(*) FROM templates", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(count, 0);
+    assert_eq!(room.app.store().count("templates", &[]), 0);
 }
 
 #[rocket::async_test]

@@ -47,14 +47,7 @@ async fn opens_and_clicks_move_the_email_forward() {
     assert_eq!(email.status, "CLICKED");
     assert!(email.clicked_at.is_some());
     assert_eq!(names(&room, &contact), ["email.sent", "email.opened", "email.clicked"]);
-    let clicked: String = room
-        .app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT data FROM events WHERE name = 'email.clicked'", [], |r| r.get(0))
-        .unwrap();
+    let clicked: String = room.app.store().value("events", "data", &[("name", "email.clicked".into())]);
     assert!(clicked.contains("https://example.org/page?a=1&b=2") && clicked.contains(&ids[0]), "{clicked}");
 
     // An open after a click does not move the status back.

@@ -330,14 +330,7 @@ async fn the_quarantine_fails_each_kind_of_work_as_its_own_failures_do() {
         .remove(0);
     let (status, queued) = room.app.post("/contacts/bulk-subscribe", &key, json!({ "mode": "query" })).await;
     assert_eq!(status, Status::Accepted, "{queued}");
-    let job: i64 = room
-        .app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT id FROM jobs WHERE kind = 'contacts.job'", [], |r| r.get(0))
-        .unwrap();
+    let job: i64 = room.app.store().value("jobs", "id", &[("kind", "contacts.job".into())]);
     let (_, flow) =
         room.app.post("/workflows", &key, json!({ "name": "f", "eventName": "go", "enabled": true })).await;
     let flow = flow["id"].as_str().unwrap().to_string();
@@ -369,12 +362,10 @@ async fn the_quarantine_fails_each_kind_of_work_as_its_own_failures_do() {
     assert_eq!((email_row.status.as_str(), email_row.last_error.as_deref()), ("FAILED", Some(REASON)));
     let (events, job_row, counted) = {
         let conn = room.app.state.db.conn().unwrap();
-        let events: i64 = conn
-            .query_row("SELECT count(*) FROM events WHERE name = 'email.failed'", [], |r| r.get(0))
-            .unwrap();
+        let events = room.app.store().count("events", &[("name", "email.failed".into())]);
         let job_row = tidings::db::jobs::get(&conn, job).unwrap().unwrap();
         // A count is forgotten when a process finishes the item.
-        let counted: i64 = conn.query_row("SELECT count(*) FROM interrupted_work", [], |r| r.get(0)).unwrap();
+        let counted = room.app.store().count("interrupted_work", &[]);
         (events, job_row, counted)
     };
     assert_eq!(events, 1, "email.failed is emitted, as for any failed email");

@@ -55,8 +55,7 @@ async fn images_are_known_by_their_bytes_and_served_safely() {
     assert!(svg["error"]["errors"][0]["message"].as_str().unwrap().contains("SVG"), "{svg}");
     let (status, _) = app.upload_csv_to("/uploads/image", &keys.public_key, PNG).await;
     assert_eq!(status, Status::Unauthorized, "the public key does not upload");
-    let stored: i64 =
-        app.state.db.conn().unwrap().query_row("SELECT count(*) FROM uploads", [], |r| r.get(0)).unwrap();
+    let stored = app.store().count("uploads", &[]);
     assert_eq!(stored, 1, "refused uploads store nothing");
 
     for wrong in [
@@ -78,14 +77,9 @@ async fn images_are_known_by_their_bytes_and_served_safely() {
     let project = format!("/users/@me/projects/{}", keys.id);
     app.as_user(Method::Post, &format!("{project}/reset"), Some(&owner), None).await;
     let wiping = async || {
-        app.state
-            .db
-            .conn()
-            .unwrap()
-            .query_row("SELECT wiping IS NULL FROM projects WHERE id = ?1", [&keys.id], |r| {
-                r.get::<_, bool>(0)
-            })
-            .unwrap_or(true)
+        let wiping: Option<Option<String>> =
+            app.store().find("projects", "wiping", &[("id", (&keys.id).into())]);
+        wiping.is_none_or(|w| w.is_none())
     };
     app.run_jobs_until("the reset", wiping).await;
     assert_eq!(app.client.get(path_of(url)).dispatch().await.status(), Status::Ok);

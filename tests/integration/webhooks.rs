@@ -12,6 +12,7 @@ use sha2::Sha256;
 
 use crate::common::TestApp;
 use crate::common::http_receiver::{HttpReceiver, Request};
+use crate::common::store::Set;
 use crate::send::Mailroom;
 
 /// The Standard Webhooks check a receiver makes: the signature of `id.timestamp.body` under the
@@ -46,15 +47,11 @@ async fn track(room: &Mailroom, email: &str, event: &str) {
 /// Makes every pending delivery due now (and, with `age_ms`, that much older).
 fn due_now(app: &TestApp, age_ms: i64) {
     let now = tidings::clock::now_ms();
-    app.state
-        .db
-        .conn()
-        .unwrap()
-        .execute(
-            "UPDATE webhook_deliveries SET next_attempt_at = ?1, created_at = created_at - ?2 WHERE status = 'pending'",
-            rusqlite::params![now, age_ms],
-        )
-        .unwrap();
+    app.store().set(
+        "webhook_deliveries",
+        &[("next_attempt_at", now.into()), ("created_at", Set::Less(age_ms))],
+        &[("status", "pending".into())],
+    );
 }
 
 #[rocket::async_test]
@@ -139,12 +136,7 @@ async fn matching_events_arrive_signed_retried_logged_and_an_endpoint_failing_a_
     let status_of = async |delivery: &str| {
         deliveries(app, &key, &id).await.into_iter().find(|d| d["id"] == delivery).unwrap()["status"].clone()
     };
-    app.state
-        .db
-        .conn()
-        .unwrap()
-        .execute("UPDATE webhook_endpoints SET failing_since = failing_since - 86400001", [])
-        .unwrap();
+    app.store().set("webhook_endpoints", &[("failing_since", Set::Less(86_400_001))], &[]);
     due_now(app, 86_400_001);
     app.run_jobs_until("given up", async || status_of(&failing).await == "failed").await;
     let (_, endpoint) = app.get(&format!("/webhooks/{id}"), &key).await;

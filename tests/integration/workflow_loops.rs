@@ -5,19 +5,16 @@
 use rocket::http::{Method, Status};
 use serde_json::json;
 
+use crate::common::store::{NotNull, among};
 use crate::send::Mailroom;
 use crate::workflow_runs::{executions, template, workflow};
 
 /// Executions in the database, and how many of them are still active or have mail queued.
 fn counts(room: &Mailroom) -> (i64, i64) {
-    let conn = room.app.state.db.conn().unwrap();
-    conn.query_row(
-        "SELECT count(*), count(*) FILTER (WHERE status IN ('RUNNING', 'WAITING'))
-                + (SELECT count(*) FROM emails WHERE status = 'QUEUED') FROM workflow_executions",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )
-    .unwrap()
+    let store = room.app.store();
+    let active = store.count("workflow_executions", &[("status", among(&["RUNNING", "WAITING"]))]);
+    let queued = store.count("emails", &[("status", "QUEUED".into())]);
+    (store.count("workflow_executions", &[]), active + queued)
 }
 
 /// Subscribes a new, unsubscribed contact through the API: the `contact.subscribed` that starts it all.
@@ -99,8 +96,7 @@ async fn workflows_that_trigger_one_another_stop_at_the_chained_rate() {
     // The API's subscription started the first; each of the next seven was started by the other
     // workflow's step, and the eighth such start was refused.
     assert_eq!(run_to_rest(&room).await, 8);
-    let caused = "SELECT count(*) FROM workflow_executions WHERE caused_by IS NOT NULL";
-    assert_eq!(app.state.db.conn().unwrap().query_row(caused, [], |r| r.get::<_, i64>(0)).unwrap(), 7);
+    assert_eq!(app.store().count("workflow_executions", &[("caused_by", NotNull)]), 7);
     // A start that is not a workflow's doing still happens.
     let (status, listed) = app.get("/contacts?search=pingpong", key).await;
     assert_eq!(status, Status::Ok);
@@ -135,6 +131,5 @@ async fn a_workflow_answering_its_own_mail_stops_at_the_chained_rate() {
     let first = template(&room, "TRANSACTIONAL", "Hello", "<p>hello</p>").await;
     room.send_ok(json!({ "to": "echo@example.com", "template": first })).await;
     assert_eq!(run_to_rest(&room).await, 4);
-    let sent = "SELECT count(*) FROM emails WHERE source_type = 'WORKFLOW'";
-    assert_eq!(app.state.db.conn().unwrap().query_row(sent, [], |r| r.get::<_, i64>(0)).unwrap(), 4);
+    assert_eq!(app.store().count("emails", &[("source_type", "WORKFLOW".into())]), 4);
 }

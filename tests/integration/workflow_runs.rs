@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::common::TestApp;
 use crate::common::http_receiver::HttpReceiver;
+use crate::common::store::NotNull;
 use crate::send::Mailroom;
 
 /// A room whose webhooks may call loopback (the receiver lives there).
@@ -91,13 +92,11 @@ pub(crate) async fn execution_of(app: &TestApp, key: &str, workflow: &str, email
 
 /// Makes a waiting execution's DELAY or timeout end now, as if its time had passed.
 pub(crate) fn come_due(app: &TestApp, execution: &str) {
-    let conn = app.state.db.conn().unwrap();
-    let changed = conn
-        .execute(
-            "UPDATE workflow_executions SET due_at = ?2 WHERE id = ?1 AND status = 'WAITING' AND due_at IS NOT NULL",
-            rusqlite::params![execution, tidings::clock::now_ms()],
-        )
-        .unwrap();
+    let changed = app.store().set(
+        "workflow_executions",
+        &[("due_at", tidings::clock::now_ms().into())],
+        &[("id", execution.into()), ("status", "WAITING".into()), ("due_at", NotNull)],
+    );
     assert_eq!(changed, 1);
 }
 
@@ -546,15 +545,7 @@ async fn events_from_delivery_and_bulk_jobs_start_workflows() {
     let (status, queued) =
         app.post("/contacts/bulk-unsubscribe", key, json!({ "contactIds": [leaver["id"]] })).await;
     assert_eq!(status, Status::Accepted, "{queued}");
-    let db = app.state.db.clone();
-    let completed = move || -> i64 {
-        db.conn()
-            .unwrap()
-            .query_row("SELECT count(*) FROM workflow_executions WHERE status = 'COMPLETED'", [], |r| {
-                r.get(0)
-            })
-            .unwrap()
-    };
+    let completed = || app.store().count("workflow_executions", &[("status", "COMPLETED".into())]);
     app.run_jobs_until("both workflows ran", async || completed() == 2).await;
     let sent = &executions(app, key, &on_sent, "").await[0];
     assert_eq!(sent["contactEmail"], "buyer@example.com");
@@ -595,6 +586,5 @@ async fn a_send_step_over_the_workflow_cap_fails_with_the_reason() {
         failed["steps"][1]["error"].as_str().unwrap().contains("monthly limit of workflow emails"),
         "{failed}"
     );
-    let queued = "SELECT count(*) FROM emails WHERE source_type = 'WORKFLOW'";
-    assert_eq!(app.state.db.conn().unwrap().query_row(queued, [], |r| r.get::<_, i64>(0)).unwrap(), 1);
+    assert_eq!(app.store().count("emails", &[("source_type", "WORKFLOW".into())]), 1);
 }

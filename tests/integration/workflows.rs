@@ -295,16 +295,20 @@ async fn while_executions_are_active_only_step_configs_change_and_the_workflow_s
     let (_, link) = connect(&app, key, id, trigger, delay, None).await;
     let (_, contact) = app.post("/contacts", key, json!({ "email": "a@example.org" })).await;
     // An execution waiting at the delay (the engine makes these; here it is put in place).
-    app.state
-        .db
-        .conn()
-        .unwrap()
-        .execute(
-            "INSERT INTO workflow_executions (id, workflow_id, project_id, contact_id, status, current_step_id,
-                 due_at, started_at, updated_at) VALUES ('e1', ?1, ?2, ?3, 'WAITING', ?4, 0, 0, 0)",
-            rusqlite::params![id, keys.id, contact["id"].as_str().unwrap(), delay],
-        )
-        .unwrap();
+    app.store().insert(
+        "workflow_executions",
+        &[
+            ("id", "e1".into()),
+            ("workflow_id", id.into()),
+            ("project_id", (&keys.id).into()),
+            ("contact_id", contact["id"].as_str().unwrap().into()),
+            ("status", "WAITING".into()),
+            ("current_step_id", delay.into()),
+            ("due_at", 0.into()),
+            ("started_at", 0.into()),
+            ("updated_at", 0.into()),
+        ],
+    );
 
     let before = read(&app, key, id).await;
     let (status, error) = add_step(&app, key, id, json!({ "type": "EXIT", "config": {} })).await;

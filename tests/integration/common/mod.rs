@@ -12,6 +12,7 @@ pub mod probes;
 pub mod sending;
 #[path = "../../support/smtp_sink.rs"]
 pub mod smtp_sink;
+pub mod store;
 
 use std::sync::Arc;
 
