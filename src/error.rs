@@ -391,11 +391,6 @@ impl From<Error> for ApiError {
     }
 }
 
-/// Maps a unique-constraint violation to 409 with `message`; any other error stays a 500.
-pub fn conflict_on_unique(e: crate::db::DbError, message: &str) -> ApiError {
-    if e.is_unique_violation() { ApiError::conflict(message) } else { e.into() }
-}
-
 /// The identifier of one request, made on first use and sent back as `X-Request-Id`.
 pub struct RequestId(String);
 

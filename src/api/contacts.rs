@@ -202,7 +202,7 @@ async fn read(
     id: Param<ContactId>,
 ) -> Result<Json<ListedContact>, ApiError> {
     let id = id?;
-    let (id, project) = (id, access.project.id);
+    let project = access.project.id;
     let (contact, suppression) = state
         .db
         .run(move |conn| {

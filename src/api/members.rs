@@ -144,7 +144,7 @@ async fn revoke(
     id: Param<InvitationId>,
 ) -> Result<Status, ApiError> {
     let id = id?;
-    let (ProjectMember { project, role: actor, .. }, id) = (admin.0, id);
+    let ProjectMember { project, role: actor, .. } = admin.0;
     state.db.write(move |tx| members::revoke(tx, &project.id, actor, &id, clock::now_ms())).await?;
     Ok(Status::NoContent)
 }
@@ -168,7 +168,7 @@ async fn change_role(
     body: JsonBody<RoleChange, Small>,
 ) -> Result<Json<MemberView>, ApiError> {
     let user_id = user_id?;
-    let (ProjectMember { project, role: actor, .. }, user_id) = (admin.0, user_id);
+    let ProjectMember { project, role: actor, .. } = admin.0;
     let role = parse_role(body.0.role.as_deref(), None)?;
     let member =
         state.db.write(move |tx| members::change_role(tx, &project.id, actor, &user_id, role)).await?;

@@ -12,6 +12,7 @@ use super::error::{Error, Result};
 use super::ids::CampaignId;
 use super::jobs;
 use crate::core::outbound;
+pub use crate::core::vocabulary::CampaignStatus;
 use crate::core::vocabulary::EmailSource;
 use crate::db::Tx;
 use crate::db::campaigns::{self, Campaign, Stamps};
@@ -26,41 +27,6 @@ pub const STATUSES: [&str; 5] = [
     CampaignStatus::Sent.as_str(),
     CampaignStatus::Cancelled.as_str(),
 ];
-
-/// Where a campaign stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CampaignStatus {
-    Draft,
-    Scheduled,
-    Sending,
-    Sent,
-    Cancelled,
-}
-
-impl CampaignStatus {
-    pub const ALL: [CampaignStatus; 5] =
-        [Self::Draft, Self::Scheduled, Self::Sending, Self::Sent, Self::Cancelled];
-
-    /// The name stored and shown: `DRAFT`, `SCHEDULED`, ...
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Draft => "DRAFT",
-            Self::Scheduled => "SCHEDULED",
-            Self::Sending => "SENDING",
-            Self::Sent => "SENT",
-            Self::Cancelled => "CANCELLED",
-        }
-    }
-
-    pub fn of(c: &Campaign) -> Option<CampaignStatus> {
-        Self::ALL.into_iter().find(|s| s.as_str() == c.status)
-    }
-
-    /// DRAFT and SCHEDULED campaigns may still change, be sent or be rescheduled.
-    pub fn is_editable(self) -> bool {
-        matches!(self, Self::Draft | Self::Scheduled)
-    }
-}
 
 /// A new, empty DRAFT of `project`.
 pub fn draft(project: &str, now: i64) -> Campaign {

@@ -8,7 +8,7 @@
 //! behind transactional mail; the counters and the move to SENT are kept by triggers (V7).
 
 use crate::core::outbound::{self, Draft};
-use crate::core::vocabulary::EmailKind;
+use crate::core::vocabulary::{CampaignStatus, EmailKind};
 use crate::db::Tx;
 use serde_json::{Value, json};
 
@@ -315,7 +315,7 @@ pub enum Expansion {
 /// the next `batch` rows after the cursor and queues an email for each one in the audience.
 pub fn expand_step(conn: &Tx, id: &str, batch: usize, now: i64) -> Result<Expansion> {
     let Some(c) = campaigns::by_id(conn, id)? else { return Ok(Expansion::Stopped) };
-    if c.status != "SENDING" || c.expanded {
+    if c.status != CampaignStatus::Sending || c.expanded {
         return Ok(if c.expanded { Expansion::Done } else { Expansion::Stopped });
     }
     let condition = audience(conn, &c)?;

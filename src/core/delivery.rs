@@ -2,7 +2,7 @@
 //! needs besides its row, whether it may go out now (the one marketing rule), the message it
 //! becomes (rendered, tracked, MIME, DKIM-signed), and how the attempt's end is recorded.
 
-use crate::core::vocabulary::{EmailKind, EmailSource};
+use crate::core::vocabulary::{CampaignStatus, EmailKind, EmailSource};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -112,7 +112,7 @@ pub fn check(email: &Email, context: &Context) -> Result<Email, Outcome> {
         Some(None) => {
             return Err(Outcome::Fail { error: "not sent: the campaign was deleted".into(), counted: false });
         }
-        Some(Some(c)) if c.status == "CANCELLED" => {
+        Some(Some(c)) if c.status == CampaignStatus::Cancelled => {
             return Err(Outcome::Fail {
                 error: "not sent: the campaign was cancelled".into(),
                 counted: false,

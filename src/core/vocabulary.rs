@@ -1,6 +1,9 @@
 //! The typed vocabulary of email: its kind, which decides what is added to it and who may get it,
-//! what made it, and its status. Rows keep them as the API's words (`MARKETING`, `QUEUED`); core names them here,
-//! and a row's text compares with them directly (`email.kind == EmailKind::Marketing`).
+//! what made it, and its status; and where a campaign stands. Rows keep them as the API's words
+//! (`MARKETING`, `QUEUED`, `SENDING`); core names them here, and a row's text compares with them
+//! directly (`email.kind == EmailKind::Marketing`).
+
+use crate::db::campaigns::Campaign;
 
 /// What an email is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +118,46 @@ impl EmailStatus {
     }
 }
 
+/// Where a campaign stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CampaignStatus {
+    Draft,
+    Scheduled,
+    Sending,
+    Sent,
+    Cancelled,
+}
+
+impl CampaignStatus {
+    pub const ALL: [CampaignStatus; 5] =
+        [Self::Draft, Self::Scheduled, Self::Sending, Self::Sent, Self::Cancelled];
+
+    /// The name stored and shown: `DRAFT`, `SCHEDULED`, ...
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Draft => "DRAFT",
+            Self::Scheduled => "SCHEDULED",
+            Self::Sending => "SENDING",
+            Self::Sent => "SENT",
+            Self::Cancelled => "CANCELLED",
+        }
+    }
+
+    pub fn of(c: &Campaign) -> Option<CampaignStatus> {
+        Self::ALL.into_iter().find(|s| s.as_str() == c.status)
+    }
+
+    /// The status named `name`, if any.
+    pub fn parse(name: &str) -> Option<CampaignStatus> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// DRAFT and SCHEDULED campaigns may still change, be sent or be rescheduled.
+    pub fn is_editable(self) -> bool {
+        matches!(self, Self::Draft | Self::Scheduled)
+    }
+}
+
 /// A row's text compares with the word it holds.
 macro_rules! compares_with_text {
     ($($t:ty),*) => {$(
@@ -144,7 +187,7 @@ macro_rules! compares_with_text {
     )*};
 }
 
-compares_with_text!(EmailKind, EmailSource, EmailStatus);
+compares_with_text!(EmailKind, EmailSource, EmailStatus, CampaignStatus);
 
 #[cfg(test)]
 mod tests {
@@ -166,5 +209,9 @@ mod tests {
         assert!(row == EmailKind::Marketing && row != EmailKind::Headless);
         assert!("QUEUED" == EmailStatus::Queued);
         assert_eq!(String::from(EmailStatus::Failed), "FAILED");
+        for status in CampaignStatus::ALL {
+            assert_eq!(CampaignStatus::parse(status.as_str()), Some(status));
+        }
+        assert!(String::from("SENDING") == CampaignStatus::Sending);
     }
 }
