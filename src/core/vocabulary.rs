@@ -212,6 +212,6 @@ mod tests {
         for status in CampaignStatus::ALL {
             assert_eq!(CampaignStatus::parse(status.as_str()), Some(status));
         }
-        assert!(String::from("SENDING") == CampaignStatus::Sending);
+        assert!("SENDING" == CampaignStatus::Sending);
     }
 }
