@@ -13,7 +13,6 @@ use super::json::{JsonBody, Medium};
 use crate::adapters::sns::Message;
 use crate::clock;
 use crate::core::{feedback, ses};
-use crate::db::emails;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::receivers::SnsAnswer;
@@ -110,23 +109,8 @@ async fn take(state: &AppState, body: Value) -> Result<Json<SnsAnswer>, ApiError
             let reputation = state.config.reputation.clone();
             let applied = state
                 .db
-                .write(move |tx| {
-                    for id in &ids {
-                        if let Some(email) = emails::by_message_id(tx, id)? {
-                            let now = clock::now_ms();
-                            return Ok::<_, ApiError>(Some(feedback::apply(
-                                tx,
-                                &email,
-                                &report,
-                                &reputation,
-                                now,
-                            )?));
-                        }
-                    }
-                    Ok(None)
-                })
-                .await?
-                .unwrap_or_default();
+                .write(move |tx| feedback::apply_to_message(tx, &ids, &report, &reputation, clock::now_ms()))
+                .await?;
             let event = applied.event;
             Ok(Json(SnsAnswer {
                 success: true,

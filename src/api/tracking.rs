@@ -1,7 +1,6 @@
 //! Opens, clicks, and the public subscription pages (appliance.md section 8). Every link carries
 //! a signed token; a forged or altered one gets a 404 page and changes nothing.
 
-use crate::core::vocabulary::EmailStatus;
 use std::io::Cursor;
 
 use rocket::form::Form;
@@ -9,12 +8,12 @@ use rocket::http::{ContentType, Header, Status};
 use rocket::request::Request;
 use rocket::response::{self, Redirect, Responder, Response};
 use rocket::{FromForm, State, get, post};
-use serde_json::json;
 
 use crate::clock;
+use crate::core::contacts as core_contacts;
+use crate::core::engagement::{self, Engagement};
 use crate::core::links::{self, Link, escape_html};
-use crate::core::{contacts as core_contacts, events};
-use crate::db::{DbError, contacts, emails, projects};
+use crate::db::{DbError, contacts, projects};
 use crate::error::{ApiError, Envelope};
 use crate::state::AppState;
 
@@ -92,7 +91,7 @@ fn not_found() -> Page {
 async fn open(state: &State<AppState>, token: &str) -> Page {
     let token = token.trim_end_matches(".gif");
     let Some(Link::Open { email }) = links::verify(&state.secrets.link, token) else { return not_found() };
-    if let Err(e) = record(state, email, EmailStatus::Opened.as_str(), None).await {
+    if let Err(e) = record(state, email, Engagement::Open).await {
         tracing::warn!("could not record an open: {e}");
     }
     Page::Gif
@@ -111,41 +110,15 @@ async fn click(state: &State<AppState>, token: &str) -> Result<Redirect, Page> {
     let Some(Link::Click { email, url }) = links::verify(&state.secrets.link, token) else {
         return Err(not_found());
     };
-    if let Err(e) = record(state, email, EmailStatus::Clicked.as_str(), Some(url.clone())).await {
+    if let Err(e) = record(state, email, Engagement::Click(url.clone())).await {
         tracing::warn!("could not record a click: {e}");
     }
     Ok(Redirect::found(url))
 }
 
-/// Moves the email forward and emits `email.opened` (first open) or `email.clicked` (every click).
-async fn record(
-    state: &AppState,
-    email: String,
-    status: &'static str,
-    link: Option<String>,
-) -> Result<(), ApiError> {
-    state
-        .db
-        .write(move |tx| {
-            let Some(row) = emails::get(tx, &email)? else { return Ok(()) };
-            let first_open = row.opened_at.is_none();
-            let now = clock::now_ms();
-            emails::advance(tx, &email, status, now)?;
-            let mut data = events::email_data(&row, &row.subject);
-            let name = match link {
-                Some(link) => {
-                    data["link"] = json!(link);
-                    Some("email.clicked")
-                }
-                None if first_open && row.sent_at.is_some() => Some("email.opened"),
-                None => None,
-            };
-            if let Some(name) = name {
-                events::emit(tx, &row.project_id, row.contact_id.as_deref(), name, &data, now)?;
-            }
-            Ok::<_, ApiError>(())
-        })
-        .await
+/// Records an open or a click (`core::engagement`).
+async fn record(state: &AppState, email: String, what: Engagement) -> Result<(), ApiError> {
+    Ok(state.db.write(move |tx| engagement::record(tx, &email, what, clock::now_ms())).await?)
 }
 
 /// The contact and project name a token of one of the page kinds stands for.
@@ -172,14 +145,18 @@ async fn contact_of(state: &AppState, token: &str) -> Option<(Link, contacts::Co
     Some((link, found.0, found.1))
 }
 
-async fn set(state: &AppState, contact: contacts::Contact, subscribed: bool) -> Result<(), ApiError> {
-    state
+/// Changes the subscription as a page asks; `credit` is the email an unsubscribe came from.
+async fn set(
+    state: &AppState,
+    contact: contacts::Contact,
+    subscribed: bool,
+    credit: Option<String>,
+) -> Result<(), ApiError> {
+    let now = clock::now_ms();
+    Ok(state
         .db
-        .write(move |tx| {
-            core_contacts::set_subscribed(tx, contact, subscribed, "link", clock::now_ms()).map(|_| ())
-        })
-        .await
-        .map_err(ApiError::from)
+        .write(move |tx| core_contacts::set_from_link(tx, contact, subscribed, credit.as_deref(), now))
+        .await?)
 }
 
 fn button_form(action: &str, label: &str, class: &str, value: &str) -> String {
@@ -250,17 +227,8 @@ async fn unsubscribe(state: &State<AppState>, token: &str) -> Page {
     let Some((Link::Unsubscribe { email, .. }, contact, project)) = contact_of(state, token).await else {
         return not_found();
     };
-    let was_subscribed = contact.subscribed;
-    let page = flip(state, contact, &project, false).await;
     // The email the link came in is credited with the unsubscribe (once): its campaign counts it.
-    if let Some(email) = email.filter(|_| was_subscribed) {
-        let credited =
-            state.db.write(move |tx| emails::credit_unsubscribe(tx, &email, clock::now_ms())).await;
-        if let Err(e) = credited {
-            tracing::warn!("could not credit an unsubscribe to its email: {e}");
-        }
-    }
-    page
+    flip(state, contact, &project, false, email).await
 }
 
 /// The page to subscribe again, linked from the unsubscribe page.
@@ -299,13 +267,19 @@ async fn subscribe(state: &State<AppState>, token: &str) -> Page {
     let Some((Link::Subscribe { .. }, contact, project)) = contact_of(state, token).await else {
         return not_found();
     };
-    flip(state, contact, &project, true).await
+    flip(state, contact, &project, true, None).await
 }
 
 /// Subscribes or unsubscribes from a page's button and says what happened.
-async fn flip(state: &AppState, contact: contacts::Contact, project: &str, subscribed: bool) -> Page {
+async fn flip(
+    state: &AppState,
+    contact: contacts::Contact,
+    project: &str,
+    subscribed: bool,
+    credit: Option<String>,
+) -> Page {
     let email = contact.email.clone();
-    if let Err(e) = set(state, contact, subscribed).await {
+    if let Err(e) = set(state, contact, subscribed, credit).await {
         tracing::error!("could not change a subscription from a page: {e}");
         return page(
             Status::InternalServerError,
@@ -385,7 +359,7 @@ async fn manage(state: &State<AppState>, token: &str, form: Option<Form<PageForm
         _ => return manage_view(token, &contact, &project, Some("Choose subscribe or unsubscribe.")),
     };
     let mut updated = contact.clone();
-    if let Err(e) = set(state, contact, subscribed).await {
+    if let Err(e) = set(state, contact, subscribed, None).await {
         tracing::error!("could not change a subscription: {e}");
         return page(
             Status::InternalServerError,

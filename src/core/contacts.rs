@@ -183,6 +183,23 @@ pub fn set_subscribed(conn: &Tx, contact: Contact, subscribed: bool, source: &st
     Ok(true)
 }
 
+/// Subscribes or unsubscribes `contact` from a page a mailed link opened (source `link`). An
+/// unsubscribe that changes something is credited, once, to the email the link came in
+/// (`credit`): its campaign counts it.
+pub fn set_from_link(
+    tx: &Tx,
+    contact: Contact,
+    subscribed: bool,
+    credit: Option<&str>,
+    now: i64,
+) -> Result<()> {
+    let changed = set_subscribed(tx, contact, subscribed, "link", now)?;
+    if let Some(email) = credit.filter(|_| changed && !subscribed) {
+        crate::db::emails::credit_unsubscribe(tx, email, now)?;
+    }
+    Ok(())
+}
+
 /// Deletes a contact and its events; its fields leave the catalogue's counts.
 pub fn delete(conn: &Tx, contact: &Contact, fields: &mut FieldChanges) -> Result<()> {
     fields.record(&contact.data, &Map::new());

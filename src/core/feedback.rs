@@ -47,6 +47,23 @@ pub struct Applied {
     pub suspended: Option<String>,
 }
 
+/// Applies `feedback` to the email the first of `message_ids` names (a report quotes the
+/// Message-IDs it saw; one of them is ours); nothing when none does.
+pub fn apply_to_message(
+    conn: &Tx,
+    message_ids: &[String],
+    feedback: &Feedback,
+    reputation: &ReputationConfig,
+    now: i64,
+) -> Result<Applied> {
+    for id in message_ids {
+        if let Some(email) = emails::by_message_id(conn, id)? {
+            return apply(conn, &email, feedback, reputation, now);
+        }
+    }
+    Ok(Applied::default())
+}
+
 /// Applies `feedback` to `email` in the caller's transaction, then checks the project's
 /// reputation against `reputation`.
 pub fn apply(

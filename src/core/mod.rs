@@ -16,6 +16,7 @@ pub mod data;
 pub mod delivery;
 pub mod domains;
 pub mod email;
+pub mod engagement;
 pub mod error;
 pub mod events;
 pub mod feedback;
