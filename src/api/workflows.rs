@@ -12,6 +12,7 @@ use super::ids::Param;
 use super::json::{JsonBody, Small};
 use super::pagination;
 use crate::clock;
+use crate::core::fields as core_fields;
 use crate::core::ids::WorkflowId;
 use crate::core::workflows::edit::{self, TriggerType, WorkflowChanges, find};
 use crate::core::workflows::{self as core_workflows, step::Trigger};
@@ -90,14 +91,6 @@ async fn list(
     Ok(Json(NumberedPage::new(rows.0, rows.1, page, page_size)))
 }
 
-/// Event names whose data keys `GET /workflows/fields` lists, newest names first.
-const FIELD_EVENTS: usize = 100;
-/// Events of each name sampled for their data keys, and the largest data sampled: at most
-/// 100 × 5 × 16 KiB of JSON read for one answer, whatever the project tracked.
-const FIELD_SAMPLES: (usize, usize) = (5, 16 * 1024);
-/// Keys listed per event name.
-const FIELD_KEYS: usize = 50;
-
 /// What a CONDITION step can test: the contact's fields (standard and custom, from the
 /// catalogue, itself capped by `[limits] fields_per_project`), and for the 100 newest event
 /// names, the `event.<key>` fields their newest events carry (sampled: the keys of the last 5
@@ -114,34 +107,24 @@ async fn fields(state: &State<AppState>, access: ProjectAccess) -> Result<Json<C
     let (contact, events) = state
         .db
         .run(move |conn| {
-            let contact = crate::core::fields::catalogue(conn, &project)?;
-            let mut names = crate::db::events::names(conn, &project)?;
-            names.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
-            names.truncate(FIELD_EVENTS);
-            let mut events = Vec::with_capacity(names.len());
-            for (name, count, _) in names {
-                let mut keys: std::collections::BTreeMap<String, &'static str> = Default::default();
-                for data in crate::db::events::recent_data(conn, &project, &name, FIELD_SAMPLES)? {
-                    if let Value::Object(map) = &data {
-                        for (path, value) in crate::core::fields::leaves(map) {
-                            if let Some(kind) = crate::core::fields::infer_type(value)
-                                && (keys.len() < FIELD_KEYS || keys.contains_key(&path))
-                            {
-                                keys.entry(path).or_insert(kind);
-                            }
-                        }
-                    }
-                }
-                let fields = keys
-                    .into_iter()
-                    .map(|(key, kind)| EventField { field: format!("event.{key}"), key, kind })
-                    .collect();
-                events.push(EventFields { name, count, fields });
-            }
-            events.sort_by(|a, b| a.name.cmp(&b.name));
-            Ok::<_, DbError>((contact, events))
+            Ok::<_, DbError>((
+                core_fields::catalogue(conn, &project)?,
+                core_fields::event_keys(conn, &project)?,
+            ))
         })
         .await?;
+    let events = events
+        .into_iter()
+        .map(|e| EventFields {
+            name: e.name,
+            count: e.count,
+            fields: e
+                .keys
+                .into_iter()
+                .map(|(key, kind)| EventField { field: format!("event.{key}"), key, kind })
+                .collect(),
+        })
+        .collect();
     Ok(Json(ConditionFields { contact: contact.into_iter().map(Into::into).collect(), events }))
 }
 

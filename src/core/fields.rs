@@ -121,6 +121,50 @@ pub fn custom(conn: &Tx, project: &str, field: &str) -> Result<(String, String)>
         .ok_or_else(|| Error::not_found(format!("No custom field {field:?} in this project")))
 }
 
+/// Event names whose data keys [`event_keys`] lists, newest names first.
+const KEYED_EVENTS: usize = 100;
+/// Events of each name sampled for their data keys, and the largest data sampled: at most
+/// 100 × 5 × 16 KiB of JSON read for one answer, whatever the project tracked.
+const KEY_SAMPLES: (usize, usize) = (5, 16 * 1024);
+/// Keys listed per event name.
+const KEYS_PER_EVENT: usize = 50;
+
+/// One event name, how many events carry it, and the data keys (dotted paths) its newest events
+/// carry with their types, by key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventKeys {
+    pub name: String,
+    pub count: i64,
+    pub keys: Vec<(String, &'static str)>,
+}
+
+/// What a condition can test of the project's events: for its 100 newest event names, the keys
+/// their newest events carry (sampled: the last 5 of at most 16 KiB each, 50 keys a name), by
+/// name.
+pub fn event_keys(conn: &Tx, project: &str) -> crate::db::Result<Vec<EventKeys>> {
+    let mut names = crate::db::events::names(conn, project)?;
+    names.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    names.truncate(KEYED_EVENTS);
+    let mut out = Vec::with_capacity(names.len());
+    for (name, count, _) in names {
+        let mut keys: std::collections::BTreeMap<String, &'static str> = Default::default();
+        for data in crate::db::events::recent_data(conn, project, &name, KEY_SAMPLES)? {
+            if let Value::Object(map) = &data {
+                for (path, value) in leaves(map) {
+                    if let Some(kind) = infer_type(value)
+                        && (keys.len() < KEYS_PER_EVENT || keys.contains_key(&path))
+                    {
+                        keys.entry(path).or_insert(kind);
+                    }
+                }
+            }
+        }
+        out.push(EventKeys { name, count, keys: keys.into_iter().collect() });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
 /// Changes to the catalogue gathered over one transaction, saved at its end.
 #[derive(Debug, Default)]
 pub struct FieldChanges {
