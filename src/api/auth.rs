@@ -9,7 +9,6 @@ use super::guards::{ClientIp, SameOrigin, Session};
 use super::json::{JsonBody, Small};
 use crate::core::blocking::blocking;
 use crate::core::{accounts, session};
-use crate::db::sessions;
 use crate::db::users::{self, User};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -155,7 +154,7 @@ async fn logout(state: &State<AppState>, cookies: &CookieJar<'_>) -> Result<Json
     if let Some(named) =
         cookies.get(session::COOKIE).and_then(|c| session::verify(c.value(), &state.secrets.jwt))
     {
-        state.db.write(move |tx| Ok::<_, ApiError>(sessions::delete(tx, &named.session)?)).await?;
+        state.db.write(move |tx| session::end(tx, &named)).await?;
     }
     cookies.remove(Cookie::build(session::COOKIE).path("/"));
     Ok(Json(Done::new(None)))

@@ -63,6 +63,12 @@ pub fn user(conn: &Tx, named: &Named) -> crate::db::Result<Option<User>> {
     sessions::user(conn, &named.session, &named.user, clock::now_ms())
 }
 
+/// Ends the session `named`: a copy of its cookie stops working too.
+pub fn end(conn: &Tx, named: &Named) -> crate::db::Result<()> {
+    sessions::delete(conn, &named.session)?;
+    Ok(())
+}
+
 /// Ends every session of `user`: after a password change or reset.
 pub fn end_all(conn: &Tx, user: &str) -> crate::db::Result<usize> {
     sessions::delete_for_user(conn, user)
