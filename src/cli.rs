@@ -424,7 +424,7 @@ fn serve(config: Config) -> Result<(), CliError> {
                 .await
                 .map_err(|e| CliError(format!("the bounce listener could not listen on {listen}: {e}")))?;
             tracing::info!(%listen, domain, "bounce listener taking reports for b-…@{domain}");
-            crate::listeners::bounces::start(state.clone(), listener, bounces_stopped);
+            crate::listeners::smtp::bounces::start(state.clone(), listener, bounces_stopped);
         }
         let rocket = build_rocket(state).attach(rocket::fairing::AdHoc::on_liftoff("announce", |rocket| {
             Box::pin(async move {

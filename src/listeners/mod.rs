@@ -1,3 +1,4 @@
-//! Listeners other than HTTP: the SMTP server that takes bounces and complaints from any relay.
+//! Listeners other than HTTP: the SMTP server, whose bounce listener takes bounces and
+//! complaints from any relay.
 
-pub mod bounces;
+pub mod smtp;

@@ -35,7 +35,7 @@ async fn room_with(
     })
     .await;
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    tidings::listeners::bounces::start(room.app.state.clone(), listener, stopped);
+    tidings::listeners::smtp::bounces::start(room.app.state.clone(), listener, stopped);
     (room, Listener { port: addr.port(), _stop: stop })
 }
 

@@ -1,0 +1,118 @@
+//! Tidings' SMTP server: one server, a role per listener. The bounce listener (`[bounces]`) takes
+//! bounces and complaints for mail sent ([`bounces`]).
+//!
+//! Every listener keeps the same caps, so no one client can hold it (issue 29): the connections
+//! served at once and from one client (an IPv4 address or an IPv6 /64, [`crate::core::peers`]),
+//! and in each session its lines, silence, length, recipients and message size
+//! ([`session::Limits`]). Past a connection cap a client gets a 421 and the connection is closed
+//! within a second. The protocol is [`session`]'s; the SMTP syntax is `smtp-proto`'s.
+
+pub mod bounces;
+pub mod conn;
+pub mod session;
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinHandle;
+
+use conn::Conn;
+use session::{Limits, Role};
+
+/// How many connections a listener serves: at once, and from one client.
+#[derive(Debug, Clone, Copy)]
+pub struct Connections {
+    pub max: u32,
+    pub per_peer: u32,
+}
+
+/// Serves `role` on `listener` until `stopped` turns true.
+pub fn start<R: Role>(
+    role: R,
+    listener: TcpListener,
+    connections: Connections,
+    limits: Limits,
+    mut stopped: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    let (role, limits) = (Arc::new(role), Arc::new(limits));
+    tokio::spawn(async move {
+        let permits = Arc::new(Semaphore::new(connections.max.max(1) as usize));
+        let peers = Arc::new(Peers { open: Mutex::new(HashMap::new()), cap: connections.per_peer.max(1) });
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let Ok((stream, peer)) = accepted else { continue };
+                    // Full, for everyone or for this client: a polite temporary refusal, and the
+                    // sender tries again later.
+                    let Some(turn) = peers.clone().enter(peer.ip()) else {
+                        refuse(stream, b"421 4.7.0 too many connections from your address, try again later\r\n");
+                        continue;
+                    };
+                    let Ok(permit) = permits.clone().try_acquire_owned() else {
+                        refuse(stream, b"421 4.3.2 too many connections, try again later\r\n");
+                        continue;
+                    };
+                    let (role, limits) = (role.clone(), limits.clone());
+                    tokio::spawn(async move {
+                        let (_permit, _turn) = (permit, turn);
+                        if let Err(e) = session::run(&*role, &limits, None, Conn::Plain(stream), peer.ip()).await {
+                            tracing::debug!(%peer, "SMTP session ended: {e}");
+                        }
+                    });
+                }
+                _ = stopped.changed() => break,
+            }
+        }
+    })
+}
+
+/// Tells a connection it cannot be served now, and closes it (at most a second's wait).
+fn refuse(mut stream: TcpStream, reply: &'static [u8]) {
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(reply)).await;
+    });
+}
+
+/// The sessions open per client ([`crate::core::peers`]), each client at most `cap`.
+struct Peers {
+    open: Mutex<HashMap<String, u32>>,
+    cap: u32,
+}
+
+/// A client's open session, counted until dropped.
+struct PeerTurn {
+    peers: Arc<Peers>,
+    client: String,
+}
+
+impl Peers {
+    fn enter(self: Arc<Self>, ip: IpAddr) -> Option<PeerTurn> {
+        let client = crate::core::peers::client_of(ip);
+        let mut open = self.open.lock().ok()?;
+        let count = open.entry(client.clone()).or_default();
+        if *count >= self.cap {
+            return None;
+        }
+        *count += 1;
+        drop(open);
+        Some(PeerTurn { peers: self, client })
+    }
+}
+
+impl Drop for PeerTurn {
+    fn drop(&mut self) {
+        if let Ok(mut open) = self.peers.open.lock()
+            && let Some(count) = open.get_mut(&self.client)
+        {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.client);
+            }
+        }
+    }
+}
