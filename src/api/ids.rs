@@ -11,8 +11,8 @@
 use rocket::request::FromParam;
 
 use crate::core::ids::{
-    CampaignId, ContactId, ContactJobId, DomainId, ExecutionId, InvitationId, ProjectId, SegmentId, StepId,
-    TemplateId, TransitionId, UserId, WebhookId, WorkflowId,
+    CampaignId, ContactId, ContactJobId, DomainId, ExecutionId, InvitationId, ProjectId, SegmentId,
+    SmtpCredentialId, StepId, TemplateId, TransitionId, UserId, WebhookId, WorkflowId,
 };
 use crate::error::ApiError;
 
@@ -40,6 +40,7 @@ path_ids!(
     InvitationId,
     ProjectId,
     SegmentId,
+    SmtpCredentialId,
     StepId,
     TemplateId,
     TransitionId,

@@ -48,6 +48,7 @@ pub mod projects;
 pub mod roles;
 pub mod segments;
 pub mod send;
+pub mod smtp_credentials;
 pub mod sns;
 mod sso;
 pub mod templates;
@@ -97,6 +98,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         executions::routes(),
         sns::routes(),
         webhooks::routes(),
+        smtp_credentials::routes(),
         analytics::routes(),
         outbox::routes(),
         uploads::routes(),

@@ -130,6 +130,8 @@ ids! {
     UserId, |_| "This user is not a member of the project".to_string();
     /// A project.
     ProjectId, |_| "Project not found".to_string();
+    /// A credential of the submission listener.
+    SmtpCredentialId, |_| "SMTP credential not found".to_string();
 }
 
 #[cfg(test)]

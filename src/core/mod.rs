@@ -44,6 +44,7 @@ pub mod segments;
 pub mod send;
 pub mod ses;
 pub mod session;
+pub mod smtp_credentials;
 pub mod sso;
 pub mod system_mail;
 pub mod templates;

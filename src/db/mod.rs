@@ -43,6 +43,7 @@ pub mod rollups;
 pub mod segments;
 pub mod sessions;
 pub mod settings;
+pub mod smtp_credentials;
 pub mod sso;
 pub mod suppressions;
 pub mod templates;

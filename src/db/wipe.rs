@@ -101,7 +101,7 @@ pub fn begin(conn: &Connection, project: &str, wipe: Wipe) -> Result<()> {
     )?;
     conn.execute("DELETE FROM jobs WHERE project_id = ?1 AND status IN ('queued', 'running')", [project])?;
     if wipe == Wipe::Delete {
-        for table in ["api_keys", "memberships", "invitations"] {
+        for table in ["api_keys", "smtp_credentials", "memberships", "invitations"] {
             conn.execute(&format!("DELETE FROM {table} WHERE project_id = ?1"), [project])?;
         }
     }
@@ -167,6 +167,7 @@ mod tests {
         "projects",
         "memberships",
         "api_keys",
+        "smtp_credentials",
         "invitations",
         "domains",
         "webhook_endpoints",

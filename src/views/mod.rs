@@ -21,6 +21,7 @@ pub mod receivers;
 pub mod segments;
 pub mod send;
 pub mod server;
+pub mod smtp;
 pub mod templates;
 pub mod track;
 pub mod uploads;

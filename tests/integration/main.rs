@@ -46,6 +46,7 @@ mod segment_membership;
 mod segments;
 mod send;
 mod sessions;
+mod smtp_credentials;
 mod sns;
 mod sso;
 mod templates;
