@@ -424,8 +424,9 @@ fn serve(config: Config) -> Result<(), CliError> {
                 .await
                 .map_err(|e| CliError(format!("the bounce listener could not listen on {listen}: {e}")))?;
             tracing::info!(%listen, domain, "bounce listener taking reports for b-…@{domain}");
-            crate::listeners::smtp::bounces::start(state.clone(), listener, bounces_stopped);
+            crate::listeners::smtp::bounces::start(state.clone(), listener, bounces_stopped.clone());
         }
+        start_submission(&state, &config, bounces_stopped).await?;
         let rocket = build_rocket(state).attach(rocket::fairing::AdHoc::on_liftoff("announce", |rocket| {
             Box::pin(async move {
                 let c = rocket.config();
@@ -449,6 +450,45 @@ fn serve(config: Config) -> Result<(), CliError> {
             Err(e) => Err(CliError(launch_error(&e, &config))),
         }
     })
+}
+
+/// The submission listeners `[submission]` turns on: STARTTLS on `listen`, TLS from the start on
+/// `listen_tls`, with the certificate read again on SIGHUP.
+async fn start_submission(
+    state: &AppState,
+    config: &Config,
+    stopped: tokio::sync::watch::Receiver<bool>,
+) -> Result<(), CliError> {
+    use crate::listeners::smtp::{Tls, submission, tls::Certificates};
+    let sub = &config.submission;
+    if !sub.is_on() {
+        return Ok(());
+    }
+    let certificates = match (&sub.cert, &sub.key) {
+        (Some(cert), Some(key)) => {
+            let certificates =
+                Certificates::load(cert, key).map_err(|e| CliError(format!("[submission]: {e}")))?;
+            crate::listeners::smtp::tls::reload_on_hangup(certificates.clone())
+                .map_err(|e| CliError(format!("[submission]: SIGHUP: {e}")))?;
+            Some(certificates)
+        }
+        _ => None,
+    };
+    let bind = async |addr: std::net::SocketAddr| {
+        tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| CliError(format!("the submission listener could not listen on {addr}: {e}")))
+    };
+    if let Some(listen) = sub.listen {
+        let tls = certificates.clone().map_or(Tls::Off, Tls::StartTls);
+        tracing::info!(%listen, starttls = certificates.is_some(), "SMTP submission listening");
+        submission::start(state.clone(), bind(listen).await?, tls, stopped.clone());
+    }
+    if let (Some(listen), Some(certificates)) = (sub.listen_tls, certificates) {
+        tracing::info!(%listen, "SMTP submission listening (TLS from the start)");
+        submission::start(state.clone(), bind(listen).await?, Tls::Implicit(certificates), stopped);
+    }
+    Ok(())
 }
 
 fn launch_error(e: &rocket::Error, config: &Config) -> String {

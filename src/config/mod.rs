@@ -10,6 +10,7 @@ mod accounts;
 mod limits;
 mod mail;
 mod server;
+mod submission;
 
 pub use accounts::{AuthConfig, BillingConfig, GITHUB_ID, GithubProvider, OidcProvider};
 pub use limits::{LimitsConfig, MIB, ReputationConfig};
@@ -17,6 +18,7 @@ pub use mail::{
     BouncesConfig, DEFAULT_POOL_SIZE, RelayConfig, SmtpConfig, SmtpSecurity, TrackingConfig, WebhooksConfig,
 };
 pub use server::{DatabaseConfig, DnsConfig, MetricsConfig, SchedulerConfig, ServerConfig};
+pub use submission::SubmissionConfig;
 
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
@@ -42,6 +44,7 @@ pub struct Config {
     pub webhooks: WebhooksConfig,
     pub reputation: ReputationConfig,
     pub bounces: BouncesConfig,
+    pub submission: SubmissionConfig,
     pub scheduler: SchedulerConfig,
     pub metrics: MetricsConfig,
 }
@@ -149,6 +152,14 @@ impl Config {
         within("bounces.max_message_bytes", b.max_message_bytes, 1024, GIB);
         within("bounces.idle_secs", b.idle_secs.into(), 1, 3_600);
         within("bounces.session_secs", b.session_secs.into(), 1, DAY);
+        let sub = &self.submission;
+        within("submission.max_message_bytes", sub.max_message_bytes, 1024, GIB);
+        within("submission.max_recipients", sub.max_recipients.into(), 1, 1_000);
+        within("submission.max_connections", sub.max_connections.into(), 1, 65_536);
+        within("submission.max_connections_per_peer", sub.max_connections_per_peer.into(), 1, 65_536);
+        within("submission.idle_secs", sub.idle_secs.into(), 1, 3_600);
+        within("submission.session_secs", sub.session_secs.into(), 1, DAY);
+        within("submission.max_commands", sub.max_commands.into(), 10, 10_000_000);
         within("reputation.min_sent", self.reputation.min_sent.into(), 0, 1_000_000_000);
         within("reputation.window_days", self.reputation.window_days.into(), 1, 3_650);
         within("scheduler.workers", sc.workers.into(), 1, 256);
@@ -163,6 +174,7 @@ impl Config {
             let rate = relay.max_messages_per_second.into();
             within(&format!("smtp.relays[{n}].max_messages_per_second"), rate, 0, 1_000_000);
         }
+        problems.extend(self.submission.problems());
         if !(4..=31).contains(&self.auth.bcrypt_cost) {
             problems.push(format!(
                 "`auth.bcrypt_cost` must be between 4 and 31 (found {})",

@@ -95,6 +95,11 @@ fn the_example_file_documents_every_key_with_its_default() {
     defaults.webhooks.sns_ca_file = Some(PathBuf::new());
     defaults.bounces.listen = Some("0.0.0.0:25".parse().unwrap());
     defaults.bounces.domain = Some(String::new());
+    defaults.submission.listen = Some("0.0.0.0:587".parse().unwrap());
+    defaults.submission.listen_tls = Some("0.0.0.0:465".parse().unwrap());
+    defaults.submission.cert = Some(PathBuf::new());
+    defaults.submission.key = Some(PathBuf::new());
+    defaults.submission.hostname = Some(String::new());
     let tree: toml::Table = toml::from_str(&toml::to_string(&defaults).unwrap()).unwrap();
     for (section, keys) in tree {
         assert!(text.contains(&format!("[{section}]")), "section [{section}] is documented");

@@ -47,6 +47,8 @@ pub struct Context {
     /// For campaign mail: the campaign, `None` when it was deleted.
     pub campaign: Option<Option<Arc<campaigns::Campaign>>>,
     pub attachments: Option<Arc<String>>,
+    /// A submitted message's bytes as written (`None` for other mail, or once it is gone).
+    pub raw: Option<Arc<Vec<u8>>>,
     /// The project is being reset or deleted.
     pub wiping: bool,
 }
@@ -57,6 +59,7 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
     let mut domains_seen = HashMap::new();
     let mut campaigns_seen = HashMap::new();
     let mut attachments_seen = HashMap::new();
+    let mut raw_seen = HashMap::new();
     let mut wiping_seen = HashMap::new();
     let mut out = Vec::with_capacity(batch.len());
     for email in batch {
@@ -90,11 +93,15 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
             None => None,
             Some(id) => read_once(&mut attachments_seen, id.clone(), || emails::attachment_set(conn, id))?,
         };
+        let raw = match &email.raw_message {
+            None => None,
+            Some(id) => read_once(&mut raw_seen, id.clone(), || emails::raw_message(conn, id))?,
+        };
         let wiping = match wiping_seen.get(project) {
             Some(wiping) => *wiping,
             None => *wiping_seen.entry(project.to_string()).or_insert(projects::is_wiping(conn, project)?),
         };
-        out.push((email, Context { contact, suppressed, domain, campaign, attachments, wiping }));
+        out.push((email, Context { contact, suppressed, domain, campaign, attachments, raw, wiping }));
     }
     Ok(out)
 }
@@ -131,6 +138,12 @@ pub fn check(email: &Email, context: &Context) -> Result<Email, Outcome> {
     {
         return Err(Outcome::Fail { error: format!("not sent: {why}"), counted: false });
     }
+    if email.raw_message.is_some() && context.raw.is_none() {
+        return Err(Outcome::Fail {
+            error: "not sent: the submitted message is no longer kept".into(),
+            counted: false,
+        });
+    }
     // System mail goes out signed when its domain is verified in some project, else unsigned.
     let system = email.project_id == projects::SYSTEM;
     if context.domain.is_none() && !system {
@@ -162,6 +175,12 @@ pub fn compose(
     let (contact, domain, shared_attachments) = (&context.contact, &context.domain, &context.attachments);
     let system = email.project_id == projects::SYSTEM;
     let (public_url, secret) = (composer.public_url, composer.secret);
+    if let Some(raw) = &context.raw {
+        return Ok((
+            sign(&submitted(email, context, raw, composer), domain, composer)?,
+            email.subject.clone(),
+        ));
+    }
     let transient: Map<String, Value> = serde_json::from_str(&email.variables).unwrap_or_default();
     // Campaign mail credits its unsubscribes to the email (and so the campaign).
     let credited = (email.source_type == EmailSource::Campaign).then_some(email.id.as_str());
@@ -202,14 +221,32 @@ pub fn compose(
         unsubscribe,
     };
     let raw = message::build(&outgoing).map_err(|e| Outcome::Fail { error: e, counted: false })?;
-    let signed = match &domain {
+    Ok((sign(&raw, domain, composer)?, subject))
+}
+
+/// A submitted message as it goes out: as its app wrote it, with List-Unsubscribe on top for
+/// MARKETING mail.
+fn submitted(email: &Email, context: &Context, raw: &[u8], composer: &Composer<'_>) -> Vec<u8> {
+    let unsubscribe = context.contact.as_ref().filter(|_| email.kind == EmailKind::Marketing).map(|c| {
+        let link = links::Link::Unsubscribe { contact: c.id.clone(), email: None };
+        links::url(composer.public_url, composer.secret, &link)
+    });
+    message::with_headers(raw, &unsubscribe.as_deref().map(message::unsubscribe_headers).unwrap_or_default())
+}
+
+/// The message DKIM-signed for its domain (when the domain is known).
+fn sign(
+    raw: &[u8],
+    domain: &Option<Arc<domains::Domain>>,
+    composer: &Composer<'_>,
+) -> Result<Vec<u8>, Outcome> {
+    match domain {
         Some(domain) => composer
             .signers
-            .sign(&domain.domain, &domain.dkim_selector, &domain.dkim_private_key, &raw)
-            .map_err(|e| Outcome::Fail { error: e, counted: false })?,
-        None => raw,
-    };
-    Ok((signed, subject))
+            .sign(&domain.domain, &domain.dkim_selector, &domain.dkim_private_key, raw)
+            .map_err(|e| Outcome::Fail { error: e, counted: false }),
+        None => Ok(raw.to_vec()),
+    }
 }
 
 /// Records how an attempt ended, in the caller's transaction: sent (with its `email.sent`
@@ -252,9 +289,13 @@ pub fn record(
             emails::discard_queued(tx, &email.id)?;
         }
     }
-    // The request's attachments go once its last email has left the queue.
+    // The request's attachments, or the submitted message, go once its last email has left
+    // the queue.
     if let Some(set) = &email.attachment_set {
         emails::drop_attachment_set_when_done(tx, set)?;
+    }
+    if let Some(raw) = &email.raw_message {
+        emails::drop_raw_message_when_done(tx, raw)?;
     }
     Ok(())
 }

@@ -46,6 +46,7 @@ pub mod ses;
 pub mod session;
 pub mod smtp_credentials;
 pub mod sso;
+pub mod submission;
 pub mod system_mail;
 pub mod templates;
 pub mod track;

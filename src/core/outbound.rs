@@ -44,6 +44,11 @@ pub struct Draft {
     pub workflow_id: Option<String>,
     /// The request's attachments, stored once for all its recipients.
     pub attachment_set: Option<String>,
+    /// A message submitted over SMTP, kept as written for all its recipients: delivered as it
+    /// is, with Tidings' headers and signature added (subject and body are only shown).
+    pub raw_message: Option<String>,
+    /// The message's own Message-ID (a submitted message's); a new one otherwise.
+    pub message_id: Option<String>,
     /// Why it is not to be sent at all: kept as FAILED with this error, for the record.
     pub refused: Option<String>,
 }
@@ -55,7 +60,7 @@ fn email_of(source: EmailSource, draft: Draft, now: i64) -> Email {
         id: crate::db::new_id(),
         project_id: draft.project_id,
         contact_id: draft.contact_id,
-        message_id: compose::message_id(&draft.from.0),
+        message_id: draft.message_id.unwrap_or_else(|| compose::message_id(&draft.from.0)),
         to_email: draft.to.0,
         to_name: draft.to.1,
         from_email: draft.from.0,
@@ -71,6 +76,7 @@ fn email_of(source: EmailSource, draft: Draft, now: i64) -> Email {
         campaign_id: draft.campaign_id,
         workflow_id: draft.workflow_id,
         attachment_set: draft.attachment_set,
+        raw_message: draft.raw_message,
         status: status.into(),
         last_error: draft.refused,
         created_at: now,

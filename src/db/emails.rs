@@ -36,11 +36,13 @@ pub struct Email {
     pub clicked_at: Option<i64>,
     /// The request's attachments, stored once (`attachment_sets`) for all its recipients.
     pub attachment_set: Option<String>,
+    /// A message submitted over SMTP, kept as written (`raw_messages`) for all its recipients.
+    pub raw_message: Option<String>,
 }
 
 const COLUMNS: &str = "id, project_id, contact_id, to_email, to_name, from_email, from_name, reply_to, subject, body,
      headers, attachments, variables, type, source_type, template_id, campaign_id, workflow_id, status, message_id,
-     attempts, last_error, created_at, sent_at, opened_at, clicked_at, attachment_set";
+     attempts, last_error, created_at, sent_at, opened_at, clicked_at, attachment_set, raw_message";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Email> {
     from_row_at(r, 0)
@@ -76,6 +78,7 @@ fn from_row_at(r: &Row<'_>, at: usize) -> rusqlite::Result<Email> {
         opened_at: r.get(at + 24)?,
         clicked_at: r.get(at + 25)?,
         attachment_set: r.get(at + 26)?,
+        raw_message: r.get(at + 27)?,
     })
 }
 
@@ -112,7 +115,7 @@ pub fn insert(conn: &Connection, e: &Email, now: i64) -> Result<()> {
     conn.prepare_cached(&format!(
         "INSERT INTO emails ({COLUMNS}, next_attempt_at, updated_at, failed_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-                 ?23, ?24, ?25, ?26, ?27, ?28, ?28, ?29)"
+                 ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?29, ?30)"
     ))?
     .execute(params![
         e.id,
@@ -142,6 +145,7 @@ pub fn insert(conn: &Connection, e: &Email, now: i64) -> Result<()> {
         e.opened_at,
         e.clicked_at,
         e.attachment_set,
+        e.raw_message,
         now,
         (e.status == "FAILED").then_some(now),
     ])?;
@@ -178,6 +182,45 @@ pub fn drop_attachment_set_when_done(conn: &Connection, id: &str) -> Result<bool
         )?
         .execute([id])?
         > 0)
+}
+
+/// Keeps a submitted message as written, once; returns its id for its emails to name.
+pub fn insert_raw_message(conn: &Connection, project: &str, content: &[u8], now: i64) -> Result<String> {
+    let id = super::ids::new_id();
+    conn.prepare_cached(
+        "INSERT INTO raw_messages (id, project_id, content, created_at) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![id, project, content, now])?;
+    Ok(id)
+}
+
+/// A submitted message's bytes, if they are still kept.
+pub fn raw_message(conn: &Connection, id: &str) -> Result<Option<Vec<u8>>> {
+    Ok(conn
+        .prepare_cached("SELECT content FROM raw_messages WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()?)
+}
+
+/// Drops a submitted message once no queued email names it any more.
+pub fn drop_raw_message_when_done(conn: &Connection, id: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "DELETE FROM raw_messages WHERE id = ?1
+               AND NOT EXISTS (SELECT 1 FROM emails WHERE raw_message = ?1 AND status = 'QUEUED')",
+        )?
+        .execute([id])?
+        > 0)
+}
+
+/// Whether `project` already has an email with this Message-ID to `to` (a message submitted
+/// again).
+pub fn has_message_to(conn: &Connection, project: &str, message_id: &str, to: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM emails WHERE project_id = ?1 AND message_id = ?2 AND to_email = ?3)",
+        )?
+        .query_row([project, message_id, to], |r| r.get(0))?)
 }
 
 /// Queues one recipient's email of a campaign at `priority`, unless the campaign already has an

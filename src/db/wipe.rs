@@ -72,6 +72,7 @@ const STAGES: &[Stage] = &[
     stage("segments"),
     stage("templates"),
     stage("attachment_sets"),
+    stage("raw_messages"),
     Stage { table: "idempotency_keys", key: "(project_id, request, key)", filter: BY_PROJECT },
     Stage { table: "refs", key: "(owner_kind, owner_id, kind, name)", filter: BY_PROJECT },
     Stage { table: "contact_fields", key: "(project_id, path)", filter: BY_PROJECT },

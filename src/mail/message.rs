@@ -85,12 +85,11 @@ pub fn build(o: &Outgoing) -> Result<Vec<u8>, String> {
             HeaderName::new_from_ascii(name.clone()).map_err(|e| format!("bad header name {name}: {e}"))?;
         builder = builder.raw_header(HeaderValue::new(name, value.clone()));
     }
-    if let Some(url) = &o.unsubscribe {
-        let list = HeaderName::new_from_ascii_str("List-Unsubscribe");
-        let post = HeaderName::new_from_ascii_str("List-Unsubscribe-Post");
-        builder = builder
-            .raw_header(HeaderValue::new(list, format!("<{url}>")))
-            .raw_header(HeaderValue::new(post, "List-Unsubscribe=One-Click".into()));
+    for (name, value) in o.unsubscribe.as_deref().map(unsubscribe_headers).unwrap_or_default() {
+        builder = builder.raw_header(HeaderValue::new(
+            HeaderName::new_from_ascii(name).map_err(|e| e.to_string())?,
+            value,
+        ));
     }
     let alternative = MultiPart::alternative_plain_html(text_of(&o.html), o.html.clone());
     let (inline, attached): (Vec<&Attachment>, Vec<&Attachment>) =
@@ -115,4 +114,25 @@ pub fn build(o: &Outgoing) -> Result<Vec<u8>, String> {
     };
     let message = builder.multipart(body).map_err(|e| format!("building the message: {e}"))?;
     Ok(message.formatted())
+}
+
+/// A message as its author wrote it, with `headers` added on top (a submitted message: its own
+/// headers and body stay byte for byte), ready to sign and send. The values are Tidings' own, one
+/// line each. The last line break goes: the SMTP client ends the data with `CRLF . CRLF`, which
+/// gives it back (as built messages, which have none, get theirs).
+pub fn with_headers(raw: &[u8], headers: &[(String, String)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len() + 256);
+    for (name, value) in headers {
+        out.extend_from_slice(format!("{name}: {}\r\n", value.replace(['\r', '\n'], " ")).as_bytes());
+    }
+    out.extend_from_slice(raw.strip_suffix(b"\r\n").unwrap_or(raw));
+    out
+}
+
+/// The List-Unsubscribe headers of marketing mail (RFC 8058 one-click) for `url`.
+pub fn unsubscribe_headers(url: &str) -> Vec<(String, String)> {
+    vec![
+        ("List-Unsubscribe".to_string(), format!("<{url}>")),
+        ("List-Unsubscribe-Post".to_string(), "List-Unsubscribe=One-Click".to_string()),
+    ]
 }

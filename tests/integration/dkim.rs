@@ -40,9 +40,9 @@ fn run(program: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn independent_verifiers_pass_our_signatures() {
-    let room = Mailroom::new().await;
+/// What dkimpy and Mail::DKIM say of `raw`'s signature (the key of `example.test` as `room`
+/// publishes it): `pass`, or why not.
+pub(crate) async fn independent_verdicts(room: &Mailroom, raw: &[u8]) -> (String, String) {
     let (_, domain) =
         room.app.get(&format!("/domains/project/{}", room.keys.id), &room.keys.secret_key).await;
     let record = domain[0]["records"]
@@ -54,6 +54,24 @@ async fn independent_verifiers_pass_our_signatures() {
         .as_str()
         .unwrap()
         .to_string();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), raw).unwrap();
+    let path = file.path().to_string_lossy().to_string();
+    let nameserver = room.dns.nameserver();
+    let (ip, port) = (nameserver.ip().to_string(), nameserver.port().to_string());
+    tokio::task::spawn_blocking(move || {
+        (
+            run("/usr/bin/python3", &["-c", PYTHON, &path, &record]),
+            run("perl", &["-e", PERL, &path, &ip, &port]),
+        )
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn independent_verifiers_pass_our_signatures() {
+    let room = Mailroom::new().await;
     // Subjects of every length, so the signature header is laid out (and folded) differently in
     // each: the form that dkimpy failed depended on where the lines broke.
     let (_, template) = room
@@ -78,22 +96,9 @@ async fn independent_verifiers_pass_our_signatures() {
     room.send_ok(json!({ "to": "fan@example.test", "template": template["id"] })).await;
     count += 1;
     let messages = room.deliver(count).await;
-    let dir = tempfile::TempDir::new().unwrap();
-    let nameserver = room.dns.nameserver();
     for (n, message) in messages.iter().enumerate() {
         assert!(room.dkim_passes(&message.data).await, "mail-auth, message {n}");
-        let path = dir.path().join(format!("{n}.eml"));
-        std::fs::write(&path, &message.data).unwrap();
-        let (path, record) = (path.to_string_lossy().to_string(), record.clone());
-        let (ip, port) = (nameserver.ip().to_string(), nameserver.port().to_string());
-        let (python, perl) = tokio::task::spawn_blocking(move || {
-            (
-                run("/usr/bin/python3", &["-c", PYTHON, &path, &record]),
-                run("perl", &["-e", PERL, &path, &ip, &port]),
-            )
-        })
-        .await
-        .unwrap();
+        let (python, perl) = independent_verdicts(&room, &message.data).await;
         let text = String::from_utf8_lossy(&message.data);
         let header = text.split("\r\nFrom:").next().unwrap_or_default();
         assert_eq!(python, "pass", "dkimpy, message {n}:\n{header}");

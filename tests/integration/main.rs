@@ -49,6 +49,7 @@ mod sessions;
 mod smtp_credentials;
 mod sns;
 mod sso;
+mod submission;
 mod templates;
 mod text_parts;
 mod tracking;

@@ -7,6 +7,7 @@
 //! server sent (anything else, other domains included, is refused at RCPT, so it relays nothing)
 //! and keeps nothing it receives. The reports are mail-parser's ([`crate::core::reports`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -14,7 +15,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::session::{Limits, Reply, Role, reply};
-use super::{Connections, start as serve};
+use super::{Connections, Tls, start as serve};
 use crate::clock;
 use crate::core::Error as CoreError;
 use crate::core::{feedback, reports, verp};
@@ -39,7 +40,7 @@ pub fn start(state: AppState, listener: TcpListener, stopped: watch::Receiver<bo
         idle: Duration::from_secs(config.idle_secs.into()),
         session: Duration::from_secs(config.session_secs.into()),
     };
-    serve(Bounces { state, domain }, listener, connections, limits, stopped)
+    serve(Arc::new(Bounces { state, domain }), listener, connections, limits, Tls::Off, stopped)
 }
 
 /// The role: reports for the emails that VERP addresses of `domain` name.

@@ -10,6 +10,8 @@
 pub mod bounces;
 pub mod conn;
 pub mod session;
+pub mod submission;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -31,15 +33,27 @@ pub struct Connections {
     pub per_peer: u32,
 }
 
+/// Whether and how a listener speaks TLS.
+#[derive(Clone)]
+pub enum Tls {
+    /// Plain text only (the bounce listener: relays deliver to it as they do to any MX).
+    Off,
+    /// Plain text, upgraded on STARTTLS (port 587).
+    StartTls(Arc<tls::Certificates>),
+    /// TLS from the first byte (port 465).
+    Implicit(Arc<tls::Certificates>),
+}
+
 /// Serves `role` on `listener` until `stopped` turns true.
 pub fn start<R: Role>(
-    role: R,
+    role: Arc<R>,
     listener: TcpListener,
     connections: Connections,
     limits: Limits,
+    tls: Tls,
     mut stopped: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
-    let (role, limits) = (Arc::new(role), Arc::new(limits));
+    let limits = Arc::new(limits);
     tokio::spawn(async move {
         let permits = Arc::new(Semaphore::new(connections.max.max(1) as usize));
         let peers = Arc::new(Peers { open: Mutex::new(HashMap::new()), cap: connections.per_peer.max(1) });
@@ -57,10 +71,10 @@ pub fn start<R: Role>(
                         refuse(stream, b"421 4.3.2 too many connections, try again later\r\n");
                         continue;
                     };
-                    let (role, limits) = (role.clone(), limits.clone());
+                    let (role, limits, tls) = (role.clone(), limits.clone(), tls.clone());
                     tokio::spawn(async move {
                         let (_permit, _turn) = (permit, turn);
-                        if let Err(e) = session::run(&*role, &limits, None, Conn::Plain(stream), peer.ip()).await {
+                        if let Err(e) = serve(&*role, &limits, tls, stream, peer.ip()).await {
                             tracing::debug!(%peer, "SMTP session ended: {e}");
                         }
                     });
@@ -69,6 +83,28 @@ pub fn start<R: Role>(
             }
         }
     })
+}
+
+/// One connection: its TLS handshake first on an implicit-TLS listener, then the session.
+async fn serve<R: Role>(
+    role: &R,
+    limits: &Limits,
+    tls: Tls,
+    stream: TcpStream,
+    peer: IpAddr,
+) -> std::io::Result<()> {
+    let (conn, starttls) = match tls {
+        Tls::Off => (Conn::Plain(stream), None),
+        Tls::StartTls(certificates) => (Conn::Plain(stream), Some(certificates.acceptor())),
+        Tls::Implicit(certificates) => {
+            let acceptor = certificates.acceptor();
+            match tokio::time::timeout(limits.idle, Conn::Plain(stream).into_tls(&acceptor)).await {
+                Ok(conn) => (conn?, None),
+                Err(_) => return Ok(()),
+            }
+        }
+    };
+    session::run(role, limits, starttls, conn, peer).await
 }
 
 /// Tells a connection it cannot be served now, and closes it (at most a second's wait).
