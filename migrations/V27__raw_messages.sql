@@ -5,6 +5,9 @@ CREATE TABLE raw_messages (
     id         TEXT PRIMARY KEY,
     project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
     content    BLOB NOT NULL,
+    -- What its mail tracks: "", "opens", "clicks" or "opens,clicks" (X-Tidings-Track, or the
+    -- credential's default).
+    track      TEXT NOT NULL DEFAULT '',
     created_at INTEGER NOT NULL
 );
 CREATE INDEX raw_messages_by_project ON raw_messages(project_id);

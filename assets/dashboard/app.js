@@ -19,6 +19,7 @@ import { CampaignPage, Campaigns } from "./js/pages/campaigns.js";
 import { Events } from "./js/pages/events.js";
 import { WorkflowPage, Workflows } from "./js/pages/workflows.js";
 import { Webhooks } from "./js/pages/webhooks.js";
+import { Smtp } from "./js/pages/smtp.js";
 import { Overview } from "./js/pages/overview.js";
 import { Domains } from "./js/pages/domains.js";
 import { Outbox, OutboxMessage } from "./js/pages/outbox.js";
@@ -38,6 +39,7 @@ const SECTIONS = [
   ["domains", "Domains"],
   ["outbox", "Outbox"],
   ["webhooks", "Webhooks"],
+  ["smtp", "SMTP"],
   ["settings", "Settings"],
 ];
 
@@ -61,6 +63,7 @@ const PROJECT_ROUTES = [
   ["outbox", Outbox],
   ["outbox/:id", OutboxMessage],
   ["webhooks", Webhooks],
+  ["smtp", Smtp],
   ["settings", Settings],
   ["reference", Reference],
 ];

@@ -5,7 +5,7 @@ use rocket::{State, get};
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::views::server::{Features, ServerConfig, Tracking};
+use crate::views::server::{Features, ServerConfig, Submission, Tracking};
 
 documented_routes!(features);
 
@@ -34,5 +34,10 @@ async fn features(state: &State<AppState>) -> Result<Json<ServerConfig>, ApiErro
         },
         tracking: Tracking { opens: config.tracking.opens, clicks: config.tracking.clicks },
         oauth_providers: providers,
+        submission: config.submission.is_on().then(|| Submission {
+            host: config.submission.host(&config.public_url()),
+            starttls_port: config.submission.listen.map(|a| a.port()),
+            tls_port: config.submission.listen_tls.map(|a| a.port()),
+        }),
     }))
 }

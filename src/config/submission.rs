@@ -63,6 +63,20 @@ impl SubmissionConfig {
         self.listen.is_some() || self.listen_tls.is_some()
     }
 
+    /// The name the listener greets with, and apps connect to: `hostname`, else the host of
+    /// `public_url` (`https://mail.example.com:8443/x` → `mail.example.com`).
+    pub fn host(&self, public_url: &str) -> String {
+        if let Some(name) = self.hostname.as_deref().filter(|h| !h.is_empty()) {
+            return name.to_string();
+        }
+        let rest = public_url.split_once("://").map_or(public_url, |(_, r)| r);
+        let authority = rest.split('/').next().unwrap_or(rest);
+        match authority.rsplit_once(':') {
+            Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host.to_string(),
+            _ => authority.to_string(),
+        }
+    }
+
     /// What keeps the listener from working as configured.
     pub fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -80,5 +94,20 @@ impl SubmissionConfig {
             );
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SubmissionConfig;
+
+    #[test]
+    fn the_host_is_the_configured_name_or_the_public_one() {
+        let config = SubmissionConfig::default();
+        assert_eq!(config.host("https://mail.example.com"), "mail.example.com");
+        assert_eq!(config.host("http://127.0.0.1:8080/"), "127.0.0.1");
+        assert_eq!(config.host("mail.example.com"), "mail.example.com");
+        let named = SubmissionConfig { hostname: Some("smtp.example.com".into()), ..config };
+        assert_eq!(named.host("https://mail.example.com"), "smtp.example.com");
     }
 }

@@ -16,6 +16,7 @@ use crate::db::emails::{self, Email};
 use crate::db::{Tx, campaigns, contacts, domains, outbox, projects, suppressions};
 use crate::mail::dkim::Signers;
 use crate::mail::message::{self, Outgoing};
+use crate::mail::tracked;
 
 /// Tries of one email before it fails.
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -47,8 +48,8 @@ pub struct Context {
     /// For campaign mail: the campaign, `None` when it was deleted.
     pub campaign: Option<Option<Arc<campaigns::Campaign>>>,
     pub attachments: Option<Arc<String>>,
-    /// A submitted message's bytes as written (`None` for other mail, or once it is gone).
-    pub raw: Option<Arc<Vec<u8>>>,
+    /// A submitted message as written (`None` for other mail, or once it is gone).
+    pub raw: Option<Arc<emails::RawMessage>>,
     /// The project is being reset or deleted.
     pub wiping: bool,
 }
@@ -224,14 +225,33 @@ pub fn compose(
     Ok((sign(&raw, domain, composer)?, subject))
 }
 
-/// A submitted message as it goes out: as its app wrote it, with List-Unsubscribe on top for
-/// MARKETING mail.
-fn submitted(email: &Email, context: &Context, raw: &[u8], composer: &Composer<'_>) -> Vec<u8> {
+/// A submitted message as it goes out: as its app wrote it, its HTML tracked when it asked (and
+/// the server tracks), with List-Unsubscribe on top for MARKETING mail.
+fn submitted(email: &Email, context: &Context, raw: &emails::RawMessage, composer: &Composer<'_>) -> Vec<u8> {
+    let (public_url, secret) = (composer.public_url, composer.secret);
+    let wants = |what: &str| raw.track.iter().any(|t| t == what);
+    let clicks = composer.tracking.clicks && wants("clicks");
+    let opens = composer.tracking.opens && wants("opens");
+    let body = if email.kind != EmailKind::Headless && (clicks || opens) {
+        tracked::rewrite_html(&raw.content, |html| {
+            let html = if clicks {
+                links::track_clicks(html, public_url, secret, &email.id)
+            } else {
+                html.to_string()
+            };
+            if opens { links::add_open_pixel(&html, public_url, secret, &email.id) } else { html }
+        })
+    } else {
+        raw.content.clone()
+    };
     let unsubscribe = context.contact.as_ref().filter(|_| email.kind == EmailKind::Marketing).map(|c| {
         let link = links::Link::Unsubscribe { contact: c.id.clone(), email: None };
-        links::url(composer.public_url, composer.secret, &link)
+        links::url(public_url, secret, &link)
     });
-    message::with_headers(raw, &unsubscribe.as_deref().map(message::unsubscribe_headers).unwrap_or_default())
+    message::with_headers(
+        &body,
+        &unsubscribe.as_deref().map(message::unsubscribe_headers).unwrap_or_default(),
+    )
 }
 
 /// The message DKIM-signed for its domain (when the domain is known).

@@ -24,7 +24,7 @@ use super::smtp_credentials::Submitter;
 use super::vocabulary::{EmailKind, EmailSource};
 use crate::db::Tx;
 use crate::db::contacts::Indexing;
-use crate::db::emails;
+use crate::db::emails::{self, RawMessage};
 
 /// The headers of Tidings' own a submitted message may carry, taken out before it is sent.
 const OWN_HEADERS: [&str; 2] = ["x-tidings-type", "x-tidings-track"];
@@ -38,8 +38,32 @@ pub struct Submitted {
     /// `<…>`, as the message gives it (one is added when it has none).
     pub message_id: String,
     pub kind: EmailKind,
+    /// What `X-Tidings-Track` asks to track (`opens`, `clicks`; empty for `none`); `None`
+    /// without the header (the credential's default holds).
+    pub track: Option<Vec<String>>,
     /// The message as written, less Tidings' own headers (and with a Message-ID).
     pub raw: Vec<u8>,
+}
+
+/// `X-Tidings-Track`'s value: `opens`, `clicks` or both (separated by commas or spaces), or `none`.
+fn tracking(value: &str) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for word in value.split([',', ' ', '\t']).map(str::trim).filter(|w| !w.is_empty()) {
+        let word = word.to_ascii_lowercase();
+        match word.as_str() {
+            "none" => {}
+            "opens" | "clicks" if !out.contains(&word) => out.push(word),
+            "opens" | "clicks" => {}
+            _ => {
+                return Err(Error::invalid(
+                    "X-Tidings-Track",
+                    "invalid_enum_value",
+                    format!("X-Tidings-Track lists opens and clicks, or says none (found {value:?})"),
+                ));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Reads a submitted message (CPU work: run it off the executor).
@@ -66,6 +90,7 @@ pub fn read(raw: &[u8]) -> Result<Submitted> {
             ));
         }
     };
+    let track = message.header_raw("X-Tidings-Track").map(tracking).transpose()?;
     // Tidings' own headers go; the rest stays byte for byte.
     let mut kept = Vec::with_capacity(raw.len() + 80);
     let mut at = 0;
@@ -89,7 +114,7 @@ pub fn read(raw: &[u8]) -> Result<Submitted> {
         }
     };
     let subject = message.subject().unwrap_or_default().replace(['\r', '\n'], " ");
-    Ok(Submitted { from: (address, from.1), subject, message_id, kind, raw: kept })
+    Ok(Submitted { from: (address, from.1), subject, message_id, kind, track, raw: kept })
 }
 
 /// One recipient's email, as the submission queued it (or found it queued before).
@@ -142,7 +167,13 @@ pub fn submit(
             .map(|why| format!("not sent: {why}"));
         let raw = match &raw_id {
             Some(id) => id,
-            None => raw_id.insert(emails::insert_raw_message(tx, project, &message.raw, now)?),
+            None => {
+                let track = message.track.clone().unwrap_or_else(|| {
+                    submitter.credential.as_ref().map(|c| c.track.clone()).unwrap_or_default()
+                });
+                let kept = RawMessage { content: message.raw.clone(), track };
+                raw_id.insert(emails::insert_raw_message(tx, project, &kept, now)?)
+            }
         };
         let draft = Draft {
             project_id: project.into(),
@@ -176,7 +207,7 @@ pub fn reason(errors: &[FieldError]) -> String {
 mod tests {
     use super::*;
 
-    const MESSAGE: &[u8] = b"From: Gitea <gitea@example.com>\r\nTo: ada@example.org\r\nX-Tidings-Type: marketing\r\nSubject: Your\r\n digest\r\nX-Tidings-Track: opens\r\nMessage-ID: <abc@example.com>\r\nContent-Type: text/plain\r\n\r\nHello\r\n";
+    const MESSAGE: &[u8] = b"From: Gitea <gitea@example.com>\r\nTo: ada@example.org\r\nX-Tidings-Type: marketing\r\nSubject: Your\r\n digest\r\nX-Tidings-Track: Clicks, opens\r\nMessage-ID: <abc@example.com>\r\nContent-Type: text/plain\r\n\r\nHello\r\n";
 
     #[test]
     fn a_message_is_read_and_kept_as_written_less_tidings_headers() {
@@ -184,6 +215,7 @@ mod tests {
         assert_eq!(read.from, ("gitea@example.com".to_string(), Some("Gitea".to_string())));
         assert_eq!((read.subject.as_str(), read.message_id.as_str()), ("Your digest", "<abc@example.com>"));
         assert_eq!(read.kind, EmailKind::Marketing);
+        assert_eq!(read.track, Some(vec!["clicks".to_string(), "opens".to_string()]));
         assert_eq!(
             String::from_utf8(read.raw).unwrap(),
             "From: Gitea <gitea@example.com>\r\nTo: ada@example.org\r\nSubject: Your\r\n digest\r\nMessage-ID: <abc@example.com>\r\nContent-Type: text/plain\r\n\r\nHello\r\n"
@@ -195,7 +227,12 @@ mod tests {
         let read = read(b"From: a@example.com\r\n\r\nHi\r\n").unwrap();
         assert!(read.message_id.ends_with("@example.com>"), "{}", read.message_id);
         assert!(read.raw.starts_with(format!("Message-ID: {}\r\nFrom:", read.message_id).as_bytes()));
-        assert_eq!(read.kind, EmailKind::Transactional);
+        assert_eq!((read.kind, read.track), (EmailKind::Transactional, None));
+        let none = super::read(b"From: a@example.com\r\nX-Tidings-Track: none\r\n\r\nHi\r\n").unwrap();
+        assert_eq!(none.track, Some(vec![]));
+        let odd =
+            super::read(b"From: a@example.com\r\nX-Tidings-Track: everything\r\n\r\nHi\r\n").unwrap_err();
+        assert_eq!(odd.fields()[0].field, "X-Tidings-Track");
         assert_eq!(super::read(b"Subject: x\r\n\r\nHi\r\n").unwrap_err().fields()[0].field, "from");
         let odd = super::read(b"From: a@example.com\r\nX-Tidings-Type: bulk\r\n\r\nHi\r\n").unwrap_err();
         assert_eq!(odd.fields()[0].field, "X-Tidings-Type");

@@ -184,21 +184,38 @@ pub fn drop_attachment_set_when_done(conn: &Connection, id: &str) -> Result<bool
         > 0)
 }
 
+/// A submitted message as kept: its bytes as written, and what its mail tracks.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawMessage {
+    pub content: Vec<u8>,
+    /// `opens`, `clicks`.
+    pub track: Vec<String>,
+}
+
 /// Keeps a submitted message as written, once; returns its id for its emails to name.
-pub fn insert_raw_message(conn: &Connection, project: &str, content: &[u8], now: i64) -> Result<String> {
+pub fn insert_raw_message(
+    conn: &Connection,
+    project: &str,
+    message: &RawMessage,
+    now: i64,
+) -> Result<String> {
     let id = super::ids::new_id();
     conn.prepare_cached(
-        "INSERT INTO raw_messages (id, project_id, content, created_at) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT INTO raw_messages (id, project_id, content, track, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![id, project, content, now])?;
+    .execute(params![id, project, message.content, message.track.join(","), now])?;
     Ok(id)
 }
 
-/// A submitted message's bytes, if they are still kept.
-pub fn raw_message(conn: &Connection, id: &str) -> Result<Option<Vec<u8>>> {
+/// A submitted message, if it is still kept.
+pub fn raw_message(conn: &Connection, id: &str) -> Result<Option<RawMessage>> {
     Ok(conn
-        .prepare_cached("SELECT content FROM raw_messages WHERE id = ?1")?
-        .query_row([id], |r| r.get(0))
+        .prepare_cached("SELECT content, track FROM raw_messages WHERE id = ?1")?
+        .query_row([id], |r| {
+            let track: String = r.get(1)?;
+            let track = track.split(',').filter(|t| !t.is_empty()).map(str::to_string).collect();
+            Ok(RawMessage { content: r.get(0)?, track })
+        })
         .optional()?)
 }
 

@@ -3,4 +3,5 @@
 pub mod dkim;
 pub mod message;
 pub mod text;
+pub mod tracked;
 pub mod transport;

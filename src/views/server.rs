@@ -46,6 +46,18 @@ pub struct OauthProvider {
     pub url: String,
 }
 
+/// Where apps send mail over SMTP (`[submission]`), when the listener is on.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Submission {
+    /// The name apps connect to.
+    pub host: String,
+    /// The port that upgrades with STARTTLS (usually 587).
+    pub starttls_port: Option<u16>,
+    /// The port that is TLS from the start (usually 465).
+    pub tls_port: Option<u16>,
+}
+
 /// `GET /config`.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -54,4 +66,7 @@ pub struct ServerConfig {
     pub features: Features,
     pub tracking: Tracking,
     pub oauth_providers: Vec<OauthProvider>,
+    /// The SMTP submission listener; absent when it is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub submission: Option<Submission>,
 }

@@ -533,6 +533,38 @@ await drive("dashboard", async (browser) => {
   await toast(page, "Endpoint disabled");
   assert.equal((await api("GET", `/webhooks/${endpoint.id}`)).body.enabled, false);
 
+  step("smtp: add a credential (its password shown once), copy-ready settings and a snippet, at 1400 and 375 px");
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await nav(page, "SMTP");
+  await page.waitForSelector("text=No credentials yet");
+  await page.waitForSelector("#smtp-settings-card");
+  await page.fill("#smtp-form input[name=name]", "Gitea");
+  await page.fill("#smtp-form input[name=domains]", "example.test");
+  await page.check("#smtp-form input[name=clicks]");
+  await page.getByRole("button", { name: "Add credential" }).click();
+  await toast(page, "Credential added");
+  const smtpPassword = (await page.textContent("[data-smtp-password]")).trim();
+  assert.match(smtpPassword, /^sp_[A-Za-z0-9]{40}$/);
+  const [credential] = (await api("GET", "/smtp-credentials")).body;
+  assert.deepEqual([credential.name, credential.allowedFromDomains, credential.track], ["Gitea", ["example.test"], ["clicks"]]);
+  assert.equal(credential.password, undefined, "the API never shows it again");
+  await page.waitForSelector('#smtp-table tr[data-credential="Gitea"]');
+  const snippet = await page.textContent("#smtp-snippet");
+  assert.ok(snippet.includes(`USER = ${credential.username}`) && snippet.includes(`PASSWD = ${smtpPassword}`), snippet);
+  await page.selectOption("#smtp-app", { label: "Ghost (config.production.json)" });
+  assert.ok((await page.textContent("#smtp-snippet")).includes(`"pass": "${smtpPassword}"`));
+  await audit(page, "smtp");
+  await shot(page, "smtp");
+  await page.setViewportSize({ width: 375, height: 812 });
+  const smtpOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(smtpOverflow <= 1, `the SMTP page fits a phone (overflow ${smtpOverflow}px)`);
+  await audit(page, "smtp, phone");
+  await shot(page, "smtp-phone");
+  await page.setViewportSize({ width: 1280, height: 860 });
+  await page.locator('#smtp-table tr[data-credential="Gitea"]').getByRole("button", { name: "Delete" }).click();
+  await toast(page, "Credential deleted");
+  await page.waitForSelector("text=No credentials yet");
+
   step("settings: add a member, rotate the keys");
   await nav(page, "Settings");
   await page.waitForSelector("#security .badge:text('ok')");

@@ -231,11 +231,15 @@ async fn dashboard_in_chromium() {
     let nameservers = format!("[\"{}\"]", dns.nameserver());
     let bounces = free_port();
     let listen = format!("127.0.0.1:{bounces}");
+    let submission = format!("127.0.0.1:{}", free_port());
     // One hard bounce in the few mails the test sends is over 1 %; complaints never suspend here.
     let env = [
         ("TIDINGS_DNS__NAMESERVERS", nameservers.as_str()),
         ("TIDINGS_BOUNCES__LISTEN", listen.as_str()),
         ("TIDINGS_BOUNCES__DOMAIN", "bounces.example.test"),
+        // The SMTP page shows the listener's settings (no certificate on loopback).
+        ("TIDINGS_SUBMISSION__LISTEN", submission.as_str()),
+        ("TIDINGS_SUBMISSION__ALLOW_PLAINTEXT_AUTH", "true"),
         ("TIDINGS_REPUTATION__MIN_SENT", "1"),
         ("TIDINGS_REPUTATION__BOUNCE_RATE", "0.01"),
         ("TIDINGS_REPUTATION__COMPLAINT_RATE", "1"),

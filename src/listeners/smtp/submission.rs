@@ -43,19 +43,9 @@ pub fn start(
         idle: Duration::from_secs(config.idle_secs.into()),
         session: Duration::from_secs(config.session_secs.into()),
     };
-    let hostname = config.hostname.clone().unwrap_or_else(|| host_of(&state.config.public_url()));
+    let hostname = config.host(&state.config.public_url());
     let plaintext = config.allow_plaintext_auth;
     serve(Arc::new(Submission { state, hostname, plaintext }), listener, connections, limits, tls, stopped)
-}
-
-/// The host of a URL (`https://mail.example.com:8443/x` → `mail.example.com`).
-fn host_of(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split('/').next().unwrap_or(rest);
-    match authority.rsplit_once(':') {
-        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host.to_string(),
-        _ => authority.to_string(),
-    }
 }
 
 struct Submission {
@@ -160,17 +150,5 @@ fn refused(e: &CoreError) -> Reply {
             tracing::error!("could not keep a submitted message: {other}");
             reply(451, "4.3.0", "the message could not be kept; try again later")
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::host_of;
-
-    #[test]
-    fn the_greeting_names_the_public_host() {
-        assert_eq!(host_of("https://mail.example.com"), "mail.example.com");
-        assert_eq!(host_of("http://127.0.0.1:8080/"), "127.0.0.1");
-        assert_eq!(host_of("mail.example.com"), "mail.example.com");
     }
 }
