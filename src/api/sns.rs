@@ -103,13 +103,16 @@ async fn take(state: &AppState, body: Value) -> Result<Json<SnsAnswer>, ApiError
         "UnsubscribeConfirmation" => Ok(Json(SnsAnswer { success: true, ..SnsAnswer::default() })),
         _ => {
             let notification: Value = serde_json::from_str(&message.message).unwrap_or(Value::Null);
-            let Some((ids, report)) = ses::report(&notification) else {
+            let Some(report) = ses::report(&notification) else {
                 return Ok(Json(SnsAnswer { success: true, applied: Some(false), ..SnsAnswer::default() }));
             };
             let reputation = state.config.reputation.clone();
             let applied = state
                 .db
-                .write(move |tx| feedback::apply_to_message(tx, &ids, &report, &reputation, clock::now_ms()))
+                .write(move |tx| {
+                    let about = (report.message_ids.as_slice(), report.recipients.as_slice());
+                    feedback::apply_to_message(tx, about, &report.feedback, &reputation, clock::now_ms())
+                })
                 .await?;
             let event = applied.event;
             Ok(Json(SnsAnswer {

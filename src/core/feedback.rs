@@ -47,22 +47,41 @@ pub struct Applied {
     pub suspended: Option<String>,
 }
 
-/// Applies `feedback` to the email the first of `message_ids` names (a report quotes the
-/// Message-IDs it saw; one of them is ours); nothing when none does.
+/// Applies a report (from SES) to the email it is about: the first of its Message-IDs that names
+/// emails of ours, narrowed to those to one of its recipients (a submitted message's recipients
+/// share its Message-ID). An app chooses its Message-IDs, so two projects may hold one: a report
+/// whose emails are not all of one project is applied to none (logged), so no project's report
+/// can reach another's contacts or reputation.
 pub fn apply_to_message(
     conn: &Tx,
-    message_ids: &[String],
+    (message_ids, recipients): (&[String], &[String]),
     feedback: &Feedback,
     reputation: &ReputationConfig,
     now: i64,
 ) -> Result<Applied> {
+    let recipients: Vec<String> = recipients.iter().filter_map(|r| super::email::normalize(r).ok()).collect();
     for id in message_ids {
-        if let Some(email) = emails::by_message_id(conn, id)? {
-            return apply(conn, &email, feedback, reputation, now);
+        let mut found = emails::all_by_message_id(conn, id, MATCHES)?;
+        if found.is_empty() {
+            continue;
         }
+        if !recipients.is_empty() && found.iter().any(|e| recipients.contains(&e.to_email)) {
+            found.retain(|e| recipients.contains(&e.to_email));
+        }
+        if found.iter().any(|e| e.project_id != found[0].project_id) {
+            tracing::warn!(
+                message_id = id,
+                "a report names emails of several projects; it is applied to none"
+            );
+            return Ok(Applied::default());
+        }
+        return apply(conn, &found[0], feedback, reputation, now);
     }
     Ok(Applied::default())
 }
+
+/// Most emails one Message-ID is looked up among (a message's recipients).
+const MATCHES: usize = 1000;
 
 /// Applies `feedback` to `email` in the caller's transaction, then checks the project's
 /// reputation against `reputation`.

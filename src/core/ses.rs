@@ -5,12 +5,30 @@ use serde_json::Value;
 
 use super::feedback::Feedback;
 
-/// What an SES notification reports: the Message-IDs it names (ours first, from the mail's
-/// headers, then SES's own) and the report. `None` for kinds it does not report on (sends,
-/// opens seen by SES, rejects) or for JSON that is not an SES notification.
-pub fn report(message: &Value) -> Option<(Vec<String>, Feedback)> {
+/// What an SES notification is about and reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The Message-IDs it names: ours first (from the mail's headers), then SES's own.
+    pub message_ids: Vec<String>,
+    /// The recipients it reports on (bounced, complained or delivered), as SES gives them.
+    pub recipients: Vec<String>,
+    pub feedback: Feedback,
+}
+
+/// The addresses of `list` (`[{emailAddress}]`, or plain strings).
+fn addresses(list: Option<&Value>) -> Vec<String> {
+    list.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("emailAddress").unwrap_or(r).as_str().map(str::to_string))
+        .collect()
+}
+
+/// What an SES notification reports. `None` for kinds it does not report on (sends, opens
+/// seen by SES, rejects) or for JSON that is not an SES notification.
+pub fn report(message: &Value) -> Option<Report> {
     let kind = message.get("notificationType").or_else(|| message.get("eventType"))?.as_str()?;
-    let feedback = match kind {
+    let (recipients, feedback) = match kind {
         "Bounce" => {
             let bounce = message.get("bounce")?;
             let hard = bounce.get("bounceType").and_then(Value::as_str) == Some("Permanent");
@@ -21,14 +39,14 @@ pub fn report(message: &Value) -> Option<(Vec<String>, Feedback)> {
                 .and_then(Value::as_str)
                 .or_else(|| bounce.get("bounceSubType").and_then(Value::as_str))
                 .map(|d| d.chars().take(500).collect());
-            Feedback::Bounce { hard, detail }
+            (addresses(bounce.get("bouncedRecipients")), Feedback::Bounce { hard, detail })
         }
         "Complaint" => {
             let complaint = message.get("complaint")?;
             let detail = complaint.get("complaintFeedbackType").and_then(Value::as_str).map(str::to_string);
-            Feedback::Complaint { detail }
+            (addresses(complaint.get("complainedRecipients")), Feedback::Complaint { detail })
         }
-        "Delivery" => Feedback::Delivered,
+        "Delivery" => (addresses(message.pointer("/delivery/recipients")), Feedback::Delivered),
         _ => return None,
     };
     let mail = message.get("mail")?;
@@ -46,7 +64,7 @@ pub fn report(message: &Value) -> Option<(Vec<String>, Feedback)> {
     if let Some(id) = mail.get("messageId").and_then(Value::as_str) {
         ids.push(id.to_string());
     }
-    (!ids.is_empty()).then_some((ids, feedback))
+    (!ids.is_empty()).then_some(Report { message_ids: ids, recipients, feedback })
 }
 
 #[cfg(test)]
@@ -61,19 +79,28 @@ mod tests {
         let permanent = json!({ "notificationType": "Bounce", "mail": mail,
             "bounce": { "bounceType": "Permanent", "bounceSubType": "General",
                         "bouncedRecipients": [{ "emailAddress": "a@b.c", "diagnosticCode": "smtp; 550 5.1.1 unknown" }] } });
-        let (ids, feedback) = report(&permanent).unwrap();
+        let Report { message_ids: ids, recipients, feedback } = report(&permanent).unwrap();
         assert_eq!(ids[0], "<ours@example.test>");
         assert_eq!(ids.last().unwrap(), "ses-1");
+        assert_eq!(recipients, ["a@b.c"]);
         assert_eq!(feedback, Feedback::Bounce { hard: true, detail: Some("smtp; 550 5.1.1 unknown".into()) });
         let transient = json!({ "eventType": "Bounce", "mail": mail, "bounce": { "bounceType": "Transient", "bounceSubType": "MailboxFull" } });
         assert_eq!(
-            report(&transient).unwrap().1,
+            report(&transient).unwrap().feedback,
             Feedback::Bounce { hard: false, detail: Some("MailboxFull".into()) }
         );
         let complaint = json!({ "notificationType": "Complaint", "mail": mail, "complaint": { "complaintFeedbackType": "abuse" } });
-        assert_eq!(report(&complaint).unwrap().1, Feedback::Complaint { detail: Some("abuse".into()) });
-        let delivery = json!({ "notificationType": "Delivery", "mail": mail, "delivery": {} });
-        assert_eq!(report(&delivery).unwrap().1, Feedback::Delivered);
+        assert_eq!(
+            report(&complaint).unwrap().feedback,
+            Feedback::Complaint { detail: Some("abuse".into()) }
+        );
+        let delivery =
+            json!({ "notificationType": "Delivery", "mail": mail, "delivery": { "recipients": ["d@b.c"] } });
+        let delivered = report(&delivery).unwrap();
+        assert_eq!(
+            (delivered.feedback, delivered.recipients),
+            (Feedback::Delivered, vec!["d@b.c".to_string()])
+        );
         assert!(report(&json!({ "notificationType": "Send", "mail": mail })).is_none());
         assert!(report(&json!({ "hello": 1 })).is_none());
     }

@@ -505,6 +505,18 @@ pub fn by_message_id(conn: &Connection, message_id: &str) -> Result<Option<Email
         .optional()?)
 }
 
+/// Up to `limit` emails with this Message-ID (`<…>` or bare), in any project, oldest first.
+pub fn all_by_message_id(conn: &Connection, message_id: &str, limit: usize) -> Result<Vec<Email>> {
+    let bare = message_id.trim().trim_start_matches('<').trim_end_matches('>');
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM emails WHERE message_id = ?1 ORDER BY rowid LIMIT ?2"
+    ))?;
+    let rows = statement
+        .query_map(params![format!("<{bare}>"), limit as i64], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
 /// The kind of bounce recorded on an email, if any.
 pub fn bounce_type(conn: &Connection, id: &str) -> Result<Option<String>> {
     Ok(conn

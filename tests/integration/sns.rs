@@ -350,3 +350,39 @@ async fn certificates_are_fetched_a_few_times_a_minute_at_most() {
         certs.asked.lock().unwrap().iter().filter(|p| p.starts_with("/SimpleNotificationService-")).count();
     assert_eq!(fetched, tidings::adapters::sns::FETCHES_PER_MINUTE as usize);
 }
+
+/// A message submitted over SMTP gives its Message-ID to every recipient's email, and an app
+/// may reuse one another project's mail carries: a report reaches the email of the recipient it
+/// names, and none when the Message-ID is held in more than one project.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_reaches_its_recipient_and_never_another_project() {
+    use crate::common::store::among;
+    let certs = CertServer::start().await;
+    let room = room(&certs).await;
+    let people = ["ada@example.com", "bob@example.com", "cy@example.com"];
+    for to in people {
+        room.send_ok(json!({ "to": to, "subject": "Hi", "body": "<p>hi</p>", "from": "news@example.test" }))
+            .await;
+    }
+    room.deliver(3).await;
+    let store = room.app.store();
+    store.set("emails", &[("message_id", "<shared@app>".into())], &[("to_email", among(&people))]);
+    let status = |to: &str| room.app.store().value::<String>("emails", "status", &[("to_email", to.into())]);
+
+    let bounce =
+        json!({ "bounceType": "Permanent", "bouncedRecipients": [{ "emailAddress": "Bob@example.com" }] });
+    let (code, answer) =
+        post(&room, &certs.message("Notification", &ses("Bounce", "<shared@app>", bounce), "2", TOPIC)).await;
+    assert_eq!((code, answer["event"].clone()), (Status::Ok, json!("email.bounced")), "{answer}");
+    assert_eq!((status("ada@example.com"), status("bob@example.com")), ("SENT".into(), "BOUNCED".into()));
+
+    // Cy's email is now another project's: the same Message-ID in two projects reaches neither.
+    let (_, other) = room.app.user_with_project("other@example.com").await;
+    store.set("emails", &[("project_id", (&other.id).into())], &[("to_email", "cy@example.com".into())]);
+    let complaint = json!({ "complaintFeedbackType": "abuse", "complainedRecipients": [] });
+    let (code, answer) =
+        post(&room, &certs.message("Notification", &ses("Complaint", "<shared@app>", complaint), "2", TOPIC))
+            .await;
+    assert_eq!((code, answer["applied"].clone()), (Status::Ok, json!(false)), "{answer}");
+    assert_eq!((status("ada@example.com"), status("cy@example.com")), ("SENT".into(), "SENT".into()));
+}
