@@ -429,3 +429,58 @@ async fn guessing_a_password_is_stopped() {
         .await;
     assert_eq!(right["auth"], json!(421), "the credential stays locked for a while: {right}");
 }
+
+/// Two connections: the first starts a message's data and holds it; the second submits a whole
+/// message meanwhile; then the first ends its message. The replies, as JSON.
+const HOLDING: &str = r#"
+import json, smtplib, ssl, sys
+port, cafile, user, password = sys.argv[1:5]
+def signed_in():
+    s = smtplib.SMTP("localhost", int(port), timeout=60)
+    s.starttls(context=ssl.create_default_context(cafile=cafile))
+    s.login(user, password)
+    return s
+message = b"From: app@example.test\r\nTo: c@example.org\r\nSubject: Budget\r\n\r\nHi\r\n"
+first = signed_in()
+first.mail("app@example.test")
+first.rcpt("c@example.org")
+first.putcmd("data")
+held = first.getreply()[0]
+second = signed_in()
+try:
+    second.sendmail("app@example.test", ["d@example.org"], message)
+    refused = 250
+except smtplib.SMTPDataError as e:
+    refused = e.smtp_code
+first.send(message + b".\r\n")
+ended = first.getreply()[0]
+print(json.dumps({"held": held, "second": refused, "first": ended}))
+"#;
+
+/// The memory of messages being read is one budget with the HTTP API's bodies (`[limits]
+/// body_memory_bytes`): while one message holds it all, another waits, then is told 452 (a 4xx
+/// the app retries), and the first still goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_being_read_share_the_memory_budget() {
+    let hub = Hub::new(|c| {
+        c.limits.body_memory_bytes = 1024 * 1024;
+        c.submission.max_message_bytes = 1024 * 1024;
+    })
+    .await;
+    let (user, password) = hub.credential(json!({ "name": "App" })).await;
+    let (port, ca) = (hub.starttls, hub.dir.path().join("ca.pem"));
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("/usr/bin/python3")
+            .args(["-c", HOLDING, &port.to_string(), &ca.to_string_lossy(), &user, &password])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let said: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(said, json!({ "held": 354, "second": 452, "first": 250 }));
+    let store = hub.room.app.store();
+    assert_eq!(store.count("emails", &[("to_email", "d@example.org".into())]), 0);
+    assert_eq!(store.count("emails", &[("to_email", "c@example.org".into())]), 1);
+}

@@ -39,6 +39,7 @@ pub fn start(state: AppState, listener: TcpListener, stopped: watch::Receiver<bo
         max_recipients: MAX_RECIPIENTS,
         idle: Duration::from_secs(config.idle_secs.into()),
         session: Duration::from_secs(config.session_secs.into()),
+        budget: state.bodies.clone(),
     };
     serve(Arc::new(Bounces { state, domain }), listener, connections, limits, Tls::Off, stopped)
 }

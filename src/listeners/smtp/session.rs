@@ -19,6 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::TlsAcceptor;
 
 use super::conn::Conn;
+use crate::core::limits::bodies::{BodyBudget, Reserved};
 
 /// A reply line (or lines), as sent: `250 2.0.0 ok\r\n`.
 pub type Reply = String;
@@ -80,7 +81,7 @@ pub trait Role: Send + Sync + 'static {
 }
 
 /// The caps of every session of a listener.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Limits {
     pub max_message_bytes: usize,
     /// A session's most lines (commands, and junk: every line counts).
@@ -91,6 +92,9 @@ pub struct Limits {
     pub idle: Duration,
     /// Longest session, however busy.
     pub session: Duration,
+    /// The memory every body being read takes together, the HTTP API's included: a message's
+    /// data reserves its share (its declared `SIZE`, else the cap) before it is read.
+    pub budget: std::sync::Arc<BodyBudget>,
 }
 
 /// Longest line of an AUTH exchange (a base64 credential).
@@ -99,8 +103,8 @@ const MAX_AUTH_LINE: usize = 4096;
 /// What a session is reading.
 enum Reading {
     Commands,
-    /// A message's data, kept.
-    Data(DataReceiver, Vec<u8>),
+    /// A message's data, kept, and its share of the memory budget.
+    Data(DataReceiver, Vec<u8>, #[expect(dead_code, reason = "held for its drop")] Reserved),
     /// A message's data past the size cap, read and thrown away.
     Discard(DummyDataReceiver),
     /// A line of an AUTH exchange: the PLAIN response, or LOGIN's user name or password.
@@ -118,12 +122,15 @@ struct Transaction<R: Role> {
     greeted: bool,
     principal: Option<R::Principal>,
     from: Option<String>,
+    /// The size MAIL FROM declared (0: none).
+    size: usize,
     recipients: Vec<R::Recipient>,
 }
 
 impl<R: Role> Transaction<R> {
     fn reset(&mut self) {
         self.from = None;
+        self.size = 0;
         self.recipients.clear();
     }
 }
@@ -140,7 +147,8 @@ pub async fn run<R: Role>(
     conn.write_all(format!("220 {} {}\r\n", role.hostname(), role.banner()).as_bytes()).await?;
     let mut commands = RequestReceiver::default();
     let mut reading = Reading::Commands;
-    let mut t = Transaction::<R> { greeted: false, principal: None, from: None, recipients: Vec::new() };
+    let mut t =
+        Transaction::<R> { greeted: false, principal: None, from: None, size: 0, recipients: Vec::new() };
     let mut count = 0;
     let mut buf = vec![0u8; 8192];
     let ends = tokio::time::Instant::now() + limits.session;
@@ -163,7 +171,7 @@ pub async fn run<R: Role>(
         let mut bytes = buf[..n].iter();
         loop {
             match &mut reading {
-                Reading::Data(receiver, data) => {
+                Reading::Data(receiver, data, _) => {
                     let done = receiver.ingest(&mut bytes, data);
                     let too_big = data.len() > limits.max_message_bytes;
                     if too_big && !done {
@@ -174,7 +182,8 @@ pub async fn run<R: Role>(
                         break;
                     }
                     let received = std::mem::take(data);
-                    reading = Reading::Commands;
+                    // The share is held until the message is kept (or refused).
+                    let _reserved = std::mem::replace(&mut reading, Reading::Commands);
                     let reply = if too_big {
                         reply(552, "5.3.4", "message too big")
                     } else {
@@ -285,6 +294,7 @@ pub async fn run<R: Role>(
                                     greeted: false,
                                     principal: None,
                                     from: None,
+                                    size: 0,
                                     recipients: Vec::new(),
                                 };
                                 commands = RequestReceiver::default();
@@ -331,6 +341,7 @@ pub async fn run<R: Role>(
                             } else {
                                 t.reset();
                                 t.from = Some(from.address.into_owned());
+                                t.size = from.size;
                                 reply(250, "2.1.0", "ok")
                             }
                         }
@@ -350,11 +361,21 @@ pub async fn run<R: Role>(
                             }
                         }
                         Request::Data => {
+                            let declared = if t.size > 0 { t.size } else { limits.max_message_bytes };
                             if t.recipients.is_empty() {
                                 reply(503, "5.5.1", "RCPT first")
-                            } else {
-                                reading = Reading::Data(DataReceiver::new(), Vec::new());
+                            } else if let Ok(reserved) =
+                                limits.budget.reserve(declared.min(limits.max_message_bytes) as u64).await
+                            {
+                                reading = Reading::Data(DataReceiver::new(), Vec::new(), reserved);
                                 "354 end with <CRLF>.<CRLF>\r\n".to_string()
+                            } else {
+                                t.reset();
+                                reply(
+                                    452,
+                                    "4.3.1",
+                                    "the server is reading as many messages as its memory allows; try again shortly",
+                                )
                             }
                         }
                         Request::Rset => {

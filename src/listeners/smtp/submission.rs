@@ -42,6 +42,7 @@ pub fn start(
         max_recipients: config.max_recipients as usize,
         idle: Duration::from_secs(config.idle_secs.into()),
         session: Duration::from_secs(config.session_secs.into()),
+        budget: state.bodies.clone(),
     };
     let hostname = config.host(&state.config.public_url());
     let plaintext = config.allow_plaintext_auth;
