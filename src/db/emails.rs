@@ -175,11 +175,17 @@ pub fn attachment_set(conn: &Connection, id: &str) -> Result<Option<String>> {
 
 /// Drops a set once no queued email names it any more (its messages are sent or failed).
 pub fn drop_attachment_set_when_done(conn: &Connection, id: &str) -> Result<bool> {
+    drop_shared_when_done(conn, ("attachment_sets", "attachment_set"), id)
+}
+
+/// Drops row `id` of `table`, a part its emails share (attachments, a submitted message), once no
+/// queued email names it in `column` any more.
+fn drop_shared_when_done(conn: &Connection, (table, column): (&str, &str), id: &str) -> Result<bool> {
     Ok(conn
-        .prepare_cached(
-            "DELETE FROM attachment_sets WHERE id = ?1
-               AND NOT EXISTS (SELECT 1 FROM emails WHERE attachment_set = ?1 AND status = 'QUEUED')",
-        )?
+        .prepare_cached(&format!(
+            "DELETE FROM {table} WHERE id = ?1
+               AND NOT EXISTS (SELECT 1 FROM emails WHERE {column} = ?1 AND status = 'QUEUED')"
+        ))?
         .execute([id])?
         > 0)
 }
@@ -221,13 +227,7 @@ pub fn raw_message(conn: &Connection, id: &str) -> Result<Option<RawMessage>> {
 
 /// Drops a submitted message once no queued email names it any more.
 pub fn drop_raw_message_when_done(conn: &Connection, id: &str) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            "DELETE FROM raw_messages WHERE id = ?1
-               AND NOT EXISTS (SELECT 1 FROM emails WHERE raw_message = ?1 AND status = 'QUEUED')",
-        )?
-        .execute([id])?
-        > 0)
+    drop_shared_when_done(conn, ("raw_messages", "raw_message"), id)
 }
 
 /// Whether `project` already has an email with this Message-ID to `to` (a message submitted
