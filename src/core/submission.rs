@@ -132,7 +132,7 @@ pub fn submit(
     tx: &Tx,
     submitter: &Submitter,
     recipients: &[String],
-    message: &Submitted,
+    mut message: Submitted,
     now: i64,
 ) -> Result<Vec<Queued>> {
     let project = submitter.project.id.as_str();
@@ -171,7 +171,8 @@ pub fn submit(
                 let track = message.track.clone().unwrap_or_else(|| {
                     submitter.credential.as_ref().map(|c| c.track.clone()).unwrap_or_default()
                 });
-                let kept = RawMessage { content: message.raw.clone(), track };
+                // The bytes move into the row: no copy of a large message on the writer's thread.
+                let kept = RawMessage { content: std::mem::take(&mut message.raw), track };
                 raw_id.insert(emails::insert_raw_message(tx, project, &kept, now)?)
             }
         };

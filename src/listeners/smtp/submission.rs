@@ -122,7 +122,7 @@ impl Role for Submission {
             Err(e) => return refused(&e),
         };
         let submitted =
-            self.state.db.write(move |tx| submission::submit(tx, &who, &to, &message, clock::now_ms())).await;
+            self.state.db.write(move |tx| submission::submit(tx, &who, &to, message, clock::now_ms())).await;
         match submitted {
             Ok(queued) => {
                 let new = queued.iter().filter(|q| q.email_id.is_some()).count();
