@@ -419,12 +419,23 @@ fn serve(config: Config) -> Result<(), CliError> {
     runtime.block_on(async move {
         let scheduler = scheduler::start(state.clone(), scheduler::registry(&config));
         let (stop_bounces, bounces_stopped) = tokio::sync::watch::channel(false);
-        if let (Some(listen), Some(domain)) = (config.bounces.listen, config.bounces.verp_domain()) {
+        // One address for both: the inbound listener takes the bounces too.
+        let shared = config.inbound.listen.is_some() && config.inbound.listen == config.bounces.listen;
+        if let (Some(listen), Some(domain), false) =
+            (config.bounces.listen, config.bounces.verp_domain(), shared)
+        {
             let listener = tokio::net::TcpListener::bind(listen)
                 .await
                 .map_err(|e| CliError(format!("the bounce listener could not listen on {listen}: {e}")))?;
             tracing::info!(%listen, domain, "bounce listener taking reports for b-…@{domain}");
             crate::listeners::smtp::bounces::start(state.clone(), listener, bounces_stopped.clone());
+        }
+        if let Some(listen) = config.inbound.listen {
+            let listener = tokio::net::TcpListener::bind(listen)
+                .await
+                .map_err(|e| CliError(format!("the inbound listener could not listen on {listen}: {e}")))?;
+            tracing::info!(%listen, mx = config.inbound_host(), bounces = shared, "inbound mail listening");
+            crate::listeners::smtp::inbound::start(state.clone(), listener, bounces_stopped.clone());
         }
         start_submission(&state, &config, bounces_stopped).await?;
         let rocket = build_rocket(state).attach(rocket::fairing::AdHoc::on_liftoff("announce", |rocket| {

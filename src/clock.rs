@@ -23,6 +23,15 @@ pub fn iso(ms: i64) -> String {
         .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".into())
 }
 
+/// `Fri, 27 Nov 2026 12:34:56 +0000` (RFC 5322 section 3.3) for a millisecond timestamp.
+pub fn rfc2822(ms: i64) -> String {
+    let nanos = i128::from(ms) * 1_000_000;
+    OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc2822).ok())
+        .unwrap_or_else(|| "Thu, 01 Jan 1970 00:00:00 +0000".into())
+}
+
 /// The last millisecond of year 9999: no instant a request names lies outside `0..=MAX_MS`,
 /// so any two subtract, add a span or turn into a bucket count without overflowing.
 pub const MAX_MS: i64 = 253_402_300_799_999;

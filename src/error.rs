@@ -384,6 +384,12 @@ impl From<Error> for ApiError {
             Error::OverLimit(Limit::Domains { .. }) => Self::forbidden(message).with_suggestion(
                 "Remove a domain you no longer send from, or raise [limits] domains_per_project",
             ),
+            Error::OverLimit(Limit::InboundDomains { .. }) => Self::forbidden(message).with_suggestion(
+                "Remove an inbound domain you no longer receive mail for, or raise [inbound] domains_per_project",
+            ),
+            Error::OverLimit(Limit::InboundRoutes { .. }) => Self::forbidden(message).with_suggestion(
+                "Remove a route, use a catch-all route (*@domain), or raise [inbound] routes_per_project",
+            ),
             Error::OverLimit(Limit::Rate { wait, .. }) => Self::retry_after(message, wait),
             Error::Retryable(cause) | Error::Permanent(cause) => Self::internal(cause),
             Error::Db(e) => Self::internal(format!("database: {e}")),

@@ -160,6 +160,11 @@ impl Dns {
         Dns { resolver }
     }
 
+    /// SPF, DKIM and DMARC checks of received mail through this resolver (and its cache).
+    pub fn authenticator(&self) -> mail_auth::MessageAuthenticator {
+        mail_auth::MessageAuthenticator(self.resolver.clone())
+    }
+
     /// Forgets cached answers for `name` of these types, so the next lookups ask the server.
     pub fn fresh(&self, name: &str, types: &[RecordType]) {
         for record_type in types {

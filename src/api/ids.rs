@@ -11,8 +11,9 @@
 use rocket::request::FromParam;
 
 use crate::core::ids::{
-    CampaignId, ContactId, ContactJobId, DomainId, ExecutionId, InvitationId, ProjectId, SegmentId,
-    SmtpCredentialId, StepId, TemplateId, TransitionId, UserId, WebhookId, WorkflowId,
+    CampaignId, ContactId, ContactJobId, DomainId, ExecutionId, InboundDomainId, InboundMessageId,
+    InboundRouteId, InvitationId, ProjectId, SegmentId, SmtpCredentialId, StepId, TemplateId, TransitionId,
+    UserId, WebhookId, WorkflowId,
 };
 use crate::error::ApiError;
 
@@ -37,6 +38,9 @@ path_ids!(
     ContactJobId,
     DomainId,
     ExecutionId,
+    InboundDomainId,
+    InboundMessageId,
+    InboundRouteId,
     InvitationId,
     ProjectId,
     SegmentId,

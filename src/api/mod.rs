@@ -36,6 +36,8 @@ pub mod guards;
 pub mod health;
 pub mod idempotency;
 pub mod ids;
+pub mod inbound;
+pub mod inbound_domains;
 pub mod invitation_links;
 pub mod json;
 pub mod members;
@@ -99,6 +101,8 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         sns::routes(),
         webhooks::routes(),
         smtp_credentials::routes(),
+        inbound::routes(),
+        inbound_domains::routes(),
         analytics::routes(),
         outbox::routes(),
         uploads::routes(),

@@ -178,6 +178,8 @@ fn parts() -> Vec<Document> {
         super::executions::Doc::openapi(),
         super::webhooks::Doc::openapi(),
         super::smtp_credentials::Doc::openapi(),
+        super::inbound::Doc::openapi(),
+        super::inbound_domains::Doc::openapi(),
         super::outbox::Doc::openapi(),
         super::tracking::Doc::openapi(),
         super::sns::Doc::openapi(),

@@ -57,19 +57,9 @@ async fn list(
 
 /// A captured message read back: its headers in order (unfolded), and its HTML and text parts.
 fn parts(raw: &[u8]) -> (Vec<Header>, Option<String>, Option<String>) {
-    let Some(message) = mail_parser::MessageParser::default().parse(raw) else {
-        return (Vec::new(), None, None);
-    };
-    let headers = message
-        .headers_raw()
-        .map(|(name, value)| {
-            let value = value.replace("\r\n", "").replace('\n', "");
-            Header { name: name.to_string(), value: value.trim().to_string() }
-        })
-        .collect();
-    let html = message.body_html(0).map(|h| h.into_owned());
-    let text = message.body_text(0).map(|t| t.into_owned());
-    (headers, html, text)
+    let read = crate::mail::read::read(raw);
+    let headers = read.headers.into_iter().map(|h| Header { name: h.name, value: h.value }).collect();
+    (headers, read.html, read.text)
 }
 
 /// One captured message: its full source in `raw`, and `headers`, `html` and `text` read from it.

@@ -7,12 +7,14 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 mod accounts;
+mod inbound;
 mod limits;
 mod mail;
 mod server;
 mod submission;
 
 pub use accounts::{AuthConfig, BillingConfig, GITHUB_ID, GithubProvider, OidcProvider};
+pub use inbound::InboundConfig;
 pub use limits::{LimitsConfig, MIB, ReputationConfig};
 pub use mail::{
     BouncesConfig, DEFAULT_POOL_SIZE, RelayConfig, SmtpConfig, SmtpSecurity, TrackingConfig, WebhooksConfig,
@@ -45,6 +47,7 @@ pub struct Config {
     pub reputation: ReputationConfig,
     pub bounces: BouncesConfig,
     pub submission: SubmissionConfig,
+    pub inbound: InboundConfig,
     pub scheduler: SchedulerConfig,
     pub metrics: MetricsConfig,
 }
@@ -160,6 +163,24 @@ impl Config {
         within("submission.idle_secs", sub.idle_secs.into(), 1, 3_600);
         within("submission.session_secs", sub.session_secs.into(), 1, DAY);
         within("submission.max_commands", sub.max_commands.into(), 10, 10_000_000);
+        let inb = &self.inbound;
+        within("inbound.retention_days", inb.retention_days.into(), 1, 36_500);
+        within("inbound.max_message_bytes", inb.max_message_bytes, 1024, GIB);
+        within("inbound.max_recipients", inb.max_recipients.into(), 1, 1_000);
+        within("inbound.messages_per_minute", inb.messages_per_minute.into(), 1, 10_000_000);
+        within(
+            "inbound.messages_per_minute_per_peer",
+            inb.messages_per_minute_per_peer.into(),
+            1,
+            10_000_000,
+        );
+        within("inbound.domains_per_project", inb.domains_per_project.into(), 1, 100_000);
+        within("inbound.routes_per_project", inb.routes_per_project.into(), 1, 100_000);
+        within("inbound.max_connections", inb.max_connections.into(), 1, 65_536);
+        within("inbound.max_connections_per_peer", inb.max_connections_per_peer.into(), 1, 65_536);
+        within("inbound.idle_secs", inb.idle_secs.into(), 1, 3_600);
+        within("inbound.session_secs", inb.session_secs.into(), 1, DAY);
+        within("inbound.max_commands", inb.max_commands.into(), 10, 10_000_000);
         within("reputation.min_sent", self.reputation.min_sent.into(), 0, 1_000_000_000);
         within("reputation.window_days", self.reputation.window_days.into(), 1, 3_650);
         within("scheduler.workers", sc.workers.into(), 1, 256);
@@ -277,6 +298,12 @@ impl Config {
                 IpAddr::V4(ip) => format!("http://{ip}:{}", self.server.port),
             },
         }
+    }
+
+    /// The host inbound domains' MX records name: `[inbound] hostname`, else the submission
+    /// host (`[submission] hostname`, else the host of `public_url`).
+    pub fn inbound_host(&self) -> String {
+        self.inbound.host(self.submission.host(&self.public_url()))
     }
 
     /// The sender of system mail: `[server] system_from`, or `Tidings <tidings@<host>>` with

@@ -100,6 +100,12 @@ pub enum Limit {
     /// The project has `cap` sender domains, the most one may have.
     #[error("This project has {cap} sender domains, the most one project may have")]
     Domains { cap: u32 },
+    /// The project has `cap` inbound domains, the most one may have (`[inbound] domains_per_project`).
+    #[error("This project has {cap} inbound domains, the most one project may have")]
+    InboundDomains { cap: u32 },
+    /// The project has `cap` inbound routes (`[inbound] routes_per_project`).
+    #[error("This project has {cap} inbound routes, the most one project may have")]
+    InboundRoutes { cap: u32 },
     /// Too many requests of a kind for now (sign-in failures, bodies being read): room comes
     /// back after `wait`.
     #[error("{message}")]

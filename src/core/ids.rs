@@ -132,6 +132,12 @@ ids! {
     ProjectId, |_| "Project not found".to_string();
     /// A credential of the submission listener.
     SmtpCredentialId, |_| "SMTP credential not found".to_string();
+    /// A domain a project receives mail for.
+    InboundDomainId, |_| "Inbound domain not found".to_string();
+    /// A route of inbound mail.
+    InboundRouteId, |_| "Inbound route not found".to_string();
+    /// A message received.
+    InboundMessageId, |_| "Inbound message not found".to_string();
 }
 
 #[cfg(test)]

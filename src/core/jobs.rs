@@ -29,6 +29,8 @@ pub enum JobKind {
     IdempotencySweep,
     /// Forgets finished jobs (periodic).
     JobSweep,
+    /// Deletes received messages past `[inbound] retention_days` (periodic).
+    InboundSweep,
 }
 
 impl JobKind {
@@ -44,6 +46,7 @@ impl JobKind {
             Self::ProjectWipe => "project.wipe",
             Self::IdempotencySweep => "sweep.idempotency",
             Self::JobSweep => "sweep.jobs",
+            Self::InboundSweep => "sweep.inbound",
         }
     }
 

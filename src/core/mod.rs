@@ -25,6 +25,7 @@ pub mod fields;
 mod fuzz;
 pub mod ids;
 pub mod import;
+pub mod inbound;
 pub mod invitations;
 pub mod jobs;
 pub mod keys;

@@ -505,6 +505,27 @@ pub fn by_message_id(conn: &Connection, message_id: &str) -> Result<Option<Email
         .optional()?)
 }
 
+/// The email of `project` a reply answers: the one that went out with `message_id` (`<…>` or
+/// bare), to `from` when several share it.
+pub fn answered(conn: &Connection, project: &str, message_id: &str, from: &str) -> Result<Option<Email>> {
+    let bare = message_id.trim().trim_start_matches('<').trim_end_matches('>');
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM emails WHERE message_id = ?1 AND project_id = ?2
+             ORDER BY to_email = ?3 COLLATE NOCASE DESC, rowid LIMIT 1"
+        ))?
+        .query_row(params![format!("<{bare}>"), project, from], from_row)
+        .optional()?)
+}
+
+/// Marks an email replied to; false when it already was (a campaign counts it once).
+pub fn mark_replied(conn: &Connection, id: &str, now: i64) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("UPDATE emails SET replied_at = ?2 WHERE id = ?1 AND replied_at IS NULL")?
+        .execute(params![id, now])?
+        == 1)
+}
+
 /// Up to `limit` emails with this Message-ID (`<…>` or bare), in any project, oldest first.
 pub fn all_by_message_id(conn: &Connection, message_id: &str, limit: usize) -> Result<Vec<Email>> {
     let bare = message_id.trim().trim_start_matches('<').trim_end_matches('>');

@@ -30,6 +30,7 @@ pub mod files;
 pub mod functions;
 pub mod idempotency;
 pub mod ids;
+pub mod inbound;
 pub mod interruptions;
 pub mod invitations;
 pub mod jobs;

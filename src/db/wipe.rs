@@ -62,6 +62,7 @@ const STAGES: &[Stage] = &[
     stage("outbox"),
     stage("emails"),
     stage("events"),
+    stage("inbound_messages"),
     Stage {
         table: "segment_members",
         key: "(segment_id, contact_seq)",
@@ -171,6 +172,8 @@ mod tests {
         "smtp_credentials",
         "invitations",
         "domains",
+        "inbound_domains",
+        "inbound_routes",
         "webhook_endpoints",
         "sending_days",
         "suspensions",

@@ -1,7 +1,8 @@
-//! Outgoing mail: building the MIME message, DKIM signing, and the transports.
+//! Mail: building the MIME message, DKIM signing, the transports, and reading messages back.
 
 pub mod dkim;
 pub mod message;
+pub mod read;
 pub mod text;
 pub mod tracked;
 pub mod transport;

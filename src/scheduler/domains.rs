@@ -1,4 +1,4 @@
-//! The periodic re-check of sender domains: every pending and verified domain is checked once per
+//! The periodic re-check of sender domains and inbound domains: every pending and verified domain is checked once per
 //! `[dns] domain_check_interval_secs`, each at its own time (new domains start at a random point
 //! of the interval), a few at a time, so many domains never make a burst of lookups.
 
@@ -13,8 +13,10 @@ use crate::clock;
 use crate::config::Config;
 use crate::core::Error as CoreError;
 use crate::core::domains as core_domains;
+use crate::core::inbound;
 use crate::core::jobs::JobKind;
 use crate::db::domains;
+use crate::db::inbound as inbound_rows;
 
 /// Domains checked at once.
 const CONCURRENCY: usize = 8;
@@ -28,10 +30,16 @@ pub fn register(registry: &mut Registry, config: &Config) {
 }
 
 async fn run(ctx: JobContext) -> JobResult {
-    let due = ctx
+    let (due, inbound_due) = ctx
         .state
         .db
-        .run(|conn| Ok::<_, CoreError>(domains::due(conn, clock::now_ms(), BATCH)?))
+        .run(|conn| {
+            let now = clock::now_ms();
+            Ok::<_, CoreError>((
+                domains::due(conn, now, BATCH)?,
+                inbound_rows::due_domains(conn, now, BATCH)?,
+            ))
+        })
         .await
         .map_err(|e| super::handlers::JobError::Retry(e.to_string()))?;
     let permits = Arc::new(Semaphore::new(CONCURRENCY));
@@ -45,6 +53,23 @@ async fn run(ctx: JobContext) -> JobResult {
             if let Some(domain) = domain {
                 let interval = state.config.dns.domain_check_interval_secs;
                 core_domains::check_and_save(&state.dns, &state.db, interval, domain).await?;
+            }
+            Ok::<_, CoreError>(())
+        });
+    }
+    for id in inbound_due {
+        let (state, permits) = (ctx.state.clone(), permits.clone());
+        checks.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            let lookup = id.clone();
+            let domain = state
+                .db
+                .run(move |conn| Ok::<_, CoreError>(inbound_rows::domain_by_id(conn, &lookup)?))
+                .await?;
+            if let Some(domain) = domain {
+                let (host, interval) =
+                    (state.config.inbound_host(), state.config.dns.domain_check_interval_secs);
+                inbound::check_and_save(&state.dns, &state.db, (&host, interval), domain).await?;
             }
             Ok::<_, CoreError>(())
         });

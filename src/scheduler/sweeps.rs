@@ -1,6 +1,6 @@
 //! Periodic housekeeping: expired idempotency records, sessions, account tokens and
-//! invitations, old finished jobs, idle
-//! rate-limit and sign-in attempt state.
+//! invitations, old finished jobs, received mail past its retention, idle rate-limit and
+//! sign-in attempt state.
 
 use std::time::Duration;
 
@@ -8,12 +8,33 @@ use super::handlers::{JobContext, JobOutcome, JobResult, Registry};
 use crate::clock;
 use crate::config::Config;
 use crate::core::jobs::JobKind;
-use crate::db::{DbError, account_tokens, idempotency, invitations, jobs, sessions};
+use crate::db::{DbError, account_tokens, idempotency, inbound, invitations, jobs, sessions};
 
 pub fn register(registry: &mut Registry, config: &Config) {
     let every = Duration::from_secs(config.scheduler.idempotency_sweep_secs.into());
     registry.periodic(JobKind::IdempotencySweep.name(), every, sweep_idempotency);
     registry.periodic(JobKind::JobSweep.name(), Duration::from_secs(3600), sweep_jobs);
+    registry.periodic(JobKind::InboundSweep.name(), Duration::from_secs(600), sweep_inbound);
+}
+
+/// Messages deleted per transaction.
+const INBOUND_BATCH: usize = 500;
+
+/// Deletes received messages kept past their expiry, a batch per transaction so the writer is
+/// never held long.
+async fn sweep_inbound(ctx: JobContext) -> JobResult {
+    let mut deleted = 0;
+    loop {
+        let n = ctx.state.db.write(|tx| inbound::expire(tx, clock::now_ms(), INBOUND_BATCH)).await?;
+        deleted += n;
+        if n < INBOUND_BATCH {
+            break;
+        }
+    }
+    if deleted > 0 {
+        tracing::info!(deleted, "deleted received mail past its retention");
+    }
+    Ok(JobOutcome::Done)
 }
 
 /// Deletes idempotency records past their expiry (the key may then be used again), expired

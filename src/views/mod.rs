@@ -15,6 +15,7 @@ pub mod domains;
 pub mod emails;
 pub mod events;
 pub mod fields;
+pub mod inbound;
 pub mod outbox;
 pub mod projects;
 pub mod receivers;

@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::session::{Limits, Reply, Role, reply};
+use super::session::{Client, Limits, Reply, Role, reply};
 use super::{Connections, Tls, start as serve};
 use crate::clock;
 use crate::core::Error as CoreError;
@@ -63,7 +63,7 @@ impl Role for Bounces {
         "Tidings bounce listener"
     }
 
-    async fn rcpt(&self, _who: Option<&()>, to: &str) -> Result<String, Reply> {
+    async fn rcpt(&self, _who: Option<&()>, _client: &Client, to: &str) -> Result<String, Reply> {
         if !to.rsplit_once('@').is_some_and(|(_, d)| d.eq_ignore_ascii_case(&self.domain)) {
             return Err(reply(550, "5.7.1", "relaying denied"));
         }
@@ -72,32 +72,45 @@ impl Role for Bounces {
     }
 
     /// Applies a received report to the emails its recipients name.
-    async fn deliver(&self, _who: Option<&()>, _from: &str, to: Vec<String>, raw: Vec<u8>) -> Reply {
-        // Parsing off the executor.
-        let Ok(Some(report)) = crate::core::blocking::blocking(move || reports::read(&raw)).await else {
-            // Not a report we act on (an auto-reply, say): taken and dropped, so it is not retried.
-            return reply(250, "2.0.0", "accepted");
-        };
-        let reputation = self.state.config.reputation.clone();
-        let applied = self
-            .state
-            .db
-            .write(move |tx| {
-                let now = clock::now_ms();
-                for id in &to {
-                    if let Some(email) = emails::get(tx, id)? {
-                        feedback::apply(tx, &email, &report, &reputation, now)?;
-                    }
+    async fn deliver(
+        &self,
+        _who: Option<&()>,
+        _client: &Client,
+        _from: &str,
+        to: Vec<String>,
+        raw: Vec<u8>,
+    ) -> Reply {
+        record_reports(&self.state, to, raw).await
+    }
+}
+
+/// Applies a received report to the emails `to` (ids named by VERP addresses); a message that is
+/// no report is taken and dropped. Also what the inbound listener does with mail for the
+/// `[bounces] domain`.
+pub(super) async fn record_reports(state: &AppState, to: Vec<String>, raw: Vec<u8>) -> Reply {
+    // Parsing off the executor.
+    let Ok(Some(report)) = crate::core::blocking::blocking(move || reports::read(&raw)).await else {
+        // Not a report we act on (an auto-reply, say): taken and dropped, so it is not retried.
+        return reply(250, "2.0.0", "accepted");
+    };
+    let reputation = state.config.reputation.clone();
+    let applied = state
+        .db
+        .write(move |tx| {
+            let now = clock::now_ms();
+            for id in &to {
+                if let Some(email) = emails::get(tx, id)? {
+                    feedback::apply(tx, &email, &report, &reputation, now)?;
                 }
-                Ok::<_, CoreError>(())
-            })
-            .await;
-        match applied {
-            Ok(()) => reply(250, "2.0.0", "report recorded"),
-            Err(e) => {
-                tracing::error!("could not record a bounce report: {e}");
-                reply(451, "4.3.0", "try again later")
             }
+            Ok::<_, CoreError>(())
+        })
+        .await;
+    match applied {
+        Ok(()) => reply(250, "2.0.0", "report recorded"),
+        Err(e) => {
+            tracing::error!("could not record a bounce report: {e}");
+            reply(451, "4.3.0", "try again later")
         }
     }
 }

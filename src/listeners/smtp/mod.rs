@@ -1,5 +1,7 @@
 //! Tidings' SMTP server: one server, a role per listener. The bounce listener (`[bounces]`) takes
-//! bounces and complaints for mail sent ([`bounces`]).
+//! bounces and complaints for mail sent ([`bounces`]); the submission listeners take mail other
+//! apps send ([`submission`]); the inbound listener receives mail for the projects' inbound
+//! domains ([`inbound`]).
 //!
 //! Every listener keeps the same caps, so no one client can hold it (issue 29): the connections
 //! served at once and from one client (an IPv4 address or an IPv6 /64, [`crate::core::peers`]),
@@ -9,6 +11,7 @@
 
 pub mod bounces;
 pub mod conn;
+pub mod inbound;
 pub mod session;
 pub mod submission;
 pub mod tls;

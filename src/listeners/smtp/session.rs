@@ -29,6 +29,13 @@ pub fn reply(code: u16, esc: &str, text: &str) -> Reply {
     format!("{code} {esc} {text}\r\n")
 }
 
+/// The client of a session: its address and the name it greeted with (EHLO or HELO).
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub peer: IpAddr,
+    pub helo: String,
+}
+
 /// What a listener is for: the decisions a session asks of it.
 pub trait Role: Send + Sync + 'static {
     /// Who a signed-in client is.
@@ -66,6 +73,7 @@ pub trait Role: Send + Sync + 'static {
     fn rcpt(
         &self,
         who: Option<&Self::Principal>,
+        client: &Client,
         to: &str,
     ) -> impl Future<Output = Result<Self::Recipient, Reply>> + Send;
 
@@ -74,6 +82,7 @@ pub trait Role: Send + Sync + 'static {
     fn deliver(
         &self,
         who: Option<&Self::Principal>,
+        client: &Client,
         from: &str,
         to: Vec<Self::Recipient>,
         data: Vec<u8>,
@@ -149,6 +158,7 @@ pub async fn run<R: Role>(
     let mut reading = Reading::Commands;
     let mut t =
         Transaction::<R> { greeted: false, principal: None, from: None, size: 0, recipients: Vec::new() };
+    let mut client = Client { peer, helo: String::new() };
     let mut count = 0;
     let mut buf = vec![0u8; 8192];
     let ends = tokio::time::Instant::now() + limits.session;
@@ -189,7 +199,7 @@ pub async fn run<R: Role>(
                     } else {
                         let (from, to) =
                             (t.from.take().unwrap_or_default(), std::mem::take(&mut t.recipients));
-                        role.deliver(t.principal.as_ref(), &from, to, received).await
+                        role.deliver(t.principal.as_ref(), &client, &from, to, received).await
                     };
                     t.reset();
                     conn.write_all(reply.as_bytes()).await?;
@@ -270,12 +280,14 @@ pub async fn run<R: Role>(
                         }
                     };
                     let answer = match request {
-                        Request::Ehlo { .. } => {
+                        Request::Ehlo { host } => {
+                            client.helo = host.chars().take(255).collect();
                             t.greeted = true;
                             t.reset();
                             ehlo(role, limits, tls.is_some(), conn.is_tls())
                         }
-                        Request::Helo { .. } => {
+                        Request::Helo { host } => {
+                            client.helo = host.chars().take(255).collect();
                             t.greeted = true;
                             t.reset();
                             format!("250 {}\r\n", role.hostname())
@@ -351,7 +363,7 @@ pub async fn run<R: Role>(
                             } else if t.recipients.len() >= limits.max_recipients {
                                 reply(452, "4.5.3", "too many recipients")
                             } else {
-                                match role.rcpt(t.principal.as_ref(), &to.address).await {
+                                match role.rcpt(t.principal.as_ref(), &client, &to.address).await {
                                     Ok(recipient) => {
                                         t.recipients.push(recipient);
                                         reply(250, "2.1.5", "ok")

@@ -18,7 +18,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::session::{Limits, Reply, Role, reply};
+use super::session::{Client, Limits, Reply, Role, reply};
 use super::{Connections, Tls, start as serve};
 use crate::clock;
 use crate::core::Error as CoreError;
@@ -106,11 +106,18 @@ impl Role for Submission {
         }
     }
 
-    async fn rcpt(&self, _who: Option<&Submitter>, to: &str) -> Result<String, Reply> {
+    async fn rcpt(&self, _who: Option<&Submitter>, _client: &Client, to: &str) -> Result<String, Reply> {
         crate::core::email::normalize(to).map_err(|why| reply(553, "5.1.3", &format!("the address {why}")))
     }
 
-    async fn deliver(&self, who: Option<&Submitter>, _from: &str, to: Vec<String>, data: Vec<u8>) -> Reply {
+    async fn deliver(
+        &self,
+        who: Option<&Submitter>,
+        _client: &Client,
+        _from: &str,
+        to: Vec<String>,
+        data: Vec<u8>,
+    ) -> Reply {
         let Some(who) = who.cloned() else { return reply(530, "5.7.0", "authentication required") };
         if self.state.limiter.check(&who.project.id).is_err() {
             return reply(452, "4.7.0", "the project's rate limit is reached; try again shortly");
