@@ -48,13 +48,16 @@ pub struct Counts {
     pub bounced: i64,
     pub complained: i64,
     pub unsubscribed: i64,
+    /// Emails answered by their recipient (inbound mail naming them).
+    pub replied: i64,
 }
 
 const COLUMNS: &str =
     "id, project_id, name, description, subject, body, from_email, from_name, reply_to, type,
      status, audience_type, segment_id, audience_condition, template_id, scheduled_for, sent_at, finished_at,
      expand_cursor, expanded, total_recipients, sent_count, failed_count, delivered_count, opened_count,
-     clicked_count, bounced_count, complained_count, unsubscribed_count, created_at, updated_at, stopped_reason";
+     clicked_count, bounced_count, complained_count, unsubscribed_count, created_at, updated_at, stopped_reason,
+     replied_count";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
     Ok(Campaign {
@@ -88,6 +91,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
             bounced: r.get(26)?,
             complained: r.get(27)?,
             unsubscribed: r.get(28)?,
+            replied: r.get(32)?,
         },
         created_at: r.get(29)?,
         updated_at: r.get(30)?,

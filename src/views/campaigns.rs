@@ -49,6 +49,8 @@ pub struct Campaign {
     pub bounced_count: i64,
     pub complained_count: i64,
     pub unsubscribed_count: i64,
+    /// Emails their recipient replied to (received by the inbound listener).
+    pub replied_count: i64,
     pub failed_count: i64,
     pub project_id: String,
     #[schema(format = DateTime)]
@@ -93,6 +95,7 @@ impl From<&Row> for Campaign {
             bounced_count: c.counts.bounced,
             complained_count: c.counts.complained,
             unsubscribed_count: c.counts.unsubscribed,
+            replied_count: c.counts.replied,
             failed_count: c.counts.failed,
             project_id: c.project_id.clone(),
             sent_at: c.sent_at.map(iso),

@@ -31,6 +31,7 @@ mod hostile_corpus;
 mod idempotency;
 mod ids;
 mod imports;
+mod inbound;
 mod jobs;
 mod keys;
 mod memory_bounds;

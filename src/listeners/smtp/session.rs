@@ -191,7 +191,7 @@ pub async fn run<R: Role>(
                     if !done {
                         break;
                     }
-                    let received = std::mem::take(data);
+                    let received = crlf(std::mem::take(data));
                     // The share is held until the message is kept (or refused).
                     let _reserved = std::mem::replace(&mut reading, Reading::Commands);
                     let reply = if too_big {
@@ -408,6 +408,24 @@ pub async fn run<R: Role>(
     }
 }
 
+/// The message with every line ending CRLF: a client that sends bare LFs (RFC 5321 section 2.3.8
+/// forbids them, some send them anyway) gets the lines it meant, so the headers Tidings adds,
+/// DKIM and the parsers all see one kind of line.
+fn crlf(data: Vec<u8>) -> Vec<u8> {
+    let bare = memchr::memchr_iter(b'\n', &data).any(|at| at == 0 || data[at - 1] != b'\r');
+    if !bare {
+        return data;
+    }
+    let mut out = Vec::with_capacity(data.len() + data.len() / 32);
+    for (at, &b) in data.iter().enumerate() {
+        if b == b'\n' && (at == 0 || data[at - 1] != b'\r') {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
+}
+
 /// The EHLO answer: the extensions this session offers now.
 fn ehlo<R: Role>(role: &R, limits: &Limits, can_tls: bool, is_tls: bool) -> Reply {
     let mut answer = EhloResponse::new(role.hostname());
@@ -455,5 +473,17 @@ async fn sign_in<R: Role>(
             reply(235, "2.7.0", "authenticated")
         }
         Err(refused) => refused,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::crlf;
+
+    #[test]
+    fn bare_line_feeds_become_crlf_and_crlf_stays() {
+        assert_eq!(crlf(b"a\r\nb\r\n".to_vec()), b"a\r\nb\r\n");
+        assert_eq!(crlf(b"a\nb\r\n\nc".to_vec()), b"a\r\nb\r\n\r\nc");
+        assert_eq!(crlf(b"\n".to_vec()), b"\r\n");
     }
 }
