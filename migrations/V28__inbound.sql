@@ -65,6 +65,21 @@ CREATE INDEX inbound_messages_by_project ON inbound_messages(project_id, receive
 CREATE INDEX inbound_messages_by_contact ON inbound_messages(contact_id, received_at) WHERE contact_id IS NOT NULL;
 CREATE INDEX inbound_messages_expiring ON inbound_messages(expires_at);
 
+-- What a project's received mail takes, so a flood to one project stops at its quota (checked
+-- at RCPT) before it fills the disk. Counted whether or not the content is kept: a webhook's
+-- delivery carries it too.
+CREATE TABLE inbound_usage (
+    project_id TEXT PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+    bytes      INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TRIGGER inbound_usage_added AFTER INSERT ON inbound_messages BEGIN
+    INSERT INTO inbound_usage (project_id, bytes) VALUES (new.project_id, new.size)
+        ON CONFLICT (project_id) DO UPDATE SET bytes = bytes + new.size;
+END;
+CREATE TRIGGER inbound_usage_removed AFTER DELETE ON inbound_messages BEGIN
+    UPDATE inbound_usage SET bytes = max(bytes - old.size, 0) WHERE project_id = old.project_id;
+END;
+
 -- A reply names the email it answers; a campaign counts the emails replied to.
 ALTER TABLE emails ADD COLUMN replied_at INTEGER;
 ALTER TABLE campaigns ADD COLUMN replied_count INTEGER NOT NULL DEFAULT 0;

@@ -20,6 +20,7 @@ import { Events } from "./js/pages/events.js";
 import { WorkflowPage, Workflows } from "./js/pages/workflows.js";
 import { Webhooks } from "./js/pages/webhooks.js";
 import { Smtp } from "./js/pages/smtp.js";
+import { Inbound, InboundMessage } from "./js/pages/inbound.js";
 import { Overview } from "./js/pages/overview.js";
 import { Domains } from "./js/pages/domains.js";
 import { Outbox, OutboxMessage } from "./js/pages/outbox.js";
@@ -40,6 +41,7 @@ const SECTIONS = [
   ["outbox", "Outbox"],
   ["webhooks", "Webhooks"],
   ["smtp", "SMTP"],
+  ["inbound", "Inbound"],
   ["settings", "Settings"],
 ];
 
@@ -64,6 +66,8 @@ const PROJECT_ROUTES = [
   ["outbox/:id", OutboxMessage],
   ["webhooks", Webhooks],
   ["smtp", Smtp],
+  ["inbound", Inbound],
+  ["inbound/:id", InboundMessage],
   ["settings", Settings],
   ["reference", Reference],
 ];

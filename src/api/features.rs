@@ -5,7 +5,7 @@ use rocket::{State, get};
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::views::server::{Features, ServerConfig, Submission, Tracking};
+use crate::views::server::{Features, Inbound, ServerConfig, Submission, Tracking};
 
 documented_routes!(features);
 
@@ -39,5 +39,6 @@ async fn features(state: &State<AppState>) -> Result<Json<ServerConfig>, ApiErro
             starttls_port: config.submission.listen.map(|a| a.port()),
             tls_port: config.submission.listen_tls.map(|a| a.port()),
         }),
+        inbound: config.inbound.listen.map(|a| Inbound { mx: config.inbound_host(), port: a.port() }),
     }))
 }

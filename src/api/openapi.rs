@@ -36,6 +36,7 @@ documented_routes!(document_json);
         (name = "Workflows", description = "Graphs of steps run per contact, and their executions."),
         (name = "Webhooks", description = "The project's events, posted to endpoints of its own."),
         (name = "SMTP", description = "Credentials other apps send through the submission listener with."),
+        (name = "Inbound", description = "Mail received for the project's domains: domains, routes and the messages."),
         (name = "Receivers", description = "Where SES (through SNS) and Stripe report to the server."),
         (name = "Events", description = "What contacts did, tracked by the app or recorded by the server."),
         (name = "Pages", description = "The public pages mail links to: tracked opens and clicks, unsubscribing and preferences. They answer HTML (or a GIF, or a redirect)."),

@@ -23,6 +23,9 @@ pub struct InboundConfig {
     pub messages_per_minute: u32,
     /// Messages one sending address (an IPv6 client by its /64) delivers per minute.
     pub messages_per_minute_per_peer: u32,
+    /// Bytes of received mail one project may hold (until it expires); past it, mail for the
+    /// project is deferred (452 4.2.2) and the sender retries.
+    pub max_bytes_per_project: u64,
     /// Inbound domains of one project.
     pub domains_per_project: u32,
     /// Routes of one project.
@@ -49,6 +52,7 @@ impl Default for InboundConfig {
             max_recipients: 50,
             messages_per_minute: 600,
             messages_per_minute_per_peer: 120,
+            max_bytes_per_project: 2 * 1024 * 1024 * 1024,
             domains_per_project: 20,
             routes_per_project: 200,
             max_connections: 128,

@@ -174,6 +174,7 @@ impl Config {
             1,
             10_000_000,
         );
+        within("inbound.max_bytes_per_project", inb.max_bytes_per_project, 1024, 1 << 50);
         within("inbound.domains_per_project", inb.domains_per_project.into(), 1, 100_000);
         within("inbound.routes_per_project", inb.routes_per_project.into(), 1, 100_000);
         within("inbound.max_connections", inb.max_connections.into(), 1, 65_536);

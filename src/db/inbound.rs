@@ -366,3 +366,12 @@ pub fn expire(conn: &Connection, now: i64, limit: usize) -> Result<usize> {
         )?
         .execute(params![now, limit as i64])?)
 }
+
+/// The bytes of received mail `project` holds.
+pub fn bytes_held(conn: &Connection, project: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT bytes FROM inbound_usage WHERE project_id = ?1")?
+        .query_row([project], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
+}

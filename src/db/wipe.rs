@@ -174,6 +174,8 @@ mod tests {
         "domains",
         "inbound_domains",
         "inbound_routes",
+        // Emptied by the deletion of the messages it counts (its triggers).
+        "inbound_usage",
         "webhook_endpoints",
         "sending_days",
         "suspensions",

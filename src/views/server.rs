@@ -58,6 +58,15 @@ pub struct Submission {
     pub tls_port: Option<u16>,
 }
 
+/// Where mail for the inbound domains arrives (`[inbound]`), when the listener is on.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Inbound {
+    /// The host inbound domains' MX records name.
+    pub mx: String,
+    pub port: u16,
+}
+
 /// `GET /config`.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -69,4 +78,7 @@ pub struct ServerConfig {
     /// The SMTP submission listener; absent when it is off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub submission: Option<Submission>,
+    /// The inbound listener; absent when it is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inbound: Option<Inbound>,
 }

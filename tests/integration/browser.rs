@@ -56,7 +56,8 @@ fn bounce_address(server: &Server, key: &str, to: &str) -> String {
 /// Seeds what the pages should show, through the API as an app would, and a complaint about
 /// dee's mail through the bounce listener on `bounces`. Returns the bounce address of ada's
 /// welcome mail, which bounces later.
-async fn seed(server: &Server, dns: &DnsServer, key: &str, public_key: &str, bounces: u16) -> String {
+async fn seed(server: &Server, dns: &DnsServer, key: &str, public_key: &str, ports: (u16, u16)) -> String {
+    let (bounces, inbound) = ports;
     let blocking = |f: &dyn Fn() -> (u16, Value)| tokio::task::block_in_place(f);
     let (status, domain) =
         blocking(&|| server.post_keyed("/domains", key, json!({ "domain": "example.test" })));
@@ -84,6 +85,24 @@ async fn seed(server: &Server, dns: &DnsServer, key: &str, public_key: &str, bou
     let dee = tokio::task::block_in_place(|| bounce_address(server, key, "dee@example.com"));
     assert!(dee.ends_with("@bounces.example.test"), "{dee}");
     report(bounces, &dee, &arf("abuse")).await.unwrap();
+    // Ada writes to support@in.example.test: the Inbound page and her contact page show it.
+    let (status, domain) =
+        blocking(&|| server.post_keyed("/inbound-domains", key, json!({ "domain": "in.example.test" })));
+    assert_eq!(status, 200, "{domain}");
+    for record in domain["records"].as_array().unwrap() {
+        let (owner, value) = (record["name"].as_str().unwrap(), record["value"].as_str().unwrap());
+        match record["type"].as_str().unwrap() {
+            "MX" => dns.mx(owner, 10, value).await,
+            _ => dns.txt(owner, value).await,
+        }
+    }
+    let path = format!("/inbound-domains/{}/verify", domain["id"].as_str().unwrap());
+    let verified = tokio::task::block_in_place(|| server.get_keyed(&path, key));
+    assert_eq!(verified["status"], json!("verified"), "{verified}");
+    let route = json!({ "match": "support@in.example.test", "actions": [{ "type": "store" }] });
+    let (status, route) = blocking(&|| server.post_keyed("/inbound-routes", key, route.clone()));
+    assert_eq!(status, 200, "{route}");
+    report(inbound, "support@in.example.test", QUESTION).await.unwrap();
     let track = json!({ "email": "ada@example.com", "event": "signed_up", "data": { "source": "web" } });
     let (status, tracked) = blocking(&|| server.post_keyed("/v1/track", public_key, track.clone()));
     assert_eq!(status, 200, "{tracked}");
@@ -97,6 +116,13 @@ async fn seed(server: &Server, dns: &DnsServer, key: &str, public_key: &str, bou
     assert_eq!(status, 200, "{sent}");
     tokio::task::block_in_place(|| bounce_address(server, key, "ada@example.com"))
 }
+
+/// What Ada writes to support: HTML with a script (which the sandboxed frame never runs) and an
+/// attachment.
+const QUESTION: &str = "From: Ada <ada@example.com>\r\nTo: support@in.example.test\r\nSubject: Question about my plan\r\n\
+Message-ID: <q1@example.com>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n\
+Content-Type: text/html; charset=utf-8\r\n\r\n<p>Can I <b>upgrade</b> mid-month?</p><script>parent.document.title='owned'</script>\r\n\
+--b\r\nContent-Type: text/plain; name=plan.txt\r\nContent-Disposition: attachment; filename=plan.txt\r\n\r\npro\r\n--b--\r\n";
 
 /// The path and query of the link to `page` in the newest system mail to `to`, read with
 /// `tidings outbox` (as an operator in capture mode would) once every such mail has left the queue.
@@ -232,6 +258,8 @@ async fn dashboard_in_chromium() {
     let bounces = free_port();
     let listen = format!("127.0.0.1:{bounces}");
     let submission = format!("127.0.0.1:{}", free_port());
+    let inbound = free_port();
+    let inbound_listen = format!("127.0.0.1:{inbound}");
     // One hard bounce in the few mails the test sends is over 1 %; complaints never suspend here.
     let env = [
         ("TIDINGS_DNS__NAMESERVERS", nameservers.as_str()),
@@ -240,13 +268,15 @@ async fn dashboard_in_chromium() {
         // The SMTP page shows the listener's settings (no certificate on loopback).
         ("TIDINGS_SUBMISSION__LISTEN", submission.as_str()),
         ("TIDINGS_SUBMISSION__ALLOW_PLAINTEXT_AUTH", "true"),
+        ("TIDINGS_INBOUND__LISTEN", inbound_listen.as_str()),
+        ("TIDINGS_INBOUND__HOSTNAME", "mx.example.test"),
         ("TIDINGS_REPUTATION__MIN_SENT", "1"),
         ("TIDINGS_REPUTATION__BOUNCE_RATE", "0.01"),
         ("TIDINGS_REPUTATION__COMPLAINT_RATE", "1"),
     ];
     let mut server = Server::start(dir.path(), &env);
     tokio::task::block_in_place(|| server.wait_healthy(Duration::from_secs(30)));
-    let ada = seed(&server, &dns, &key, &public_key, bounces).await;
+    let ada = seed(&server, &dns, &key, &public_key, (bounces, inbound)).await;
 
     let mut fixture = json!({
         "projectId": project["id"], "secretKey": key, "publicKey": public_key,

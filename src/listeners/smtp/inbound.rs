@@ -1,5 +1,6 @@
 //! The inbound listener (`[inbound] listen`, issue 31): the SMTP server's role that receives
-//! mail for the projects' verified inbound domains, as their MX.
+//! mail for the projects' verified inbound domains, as their MX. A project holding
+//! `max_bytes_per_project` of received mail gets no more (452 at RCPT) until some expires.
 //!
 //! A recipient is taken only when a route of a verified domain takes it, so nothing is relayed
 //! and nothing is accepted only to bounce later; VERP addresses of the `[bounces] domain` go to
@@ -47,6 +48,7 @@ pub fn start(state: AppState, listener: TcpListener, stopped: watch::Receiver<bo
     let role = Inbound {
         per_project: ratelimit::limiter(config.messages_per_minute),
         per_peer: ratelimit::limiter(config.messages_per_minute_per_peer),
+        max_bytes: config.max_bytes_per_project,
         state,
         hostname,
         bounce_domain,
@@ -60,6 +62,8 @@ struct Inbound {
     bounce_domain: Option<String>,
     per_project: Arc<dyn ProjectLimiter>,
     per_peer: Arc<dyn ProjectLimiter>,
+    /// `max_bytes_per_project`.
+    max_bytes: u64,
 }
 
 /// A recipient taken.
@@ -101,11 +105,16 @@ impl Role for Inbound {
             .db
             .run(move |conn| {
                 let Some(inbound) = rows::verified(conn, &domain)? else { return Ok::<_, CoreError>(None) };
-                Ok(Some(rows::route_for(conn, &inbound.id, &routes::candidates(&local))?))
+                let route = rows::route_for(conn, &inbound.id, &routes::candidates(&local))?;
+                let held = rows::bytes_held(conn, &inbound.project_id)?;
+                Ok(Some(route.map(|r| (r, held))))
             })
             .await;
         match found {
-            Ok(Some(Some(route))) => {
+            Ok(Some(Some((route, held)))) => {
+                if held >= self.max_bytes as i64 {
+                    return Err(reply(452, "4.2.2", "this mailbox is over its quota; try again later"));
+                }
                 if self.per_project.check(&route.project_id).is_err() {
                     return Err(reply(
                         451,

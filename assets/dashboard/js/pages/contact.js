@@ -1,8 +1,10 @@
 // One contact: its address and subscription, its custom fields (edited with the custom-field
-// rules: only changed keys are sent, a removed key is sent as null), its events and its emails.
+// rules: only changed keys are sent, a removed key is sent as null), its events, its emails and
+// the mail received from it (replies included).
 
 import { html, useState } from "../../vendor/preact-htm.js";
 import { del, get, patch } from "../api.js";
+import { Verdicts } from "./inbound.js";
 import { navigate } from "../router.js";
 import {
   ActionButton, Badge, CursorPager, ErrorBox, Field, Form, Json, Loaded, Page, date, toast, useAction,
@@ -148,9 +150,10 @@ function Details({ contact, onChanged }) {
     </section>`;
 }
 
-function History({ title, path, empty, columns, row }) {
+function History({ title, path, params = {}, empty, columns, row }) {
   const pager = useCursor();
-  const list = useLoad(() => get(path, { limit: 20, cursor: pager.cursor }), [path, pager.cursor]);
+  const key = `${path}?${JSON.stringify(params)}`;
+  const list = useLoad(() => get(path, { ...params, limit: 20, cursor: pager.cursor }), [key, pager.cursor]);
   return html`
     <section class="card">
       <h2>${title}</h2>
@@ -188,6 +191,11 @@ export function Contact({ project, params }) {
             columns=${["When", "Subject", "Status"]}
             row=${(m) => html`<tr key=${m.id}><td>${date(m.createdAt)}</td><td>${m.subject}</td>
               <td><${Badge} kind=${m.status === "FAILED" ? "bad" : m.status === "QUEUED" ? "warn" : "ok"}>${m.status.toLowerCase()}<//>${m.error && html`<div class="meta">${m.error}</div>`}</td></tr>`} />
+          <${History} title="Mail received" path="/inbound" params=${{ contactId: c.id }} empty="No mail received from this contact."
+            columns=${["When", "Subject", "Authentication"]}
+            row=${(m) => html`<tr key=${m.id} data-received=${m.subject}><td>${date(m.receivedAt)}</td>
+              <td><a href=${`/app/p/${encodeURIComponent(project.id)}/inbound/${m.id}`}>${m.subject || "(no subject)"}</a>${m.replyToEmailId && html` <${Badge} kind="ok">reply<//>`}</td>
+              <td><${Verdicts} m=${m} /></td></tr>`} />
         </div>`}<//>
     <//>`;
 }

@@ -5,7 +5,7 @@ import { html } from "../../vendor/preact-htm.js";
 import { del, get, post } from "../api.js";
 import { ActionButton, Badge, Copy, Empty, ErrorBox, Field, Form, Loaded, Page, date, toast, useAction, useLoad, Table } from "../ui.js";
 
-function RecordStatus({ record }) {
+export function RecordStatus({ record }) {
   if (record.found === true) return html`<${Badge} kind="ok">found<//>`;
   if (record.error) return html`<${Badge} kind="warn">no answer (${record.error})<//>`;
   if (record.found === false) return html`<${Badge} kind="bad">not found<//>`;
