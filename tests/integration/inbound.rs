@@ -342,8 +342,9 @@ async fn unknown_addresses_are_refused_at_rcpt_caps_hold_and_other_projects_are_
 
     // Past their retention, messages go.
     room.app.store().set("inbound_messages", &[("expires_at", 1i64.into())], &[]);
-    let conn = room.app.state.db.conn().unwrap();
-    assert_eq!(tidings::db::inbound::expire(&conn, tidings::clock::now_ms(), 100).unwrap(), 3);
+    let expired =
+        tidings::db::inbound::expire(&room.app.state.db.conn().unwrap(), tidings::clock::now_ms(), 100);
+    assert_eq!(expired.unwrap(), 3);
     assert_eq!(inbox.inbound("").await["total"], 0);
 }
 
@@ -356,7 +357,7 @@ async fn a_project_over_its_quota_of_received_mail_gets_no_more_until_some_expir
     assert_eq!(out["refused"]["a@in.example.test"], 452, "deferred, not lost: {out}");
     assert_eq!(inbox.inbound("").await["total"], 1);
     inbox.room.app.store().set("inbound_messages", &[("expires_at", 1i64.into())], &[]);
-    let conn = inbox.room.app.state.db.conn().unwrap();
-    tidings::db::inbound::expire(&conn, tidings::clock::now_ms(), 100).unwrap();
+    tidings::db::inbound::expire(&inbox.room.app.state.db.conn().unwrap(), tidings::clock::now_ms(), 100)
+        .unwrap();
     assert_eq!(inbox.send(plain("ada@good.test", "a@in.example.test", "Three")).await["sent"], true);
 }
