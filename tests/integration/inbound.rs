@@ -361,3 +361,26 @@ async fn a_project_over_its_quota_of_received_mail_gets_no_more_until_some_expir
         .unwrap();
     assert_eq!(inbox.send(plain("ada@good.test", "a@in.example.test", "Three")).await["sent"], true);
 }
+
+#[rocket::async_test]
+async fn bounces_for_the_bounce_domain_take_the_bounce_path_on_the_shared_port() {
+    // [bounces] listens where [inbound] does: the inbound listener takes the reports.
+    let inbox = Inbox::new(|c| {
+        c.bounces.listen = Some("127.0.0.1:9".parse().unwrap());
+        c.bounces.domain = Some("bounces.example.test".into());
+    })
+    .await;
+    let room = &inbox.room;
+    let ids = room
+        .send_ok(json!({ "to": "ada@example.com", "subject": "Hi", "body": "<p>hi</p>", "from": "news@example.test" }))
+        .await;
+    let sent = room.deliver(1).await;
+    let verp = sent[0].from.clone();
+    assert!(verp.ends_with("@bounces.example.test"), "{verp}");
+    let bounce = crate::bounces::dsn("failed", "5.1.1", "smtp; 550 5.1.1 <ada@example.com>: User unknown");
+    crate::bounces::report(inbox.port, &verp, &bounce).await.unwrap();
+    assert_eq!(room.email(&ids[0]).status, "BOUNCED");
+    assert_eq!(inbox.inbound("").await["total"], 0, "a report is not inbound mail");
+    let forged = crate::bounces::report(inbox.port, "b-00-00@bounces.example.test", &bounce).await;
+    assert!(forged.is_err(), "a VERP address whose signature fails is refused");
+}
