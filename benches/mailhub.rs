@@ -12,6 +12,8 @@
 //! `BENCH_SECONDS` (10) sets each phase's length. Submission runs without TLS here (loopback,
 //! `allow_plaintext_auth`): on a kept connection TLS costs the cipher only.
 
+#[path = "support/app.rs"]
+mod app;
 #[path = "../tests/support/dns_server.rs"]
 mod dns_server;
 
@@ -21,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tidings::config::{Config, SmtpSecurity};
 use tidings::listeners::smtp::{Tls, inbound, submission};
 use tidings::{AppState, build_rocket};
@@ -62,31 +64,21 @@ async fn run() {
     // Every client here is one address: room for its 8 sessions and the ones being renewed.
     config.inbound.max_connections_per_peer = 64;
     let state = AppState::open(config).unwrap();
-    let key = {
-        let mut conn = state.db.conn().unwrap();
-        tidings::db::write_tx(&mut conn, |tx| {
-            let hash = tidings::core::accounts::hash_password("benchmark password", 4).unwrap();
-            let user = tidings::core::accounts::insert_user(tx, "bench@example.com", &hash)?;
-            Ok::<_, tidings::error::ApiError>(
-                tidings::core::projects::create(tx, "Bench", &user.id)?.keys.secret_key,
-            )
-        })
-        .unwrap()
-    };
+    let key = app::project(&state);
     let rocket = build_rocket(state.clone()).ignite().await.unwrap();
     let shutdown = rocket.shutdown();
     let server = tokio::spawn(rocket.launch());
     tokio::time::sleep(Duration::from_millis(300)).await;
     let base = format!("http://127.0.0.1:{port}");
-    let (_, domain) = http(&base, "/domains", &key, Some(json!({ "domain": "example.test" })));
+    let (_, domain) = app::http(&base, "POST", "/domains", &key, Some(json!({ "domain": "example.test" })));
     for record in domain["records"].as_array().unwrap() {
         dns.txt(record["name"].as_str().unwrap(), record["value"].as_str().unwrap()).await;
     }
     let (_, verified) =
-        http(&base, &format!("/domains/{}/verify", domain["id"].as_str().unwrap()), &key, None);
+        app::http(&base, "GET", &format!("/domains/{}/verify", domain["id"].as_str().unwrap()), &key, None);
     assert_eq!(verified["status"], json!("verified"));
     let (_, inbound_domain) =
-        http(&base, "/inbound-domains", &key, Some(json!({ "domain": "in.example.test" })));
+        app::http(&base, "POST", "/inbound-domains", &key, Some(json!({ "domain": "in.example.test" })));
     for record in inbound_domain["records"].as_array().unwrap() {
         let (owner, value) = (record["name"].as_str().unwrap(), record["value"].as_str().unwrap());
         match record["type"].as_str().unwrap() {
@@ -95,9 +87,9 @@ async fn run() {
         }
     }
     let path = format!("/inbound-domains/{}/verify", inbound_domain["id"].as_str().unwrap());
-    assert_eq!(http(&base, &path, &key, None).1["status"], json!("verified"));
+    assert_eq!(app::http(&base, "GET", &path, &key, None).1["status"], json!("verified"));
     let route = json!({ "match": "*@in.example.test", "actions": [{ "type": "store" }] });
-    assert_eq!(http(&base, "/inbound-routes", &key, Some(route)).0, 200);
+    assert_eq!(app::http(&base, "POST", "/inbound-routes", &key, Some(route)).0, 200);
     dns.txt("good.test", "v=spf1 ip4:127.0.0.1 -all").await;
     dns.txt("_dmarc.good.test", "v=DMARC1; p=reject").await;
 
@@ -113,11 +105,18 @@ async fn run() {
     let (base_for_sends, key_for_sends, body_for_sends) = (base.clone(), key.clone(), body.clone());
 
     // 1. /v1/send.
-    let sends = load(seconds, move |agent, client, n| {
-        let mail = json!({ "to": format!("s{client}n{n}@example.test"), "from": "shop@example.test",
+    let sends = load(
+        seconds,
+        |_| app::agent(),
+        move |agent, client, n| {
+            let mail = json!({ "to": format!("s{client}n{n}@example.test"), "from": "shop@example.test",
             "subject": "Your order", "body": body_for_sends });
-        assert_eq!(call(agent, &base_for_sends, "/v1/send", &key_for_sends, Some(mail)).0, 200);
-    })
+            assert_eq!(
+                app::call(agent, &base_for_sends, "POST", "/v1/send", &key_for_sends, Some(mail)).0,
+                200
+            );
+        },
+    )
     .await;
     println!("POST /v1/send over HTTP, {CLIENTS} clients, 5 KB: {sends:.0} req/s");
 
@@ -162,16 +161,21 @@ async fn run() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Runs `work` on CLIENTS threads for `seconds`; what they did a second.
-async fn load(seconds: u64, work: impl Fn(&ureq::Agent, usize, usize) + Send + Sync + 'static) -> f64 {
-    let (stop, work) = (Arc::new(AtomicBool::new(false)), Arc::new(work));
+/// Runs `work` on CLIENTS threads for `seconds`, each with the client `open` makes for it;
+/// what they did a second.
+async fn load<C>(
+    seconds: u64,
+    open: impl Fn(usize) -> C + Send + Sync + 'static,
+    work: impl Fn(&mut C, usize, usize) + Send + Sync + 'static,
+) -> f64 {
+    let (stop, open, work) = (Arc::new(AtomicBool::new(false)), Arc::new(open), Arc::new(work));
     let threads: Vec<_> = (0..CLIENTS)
         .map(|client| {
-            let (stop, work) = (stop.clone(), work.clone());
+            let (stop, open, work) = (stop.clone(), open.clone(), work.clone());
             std::thread::spawn(move || {
-                let (agent, mut n) = (agent(), 0);
+                let (mut connection, mut n) = (open(client), 0);
                 while !stop.load(Ordering::Relaxed) {
-                    work(&agent, client, n);
+                    work(&mut connection, client, n);
                     n += 1;
                 }
                 n
@@ -194,47 +198,46 @@ async fn sessions(
     make: impl Fn(usize, usize) -> (String, String, String) + Send + Sync + 'static,
 ) -> f64 {
     let key = key.map(str::to_string);
-    let (stop, make) = (Arc::new(AtomicBool::new(false)), Arc::new(make));
-    let threads: Vec<_> = (0..CLIENTS)
-        .map(|client| {
-            let (stop, make, key) = (stop.clone(), make.clone(), key.clone());
-            std::thread::spawn(move || {
-                let open = || {
-                    let mut smtp = Smtp::connect(port);
-                    smtp.expect("EHLO bench.good.test", 250);
-                    if let Some(key) = &key {
-                        use base64::Engine;
-                        let plain =
-                            base64::engine::general_purpose::STANDARD.encode(format!("\0bench\0{key}"));
-                        smtp.expect(&format!("AUTH PLAIN {plain}"), 235);
-                    }
-                    smtp
-                };
-                let mut smtp = open();
-                let mut n = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    // A session takes a bounded number of commands: like an MTA, start a new one
-                    // well before the cap.
-                    if n > 0 && n % PER_SESSION == 0 {
-                        smtp.expect("QUIT", 221);
-                        smtp = open();
-                    }
-                    let (from, to, message) = make(client, n);
-                    smtp.expect(&format!("MAIL FROM:<{from}>"), 250);
-                    smtp.expect(&format!("RCPT TO:<{to}>"), 250);
-                    smtp.expect("DATA", 354);
-                    smtp.expect(&format!("{message}."), 250);
-                    n += 1;
-                }
-                n
-            })
-        })
-        .collect();
-    let started = Instant::now();
-    tokio::time::sleep(Duration::from_secs(seconds)).await;
-    stop.store(true, Ordering::Relaxed);
-    let done: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
-    done as f64 / started.elapsed().as_secs_f64()
+    load(
+        seconds,
+        move |_| Session::open(port, key.clone()),
+        move |session, client, n| session.send(make(client, n)),
+    )
+    .await
+}
+
+/// A client's SMTP session, renewed every [`PER_SESSION`] messages: a session takes a bounded
+/// number of commands, and like an MTA the client starts a new one well before the cap.
+struct Session {
+    port: u16,
+    key: Option<String>,
+    smtp: Smtp,
+    sent: usize,
+}
+
+impl Session {
+    fn open(port: u16, key: Option<String>) -> Session {
+        let mut smtp = Smtp::connect(port);
+        smtp.expect("EHLO bench.good.test", 250);
+        if let Some(key) = &key {
+            use base64::Engine;
+            let plain = base64::engine::general_purpose::STANDARD.encode(format!("\0bench\0{key}"));
+            smtp.expect(&format!("AUTH PLAIN {plain}"), 235);
+        }
+        Session { port, key, smtp, sent: 0 }
+    }
+
+    fn send(&mut self, (from, to, message): (String, String, String)) {
+        if self.sent == PER_SESSION {
+            self.smtp.expect("QUIT", 221);
+            *self = Session::open(self.port, self.key.take());
+        }
+        self.smtp.expect(&format!("MAIL FROM:<{from}>"), 250);
+        self.smtp.expect(&format!("RCPT TO:<{to}>"), 250);
+        self.smtp.expect("DATA", 354);
+        self.smtp.expect(&format!("{message}."), 250);
+        self.sent += 1;
+    }
 }
 
 /// A plain SMTP client: a line out, the reply's last line in.
@@ -267,32 +270,4 @@ impl Smtp {
         let reply = self.reply();
         assert!(reply.starts_with(&code.to_string()), "{command:.40} -> {reply}");
     }
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into()
-}
-
-fn http(base: &str, path: &str, key: &str, body: Option<Value>) -> (u16, Value) {
-    call(&agent(), base, path, key, body)
-}
-
-/// A keyed JSON request on `agent`'s kept connection.
-fn call(agent: &ureq::Agent, base: &str, path: &str, key: &str, body: Option<Value>) -> (u16, Value) {
-    let url = format!("{base}{path}");
-    let auth = format!("Bearer {key}");
-    let mut res = match body {
-        Some(body) => agent
-            .post(&url)
-            .header("Authorization", &auth)
-            .header("content-type", "application/json")
-            .send(body.to_string()),
-        None => agent.get(&url).header("Authorization", &auth).call(),
-    }
-    .unwrap();
-    (res.status().as_u16(), res.body_mut().read_json().unwrap_or(Value::Null))
 }

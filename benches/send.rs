@@ -10,6 +10,8 @@
 //! already listening there instead of the built-in test sink, e.g. postfix's own sink:
 //! `smtp-sink -c 127.0.0.1:2525 1000`.
 
+#[path = "support/app.rs"]
+mod app;
 #[path = "../tests/support/dns_server.rs"]
 mod dns_server;
 #[path = "../tests/support/smtp_sink.rs"]
@@ -19,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tidings::config::{Config, SmtpSecurity};
 use tidings::{AppState, build_rocket, scheduler};
 
@@ -63,28 +65,18 @@ async fn run() {
     let state = AppState::open(config).unwrap();
 
     // A project with a verified domain.
-    let key = {
-        let mut conn = state.db.conn().unwrap();
-        tidings::db::write_tx(&mut conn, |tx| {
-            let hash = tidings::core::accounts::hash_password("benchmark password", 4).unwrap();
-            let user = tidings::core::accounts::insert_user(tx, "bench@example.com", &hash)?;
-            Ok::<_, tidings::error::ApiError>(
-                tidings::core::projects::create(tx, "Bench", &user.id)?.keys.secret_key,
-            )
-        })
-        .unwrap()
-    };
+    let key = app::project(&state);
     let rocket = build_rocket(state.clone()).ignite().await.unwrap();
     let shutdown = rocket.shutdown();
     let server = tokio::spawn(rocket.launch());
     tokio::time::sleep(Duration::from_millis(300)).await;
     let base = format!("http://127.0.0.1:{port}");
-    let (_, domain) = http(&base, "POST", "/domains", &key, Some(json!({ "domain": "example.test" })));
+    let (_, domain) = app::http(&base, "POST", "/domains", &key, Some(json!({ "domain": "example.test" })));
     for record in domain["records"].as_array().unwrap() {
         dns.txt(record["name"].as_str().unwrap(), record["value"].as_str().unwrap()).await;
     }
     let (_, verified) =
-        http(&base, "GET", &format!("/domains/{}/verify", domain["id"].as_str().unwrap()), &key, None);
+        app::http(&base, "GET", &format!("/domains/{}/verify", domain["id"].as_str().unwrap()), &key, None);
     assert_eq!(verified["status"], json!("verified"));
 
     // 1. The API alone (no delivery worker running).
@@ -93,7 +85,7 @@ async fn run() {
     for client in 0..CLIENTS {
         let (base, key, stop) = (base.clone(), key.clone(), stop.clone());
         clients.push(std::thread::spawn(move || {
-            let agent = agent();
+            let agent = app::agent();
             let mut latencies = Vec::new();
             let mut n = 0;
             while !stop.load(Ordering::Relaxed) {
@@ -136,7 +128,7 @@ async fn run() {
     for batch in 0..extra.div_ceil(50) {
         let to: Vec<String> =
             (0..50.min(extra - batch * 50)).map(|n| format!("d{batch}x{n}@example.test")).collect();
-        http(
+        app::http(
             &base,
             "POST",
             "/v1/send",
@@ -180,29 +172,4 @@ async fn wait_until_sent(state: &AppState, total: usize, limit: Duration) -> usi
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into()
-}
-
-fn http(base: &str, method: &str, path: &str, key: &str, body: Option<Value>) -> (u16, Value) {
-    let agent = agent();
-    let url = format!("{base}{path}");
-    let auth = format!("Bearer {key}");
-    let mut res = match body {
-        Some(body) => agent
-            .post(&url)
-            .header("Authorization", &auth)
-            .header("content-type", "application/json")
-            .send(body.to_string()),
-        None if method == "GET" => agent.get(&url).header("Authorization", &auth).call(),
-        None => agent.post(&url).header("Authorization", &auth).send_empty(),
-    }
-    .unwrap();
-    (res.status().as_u16(), res.body_mut().read_json().unwrap_or(Value::Null))
 }

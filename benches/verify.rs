@@ -1,6 +1,8 @@
 //! `POST /v1/verify` throughput with a warm DNS cache, and the cost of a cold lookup, against a
 //! DNS server on loopback. Prints figures: `cargo bench --bench verify`.
 
+#[path = "support/app.rs"]
+mod app;
 #[path = "../tests/support/dns_server.rs"]
 mod dns_server;
 
@@ -38,17 +40,7 @@ async fn run() {
     config.limits.requests_per_minute = u32::MAX / 2;
     config.auth.bcrypt_cost = 4;
     let state = AppState::open(config).unwrap();
-    let secret = {
-        let mut conn = state.db.conn().unwrap();
-        tidings::db::write_tx(&mut conn, |tx| {
-            let hash = tidings::core::accounts::hash_password("benchmark password", 4).unwrap();
-            let user = tidings::core::accounts::insert_user(tx, "bench@example.com", &hash)?;
-            Ok::<_, tidings::error::ApiError>(
-                tidings::core::projects::create(tx, "Bench", &user.id)?.keys.secret_key,
-            )
-        })
-        .unwrap()
-    };
+    let secret = app::project(&state);
     let client = Arc::new(Client::untracked(build_rocket(state.clone())).await.unwrap());
     let auth = Header::new("Authorization", format!("Bearer {secret}"));
 

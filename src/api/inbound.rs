@@ -7,12 +7,13 @@ use std::io::Cursor;
 use rocket::http::{ContentType, Header};
 use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
-use rocket::{Request, State, get};
+use rocket::{FromForm, Request, State, get};
 
 use super::guards::ProjectAccess;
 use super::ids::Param;
 use super::pagination;
 use crate::core::ids::{ContactId, InboundMessageId};
+use crate::core::limits::bodies::Reserved;
 use crate::db::inbound::{self as rows, Message};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -21,31 +22,39 @@ use crate::views::inbound::{InboundContent, InboundMessage, InboundMessageDetail
 
 documented_routes!(list, read, attachment, source);
 
+#[derive(FromForm, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ListParams<'r> {
+    /// 1 to 100 (larger is taken as 100); default 20.
+    #[param(value_type = Option<i64>, minimum = 1)]
+    limit: Option<&'r str>,
+    /// The previous page's `cursor`.
+    #[param(value_type = Option<String>)]
+    cursor: Option<&'r str>,
+    /// Only the messages of this sender's contact.
+    #[field(name = "contactId")]
+    #[param(rename = "contactId", value_type = Option<String>)]
+    contact_id: Option<&'r str>,
+}
+
 /// Messages received, newest first.
 #[utoipa::path(
     tag = "Inbound",
     operation_id = "listInbound",
-    params(
-        ("limit" = Option<i64>, Query, minimum = 1, description = "1 to 100 (larger is taken as 100); default 20."),
-        ("cursor" = Option<String>, Query, description = "The previous page's `cursor`."),
-        ("contactId" = Option<String>, Query, description = "Only the messages of this sender's contact."),
-    ),
+    params(ListParams),
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "A page of messages", body = CursorPage<InboundMessage>)),
 )]
-#[get("/inbound?<limit>&<cursor>&<contactId>")]
-#[expect(non_snake_case, reason = "the query parameter's name, as the API spells it")]
+#[get("/inbound?<params..>")]
 async fn list(
     state: &State<AppState>,
     access: ProjectAccess,
-    limit: Option<&str>,
-    cursor: Option<&str>,
-    contactId: Option<&str>,
+    params: ListParams<'_>,
 ) -> Result<Json<CursorPage<InboundMessage>>, ApiError> {
-    let limit = pagination::limit(limit)?;
+    let limit = pagination::limit(params.limit)?;
     let after: Option<(i64, String)> =
-        cursor.filter(|c| !c.is_empty()).map(pagination::decode).transpose()?;
-    let contact = match contactId.filter(|c| !c.is_empty()) {
+        params.cursor.filter(|c| !c.is_empty()).map(pagination::decode).transpose()?;
+    let contact = match params.contact_id.filter(|c| !c.is_empty()) {
         Some(text) => Some(ContactId::parse(text).ok_or_else(|| ContactId::missing(text))?),
         None => None,
     };
@@ -68,9 +77,25 @@ async fn list(
     Ok(Json(CursorPage::new(data, next, total)))
 }
 
+/// Message `id` of `project`.
 async fn find(state: &AppState, project: String, id: InboundMessageId) -> Result<Message, ApiError> {
-    let found = state.db.run(move |conn| Ok::<_, ApiError>(rows::message(conn, &project, &id)?)).await?;
-    found.ok_or_else(|| ApiError::from(InboundMessageId::missing("")))
+    let lookup = id.clone();
+    let found = state.db.run(move |conn| Ok::<_, ApiError>(rows::message(conn, &project, &lookup)?)).await?;
+    found.ok_or_else(|| InboundMessageId::missing(&id).into())
+}
+
+/// A stored message's content, read once the memory reading it takes is reserved from the body
+/// budget: a message may be as large as `[inbound] max_message_bytes`, and many read at once
+/// wait their turn (429 past the budget's wait) instead of exhausting the server. The share is
+/// held while the caller reads what it needs.
+async fn content(state: &AppState, message: &Message) -> Result<(Vec<u8>, Reserved), ApiError> {
+    if !message.stored {
+        return Err(not_stored());
+    }
+    let reserved = state.bodies.reserve(message.size.max(0) as u64).await?;
+    let (project, id) = (message.project_id.clone(), message.id.clone());
+    let raw = state.db.run(move |conn| Ok::<_, ApiError>(rows::content(conn, &project, &id)?)).await?;
+    Ok((raw.ok_or_else(not_stored)?, reserved))
 }
 
 /// One message: what it says (headers, text, HTML, attachments by link) when a route stored it.
@@ -87,19 +112,14 @@ async fn read(
     access: ProjectAccess,
     id: Param<InboundMessageId>,
 ) -> Result<Json<InboundMessageDetail>, ApiError> {
-    let id = id?;
-    let mut message = find(state, access.project.id, id).await?;
-    let raw = message.raw.take();
-    let base = state.config.public_url();
-    let id = message.id.clone();
-    let content = match raw {
-        Some(raw) => Some(
-            crate::core::blocking::blocking(move || {
-                InboundContent::new(&crate::mail::read::read(&raw), &id, &base, true)
-            })
-            .await?,
-        ),
-        None => None,
+    let message = find(state, access.project.id, id?).await?;
+    let content = if message.stored {
+        let (raw, _reserved) = content(state, &message).await?;
+        let (id, base) = (message.id.clone(), state.config.public_url());
+        let read = move || InboundContent::new(&crate::mail::read::read(&raw), &id, &base);
+        Some(crate::core::blocking::blocking(read).await?)
+    } else {
+        None
     };
     Ok(Json(InboundMessageDetail { message: InboundMessage::new(&message), content }))
 }
@@ -145,8 +165,8 @@ async fn attachment(
     id: Param<InboundMessageId>,
     n: usize,
 ) -> Result<Download, ApiError> {
-    let id = id?;
-    let raw = find(state, access.project.id, id).await?.raw.ok_or_else(not_stored)?;
+    let message = find(state, access.project.id, id?).await?;
+    let (raw, _reserved) = content(state, &message).await?;
     let part =
         crate::core::blocking::blocking(move || crate::mail::read::read(&raw).attachments.into_iter().nth(n))
             .await?
@@ -172,9 +192,8 @@ async fn source(
     access: ProjectAccess,
     id: Param<InboundMessageId>,
 ) -> Result<Download, ApiError> {
-    let id = id?;
-    let message = find(state, access.project.id, id).await?;
-    let body = message.raw.ok_or_else(not_stored)?;
+    let message = find(state, access.project.id, id?).await?;
+    let (body, _reserved) = content(state, &message).await?;
     Ok(Download {
         content_type: ContentType::new("message", "rfc822"),
         filename: format!("{}.eml", message.id),

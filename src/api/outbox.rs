@@ -76,6 +76,12 @@ async fn read(
     id: i64,
 ) -> Result<Json<OutboxSource>, ApiError> {
     let project = access.project.id;
+    // The memory a message takes to read and answer (its bytes, the parsed parts, the JSON) is
+    // reserved from the body budget first: many large ones at once wait their turn.
+    let lookup = project.clone();
+    let head = state.db.run(move |conn| Ok::<_, ApiError>(outbox::head(conn, id, Some(&lookup))?)).await?;
+    let head = head.ok_or_else(|| ApiError::not_found("Message not found"))?;
+    let _reserved = state.bodies.reserve(head.size.max(0) as u64).await?;
     let found = state.db.run(move |conn| Ok::<_, ApiError>(outbox::get(conn, id, Some(&project))?)).await?;
     let (message, raw) = found.ok_or_else(|| ApiError::not_found("Message not found"))?;
     let (headers, html, text) = parts(&raw);

@@ -134,17 +134,19 @@ pub fn new_domain(project: &str, name: &str, key: (String, String), interval_ms:
     }
 }
 
-/// The result of checking one record.
+/// The result of checking one record (of a sender domain; an inbound domain's records have
+/// purposes of their own, [`crate::core::inbound::Purpose`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecordCheck {
-    pub purpose: Purpose,
+pub struct RecordCheck<P = Purpose> {
+    pub purpose: P,
     pub found: bool,
     /// Set when DNS gave no answer (`timeout`, `servfail`, ...): the record may still be there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
-fn squeeze(text: &str) -> String {
+/// A record's text without white space: how a published value is compared with the expected one.
+pub fn squeeze(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 

@@ -246,10 +246,8 @@ pub struct Message {
     pub contact_id: Option<String>,
     /// The email of ours it replies to.
     pub email_id: Option<String>,
-    /// Whether its content is kept.
+    /// Whether its content is kept ([`content`]).
     pub stored: bool,
-    /// The message as received, when a route stores it (read only by [`message`]).
-    pub raw: Option<Vec<u8>>,
     pub received_at: i64,
     pub expires_at: i64,
 }
@@ -285,11 +283,11 @@ fn message_from_row(r: &Row<'_>) -> rusqlite::Result<Message> {
         received_at: r.get(16)?,
         expires_at: r.get(17)?,
         stored: r.get(18)?,
-        raw: None,
     })
 }
 
-pub fn insert_message(conn: &Connection, m: &Message) -> Result<()> {
+/// Records `m`, with its content `raw` when it is kept.
+pub fn insert_message(conn: &Connection, m: &Message, raw: Option<&[u8]>) -> Result<()> {
     conn.prepare_cached(&format!(
         "INSERT INTO inbound_messages ({MESSAGE_COLUMNS}, raw)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
@@ -313,7 +311,7 @@ pub fn insert_message(conn: &Connection, m: &Message) -> Result<()> {
         m.email_id,
         m.received_at,
         m.expires_at,
-        m.raw,
+        raw,
     ])?;
     Ok(())
 }
@@ -347,14 +345,21 @@ pub fn count_messages(conn: &Connection, project: &str, contact: Option<&str>) -
         .query_row(params![project, contact], |r| r.get(0))?)
 }
 
-/// One message with its content.
+/// One message (without its content: see [`content`]).
 pub fn message(conn: &Connection, project: &str, id: &str) -> Result<Option<Message>> {
     Ok(conn
-        .prepare_cached(&format!(
-            "{MESSAGE_SELECT}, raw FROM inbound_messages WHERE id = ?1 AND project_id = ?2"
-        ))?
-        .query_row([id, project], |r| Ok(Message { raw: r.get(19)?, ..message_from_row(r)? }))
+        .prepare_cached(&format!("{MESSAGE_SELECT} FROM inbound_messages WHERE id = ?1 AND project_id = ?2"))?
+        .query_row([id, project], message_from_row)
         .optional()?)
+}
+
+/// A message's content as received, when it is kept.
+pub fn content(conn: &Connection, project: &str, id: &str) -> Result<Option<Vec<u8>>> {
+    Ok(conn
+        .prepare_cached("SELECT raw FROM inbound_messages WHERE id = ?1 AND project_id = ?2")?
+        .query_row([id, project], |r| r.get(0))
+        .optional()?
+        .flatten())
 }
 
 /// Deletes up to `limit` messages kept past `now`; how many went.

@@ -66,6 +66,17 @@ pub fn count(conn: &Connection, project: &str) -> Result<i64> {
 }
 
 /// One message and its source, when it is `project`'s (any project's when `None`).
+/// A captured message's row without its bytes (its `size` says how large they are).
+pub fn head(conn: &Connection, id: i64, project: Option<&str>) -> Result<Option<Captured>> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM outbox WHERE id = ?1 AND (?2 IS NULL OR project_id = ?2)"),
+            params![id, project],
+            from_row,
+        )
+        .optional()?)
+}
+
 pub fn get(conn: &Connection, id: i64, project: Option<&str>) -> Result<Option<(Captured, Vec<u8>)>> {
     Ok(conn
         .query_row(

@@ -36,6 +36,20 @@ pub struct Read {
     pub attachments: Vec<Attachment>,
 }
 
+impl Read {
+    /// What recording a message needs of it (sender, subject, ids), without its headers,
+    /// bodies and attachments.
+    pub fn summary(&self) -> Read {
+        Read {
+            from: self.from.clone(),
+            subject: self.subject.clone(),
+            message_id: self.message_id.clone(),
+            answers: self.answers.clone(),
+            ..Read::default()
+        }
+    }
+}
+
 /// Most Message-IDs of In-Reply-To and References looked at.
 const MAX_ANSWERS: usize = 20;
 

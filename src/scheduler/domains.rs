@@ -17,6 +17,7 @@ use crate::core::inbound;
 use crate::core::jobs::JobKind;
 use crate::db::domains;
 use crate::db::inbound as inbound_rows;
+use crate::state::AppState;
 
 /// Domains checked at once.
 const CONCURRENCY: usize = 8;
@@ -44,34 +45,11 @@ async fn run(ctx: JobContext) -> JobResult {
         .map_err(|e| super::handlers::JobError::Retry(e.to_string()))?;
     let permits = Arc::new(Semaphore::new(CONCURRENCY));
     let mut checks = JoinSet::new();
-    for id in due {
+    for item in due.into_iter().map(Due::Sender).chain(inbound_due.into_iter().map(Due::Inbound)) {
         let (state, permits) = (ctx.state.clone(), permits.clone());
         checks.spawn(async move {
             let _permit = permits.acquire_owned().await;
-            let lookup = id.clone();
-            let domain = state.db.run(move |conn| Ok::<_, CoreError>(domains::by_id(conn, &lookup)?)).await?;
-            if let Some(domain) = domain {
-                let interval = state.config.dns.domain_check_interval_secs;
-                core_domains::check_and_save(&state.dns, &state.db, interval, domain).await?;
-            }
-            Ok::<_, CoreError>(())
-        });
-    }
-    for id in inbound_due {
-        let (state, permits) = (ctx.state.clone(), permits.clone());
-        checks.spawn(async move {
-            let _permit = permits.acquire_owned().await;
-            let lookup = id.clone();
-            let domain = state
-                .db
-                .run(move |conn| Ok::<_, CoreError>(inbound_rows::domain_by_id(conn, &lookup)?))
-                .await?;
-            if let Some(domain) = domain {
-                let (host, interval) =
-                    (state.config.inbound_host(), state.config.dns.domain_check_interval_secs);
-                inbound::check_and_save(&state.dns, &state.db, (&host, interval), domain).await?;
-            }
-            Ok::<_, CoreError>(())
+            check(&state, item).await
         });
     }
     while let Some(done) = checks.join_next().await {
@@ -82,4 +60,32 @@ async fn run(ctx: JobContext) -> JobResult {
         }
     }
     Ok(JobOutcome::Done)
+}
+
+/// A domain whose check is due, by its id.
+enum Due {
+    Sender(String),
+    Inbound(String),
+}
+
+/// Checks a due domain (gone meanwhile: nothing to do) and saves what DNS said.
+async fn check(state: &AppState, due: Due) -> Result<(), CoreError> {
+    let interval = state.config.dns.domain_check_interval_secs;
+    match due {
+        Due::Sender(id) => {
+            let domain = state.db.run(move |conn| Ok::<_, CoreError>(domains::by_id(conn, &id)?)).await?;
+            if let Some(domain) = domain {
+                core_domains::check_and_save(&state.dns, &state.db, interval, domain).await?;
+            }
+        }
+        Due::Inbound(id) => {
+            let domain =
+                state.db.run(move |conn| Ok::<_, CoreError>(inbound_rows::domain_by_id(conn, &id)?)).await?;
+            if let Some(domain) = domain {
+                let host = state.config.inbound_host();
+                inbound::check_and_save(&state.dns, &state.db, (&host, interval), domain).await?;
+            }
+        }
+    }
+    Ok(())
 }

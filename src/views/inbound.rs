@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use crate::clock::iso;
 use crate::core::inbound::routes::{self, Action};
-use crate::core::inbound::{Checks, records};
+use crate::core::inbound::{Checks, Purpose, records};
 use crate::db::inbound::{Domain as DomainRow, Message as MessageRow, Route as RouteRow};
 use crate::mail::read::Read;
 
@@ -25,7 +25,8 @@ pub struct InboundRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<u16>,
     /// `mx` (mail comes here) or `ownership` (the domain is this project's).
-    pub purpose: String,
+    #[schema(value_type = String)]
+    pub purpose: Purpose,
     /// Whether the last check found it (absent before the first check).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub found: Option<bool>,
@@ -67,10 +68,7 @@ impl InboundDomain {
                     name: spec.name,
                     value: spec.value,
                     priority: spec.priority,
-                    purpose: serde_json::to_value(spec.purpose)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default(),
+                    purpose: spec.purpose,
                     found: check.map(|c| c.found),
                     error: check.and_then(|c| c.error.clone()),
                 }
@@ -271,12 +269,42 @@ pub struct InboundContent {
     pub text: Option<String>,
     pub html: Option<String>,
     pub attachments: Vec<InboundAttachment>,
+    /// In a webhook's body: parts were left out to keep it under 1 MiB (attachments' bytes
+    /// first, then the bodies, then the headers); `GET /inbound/:id` has them when stored.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
+/// The most a webhook's body carries of a message's content: deliveries are held in memory
+/// while they are posted (64 at a time), so a body never grows with the message's size.
+pub const WEBHOOK_CONTENT_MAX: usize = 1 << 20;
+
 impl InboundContent {
-    /// The content of message `id` as read; attachments link to `base` when stored, else carry
-    /// their bytes.
-    pub fn new(read: &Read, id: &str, base: &str, stored: bool) -> Self {
+    /// The content of stored message `id` as read; attachments link to `base`.
+    pub fn new(read: &Read, id: &str, base: &str) -> Self {
+        Self::parts(read, (id, base, true), Keep { headers: true, bodies: true, bytes: false })
+    }
+
+    /// The content as a route's webhook carries it, serialised: attachments link to `base` when
+    /// the message is stored, else carry their bytes; what would take the body past
+    /// [`WEBHOOK_CONTENT_MAX`] is left out (judged from the parts' sizes, before any is copied).
+    pub fn for_webhook(read: &Read, id: &str, base: &str, stored: bool) -> String {
+        let headers: usize = read.headers.iter().map(|h| h.name.len() + h.value.len() + 32).sum();
+        let bodies = read.text.as_ref().map_or(0, String::len) + read.html.as_ref().map_or(0, String::len);
+        let attached: usize = read.attachments.iter().map(|a| a.content.len() / 3 * 4 + 4).sum();
+        // Bodies count twice: JSON escapes may double them.
+        let headers_fit = headers < WEBHOOK_CONTENT_MAX;
+        let bodies_fit = headers_fit && headers + bodies * 2 < WEBHOOK_CONTENT_MAX;
+        let bytes_fit = bodies_fit && headers + bodies * 2 + attached < WEBHOOK_CONTENT_MAX;
+        let keep = Keep { headers: headers_fit, bodies: bodies_fit, bytes: !stored && bytes_fit };
+        let mut content = Self::parts(read, (id, base, stored), keep);
+        content.truncated = !bodies_fit || (!stored && !bytes_fit && !read.attachments.is_empty());
+        serde_json::to_string(&content).unwrap_or_else(|_| "null".into())
+    }
+
+    /// The content with what `keep` says; attachments link to `base` when message `id` is
+    /// `stored`.
+    fn parts(read: &Read, (id, base, stored): (&str, &str, bool), keep: Keep) -> Self {
         let attachments = read
             .attachments
             .iter()
@@ -286,20 +314,33 @@ impl InboundContent {
                 content_type: a.content_type.clone(),
                 size: a.content.len(),
                 url: stored.then(|| attachment_url(base, id, n)),
-                content: (!stored).then(|| STANDARD.encode(&a.content)),
+                content: keep.bytes.then(|| STANDARD.encode(&a.content)),
             })
             .collect();
         InboundContent {
-            headers: read
-                .headers
-                .iter()
-                .map(|h| InboundHeader { name: h.name.clone(), value: h.value.clone() })
-                .collect(),
-            text: read.text.clone(),
-            html: read.html.clone(),
+            headers: if keep.headers {
+                read.headers
+                    .iter()
+                    .map(|h| InboundHeader { name: h.name.clone(), value: h.value.clone() })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            text: read.text.clone().filter(|_| keep.bodies),
+            html: read.html.clone().filter(|_| keep.bodies),
             attachments,
+            truncated: false,
         }
     }
+}
+
+/// Which parts of a message's content are carried.
+#[derive(Clone, Copy)]
+struct Keep {
+    headers: bool,
+    bodies: bool,
+    /// Attachments' bytes, base64.
+    bytes: bool,
 }
 
 /// Where attachment `n` of message `id` is downloaded.
@@ -321,6 +362,7 @@ pub struct InboundMessageDetail {
 /// The body a route's webhook receives: `{type: "email.received", timestamp, data}`, `data`
 /// the message with its content.
 pub fn webhook_payload(message: &MessageRow, content: &str) -> String {
+    // `content` is already serialised (off the writer's thread), and spliced in as it is.
     let data = serde_json::to_string(&InboundMessage::new(message)).unwrap_or_else(|_| "{}".into());
     let head = data.strip_suffix('}').unwrap_or("{");
     let separator = if head.len() > 1 { "," } else { "" };
@@ -328,4 +370,55 @@ pub fn webhook_payload(message: &MessageRow, content: &str) -> String {
         r#"{{"type":"email.received","timestamp":"{}","data":{head}{separator}"content":{content}}}}}"#,
         iso(message.received_at)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::mail::read::{Attachment, Header};
+
+    fn read(text: usize, attached: usize) -> Read {
+        Read {
+            headers: vec![Header { name: "Subject".into(), value: "Hi".into() }],
+            text: Some("x".repeat(text)),
+            attachments: vec![Attachment {
+                filename: Some("a.bin".into()),
+                content_type: "application/octet-stream".into(),
+                content: vec![7; attached],
+            }],
+            ..Read::default()
+        }
+    }
+
+    #[test]
+    fn a_webhook_carries_what_fits_in_a_mebibyte_and_says_what_it_left_out() {
+        let small: Value =
+            serde_json::from_str(&InboundContent::for_webhook(&read(10, 10), "m", "https://x.test", false))
+                .unwrap();
+        assert_eq!(
+            (small["text"].as_str().map(str::len), small["attachments"][0]["content"].as_str()),
+            (Some(10), Some("BwcHBwcHBwcHBw=="))
+        );
+        assert!(small.get("truncated").is_none() && small["attachments"][0].get("url").is_none());
+
+        let stored: Value =
+            serde_json::from_str(&InboundContent::for_webhook(&read(10, 10), "m", "https://x.test", true))
+                .unwrap();
+        assert_eq!(stored["attachments"][0]["url"], "https://x.test/inbound/m/attachments/0");
+        assert!(stored["attachments"][0].get("content").is_none() && stored.get("truncated").is_none());
+
+        let big_file = InboundContent::for_webhook(&read(10, 2 << 20), "m", "https://x.test", false);
+        assert!(big_file.len() < 4096, "the bytes are left out");
+        let big_file: Value = serde_json::from_str(&big_file).unwrap();
+        assert_eq!(
+            (big_file["truncated"].clone(), big_file["text"].as_str().map(str::len)),
+            (json!(true), Some(10))
+        );
+
+        let big_text = InboundContent::for_webhook(&read(3 << 20, 10), "m", "https://x.test", true);
+        assert!(big_text.len() < 4096, "the bodies are left out");
+        assert!(big_text.contains(r#""truncated":true"#) && big_text.contains("Subject"));
+    }
 }

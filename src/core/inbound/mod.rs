@@ -15,6 +15,7 @@ use rand::Rng;
 use rand::distributions::Alphanumeric;
 use serde::{Deserialize, Serialize};
 
+use super::domains::squeeze;
 use super::error::{Error, Limit, Result, on_duplicate};
 use super::ids::InboundDomainId;
 use crate::adapters::dns::{Answer, Dns};
@@ -67,14 +68,7 @@ pub fn records(domain: &Domain, host: &str) -> Vec<RecordSpec> {
 }
 
 /// What one check found of one record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecordCheck {
-    pub purpose: Purpose,
-    pub found: bool,
-    /// Set when DNS gave no answer (`timeout`, `servfail`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
+pub type RecordCheck = super::domains::RecordCheck<Purpose>;
 
 /// What the last check found, as stored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -132,10 +126,6 @@ pub fn remove(tx: &Tx, project: &str, id: &InboundDomainId) -> Result<()> {
     }
     rows::delete_domain(tx, &domain.id)?;
     Ok(())
-}
-
-fn squeeze(text: &str) -> String {
-    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 /// Looks the records up now (bypassing cached answers).

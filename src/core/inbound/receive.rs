@@ -26,6 +26,19 @@ use crate::db::emails::{self, RawMessage};
 use crate::db::inbound::{self as rows, Message, Route};
 use crate::mail::read::Read;
 
+/// Most `Received:` headers of a message taken: more is a loop.
+const MAX_HOPS: usize = 50;
+
+/// Whether `raw` has been through more servers than mail ever needs: a forwarding loop.
+pub fn looped(raw: &[u8]) -> bool {
+    let end = memchr::memmem::find(raw, b"\r\n\r\n").unwrap_or(raw.len());
+    let hops = raw[..end]
+        .split(|&b| b == b'\n')
+        .filter(|line| line.len() >= 9 && line[..9].eq_ignore_ascii_case(b"received:"))
+        .count();
+    hops > MAX_HOPS
+}
+
 /// `email.received`.
 pub const RECEIVED: &str = "email.received";
 /// `email.replied`.
@@ -48,6 +61,7 @@ pub struct Incoming {
     pub recipients: Vec<(String, Route)>,
     pub envelope: Envelope,
     pub verdicts: Verdicts,
+    /// What recording needs of the message ([`Read::summary`]).
     pub read: Read,
     pub raw: Vec<u8>,
 }
@@ -115,12 +129,10 @@ pub fn record(
         contact_id: contact.clone(),
         email_id: answered.as_ref().map(|e| e.id.clone()),
         stored,
-        raw: None,
         received_at: now,
         expires_at: now.saturating_add(retention_ms),
     };
-    let kept = Message { raw: stored.then(|| incoming.raw.clone()), ..message.clone() };
-    rows::insert_message(tx, &kept)?;
+    rows::insert_message(tx, &message, stored.then_some(incoming.raw.as_slice()))?;
     let data = json!({
         "inboundId": message.id,
         "from": message.from_email,
@@ -208,4 +220,19 @@ fn forward(tx: &Tx, incoming: &Incoming, by: &str, target: &str, now: i64) -> Re
     };
     outbound::queue(tx, EmailSource::Transactional, draft, now)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looped;
+
+    #[test]
+    fn a_message_through_too_many_servers_is_a_loop() {
+        let hops = |n: usize| {
+            format!("{}Subject: x\r\n\r\nReceived: in the body\r\n", "Received: from a\r\n".repeat(n))
+        };
+        assert!(!looped(hops(50).as_bytes()));
+        assert!(looped(hops(51).as_bytes()));
+        assert!(!looped(b"Subject: x\r\n\r\n"));
+    }
 }

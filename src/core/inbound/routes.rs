@@ -188,21 +188,20 @@ fn duplicate(route: &Route) -> String {
 /// endpoint, or keeps the one it had in `before`.
 fn save(tx: &Tx, route: &mut Route, asked: Asked, before: &[Action], now: i64) -> Result<()> {
     let project = route.project_id.clone();
-    let domain =
-        rows::domains(tx, &project)?.into_iter().find(|d| d.domain == asked.domain).ok_or_else(|| {
-            field_error(
-                "match",
-                "invalid_string",
-                format!("{} is not an inbound domain of this project; add it first", asked.domain),
-            )
-        })?;
-    let inbound: Vec<String> = rows::domains(tx, &project)?.into_iter().map(|d| d.domain).collect();
+    let inbound = rows::domains(tx, &project)?;
+    let domain = inbound.iter().find(|d| d.domain == asked.domain).cloned().ok_or_else(|| {
+        field_error(
+            "match",
+            "invalid_string",
+            format!("{} is not an inbound domain of this project; add it first", asked.domain),
+        )
+    })?;
     let mut kept = Vec::with_capacity(asked.actions.len());
     for (i, action) in asked.actions.into_iter().enumerate() {
         match action {
             Action::Forward { to } => {
                 let to_domain = to.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
-                if inbound.iter().any(|d| d == to_domain) {
+                if inbound.iter().any(|d| d.domain == to_domain) {
                     return Err(field_error(
                         &format!("actions[{i}].to"),
                         "invalid_string",

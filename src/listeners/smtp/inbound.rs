@@ -28,9 +28,6 @@ use crate::db::inbound::{self as rows, Route};
 use crate::state::AppState;
 use crate::views::inbound::{InboundContent, webhook_payload};
 
-/// Most `Received:` headers of a message taken: more is a loop.
-const MAX_HOPS: usize = 50;
-
 /// Starts the listener on `listener`; it ends once `stopped` turns true.
 pub fn start(state: AppState, listener: TcpListener, stopped: watch::Receiver<bool>) -> JoinHandle<()> {
     let config = state.config.inbound.clone();
@@ -159,7 +156,7 @@ impl Role for Inbound {
                 return answer;
             }
         }
-        if hops(&raw) > MAX_HOPS {
+        if receive::looped(&raw) {
             return reply(554, "5.4.6", "routing loop detected: too many Received headers");
         }
         let verdicts =
@@ -176,36 +173,39 @@ impl Role for Inbound {
                 None => projects.push((route.project_id.clone(), vec![(address, route)])),
             }
         }
-        let retention = self.state.config.inbound.retention_ms();
         let base = self.state.config.public_url();
-        let count = projects.len();
-        let mut raw = Some(raw);
-        for (n, (project, recipients)) in projects.into_iter().enumerate() {
-            // The last project takes the bytes; others a copy.
-            let bytes =
-                if n + 1 == count { raw.take().unwrap_or_default() } else { raw.clone().unwrap_or_default() };
-            let (envelope, verdicts, base) = (envelope.clone(), verdicts.clone(), base.clone());
-            let prepared = crate::core::blocking::blocking(move || {
-                let read = crate::mail::read::read(&bytes);
+        // Read once, off the executor, for every project the message is for; the last project
+        // takes the bytes, others a copy. A webhook's content is serialised here, not on the
+        // writer's thread.
+        let prepared = crate::core::blocking::blocking(move || {
+            let read = crate::mail::read::read(&raw);
+            let count = projects.len();
+            let mut raw = Some(raw);
+            let mut out = Vec::with_capacity(count);
+            for (n, (project, recipients)) in projects.into_iter().enumerate() {
+                let bytes = if n + 1 == count { raw.take() } else { raw.clone() }.unwrap_or_default();
                 let incoming = Incoming {
                     id: crate::db::new_id(),
                     project,
                     recipients,
-                    envelope,
-                    verdicts,
-                    read,
+                    envelope: envelope.clone(),
+                    verdicts: verdicts.clone(),
+                    read: read.summary(),
                     raw: bytes,
                 };
-                let content = incoming.posted().then(|| {
-                    let content = InboundContent::new(&incoming.read, &incoming.id, &base, incoming.stored());
-                    serde_json::to_string(&content).unwrap_or_else(|_| "null".into())
-                });
-                (incoming, content)
-            })
-            .await;
-            let Ok((incoming, content)) = prepared else {
-                return reply(451, "4.3.0", "the message could not be read; try again later");
-            };
+                let content = incoming
+                    .posted()
+                    .then(|| InboundContent::for_webhook(&read, &incoming.id, &base, incoming.stored()));
+                out.push((incoming, content));
+            }
+            out
+        })
+        .await;
+        let Ok(prepared) = prepared else {
+            return reply(451, "4.3.0", "the message could not be read; try again later");
+        };
+        let retention = self.state.config.inbound.retention_ms();
+        for (incoming, content) in prepared {
             let recorded = self
                 .state
                 .db
@@ -222,13 +222,4 @@ impl Role for Inbound {
         }
         reply(250, "2.0.0", "received")
     }
-}
-
-/// How many `Received:` headers the message has.
-fn hops(raw: &[u8]) -> usize {
-    let end = memchr::memmem::find(raw, b"\r\n\r\n").unwrap_or(raw.len());
-    raw[..end]
-        .split(|&b| b == b'\n')
-        .filter(|line| line.len() >= 9 && line[..9].eq_ignore_ascii_case(b"received:"))
-        .count()
 }
