@@ -160,6 +160,7 @@ impl Config {
         within("submission.max_recipients", sub.max_recipients.into(), 1, 1_000);
         within("submission.max_connections", sub.max_connections.into(), 1, 65_536);
         within("submission.max_connections_per_peer", sub.max_connections_per_peer.into(), 1, 65_536);
+        within("submission.max_sessions_per_project", sub.max_sessions_per_project.into(), 1, 65_536);
         within("submission.idle_secs", sub.idle_secs.into(), 1, 3_600);
         within("submission.session_secs", sub.session_secs.into(), 1, DAY);
         within("submission.max_commands", sub.max_commands.into(), 10, 10_000_000);

@@ -29,6 +29,9 @@ pub struct SubmissionConfig {
     pub max_connections: u32,
     /// Connections served at once from one address (an IPv6 client counts by its /64).
     pub max_connections_per_peer: u32,
+    /// Signed-in sessions one project holds at once, from every address together (421 past it),
+    /// so one tenant's apps cannot take every connection the listener serves.
+    pub max_sessions_per_project: u32,
     /// Longest silence of a session, in seconds.
     pub idle_secs: u32,
     /// Longest session, in seconds, however busy.
@@ -50,6 +53,7 @@ impl Default for SubmissionConfig {
             max_recipients: 50,
             max_connections: 64,
             max_connections_per_peer: 16,
+            max_sessions_per_project: 16,
             idle_secs: 120,
             session_secs: 1_800,
             max_commands: 5_000,

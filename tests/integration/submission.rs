@@ -484,3 +484,70 @@ async fn messages_being_read_share_the_memory_budget() {
     assert_eq!(store.count("emails", &[("to_email", "d@example.org".into())]), 0);
     assert_eq!(store.count("emails", &[("to_email", "c@example.org".into())]), 1);
 }
+
+/// Signs in over STARTTLS once per line of stdin's `user password` pairs, holding every session
+/// open, and prints each AUTH PLAIN's code; then quits the first session, and signs in with the
+/// first pair again (trying for a while, as the place is given back when the session ends).
+const SESSIONS: &str = r#"
+import json, smtplib, ssl, sys, time
+port, cafile = sys.argv[1:3]
+pairs = [line.split() for line in sys.stdin if line.strip()]
+context = ssl.create_default_context(cafile=cafile)
+def sign_in(user, password):
+    s = smtplib.SMTP("localhost", int(port), timeout=30)
+    s.starttls(context=context)
+    s.ehlo()
+    s.user, s.password = user, password
+    try:
+        return s, s.auth("PLAIN", s.auth_plain)[0]
+    except smtplib.SMTPResponseException as e:
+        return None, e.smtp_code
+held, codes = [], []
+for user, password in pairs:
+    s, code = sign_in(user, password)
+    codes.append(code)
+    if s:
+        held.append(s)
+held[0].quit()
+again = None
+for _ in range(50):
+    s, again = sign_in(*pairs[0])
+    if again == 235:
+        break
+    time.sleep(0.1)
+print(json.dumps({"codes": codes, "again": again}))
+"#;
+
+/// One project holds at most `max_sessions_per_project` signed-in sessions, whatever their
+/// credentials: one more is told 421, another project still signs in, and a session that ends
+/// gives its place back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_project_cannot_hold_every_session() {
+    let hub = Hub::new(|c| c.submission.max_sessions_per_project = 2).await;
+    let (user, password) = hub.credential(json!({ "name": "App" })).await;
+    let (second, second_password) = hub.credential(json!({ "name": "Cron" })).await;
+    let (_, other) = hub.room.app.user_with_project("other@example.com").await;
+    let pairs = format!(
+        "{user} {password}\n{second} {second_password}\nanyone {key}\nanyone {other}\n",
+        key = hub.room.keys.secret_key,
+        other = other.secret_key,
+    );
+    let (port, ca) = (hub.starttls, hub.dir.path().join("ca.pem"));
+    let out = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = Command::new("/usr/bin/python3")
+            .args(["-c", SESSIONS, &port.to_string(), &ca.to_string_lossy()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(pairs.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let said: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(said, json!({ "codes": [235, 235, 421, 235], "again": 235 }));
+}

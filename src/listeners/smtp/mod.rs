@@ -13,12 +13,12 @@ pub mod bounces;
 pub mod conn;
 pub mod inbound;
 pub mod session;
+pub mod slots;
 pub mod submission;
 pub mod tls;
 
-use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
@@ -28,6 +28,7 @@ use tokio::task::JoinHandle;
 
 use conn::Conn;
 use session::{Limits, Role};
+use slots::Slots;
 
 /// How many connections a listener serves: at once, and from one client.
 #[derive(Debug, Clone, Copy)]
@@ -59,14 +60,14 @@ pub fn start<R: Role>(
     let limits = Arc::new(limits);
     tokio::spawn(async move {
         let permits = Arc::new(Semaphore::new(connections.max.max(1) as usize));
-        let peers = Arc::new(Peers { open: Mutex::new(HashMap::new()), cap: connections.per_peer.max(1) });
+        let peers = Slots::new(connections.per_peer);
         loop {
             tokio::select! {
                 accepted = listener.accept() => {
                     let Ok((stream, peer)) = accepted else { continue };
                     // Full, for everyone or for this client: a polite temporary refusal, and the
                     // sender tries again later.
-                    let Some(turn) = peers.clone().enter(peer.ip()) else {
+                    let Some(turn) = peers.enter(crate::core::peers::client_of(peer.ip())) else {
                         refuse(stream, b"421 4.7.0 too many connections from your address, try again later\r\n");
                         continue;
                     };
@@ -115,43 +116,4 @@ fn refuse(mut stream: TcpStream, reply: &'static [u8]) {
     tokio::spawn(async move {
         let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(reply)).await;
     });
-}
-
-/// The sessions open per client ([`crate::core::peers`]), each client at most `cap`.
-struct Peers {
-    open: Mutex<HashMap<String, u32>>,
-    cap: u32,
-}
-
-/// A client's open session, counted until dropped.
-struct PeerTurn {
-    peers: Arc<Peers>,
-    client: String,
-}
-
-impl Peers {
-    fn enter(self: Arc<Self>, ip: IpAddr) -> Option<PeerTurn> {
-        let client = crate::core::peers::client_of(ip);
-        let mut open = self.open.lock().ok()?;
-        let count = open.entry(client.clone()).or_default();
-        if *count >= self.cap {
-            return None;
-        }
-        *count += 1;
-        drop(open);
-        Some(PeerTurn { peers: self, client })
-    }
-}
-
-impl Drop for PeerTurn {
-    fn drop(&mut self) {
-        if let Ok(mut open) = self.peers.open.lock()
-            && let Some(count) = open.get_mut(&self.client)
-        {
-            *count -= 1;
-            if *count == 0 {
-                open.remove(&self.client);
-            }
-        }
-    }
 }

@@ -4,6 +4,10 @@
 //! implicit-TLS port; what it submits becomes what `/v1/send` would make of it
 //! ([`crate::core::submission`]). 250 is answered only once the message is committed.
 //!
+//! A project holds at most `max_sessions_per_project` signed-in sessions at once, whichever
+//! addresses they come from: past it a sign-in is told 421 and the connection closed, so one
+//! tenant's apps cannot hold every connection the listener serves.
+//!
 //! Replies: 535 for a wrong credential (421 and the connection closed once its account or its
 //! address has failed too often, as a dashboard sign-in is limited); 550 5.7.1 for a sender
 //! domain the project has not verified (or the credential may not use); 452 while the project's
@@ -19,6 +23,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::session::{Client, Limits, Reply, Role, reply};
+use super::slots::{Slot, Slots};
 use super::{Connections, Tls, start as serve};
 use crate::clock;
 use crate::core::Error as CoreError;
@@ -46,17 +51,33 @@ pub fn start(
     };
     let hostname = config.host(&state.config.public_url());
     let plaintext = config.allow_plaintext_auth;
-    serve(Arc::new(Submission { state, hostname, plaintext }), listener, connections, limits, tls, stopped)
+    let sessions = Slots::new(config.max_sessions_per_project);
+    serve(
+        Arc::new(Submission { state, hostname, plaintext, sessions }),
+        listener,
+        connections,
+        limits,
+        tls,
+        stopped,
+    )
 }
 
 struct Submission {
     state: AppState,
     hostname: String,
     plaintext: bool,
+    /// The signed-in sessions of each project.
+    sessions: Arc<Slots>,
+}
+
+/// A signed-in client, holding one of its project's sessions while it is connected.
+struct SignedIn {
+    submitter: Submitter,
+    _session: Slot,
 }
 
 impl Role for Submission {
-    type Principal = Submitter;
+    type Principal = SignedIn;
     /// The recipient's address, normalised.
     type Recipient = String;
 
@@ -81,7 +102,7 @@ impl Role for Submission {
         peer: IpAddr,
         username: String,
         password: String,
-    ) -> Result<Submitter, Reply> {
+    ) -> Result<SignedIn, Reply> {
         let attempts = &self.state.attempts;
         let account = format!("smtp:{username}");
         let _turn = attempts.turn(Some(&account), Some(peer)).await;
@@ -94,7 +115,12 @@ impl Role for Submission {
             .write(move |tx| smtp_credentials::sign_in(tx, &username, &password, clock::now_ms()))
             .await;
         match signed_in {
-            Ok(Some(submitter)) => Ok(submitter),
+            Ok(Some(submitter)) => match self.sessions.enter(submitter.project.id.to_string()) {
+                Some(session) => Ok(SignedIn { submitter, _session: session }),
+                None => {
+                    Err(reply(421, "4.7.0", "too many sessions of this project at once; try again later"))
+                }
+            },
             Ok(None) => {
                 attempts.failed(Some(&account), Some(peer));
                 Err(reply(535, "5.7.8", "authentication failed"))
@@ -106,19 +132,21 @@ impl Role for Submission {
         }
     }
 
-    async fn rcpt(&self, _who: Option<&Submitter>, _client: &Client, to: &str) -> Result<String, Reply> {
+    async fn rcpt(&self, _who: Option<&SignedIn>, _client: &Client, to: &str) -> Result<String, Reply> {
         crate::core::email::normalize(to).map_err(|why| reply(553, "5.1.3", &format!("the address {why}")))
     }
 
     async fn deliver(
         &self,
-        who: Option<&Submitter>,
+        who: Option<&SignedIn>,
         _client: &Client,
         _from: &str,
         to: Vec<String>,
         data: Vec<u8>,
     ) -> Reply {
-        let Some(who) = who.cloned() else { return reply(530, "5.7.0", "authentication required") };
+        let Some(who) = who.map(|w| w.submitter.clone()) else {
+            return reply(530, "5.7.0", "authentication required");
+        };
         if self.state.limiter.check(&who.project.id).is_err() {
             return reply(452, "4.7.0", "the project's rate limit is reached; try again shortly");
         }
