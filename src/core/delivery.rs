@@ -1,6 +1,10 @@
 //! One delivery attempt's rules, between the worker's claim and its hand-off: what an email
 //! needs besides its row, whether it may go out now (the one marketing rule), the message it
 //! becomes (rendered, tracked, MIME, DKIM-signed), and how the attempt's end is recorded.
+//!
+//! A claimed batch reads each email's small parts with it; a large body, attachment set or
+//! submitted message is only measured ([`email_parts::Part::Later`]), and read by
+//! [`read_left_out`] when the email is sent, once the worker has reserved its memory.
 
 use crate::core::vocabulary::{CampaignStatus, EmailKind, EmailSource};
 use std::collections::HashMap;
@@ -12,6 +16,7 @@ use super::consent::may_send;
 use super::send::Attachment;
 use super::{domains as core_domains, events, links, outbound};
 use crate::config::TrackingConfig;
+use crate::db::email_parts::{self, Part, RawMessage};
 use crate::db::emails::{self, Email};
 use crate::db::{Tx, campaigns, contacts, domains, outbox, projects, suppressions};
 use crate::mail::dkim::Signers;
@@ -47,15 +52,16 @@ pub struct Context {
     pub domain: Option<Arc<domains::Domain>>,
     /// For campaign mail: the campaign, `None` when it was deleted.
     pub campaign: Option<Option<Arc<campaigns::Campaign>>>,
-    pub attachments: Option<Arc<String>>,
+    /// The request's attachments (`None` for other mail, or once they are gone).
+    pub attachments: Option<Arc<Part<String>>>,
     /// A submitted message as written (`None` for other mail, or once it is gone).
-    pub raw: Option<Arc<emails::RawMessage>>,
+    pub raw: Option<Arc<Part<RawMessage>>>,
     /// The project is being reset or deleted.
     pub wiping: bool,
 }
 
 /// Reads what each email of a batch needs, each campaign, domain, attachment set and project
-/// read once for the batch.
+/// read once for the batch; a large attachment set or submitted message is only measured.
 pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, Context)>> {
     let mut domains_seen = HashMap::new();
     let mut campaigns_seen = HashMap::new();
@@ -92,11 +98,13 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
         };
         let attachments = match &email.attachment_set {
             None => None,
-            Some(id) => read_once(&mut attachments_seen, id.clone(), || emails::attachment_set(conn, id))?,
+            Some(id) => read_once(&mut attachments_seen, id.clone(), || {
+                email_parts::attachment_set_if_small(conn, id)
+            })?,
         };
         let raw = match &email.raw_message {
             None => None,
-            Some(id) => read_once(&mut raw_seen, id.clone(), || emails::raw_message(conn, id))?,
+            Some(id) => read_once(&mut raw_seen, id.clone(), || email_parts::raw_message_if_small(conn, id))?,
         };
         let wiping = match wiping_seen.get(project) {
             Some(wiping) => *wiping,
@@ -140,10 +148,7 @@ pub fn check(email: &Email, context: &Context) -> Result<Email, Outcome> {
         return Err(Outcome::Fail { error: format!("not sent: {why}"), counted: false });
     }
     if email.raw_message.is_some() && context.raw.is_none() {
-        return Err(Outcome::Fail {
-            error: "not sent: the submitted message is no longer kept".into(),
-            counted: false,
-        });
+        return Err(no_longer_kept());
     }
     // System mail goes out signed when its domain is verified in some project, else unsigned.
     let system = email.project_id == projects::SYSTEM;
@@ -154,6 +159,66 @@ pub fn check(email: &Email, context: &Context) -> Result<Email, Outcome> {
         });
     }
     Ok(email)
+}
+
+/// The failure of an email whose submitted message is gone (its project was reset, say).
+fn no_longer_kept() -> Outcome {
+    Outcome::Fail { error: "not sent: the submitted message is no longer kept".into(), counted: false }
+}
+
+/// The bytes of the email's parts its batch left out, for [`read_left_out`] (0: none).
+pub fn left_out_bytes(email: &Email, context: &Context) -> u64 {
+    fn later<T>(part: &Option<Arc<Part<T>>>) -> u64 {
+        match part.as_deref() {
+            Some(Part::Later { bytes }) => *bytes,
+            _ => 0,
+        }
+    }
+    email.left_out + later(&context.attachments) + later(&context.raw)
+}
+
+/// Reads the parts of `email` its batch left out, as they are now; the caller has reserved
+/// their memory ([`left_out_bytes`]). A submitted message gone since fails the email as
+/// [`check`] would have; an email gone since is let go.
+pub fn read_left_out(
+    conn: &Tx,
+    mut email: Email,
+    mut context: Context,
+) -> crate::db::Result<Result<(Email, Context), Outcome>> {
+    if email.left_out > 0 {
+        let Some((body, attachments)) = email_parts::left_out(conn, &email.id)? else {
+            return Ok(Err(Outcome::Discard));
+        };
+        // A campaign's rows carry no body of their own: [`check`] gave it the campaign's.
+        if context.campaign.is_none() {
+            email.body = body;
+        }
+        email.attachments = attachments;
+        email.left_out = 0;
+    }
+    if let (Some(id), Some(Part::Later { .. })) = (&email.attachment_set, context.attachments.as_deref()) {
+        context.attachments = email_parts::attachment_set(conn, id)?.map(|a| Arc::new(Part::Read(a)));
+    }
+    if let (Some(id), Some(Part::Later { .. })) = (&email.raw_message, context.raw.as_deref()) {
+        match email_parts::raw_message(conn, id)? {
+            Some(message) => context.raw = Some(Arc::new(Part::Read(message))),
+            None => return Ok(Err(no_longer_kept())),
+        }
+    }
+    Ok(Ok((email, context)))
+}
+
+/// The content of a part read with the batch or by [`read_left_out`].
+fn content<T>(part: &Part<T>) -> Result<&T, Outcome> {
+    match part {
+        Part::Read(content) => Ok(content),
+        Part::Later { .. } => Err(not_read()),
+    }
+}
+
+/// A part left out of the batch reached [`compose`] unread: a fault of the worker, retried.
+fn not_read() -> Outcome {
+    Outcome::Retry("a large part of the message was not read before it was composed".into())
 }
 
 /// Where links in mail point and how they are signed, what is tracked, and the DKIM signers.
@@ -173,10 +238,15 @@ pub fn compose(
     context: &Context,
     composer: &Composer<'_>,
 ) -> Result<(Vec<u8>, String), Outcome> {
-    let (contact, domain, shared_attachments) = (&context.contact, &context.domain, &context.attachments);
+    if email.left_out > 0 {
+        return Err(not_read());
+    }
+    let (contact, domain) = (&context.contact, &context.domain);
+    let shared_attachments = context.attachments.as_deref().map(content).transpose()?;
     let system = email.project_id == projects::SYSTEM;
     let (public_url, secret) = (composer.public_url, composer.secret);
-    if let Some(raw) = &context.raw {
+    if let Some(raw) = context.raw.as_deref() {
+        let raw = content(raw)?;
         return Ok((
             sign(&submitted(email, context, raw, composer), domain, composer)?,
             email.subject.clone(),
@@ -203,7 +273,7 @@ pub fn compose(
     }
     let headers: Map<String, Value> = serde_json::from_str(&email.headers).unwrap_or_default();
     // Attachments stored once for the request (older rows carry their own copy).
-    let attachments = email.attachments.as_deref().or(shared_attachments.as_deref().map(String::as_str));
+    let attachments = email.attachments.as_deref().or(shared_attachments.map(String::as_str));
     let attachments: Vec<Attachment> =
         attachments.and_then(|a| serde_json::from_str(a).ok()).unwrap_or_default();
     let unsubscribe = contact.as_ref().filter(|_| email.kind == EmailKind::Marketing).map(|c| {
@@ -227,7 +297,7 @@ pub fn compose(
 
 /// A submitted message as it goes out: as its app wrote it, its HTML tracked when it asked (and
 /// the server tracks), with List-Unsubscribe on top for MARKETING mail.
-fn submitted(email: &Email, context: &Context, raw: &emails::RawMessage, composer: &Composer<'_>) -> Vec<u8> {
+fn submitted(email: &Email, context: &Context, raw: &RawMessage, composer: &Composer<'_>) -> Vec<u8> {
     let (public_url, secret) = (composer.public_url, composer.secret);
     let wants = |what: &str| raw.track.iter().any(|t| t == what);
     let clicks = composer.tracking.clicks && wants("clicks");
@@ -312,10 +382,10 @@ pub fn record(
     // The request's attachments, or the submitted message, go once its last email has left
     // the queue.
     if let Some(set) = &email.attachment_set {
-        emails::drop_attachment_set_when_done(tx, set)?;
+        email_parts::drop_attachment_set_when_done(tx, set)?;
     }
     if let Some(raw) = &email.raw_message {
-        emails::drop_raw_message_when_done(tx, raw)?;
+        email_parts::drop_raw_message_when_done(tx, raw)?;
     }
     Ok(())
 }

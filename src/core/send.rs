@@ -16,7 +16,7 @@ use super::domains::require_verified_sender;
 use super::fields::FieldChanges;
 use crate::core::error::{Error, FieldError, Limit, Result};
 use crate::db::contacts::Indexing;
-use crate::db::emails::{self};
+use crate::db::email_parts;
 use crate::db::templates;
 
 /// Most recipients in one request.
@@ -240,7 +240,7 @@ pub fn queue(conn: &Tx, project: &str, request: &Send, now: i64) -> Result<Vec<Q
         None
     } else {
         let content = serde_json::to_string(&request.attachments).unwrap_or_default();
-        Some(emails::insert_attachment_set(conn, project, &content, now)?)
+        Some(email_parts::insert_attachment_set(conn, project, &content, now)?)
     };
     let variables = Value::Object(request.data.transient.clone()).to_string();
 
@@ -280,7 +280,7 @@ pub fn queue(conn: &Tx, project: &str, request: &Send, now: i64) -> Result<Vec<Q
     fields.save(conn, project)?;
     // No recipient may be sent to (all refused above): the attachments are not kept.
     if let Some(set) = &attachment_set {
-        emails::drop_attachment_set_when_done(conn, set)?;
+        email_parts::drop_attachment_set_when_done(conn, set)?;
     }
     Ok(queued)
 }

@@ -24,7 +24,8 @@ use super::smtp_credentials::Submitter;
 use super::vocabulary::{EmailKind, EmailSource};
 use crate::db::Tx;
 use crate::db::contacts::Indexing;
-use crate::db::emails::{self, RawMessage};
+use crate::db::email_parts::{self, RawMessage};
+use crate::db::emails;
 
 /// The headers of Tidings' own a submitted message may carry, taken out before it is sent.
 const OWN_HEADERS: [&str; 2] = ["x-tidings-type", "x-tidings-track"];
@@ -173,7 +174,7 @@ pub fn submit(
                 });
                 // The bytes move into the row: no copy of a large message on the writer's thread.
                 let kept = RawMessage { content: std::mem::take(&mut message.raw), track };
-                raw_id.insert(emails::insert_raw_message(tx, project, &kept, now)?)
+                raw_id.insert(email_parts::insert_raw_message(tx, project, &kept, now)?)
             }
         };
         let draft = Draft {
@@ -194,7 +195,7 @@ pub fn submit(
     fields.save(tx, project)?;
     // None of its emails may go (all refused): the message is not kept.
     if let Some(id) = &raw_id {
-        emails::drop_raw_message_when_done(tx, id)?;
+        email_parts::drop_raw_message_when_done(tx, id)?;
     }
     Ok(out)
 }

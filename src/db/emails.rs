@@ -3,7 +3,7 @@
 use super::error::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::fair;
+use super::{email_parts, fair};
 
 /// An email row.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -38,11 +38,24 @@ pub struct Email {
     pub attachment_set: Option<String>,
     /// A message submitted over SMTP, kept as written (`raw_messages`) for all its recipients.
     pub raw_message: Option<String>,
+    /// The bytes of `body` and `attachments` a claim left out, as each was larger than
+    /// [`email_parts::WITH_BATCH_BYTES`] (0: nothing left out): read with
+    /// [`email_parts::left_out`] when the email is sent.
+    pub left_out: u64,
 }
 
 const COLUMNS: &str = "id, project_id, contact_id, to_email, to_name, from_email, from_name, reply_to, subject, body,
      headers, attachments, variables, type, source_type, template_id, campaign_id, workflow_id, status, message_id,
      attempts, last_error, created_at, sent_at, opened_at, clicked_at, attachment_set, raw_message";
+
+/// [`COLUMNS`] as a claim reads them: `body` and `attachments` only when small, and then the
+/// bytes of those left out.
+const CLAIMED_COLUMNS: &str = "id, project_id, contact_id, to_email, to_name, from_email, from_name, reply_to, subject,
+     CASE WHEN octet_length(body) <= ?6 THEN body ELSE '' END,
+     headers, CASE WHEN octet_length(attachments) <= ?6 THEN attachments END,
+     variables, type, source_type, template_id, campaign_id, workflow_id, status, message_id,
+     attempts, last_error, created_at, sent_at, opened_at, clicked_at, attachment_set, raw_message,
+     iif(octet_length(body) > ?6, octet_length(body), 0) + iif(octet_length(attachments) > ?6, octet_length(attachments), 0)";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Email> {
     from_row_at(r, 0)
@@ -79,6 +92,7 @@ fn from_row_at(r: &Row<'_>, at: usize) -> rusqlite::Result<Email> {
         clicked_at: r.get(at + 25)?,
         attachment_set: r.get(at + 26)?,
         raw_message: r.get(at + 27)?,
+        left_out: 0,
     })
 }
 
@@ -153,81 +167,6 @@ pub fn insert(conn: &Connection, e: &Email, now: i64) -> Result<()> {
         super::effects::wake(super::effects::Wake::Delivery);
     }
     Ok(())
-}
-
-/// Stores a request's attachments once; returns the set's id for its emails to name.
-pub fn insert_attachment_set(conn: &Connection, project: &str, content: &str, now: i64) -> Result<String> {
-    let id = super::ids::new_id();
-    conn.prepare_cached(
-        "INSERT INTO attachment_sets (id, project_id, content, created_at) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![id, project, content, now])?;
-    Ok(id)
-}
-
-/// The attachments of a set (JSON), if it still exists.
-pub fn attachment_set(conn: &Connection, id: &str) -> Result<Option<String>> {
-    Ok(conn
-        .prepare_cached("SELECT content FROM attachment_sets WHERE id = ?1")?
-        .query_row([id], |r| r.get(0))
-        .optional()?)
-}
-
-/// Drops a set once no queued email names it any more (its messages are sent or failed).
-pub fn drop_attachment_set_when_done(conn: &Connection, id: &str) -> Result<bool> {
-    drop_shared_when_done(conn, ("attachment_sets", "attachment_set"), id)
-}
-
-/// Drops row `id` of `table`, a part its emails share (attachments, a submitted message), once no
-/// queued email names it in `column` any more.
-fn drop_shared_when_done(conn: &Connection, (table, column): (&str, &str), id: &str) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "DELETE FROM {table} WHERE id = ?1
-               AND NOT EXISTS (SELECT 1 FROM emails WHERE {column} = ?1 AND status = 'QUEUED')"
-        ))?
-        .execute([id])?
-        > 0)
-}
-
-/// A submitted message as kept: its bytes as written, and what its mail tracks.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RawMessage {
-    pub content: Vec<u8>,
-    /// `opens`, `clicks`.
-    pub track: Vec<String>,
-}
-
-/// Keeps a submitted message as written, once; returns its id for its emails to name.
-pub fn insert_raw_message(
-    conn: &Connection,
-    project: &str,
-    message: &RawMessage,
-    now: i64,
-) -> Result<String> {
-    let id = super::ids::new_id();
-    conn.prepare_cached(
-        "INSERT INTO raw_messages (id, project_id, content, track, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![id, project, message.content, message.track.join(","), now])?;
-    Ok(id)
-}
-
-/// A submitted message, if it is still kept.
-pub fn raw_message(conn: &Connection, id: &str) -> Result<Option<RawMessage>> {
-    Ok(conn
-        .prepare_cached("SELECT content, track FROM raw_messages WHERE id = ?1")?
-        .query_row([id], |r| {
-            let track: String = r.get(1)?;
-            let track = track.split(',').filter(|t| !t.is_empty()).map(str::to_string).collect();
-            Ok(RawMessage { content: r.get(0)?, track })
-        })
-        .optional()?)
-}
-
-/// Drops a submitted message once no queued email names it any more.
-pub fn drop_raw_message_when_done(conn: &Connection, id: &str) -> Result<bool> {
-    drop_shared_when_done(conn, ("raw_messages", "raw_message"), id)
 }
 
 /// Whether `project` already has an email with this Message-ID to `to` (a message submitted
@@ -324,13 +263,26 @@ impl fair::Queue for Queued {
     fn due(&self, conn: &Connection, owner: &fair::Owner, limit: usize, offset: usize) -> Result<Vec<Email>> {
         Ok(conn
             .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM emails
+                "SELECT {CLAIMED_COLUMNS} FROM emails
              WHERE status = 'QUEUED' AND project_id = ?1 AND next_attempt_at <= ?2
                AND (locked_until IS NULL OR locked_until <= ?2)
                AND id NOT IN (SELECT value FROM json_each(?3))
              ORDER BY priority, next_attempt_at LIMIT ?4 OFFSET ?5"
             ))?
-            .query_map(params![owner, self.now, self.in_hand, limit as i64, offset as i64], from_row)?
+            .query_map(
+                params![
+                    owner,
+                    self.now,
+                    self.in_hand,
+                    limit as i64,
+                    offset as i64,
+                    email_parts::WITH_BATCH_BYTES
+                ],
+                |r| {
+                    let left_out: i64 = r.get(28)?;
+                    Ok(Email { left_out: left_out.max(0) as u64, ..from_row(r)? })
+                },
+            )?
             .collect::<rusqlite::Result<Vec<_>>>()?)
     }
 }

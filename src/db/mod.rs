@@ -20,6 +20,7 @@ pub mod contact_jobs;
 pub mod contacts;
 pub mod domains;
 pub mod effects;
+pub mod email_parts;
 pub mod emails;
 pub mod error;
 pub mod events;

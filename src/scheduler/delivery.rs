@@ -7,6 +7,10 @@
 //!   second time only when the process dies between the relay's acceptance and that commit.
 //! - Temporary refusals are retried with backoff, five tries in all; a permanent refusal (5xx)
 //!   fails the email at once and keeps the relay's reply.
+//! - A large body, attachment set or submitted message is read only when its email is sent, once
+//!   its share of the body memory budget (`[limits] body_memory_bytes`) is reserved, and held
+//!   until the relay has answered: a batch of large messages waits its turn instead of being
+//!   held at once. An email that finds no room within a second goes back to the queue.
 //! - `[smtp] max_messages_per_second` throttles each project; a relay's own cap
 //!   (`[[smtp.relays]] max_messages_per_second`) is kept by the transport.
 
@@ -20,6 +24,7 @@ use tokio::time::Instant;
 
 use crate::clock;
 use crate::core::delivery::{self, Composer, Context, MAX_ATTEMPTS, Outcome};
+use crate::core::limits::bodies::Reserved;
 use crate::core::limits::ratelimit::{self, ProjectLimiter};
 use crate::db::DbError;
 use crate::db::emails::{self, Email};
@@ -32,6 +37,9 @@ use super::workers::{PASSED_OVER, next_look};
 use crate::db::fair::{Owner, Turns};
 
 const BATCH: usize = 64;
+/// How long a send waits for room in the body memory budget before its email goes back to
+/// the queue.
+const BUDGET_WAIT: Duration = Duration::from_secs(1);
 /// How often newly queued mail is claimed while much is in hand.
 const NOTICED_CLAIMS: Duration = Duration::from_millis(50);
 
@@ -283,7 +291,8 @@ impl Worker {
         };
         let outcome = match prepared {
             Err(outcome) => outcome,
-            Ok(prepared) => self.hand_over(&email, prepared).await,
+            // The reservation of the parts read for it is held until the relay has answered.
+            Ok((message, _reserved)) => self.hand_over(&email, message).await,
         };
         match &outcome {
             Outcome::Sent { .. } => self.state.metrics.email("sent"),
@@ -297,15 +306,20 @@ impl Worker {
         }
     }
 
-    /// Checks the email and makes its message off the executor (rendering, MIME and DKIM are
-    /// CPU work).
-    async fn prepare(&self, email: &Email, context: Context) -> Result<(Vec<u8>, String), Outcome> {
+    /// Checks the email, reads the parts its batch left out (their memory reserved first), and
+    /// makes its message off the executor (rendering, MIME and DKIM are CPU work).
+    async fn prepare(
+        &self,
+        email: &Email,
+        context: Context,
+    ) -> Result<((Vec<u8>, String), Option<Reserved>), Outcome> {
         let email = delivery::check(email, &context)?;
         if let Some(throttle) = &self.throttle
             && let Err(wait) = throttle.check(&email.project_id)
         {
             return Err(Outcome::Later(clock::now_ms() + wait.as_millis() as i64 + 1));
         }
+        let (email, context, reserved) = self.read_left_out(email, context).await?;
         let (config, secret, signers) =
             (self.state.config.clone(), self.state.secrets.link.clone(), self.signers.clone());
         tokio::task::spawn_blocking(move || {
@@ -320,6 +334,34 @@ impl Worker {
         })
         .await
         .map_err(|e| Outcome::Retry(format!("preparing the message: {e}")))?
+        .map(|message| (message, reserved))
+    }
+
+    /// The email and its context with the large parts its batch left out read, and their
+    /// share of the body memory budget, held while the message is made and handed over. With
+    /// no room within [`BUDGET_WAIT`] the email goes back to the queue for a moment, its slot
+    /// freed for mail that needs none.
+    async fn read_left_out(
+        &self,
+        email: Email,
+        context: Context,
+    ) -> Result<(Email, Context, Option<Reserved>), Outcome> {
+        let bytes = delivery::left_out_bytes(&email, &context);
+        if bytes == 0 {
+            return Ok((email, context, None));
+        }
+        let Some(reserved) = self.state.bodies.reserve_within(bytes, BUDGET_WAIT).await else {
+            return Err(Outcome::Later(clock::now_ms() + BUDGET_WAIT.as_millis() as i64));
+        };
+        let read = self.state.db.run(move |conn| delivery::read_left_out(conn, email, context)).await;
+        match read {
+            Ok(Ok((email, context))) => Ok((email, context, Some(reserved))),
+            Ok(Err(outcome)) => Err(outcome),
+            Err(e) => {
+                tracing::warn!("could not read a large message part: {e}");
+                Err(Outcome::Later(clock::now_ms() + 1_000))
+            }
+        }
     }
 
     async fn hand_over(&self, email: &Email, (raw, subject): (Vec<u8>, String)) -> Outcome {

@@ -260,3 +260,58 @@ fn a_burst_of_large_bodies_waits_for_the_body_budget() {
     assert_eq!(server.get_json("/health").0, 200);
     server.terminate(Duration::from_secs(10));
 }
+
+/// Twelve emails queued each with a 2 MiB attachment of its own (2.7 MiB as kept, 32 MiB in
+/// all) are sent without being held at once: a claimed batch reads only small parts, and each
+/// send reads its attachments under the body budget (here 16 MiB, so one at a time). They are
+/// queued while the only relay rests (a first email found it down), and the server is stopped
+/// and started again with the relay up, so its first claim takes them all in one batch. From
+/// its start to the last of them at the relay, the server's peak stays within its memory at
+/// rest, the budget and a margin; every message arrives whole. (Read with their batch, they
+/// took +111 MiB.)
+#[rocket::async_test]
+async fn a_queue_of_large_messages_is_sent_within_the_body_budget() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let dns = crate::common::dns_server::DnsServer::start(&["test"]).await;
+    let relay_port = crate::common::binary::free_port();
+    let budget = 16 * MIB;
+    let extra = [("TIDINGS_LIMITS__BODY_MEMORY_BYTES", budget.to_string())];
+    let extra: Vec<(&str, &str)> = extra.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut sending = crate::common::sending::Sending::start(dir.path(), &dns, relay_port, &extra).await;
+    let at_rest = status_bytes(sending.server.pid(), "VmRSS");
+    let sink = tokio::task::block_in_place(|| {
+        let server = &sending.server;
+        // The first email finds no relay, which then rests: nothing more is claimed meanwhile.
+        let first = json!({ "to": "first@example.org", "from": "news@example.test", "subject": "First", "body": "Hi" });
+        let (status, sent) = server.post_keyed("/v1/send", &sending.key, first);
+        assert_eq!(status, 200, "{sent}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !server.log().contains("the relay rests") {
+            assert!(std::time::Instant::now() < deadline, "the relay never rested: {}", server.log());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for i in 0..12 {
+            let content = format!("{i:04}").repeat(2 * 1024 * 1024 / 4);
+            let content = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, content);
+            let attachment =
+                json!({ "filename": "report.txt", "content": content, "contentType": "text/plain" });
+            let request = json!({
+                "to": format!("reader{i}@example.org"), "from": "news@example.test",
+                "subject": "Report", "body": "<p>Attached.</p>", "attachments": [attachment],
+            });
+            let (status, sent) = server.post_keyed("/v1/send", &sending.key, request);
+            assert_eq!(status, 200, "{sent}");
+        }
+        sending.server.terminate(Duration::from_secs(30));
+        let sink = crate::common::smtp_sink::SmtpSink::on_port(relay_port);
+        sending.restart();
+        sink
+    });
+    let pid = sending.server.pid();
+    let received = tokio::task::block_in_place(|| sink.wait_for(12, Duration::from_secs(300)));
+    let grown = status_bytes(pid, "VmHWM").saturating_sub(at_rest);
+    println!("12 queued messages of 2.7 MiB: peak +{} MiB above rest", grown / MIB);
+    assert_eq!(received.len(), 12);
+    assert!(received.iter().all(|m| m.data.len() > 2 * MIB as usize), "every attachment arrives whole");
+    assert!(grown <= budget + 16 * MIB, "the peak grew by {} MiB", grown / MIB);
+}

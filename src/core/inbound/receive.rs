@@ -22,7 +22,8 @@ use crate::core::vocabulary::{EmailKind, EmailSource};
 use crate::core::webhooks;
 use crate::db::Tx;
 use crate::db::contacts::Indexing;
-use crate::db::emails::{self, RawMessage};
+use crate::db::email_parts::{self, RawMessage};
+use crate::db::emails;
 use crate::db::inbound::{self as rows, Message, Route};
 use crate::mail::read::Read;
 
@@ -207,7 +208,7 @@ fn forward(tx: &Tx, incoming: &Incoming, by: &str, target: &str, now: i64) -> Re
     )
     .into_bytes();
     content.extend_from_slice(&incoming.raw);
-    let raw = emails::insert_raw_message(tx, project, &RawMessage { content, track: Vec::new() }, now)?;
+    let raw = email_parts::insert_raw_message(tx, project, &RawMessage { content, track: Vec::new() }, now)?;
     let draft = Draft {
         project_id: project.to_string(),
         to: (target.to_string(), None),

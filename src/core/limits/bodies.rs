@@ -40,12 +40,20 @@ impl BodyBudget {
         u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX).clamp(1, self.total_kib)
     }
 
+    /// Waits at most `wait` for room for a body of `length` bytes.
+    pub async fn reserve_within(&self, length: u64, wait: Duration) -> Option<Reserved> {
+        let wanted = self.permits.clone().acquire_many_owned(self.cost_kib(length));
+        match tokio::time::timeout(wait, wanted).await {
+            Ok(Ok(permit)) => Some(Reserved(permit)),
+            _ => None,
+        }
+    }
+
     /// Waits for room for a body of `length` bytes: 429 after [`BUDGET_WAIT`].
     pub async fn reserve(&self, length: u64) -> Result<Reserved> {
-        let wanted = self.permits.clone().acquire_many_owned(self.cost_kib(length));
-        match tokio::time::timeout(BUDGET_WAIT, wanted).await {
-            Ok(Ok(permit)) => Ok(Reserved(permit)),
-            _ => Err(Error::OverLimit(Limit::Rate {
+        match self.reserve_within(length, BUDGET_WAIT).await {
+            Some(reserved) => Ok(reserved),
+            None => Err(Error::OverLimit(Limit::Rate {
                 message:
                     "The server is reading as many large request bodies as its memory allows; retry shortly"
                         .into(),
