@@ -1,8 +1,10 @@
-//! Inbound mail (issue 31) through a real client: Python's smtplib delivers real messages (plain,
+//! Inbound mail (issue 31) through real clients: Python's smtplib delivers real messages (plain,
 //! multipart with attachments, a reply to a campaign, a forged sender, a message Tidings signed)
 //! to the inbound listener on loopback. SPF, DKIM and DMARC are checked against a real DNS
 //! server; what arrives reaches a route's webhook, starts a workflow, shows on the contact, and
 //! counts a reply in its campaign. What must be refused is refused at RCPT, and kept nowhere.
+//! swaks delivers a multipart message with a binary attachment, and is refused for a mailbox no
+//! route takes.
 
 use base64::Engine;
 use rocket::http::Status;
@@ -383,4 +385,61 @@ async fn bounces_for_the_bounce_domain_take_the_bounce_path_on_the_shared_port()
     assert_eq!(inbox.inbound("").await["total"], 0, "a report is not inbound mail");
     let forged = crate::bounces::report(inbox.port, "b-00-00@bounces.example.test", &bounce).await;
     assert!(forged.is_err(), "a VERP address whose signature fails is refused");
+}
+
+/// swaks (Debian's) delivers a multipart message with a binary attachment to the listener: the
+/// route stores it, its attachment downloads byte for byte, its sender's SPF passes; and swaks
+/// to a mailbox no route takes is refused at RCPT with 550 5.1.1, nothing kept.
+#[rocket::async_test]
+async fn swaks_delivers_an_attachment_and_is_refused_for_an_unknown_mailbox() {
+    let inbox = Inbox::new(|_| {}).await;
+    inbox.route("hello@in.example.test", json!([{ "type": "store" }])).await;
+    let pdf: Vec<u8> = b"%PDF-1.4\n".iter().copied().chain((0..=255u8).cycle().take(20_000)).collect();
+    let file = inbox.dir.path().join("report.pdf");
+    std::fs::write(&file, &pdf).unwrap();
+    let swaks = |to: &str| {
+        let (port, file, to) = (inbox.port.to_string(), file.to_string_lossy().to_string(), to.to_string());
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new("swaks")
+                .args(["--server", "127.0.0.1", "--port", &port, "--helo", "mx.good.test"])
+                .args(["--from", "bob@good.test", "--to", &to])
+                .args(["--header", "Subject: Quarterly report"])
+                .args(["--body", "The report is attached."])
+                .args(["--attach-type", "application/pdf", "--attach-name", "report.pdf"])
+                .args(["--attach", &format!("@{file}")])
+                .output()
+                .expect("swaks (apt-get install swaks)")
+        })
+    };
+    let out = swaks("hello@in.example.test").await.unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "swaks: {said}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("<-  250 "), "{said}");
+
+    let list = inbox.inbound("").await;
+    assert_eq!(list["total"], 1, "{list}");
+    let message = &list["data"][0];
+    assert_eq!(
+        (message["subject"].clone(), message["spf"].clone(), message["stored"].clone()),
+        (json!("Quarterly report"), json!("pass"), json!(true))
+    );
+    let key = inbox.room.keys.secret_key.clone();
+    let (_, detail) =
+        inbox.room.app.get(&format!("/inbound/{}", message["id"].as_str().unwrap()), &key).await;
+    assert_eq!(
+        detail["content"]["text"].as_str().map(str::trim),
+        Some("The report is attached."),
+        "{detail}"
+    );
+    let attachment = &detail["content"]["attachments"][0];
+    assert_eq!(attachment["filename"], "report.pdf", "{detail}");
+    let url = attachment["url"].as_str().unwrap().strip_prefix(crate::send::LINKS).unwrap().to_string();
+    let res = inbox.room.app.keyed(inbox.room.app.client.get(url), &key).dispatch().await;
+    assert_eq!(res.headers().get_one("Content-Type"), Some("application/pdf"));
+    assert_eq!(res.into_bytes().await.unwrap(), pdf, "the attachment arrives byte for byte");
+
+    let out = swaks("nobody@in.example.test").await.unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(said.contains("<** 550 5.1.1"), "refused at RCPT: {said}");
+    assert_eq!(inbox.inbound("").await["total"], 1, "nothing kept for the unknown mailbox");
 }
