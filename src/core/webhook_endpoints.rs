@@ -1,5 +1,10 @@
 //! Webhook endpoints (appliance.md §12): the use cases that add, change, remove and test one.
 //! What is delivered to them, and when, is [`super::webhooks`].
+//!
+//! An inbound route's webhook action has an endpoint of its own ([`super::inbound::routes`]):
+//! it shows here with its log, and can be tested, enabled again or described, but its URL and
+//! events are the route's, and it goes with the route: changing those or deleting it here is
+//! 409, naming the route.
 
 use serde_json::json;
 
@@ -7,8 +12,8 @@ use super::error::{Error, Result};
 use super::ids::WebhookId;
 use super::webhooks;
 use crate::clock;
-use crate::db::Tx;
 use crate::db::webhooks::{self as rows, Endpoint};
+use crate::db::{Tx, inbound};
 
 /// Most endpoints per project.
 pub const MAX_ENDPOINTS: usize = 20;
@@ -56,9 +61,23 @@ pub fn create(
     Ok(endpoint)
 }
 
+/// Refuses `what` on an endpoint an inbound route made.
+fn not_a_routes(tx: &Tx, endpoint: &Endpoint, what: &str) -> Result<()> {
+    match inbound::route_with_endpoint(tx, &endpoint.project_id, &endpoint.id)? {
+        Some(route) => Err(Error::conflict(format!(
+            "this endpoint belongs to the inbound route for {}@{} ({}): {what} the route instead",
+            route.local_part, route.domain, route.id
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Changes endpoint `id`; enabled again, its failures start over.
 pub fn update(tx: &Tx, project: &str, id: &WebhookId, changes: Changes, now: i64) -> Result<Endpoint> {
     let mut endpoint = find(tx, project, id)?;
+    if changes.url.is_some() || changes.events.is_some() {
+        not_a_routes(tx, &endpoint, "change")?;
+    }
     if let Some(url) = changes.url {
         endpoint.url = url;
     }
@@ -83,6 +102,7 @@ pub fn update(tx: &Tx, project: &str, id: &WebhookId, changes: Changes, now: i64
 /// Removes endpoint `id` and its deliveries.
 pub fn remove(tx: &Tx, project: &str, id: &WebhookId) -> Result<()> {
     let endpoint = find(tx, project, id)?;
+    not_a_routes(tx, &endpoint, "delete")?;
     rows::delete(tx, &endpoint.id)?;
     Ok(())
 }

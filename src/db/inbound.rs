@@ -221,6 +221,17 @@ pub fn route_for(conn: &Connection, domain_id: &str, local_parts: &[&str]) -> Re
     Ok(None)
 }
 
+/// The route of `project` whose webhook action posts through endpoint `endpoint`, if one does.
+pub fn route_with_endpoint(conn: &Connection, project: &str, endpoint: &str) -> Result<Option<Route>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "{ROUTE_SELECT} WHERE r.project_id = ?1
+               AND EXISTS (SELECT 1 FROM json_each(r.actions) a WHERE a.value ->> 'endpointId' = ?2)"
+        ))?
+        .query_row([project, endpoint], route_from_row)
+        .optional()?)
+}
+
 pub fn delete_route(conn: &Connection, id: &str) -> Result<bool> {
     Ok(conn.execute("DELETE FROM inbound_routes WHERE id = ?1", [id])? == 1)
 }

@@ -443,3 +443,41 @@ async fn swaks_delivers_an_attachment_and_is_refused_for_an_unknown_mailbox() {
     assert!(said.contains("<** 550 5.1.1"), "refused at RCPT: {said}");
     assert_eq!(inbox.inbound("").await["total"], 1, "nothing kept for the unknown mailbox");
 }
+
+/// A route's webhook endpoint shows among the project's webhooks, where it can be disabled and
+/// enabled again, but its URL and events are the route's and it goes with the route: changing
+/// those or deleting it there is 409 naming the route, and leaves it as it was.
+#[rocket::async_test]
+async fn a_routes_webhook_endpoint_goes_with_its_route() {
+    use rocket::http::Method;
+    let inbox = Inbox::new(|_| {}).await;
+    let (app, key) = (&inbox.room.app, inbox.room.keys.secret_key.clone());
+    let route = inbox
+        .route("*@in.example.test", json!([{ "type": "webhook", "url": "https://hooks.example.org/in" }]))
+        .await;
+    let endpoint = route["actions"][0]["endpointId"].as_str().unwrap().to_string();
+    let path = format!("/webhooks/{endpoint}");
+
+    let (status, refused) = app.call(Method::Delete, &path, &key, None).await;
+    assert_eq!(status, Status::Conflict, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("*@in.example.test"), "{refused}");
+    let moved = Some(json!({ "url": "https://elsewhere.example.org/" }));
+    let (status, refused) = app.call(Method::Patch, &path, &key, moved).await;
+    assert_eq!(status, Status::Conflict, "{refused}");
+    let (status, off) = app.call(Method::Patch, &path, &key, Some(json!({ "enabled": false }))).await;
+    assert_eq!((status, off["enabled"].clone()), (Status::Ok, json!(false)), "{off}");
+
+    let (_, listed) = app.get("/webhooks", &key).await;
+    let kept = listed.as_array().unwrap().iter().find(|e| e["id"] == endpoint.as_str()).cloned().unwrap();
+    assert_eq!(kept["url"], "https://hooks.example.org/in", "unchanged: {kept}");
+
+    let (status, _) = app
+        .call(Method::Delete, &format!("/inbound-routes/{}", route["id"].as_str().unwrap()), &key, None)
+        .await;
+    assert_eq!(status, Status::NoContent);
+    let (_, listed) = app.get("/webhooks", &key).await;
+    assert!(
+        listed.as_array().unwrap().iter().all(|e| e["id"] != endpoint.as_str()),
+        "gone with the route: {listed}"
+    );
+}
