@@ -43,6 +43,8 @@ export async function audit(page, name) {
 export async function shot(page, name) {
   if (!shots) return;
   await page.addStyleTag({ content: ".toasts { display: none !important; }" });
+  // From the top: scrolled, a full-page picture shows the sticky header where the view was.
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
   await page.addStyleTag({ content: ".toasts { display: flex !important; }" });
 }

@@ -42,8 +42,15 @@ async fn room_with(
 /// Sends `raw` over SMTP from the null sender to `to` at the listener on `port`, as a bouncing
 /// MTA does.
 pub async fn report(port: u16, to: &str, raw: &str) -> Result<(), String> {
+    deliver(port, None, to, raw).await
+}
+
+/// Delivers `raw` over SMTP to the listener on `port`, from envelope sender `from` (none: the
+/// null sender of a report).
+pub async fn deliver(port: u16, from: Option<&str>, to: &str, raw: &str) -> Result<(), String> {
     let smtp = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous("127.0.0.1").port(port).build();
-    let envelope = Envelope::new(None, vec![to.parse().map_err(|e| format!("{e}"))?]).unwrap();
+    let from = from.map(|f| f.parse()).transpose().map_err(|e| format!("{e}"))?;
+    let envelope = Envelope::new(from, vec![to.parse().map_err(|e| format!("{e}"))?]).unwrap();
     smtp.send_raw(&envelope, raw.as_bytes()).await.map(drop).map_err(|e| e.to_string())
 }
 
