@@ -51,6 +51,7 @@ mod smtp_credentials;
 mod sns;
 mod sso;
 mod submission;
+mod submission_tls;
 mod templates;
 mod text_parts;
 mod tracking;

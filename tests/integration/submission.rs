@@ -50,6 +50,25 @@ s.quit()
 print(json.dumps(out))
 "#;
 
+/// Writes a certificate for `localhost`, issued by a test CA, to `dir`: `ca<suffix>.pem`,
+/// `cert<suffix>.pem` and `key<suffix>.pem`.
+pub fn write_certificate(dir: &std::path::Path, suffix: &str) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    // OpenSSL takes a certificate whose issuer reads like its subject for a self-signed one.
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "Tidings test CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    params.distinguished_name.push(rcgen::DnType::CommonName, "localhost");
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    std::fs::write(dir.join(format!("ca{suffix}.pem")), ca.pem()).unwrap();
+    std::fs::write(dir.join(format!("cert{suffix}.pem")), cert.pem()).unwrap();
+    std::fs::write(dir.join(format!("key{suffix}.pem")), key.serialize_pem()).unwrap();
+}
+
 /// A mailroom with the submission listener on two loopback ports.
 struct Hub {
     room: Mailroom,
@@ -63,20 +82,7 @@ impl Hub {
     async fn new(tweak: impl FnOnce(&mut tidings::config::Config)) -> Hub {
         let room = Mailroom::with(tweak).await;
         let dir = TempDir::new().unwrap();
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        // OpenSSL takes a certificate whose issuer reads like its subject for a self-signed one.
-        ca_params.distinguished_name.push(rcgen::DnType::CommonName, "Tidings test CA");
-        let ca = ca_params.self_signed(&ca_key).unwrap();
-        let issuer = rcgen::Issuer::new(ca_params, ca_key);
-        let key = rcgen::KeyPair::generate().unwrap();
-        let mut params = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
-        params.distinguished_name.push(rcgen::DnType::CommonName, "localhost");
-        let cert = params.signed_by(&key, &issuer).unwrap();
-        std::fs::write(dir.path().join("ca.pem"), ca.pem()).unwrap();
-        std::fs::write(dir.path().join("cert.pem"), cert.pem()).unwrap();
-        std::fs::write(dir.path().join("key.pem"), key.serialize_pem()).unwrap();
+        write_certificate(dir.path(), "");
         let certificates =
             Certificates::load(&dir.path().join("cert.pem"), &dir.path().join("key.pem")).unwrap();
         let (stop, stopped) = watch::channel(false);
