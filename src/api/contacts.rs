@@ -13,14 +13,15 @@ use crate::clock;
 use crate::core::contacts::{self as core_contacts, Changes, Upsert};
 use crate::core::data::DataPatch;
 use crate::core::ids::ContactId;
+use crate::core::topics;
 use crate::db::DbError;
 use crate::db::contacts::{self, After, Indexing, ListQuery, Sort};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::CursorPage;
 use crate::views::contacts::{
-    Contact, ContactChanges, ListedContact, LookedUp, Lookup, LookupResult, NewContact, UpsertMeta,
-    UpsertedContact,
+    ChangedContact, Contact, ContactChanges, ListedContact, LookedUp, Lookup, LookupResult, NewContact,
+    UpsertMeta, UpsertedContact,
 };
 
 documented_routes!(list, create, read, change, remove, lookup);
@@ -203,26 +204,27 @@ async fn read(
 ) -> Result<Json<ListedContact>, ApiError> {
     let id = id?;
     let project = access.project.id;
-    let (contact, suppression) = state
+    let (contact, suppression, states) = state
         .db
         .run(move |conn| {
             let contact = core_contacts::find(conn, &project, &id)?;
             let suppression = crate::db::suppressions::get(conn, &contact.id)?;
-            Ok::<_, ApiError>((contact, suppression))
+            let states = topics::states(conn, &contact)?;
+            Ok::<_, ApiError>((contact, suppression, states))
         })
         .await?;
     // A hard bounce or a complaint keeps MARKETING mail away from the contact.
-    Ok(Json(ListedContact::new(&contact, suppression.as_ref())))
+    Ok(Json(ListedContact { topics: Some(states), ..ListedContact::new(&contact, suppression.as_ref()) }))
 }
 
-/// Changes a contact's email, subscription or custom fields.
+/// Changes a contact's email, subscription, custom fields or topics.
 #[utoipa::path(
     tag = "Contacts",
     operation_id = "updateContact",
     params(("id" = String, Path)),
     request_body = ContactChanges,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
-    responses((status = 200, description = "The contact as changed", body = Contact)),
+    responses((status = 200, description = "The contact as changed", body = ChangedContact)),
 )]
 #[patch("/contacts/<id>", data = "<body>")]
 async fn change(
@@ -230,20 +232,28 @@ async fn change(
     access: ProjectAccess,
     id: Param<ContactId>,
     body: JsonBody<ContactChanges, Medium>,
-) -> Result<Json<Contact>, ApiError> {
+) -> Result<Json<ChangedContact>, ApiError> {
     let id = id?;
     let (id, body) = (id, body.0);
     let email = body.email.as_deref().map(|e| core_contacts::parse_email(e, "email")).transpose()?;
     let patch = DataPatch::parse(body.data.as_ref(), "data")?;
     let project = access.project.id;
-    let contact = state
+    let (contact, topics) = state
         .db
         .write(move |tx| {
+            let now = clock::now_ms();
+            let chosen =
+                body.topics.as_ref().map(|asked| topics::check_choices(tx, &project, asked)).transpose()?;
             let changes = Changes { email, subscribed: body.subscribed, data: &patch };
-            core_contacts::change(tx, &project, &id, &changes, "api", clock::now_ms())
+            let contact = core_contacts::change(tx, &project, &id, &changes, "api", now)?;
+            if let Some(chosen) = chosen {
+                topics::choose(tx, &contact, &chosen, "api", now)?;
+            }
+            let states = topics::states(tx, &contact)?;
+            Ok::<_, crate::core::Error>((contact, states))
         })
         .await?;
-    Ok(Json(Contact::from(&contact)))
+    Ok(Json(ChangedContact { contact: Contact::from(&contact), topics }))
 }
 
 /// Deletes a contact and its events for good.

@@ -12,8 +12,8 @@ use rocket::request::FromParam;
 
 use crate::core::ids::{
     CampaignId, ContactId, ContactJobId, DomainId, ExecutionId, InboundDomainId, InboundMessageId,
-    InboundRouteId, InvitationId, ProjectId, SegmentId, SmtpCredentialId, StepId, TemplateId, TransitionId,
-    UserId, WebhookId, WorkflowId,
+    InboundRouteId, InvitationId, ProjectId, SegmentId, SmtpCredentialId, StepId, TemplateId, TopicId,
+    TransitionId, UserId, WebhookId, WorkflowId,
 };
 use crate::error::ApiError;
 
@@ -47,6 +47,7 @@ path_ids!(
     SmtpCredentialId,
     StepId,
     TemplateId,
+    TopicId,
     TransitionId,
     UserId,
     WebhookId,

@@ -54,6 +54,7 @@ pub mod smtp_credentials;
 pub mod sns;
 mod sso;
 pub mod templates;
+pub mod topics;
 pub mod track;
 pub mod tracking;
 mod uploads;
@@ -101,6 +102,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         sns::routes(),
         webhooks::routes(),
         smtp_credentials::routes(),
+        topics::routes(),
         inbound::routes(),
         inbound_domains::routes(),
         analytics::routes(),

@@ -179,6 +179,7 @@ fn parts() -> Vec<Document> {
         super::executions::Doc::openapi(),
         super::webhooks::Doc::openapi(),
         super::smtp_credentials::Doc::openapi(),
+        super::topics::Doc::openapi(),
         super::inbound::Doc::openapi(),
         super::inbound_domains::Doc::openapi(),
         super::outbox::Doc::openapi(),

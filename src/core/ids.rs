@@ -138,6 +138,8 @@ ids! {
     InboundRouteId, |_| "Inbound route not found".to_string();
     /// A message received.
     InboundMessageId, |_| "Inbound message not found".to_string();
+    /// A subscription topic.
+    TopicId, |_| "Topic not found".to_string();
 }
 
 #[cfg(test)]

@@ -50,6 +50,7 @@ pub mod sso;
 pub mod submission;
 pub mod system_mail;
 pub mod templates;
+pub mod topics;
 pub mod track;
 pub mod uploads;
 pub mod verify;

@@ -15,7 +15,8 @@ use crate::db::contacts::Indexing;
 pub const MAX_NAME: usize = super::conditions::MAX_EVENT_NAME;
 
 /// Whether `name` is one the service emits itself (appliance.md section 11): `email.*`,
-/// `contact.subscribed`, `contact.unsubscribed`, `segment.<slug>.entry` and `.exit`. Compared
+/// `contact.subscribed`, `contact.unsubscribed`, `contact.topic_subscribed` and
+/// `contact.topic_unsubscribed`, `segment.<slug>.entry` and `.exit`. Compared
 /// without letter case, so `Email.Sent` cannot pass for a service event either.
 pub fn is_reserved(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
@@ -23,7 +24,14 @@ pub fn is_reserved(name: &str) -> bool {
         .strip_prefix("segment.")
         .and_then(|rest| rest.strip_suffix(".entry").or_else(|| rest.strip_suffix(".exit")))
         .is_some_and(|slug| !slug.is_empty());
-    name.starts_with("email.") || name == "contact.subscribed" || name == "contact.unsubscribed" || segment
+    let contact = [
+        "contact.subscribed",
+        "contact.unsubscribed",
+        super::topics::TOPIC_SUBSCRIBED,
+        super::topics::TOPIC_UNSUBSCRIBED,
+    ]
+    .contains(&name.as_str());
+    name.starts_with("email.") || contact || segment
 }
 
 /// Checks a custom event name: 1 to 200 characters without control characters, and not

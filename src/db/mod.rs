@@ -51,6 +51,7 @@ pub mod suppressions;
 pub mod templates;
 #[cfg(test)]
 pub mod testing;
+pub mod topics;
 pub mod uploads;
 pub mod users;
 pub mod webhooks;

@@ -1,5 +1,7 @@
 //! Contacts as the API shows them, and the bodies that create, change and look them up.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
@@ -75,18 +77,35 @@ impl From<&SuppressionRow> for Suppression {
 }
 
 /// A contact with its suppression (`null` when marketing mail may reach it), as read one at a
-/// time or listed.
+/// time or listed; read one at a time, also its state for each topic of the project.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ListedContact {
     #[serde(flatten)]
     pub contact: Contact,
     pub suppression: Option<Suppression>,
+    /// Read one at a time: each topic's id, and whether the contact is subscribed to it (its
+    /// own choice, else the topic's `defaultOptIn`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topics: Option<BTreeMap<String, bool>>,
 }
 
 impl ListedContact {
     pub fn new(contact: &Row, suppression: Option<&SuppressionRow>) -> Self {
-        ListedContact { contact: contact.into(), suppression: suppression.map(Suppression::from) }
+        ListedContact {
+            contact: contact.into(),
+            suppression: suppression.map(Suppression::from),
+            topics: None,
+        }
     }
+}
+
+/// A contact as changed, with its state for each topic of the project.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChangedContact {
+    #[serde(flatten)]
+    pub contact: Contact,
+    /// Each topic's id, and whether the contact is subscribed to it.
+    pub topics: BTreeMap<String, bool>,
 }
 
 /// `POST /contacts`: the contact, and whether the call made it or changed it.
@@ -131,6 +150,9 @@ pub struct ContactChanges {
     pub subscribed: Option<bool>,
     #[schema(value_type = Option<Object>)]
     pub data: Option<Value>,
+    /// Topic ids and whether the contact is subscribed to each; a change emits
+    /// `contact.topic_subscribed` or `contact.topic_unsubscribed`. Topics left out keep their state.
+    pub topics: Option<BTreeMap<String, bool>>,
 }
 
 /// `POST /contacts/lookup`: which of these addresses are contacts.

@@ -24,6 +24,7 @@ pub mod send;
 pub mod server;
 pub mod smtp;
 pub mod templates;
+pub mod topics;
 pub mod track;
 pub mod uploads;
 pub mod usage;

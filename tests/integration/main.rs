@@ -54,6 +54,7 @@ mod submission;
 mod submission_tls;
 mod templates;
 mod text_parts;
+mod topics;
 mod tracking;
 mod trust;
 mod uploads;
