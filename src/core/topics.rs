@@ -119,7 +119,7 @@ pub fn check_choices(conn: &Tx, project: &str, asked: &BTreeMap<String, bool>) -
         match rows::get(conn, project, id)? {
             Some(topic) => out.push((topic, *subscribed)),
             None => errors.push(
-                FieldError::new(&format!("topics.{id}"), "not_found", "no topic of this project has this id")
+                FieldError::new(format!("topics.{id}"), "not_found", "no topic of this project has this id")
                     .received(json!(id)),
             ),
         }
