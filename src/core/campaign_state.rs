@@ -47,16 +47,19 @@ pub fn find(conn: &Tx, project: &str, id: &CampaignId) -> Result<Campaign> {
 
 /// Saves a new DRAFT whose content was checked ([`check_content`]), with its references.
 pub fn create(tx: &Tx, c: &Campaign, condition: Option<Condition>) -> Result<()> {
+    // Checked first: a topic the project lacks is a 422 naming it, not the row's foreign key.
+    check_references(tx, c, condition)?;
     campaigns::insert(tx, c)?;
-    check_references(tx, c, condition)
+    Ok(())
 }
 
 /// Saves the checked content ([`check_content`]) of a campaign that may still change. It is read
 /// again in this write, so one that started sending since the caller read it is refused.
 pub fn edit(tx: &Tx, c: &Campaign, condition: Option<Condition>) -> Result<()> {
     require_editable(&find(tx, &c.project_id, &CampaignId::from_row(c.id.as_str()))?)?;
+    check_references(tx, c, condition)?;
     campaigns::update_content(tx, c)?;
-    check_references(tx, c, condition)
+    Ok(())
 }
 
 /// Refuses a change to a campaign that has left DRAFT and SCHEDULED.

@@ -21,7 +21,7 @@ use crate::clock;
 use crate::core::error::{Error, FieldError, Result};
 use crate::db::campaigns::{self, Campaign};
 use crate::db::refs::{self, Owner};
-use crate::db::{audience, segments, templates};
+use crate::db::{audience, segments, templates, topics};
 
 /// Contacts visited per expansion transaction.
 pub const EXPAND_BATCH: usize = 2000;
@@ -44,6 +44,7 @@ pub struct Fields {
     pub segment_id: Option<String>,
     pub audience_condition: Option<Value>,
     pub template_id: Option<String>,
+    pub topic_id: Option<String>,
 }
 
 /// Changes to a campaign's content and audience: `None` keeps a value, `Some(None)` clears it.
@@ -61,6 +62,7 @@ pub struct Changes {
     pub segment_id: Option<Option<String>>,
     pub audience_condition: Option<Option<Value>>,
     pub template_id: Option<Option<String>>,
+    pub topic_id: Option<Option<String>>,
 }
 
 /// A campaign's content and audience with `changes` over it: what is left out stays, what is
@@ -86,6 +88,7 @@ pub fn merge(current: &Campaign, changes: Changes) -> Fields {
             Some(given) => given,
         },
         template_id: kept(changes.template_id, &current.template_id),
+        topic_id: kept(changes.topic_id, &current.topic_id),
     }
 }
 
@@ -153,6 +156,14 @@ pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>> {
     c.kind = compose::check_type(f.kind.as_deref(), "type", EmailKind::Marketing.as_str())?;
     c.audience_type = audience_type;
     c.template_id = f.template_id.filter(|t| !t.trim().is_empty());
+    c.topic_id = f.topic_id.filter(|t| !t.trim().is_empty());
+    if c.topic_id.is_some() && c.kind != EmailKind::Marketing {
+        return Err(Error::invalid(
+            "topicId",
+            "invalid_value",
+            "only MARKETING campaigns go to a topic's subscribers",
+        ));
+    }
     Ok(condition)
 }
 
@@ -184,10 +195,16 @@ pub fn check_references(conn: &Tx, c: &Campaign, condition: Option<Condition>) -
         ]));
     }
     let domain = c.from_email.rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_default();
-    let mut list: Vec<(&str, &str)> = Vec::new();
-    list.extend(found.fields.iter().map(|f| ("field", f.as_str())));
-    list.extend(found.events.iter().map(|e| ("event", e.as_str())));
-    list.extend(found.segments.iter().map(|s| ("segment", s.as_str())));
+    if let Some(topic) = &c.topic_id {
+        if topics::get(conn, &c.project_id, topic)?.is_none() {
+            return Err(Error::Invalid(vec![
+                FieldError::new("topicId", "not_found", "no topic of this project has this id")
+                    .received(json!(topic)),
+            ]));
+        }
+        found.topics.push(topic.clone());
+    }
+    let mut list = found.pairs();
     list.extend(c.template_id.iter().map(|t| ("template", t.as_str())));
     list.push(("domain", domain.as_str()));
     refs::set(conn, Owner::Campaign, &c.id, &c.project_id, &list)?;
@@ -256,8 +273,15 @@ pub fn audience(conn: &Tx, c: &Campaign) -> Result<Condition> {
     if c.kind != EmailKind::Marketing {
         return Ok(condition);
     }
-    let subscribed = json!({ "groups": [{ "filters": [{ "field": "subscribed", "operator": "equals", "value": true }] }] });
-    let mut only_subscribed = Condition::parse(&subscribed, "audience")?;
+    // Subscribed to marketing, and to the campaign's topic when it has one.
+    let mut filters = vec![json!({ "field": "subscribed", "operator": "equals", "value": true })];
+    filters.extend(
+        c.topic_id
+            .iter()
+            .map(|t| json!({ "field": format!("topic.{t}"), "operator": "equals", "value": true })),
+    );
+    let mut only_subscribed = Condition::parse(&json!({ "groups": [{ "filters": filters }] }), "audience")?;
+    resolve(conn, &c.project_id, &mut only_subscribed, None, "topicId")?;
     only_subscribed.groups[0].conditions = Some(Box::new(condition));
     Ok(only_subscribed)
 }

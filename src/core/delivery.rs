@@ -18,7 +18,7 @@ use super::{domains as core_domains, events, links, outbound};
 use crate::config::TrackingConfig;
 use crate::db::email_parts::{self, Part, RawMessage};
 use crate::db::emails::{self, Email};
-use crate::db::{Tx, campaigns, contacts, domains, outbox, projects, suppressions};
+use crate::db::{Tx, campaigns, contacts, domains, outbox, projects, suppressions, topics};
 use crate::mail::dkim::Signers;
 use crate::mail::message::{self, Outgoing};
 use crate::mail::tracked;
@@ -52,6 +52,9 @@ pub struct Context {
     pub domain: Option<Arc<domains::Domain>>,
     /// For campaign mail: the campaign, `None` when it was deleted.
     pub campaign: Option<Option<Arc<campaigns::Campaign>>>,
+    /// For MARKETING mail of a campaign that targets a topic: the topic's name when the contact
+    /// is no longer subscribed to it.
+    pub left_topic: Option<String>,
     /// The request's attachments (`None` for other mail, or once they are gone).
     pub attachments: Option<Arc<Part<String>>>,
     /// A submitted message as written (`None` for other mail, or once it is gone).
@@ -67,6 +70,7 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
     let mut campaigns_seen = HashMap::new();
     let mut attachments_seen = HashMap::new();
     let mut raw_seen = HashMap::new();
+    let mut topics_seen = HashMap::new();
     let mut wiping_seen = HashMap::new();
     let mut out = Vec::with_capacity(batch.len());
     for email in batch {
@@ -96,6 +100,19 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
             None => None,
             Some(id) => Some(read_once(&mut campaigns_seen, id.clone(), || campaigns::by_id(conn, id))?),
         };
+        // A contact that left the campaign's topic since the audience was taken gets none of it.
+        let topic = match (&campaign, &contact) {
+            (Some(Some(c)), Some(_)) if email.kind == EmailKind::Marketing => c.topic_id.as_ref(),
+            _ => None,
+        };
+        let left_topic = match (topic, &contact) {
+            (Some(id), Some(contact)) => {
+                let found = read_once(&mut topics_seen, id.clone(), || topics::get(conn, project, id))?;
+                let choices = topics::choices(conn, contact.seq)?;
+                found.filter(|t| !super::topics::subscribed(&choices, t)).map(|t| t.name.clone())
+            }
+            _ => None,
+        };
         let attachments = match &email.attachment_set {
             None => None,
             Some(id) => read_once(&mut attachments_seen, id.clone(), || {
@@ -110,7 +127,10 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
             Some(wiping) => *wiping,
             None => *wiping_seen.entry(project.to_string()).or_insert(projects::is_wiping(conn, project)?),
         };
-        out.push((email, Context { contact, suppressed, domain, campaign, attachments, raw, wiping }));
+        out.push((
+            email,
+            Context { contact, suppressed, domain, campaign, left_topic, attachments, raw, wiping },
+        ));
     }
     Ok(out)
 }
@@ -146,6 +166,12 @@ pub fn check(email: &Email, context: &Context) -> Result<Email, Outcome> {
         && let Err(why) = may_send(&email.kind, contact.subscribed, context.suppressed.as_deref())
     {
         return Err(Outcome::Fail { error: format!("not sent: {why}"), counted: false });
+    }
+    if let Some(topic) = context.left_topic.as_deref().filter(|_| email.source_type != EmailSource::Test) {
+        return Err(Outcome::Fail {
+            error: format!("not sent: the contact is not subscribed to the topic {topic:?}"),
+            counted: false,
+        });
     }
     if email.raw_message.is_some() && context.raw.is_none() {
         return Err(no_longer_kept());

@@ -91,11 +91,7 @@ pub fn check_condition(conn: &Tx, project: &str, value: &Value, within: Option<&
 }
 
 fn save_refs(conn: &Tx, segment: &Segment, refs: &References) -> crate::db::Result<()> {
-    let mut list: Vec<(&str, &str)> = Vec::new();
-    list.extend(refs.fields.iter().map(|f| ("field", f.as_str())));
-    list.extend(refs.events.iter().map(|e| ("event", e.as_str())));
-    list.extend(refs.segments.iter().map(|s| ("segment", s.as_str())));
-    refs::set(conn, Owner::Segment, &segment.id, &segment.project_id, &list)
+    refs::set(conn, Owner::Segment, &segment.id, &segment.project_id, &refs.pairs())
 }
 
 /// A new segment, checked.

@@ -18,6 +18,7 @@ use super::ids::TopicId;
 use super::workflows::{check_name, check_text};
 use crate::db::Tx;
 use crate::db::contacts::Contact;
+use crate::db::refs;
 use crate::db::topics::{self as rows, Topic};
 
 /// Most topics of one project.
@@ -85,9 +86,29 @@ pub fn update(tx: &Tx, project: &str, id: &str, settings: Settings, now: i64) ->
 }
 
 /// Deletes topic `id` of `project` with its contacts' choices; campaigns that targeted it
-/// target no topic from then on.
+/// target no topic from then on. 409 while a segment's or a workflow's condition names it, or
+/// a SCHEDULED or SENDING campaign targets it or names it.
 pub fn remove(tx: &Tx, project: &str, id: &str) -> Result<()> {
     let topic = find(tx, project, id)?;
+    let in_use = |what: &str, users: Vec<(String, String)>| {
+        let (_, name) = users.first().cloned().unwrap_or_default();
+        let listed: Vec<_> = users.iter().map(|(id, name)| json!({ "id": id, "name": name })).collect();
+        Error::Conflict {
+            message: format!("The {what} {name:?} uses this topic; change it first"),
+            details: Some(json!({ format!("{what}s"): listed })),
+        }
+    };
+    if let Some(campaign) = refs::active_campaign(tx, project, "topic", &topic.id)? {
+        return Err(in_use("campaign", vec![campaign]));
+    }
+    let segments = refs::segments(tx, project, "topic", &topic.id)?;
+    if !segments.is_empty() {
+        return Err(in_use("segment", segments));
+    }
+    let workflows = refs::workflows(tx, project, "topic", &topic.id)?;
+    if !workflows.is_empty() {
+        return Err(in_use("workflow", workflows.into_iter().map(|(id, name, _)| (id, name)).collect()));
+    }
     rows::delete(tx, &topic.id)?;
     Ok(())
 }

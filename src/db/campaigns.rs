@@ -24,6 +24,8 @@ pub struct Campaign {
     /// JSON text of the condition tree (FILTERED).
     pub audience_condition: Option<String>,
     pub template_id: Option<String>,
+    /// MARKETING mail to a topic goes only to contacts subscribed to it (and to marketing).
+    pub topic_id: Option<String>,
     pub scheduled_for: Option<i64>,
     pub sent_at: Option<i64>,
     pub finished_at: Option<i64>,
@@ -57,7 +59,7 @@ const COLUMNS: &str =
      status, audience_type, segment_id, audience_condition, template_id, scheduled_for, sent_at, finished_at,
      expand_cursor, expanded, total_recipients, sent_count, failed_count, delivered_count, opened_count,
      clicked_count, bounced_count, complained_count, unsubscribed_count, created_at, updated_at, stopped_reason,
-     replied_count";
+     replied_count, topic_id";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
     Ok(Campaign {
@@ -96,6 +98,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
         created_at: r.get(29)?,
         updated_at: r.get(30)?,
         stopped_reason: r.get(31)?,
+        topic_id: r.get(33)?,
     })
 }
 
@@ -118,8 +121,9 @@ pub fn stop_expansion(
 pub fn insert(conn: &Connection, c: &Campaign) -> Result<()> {
     conn.execute(
         "INSERT INTO campaigns (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type,
-             status, audience_type, segment_id, audience_condition, template_id, scheduled_for, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+             status, audience_type, segment_id, audience_condition, template_id, scheduled_for, created_at, updated_at,
+             topic_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
         params![
             c.id,
             c.project_id,
@@ -138,7 +142,8 @@ pub fn insert(conn: &Connection, c: &Campaign) -> Result<()> {
             c.template_id,
             c.scheduled_for,
             c.created_at,
-            c.updated_at
+            c.updated_at,
+            c.topic_id
         ],
     )?;
     Ok(())
@@ -149,7 +154,7 @@ pub fn update_content(conn: &Connection, c: &Campaign) -> Result<()> {
     conn.execute(
         "UPDATE campaigns SET name = ?2, description = ?3, subject = ?4, body = ?5, from_email = ?6, from_name = ?7,
              reply_to = ?8, type = ?9, audience_type = ?10, segment_id = ?11, audience_condition = ?12,
-             template_id = ?13, scheduled_for = ?14, updated_at = ?15
+             template_id = ?13, scheduled_for = ?14, updated_at = ?15, topic_id = ?16
          WHERE id = ?1",
         params![
             c.id,
@@ -166,7 +171,8 @@ pub fn update_content(conn: &Connection, c: &Campaign) -> Result<()> {
             c.audience_condition,
             c.template_id,
             c.scheduled_for,
-            c.updated_at
+            c.updated_at,
+            c.topic_id
         ],
     )?;
     Ok(())

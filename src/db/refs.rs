@@ -28,7 +28,10 @@ pub fn set(conn: &Connection, owner: Owner, id: &str, project: &str, refs: &[(&s
     conn.prepare_cached("DELETE FROM refs WHERE owner_kind = ?1 AND owner_id = ?2")?
         .execute([owner.as_str(), id])?;
     let mut insert = conn.prepare_cached(
-        "INSERT OR IGNORE INTO refs (owner_kind, owner_id, project_id, kind, name) VALUES (?1, ?2, ?3, ?4, ?5)",
+        // A pair named twice is kept once; any other refusal (a kind the table does not know) is
+        // an error, not a reference silently lost.
+        "INSERT INTO refs (owner_kind, owner_id, project_id, kind, name) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT DO NOTHING",
     )?;
     for (kind, name) in refs {
         insert.execute(params![owner.as_str(), id, project, kind, name])?;

@@ -94,6 +94,14 @@ pub fn choices(conn: &Connection, seq: i64) -> Result<Vec<(String, bool)>> {
     Ok(statement.query_map([seq], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Contact `seq`'s choice for `topic`, if it made one.
+pub fn choice(conn: &Connection, topic: &str, seq: i64) -> Result<Option<bool>> {
+    Ok(conn
+        .prepare_cached("SELECT subscribed FROM contact_topics WHERE topic_id = ?1 AND contact_seq = ?2")?
+        .query_row(params![topic, seq], |r| r.get(0))
+        .optional()?)
+}
+
 /// Records contact `seq`'s choice for `topic`.
 pub fn choose(conn: &Connection, topic: &str, seq: i64, subscribed: bool, now: i64) -> Result<()> {
     conn.prepare_cached(

@@ -39,6 +39,8 @@ pub struct Campaign {
     /// With `SEGMENT`.
     pub segment_id: Option<String>,
     pub template_id: Option<String>,
+    /// MARKETING mail only to the contacts subscribed to this topic (and to marketing).
+    pub topic_id: Option<String>,
     #[schema(format = DateTime)]
     pub scheduled_for: Option<String>,
     pub total_recipients: i64,
@@ -86,6 +88,7 @@ impl From<&Row> for Campaign {
                 .map(|tree| crate::core::conditions::canonical(&tree)),
             segment_id: c.segment_id.clone(),
             template_id: c.template_id.clone(),
+            topic_id: c.topic_id.clone(),
             scheduled_for: c.scheduled_for.map(iso),
             total_recipients: c.total_recipients,
             sent_count: c.counts.sent,
@@ -219,11 +222,13 @@ pub struct CampaignFields {
     pub audience_condition: Option<Value>,
     /// A template whose content the campaign takes.
     pub template_id: Option<String>,
+    /// MARKETING only: the campaign goes only to contacts subscribed to this topic.
+    pub topic_id: Option<String>,
 }
 
 /// The body of `PUT /campaigns/{id}`: the fields of `POST /campaigns`, each left out keeping its
 /// value (a partial update, as Plunk's clients send it); `null` clears `description`,
-/// `fromName`, `replyTo`, `segmentId`, `audienceCondition` and `templateId`.
+/// `fromName`, `replyTo`, `segmentId`, `audienceCondition`, `templateId` and `topicId`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[schema(example = json!({ "subject": "What is new this month" }))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -257,6 +262,9 @@ pub struct CampaignChanges {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>)]
     pub template_id: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    pub topic_id: Option<Option<String>>,
 }
 
 impl From<CampaignFields> for campaigns::Fields {
@@ -274,6 +282,7 @@ impl From<CampaignFields> for campaigns::Fields {
             segment_id,
             audience_condition,
             template_id,
+            topic_id,
         } = f;
         campaigns::Fields {
             name,
@@ -288,6 +297,7 @@ impl From<CampaignFields> for campaigns::Fields {
             segment_id,
             audience_condition,
             template_id,
+            topic_id,
         }
     }
 }
@@ -307,6 +317,7 @@ impl From<CampaignChanges> for campaigns::Changes {
             segment_id,
             audience_condition,
             template_id,
+            topic_id,
         } = c;
         campaigns::Changes {
             name,
@@ -321,6 +332,7 @@ impl From<CampaignChanges> for campaigns::Changes {
             segment_id,
             audience_condition,
             template_id,
+            topic_id,
         }
     }
 }

@@ -150,3 +150,101 @@ async fn a_topic_event_cannot_be_tracked_by_a_client() {
     let (status, error) = app.post("/v1/track", &keys.public_key, body).await;
     assert_eq!(status, Status::UnprocessableEntity, "the service's own event: {error}");
 }
+
+/// A MARKETING campaign to a topic reaches exactly the contacts subscribed to the topic (their
+/// choice, else its default) and to marketing, counted at the SMTP sink; a contact that leaves
+/// the topic after the audience was taken gets nothing; a segment and a topic in use by one
+/// read the same rule, and the topic cannot be deleted under it.
+#[rocket::async_test]
+async fn a_campaign_to_a_topic_reaches_exactly_its_subscribers() {
+    use crate::common::smtp_sink::Reply;
+    use crate::send::Mailroom;
+    let room = Mailroom::with(|c| c.scheduler.retry_base_secs = 1).await;
+    let (app, key) = (&room.app, room.keys.secret_key.clone());
+    let news = topic(app, &key, json!({ "name": "News" })).await;
+    let digest = topic(app, &key, json!({ "name": "Digest", "defaultOptIn": true })).await;
+    let mut ids = std::collections::HashMap::new();
+    for (email, subscribed, topics) in [
+        ("a@example.org", true, json!({ news.clone(): true })),
+        ("b@example.org", true, json!({})),
+        ("c@example.org", false, json!({ news.clone(): true })),
+        ("d@example.org", true, json!({ news.clone(): false, digest.clone(): false })),
+        ("e@example.org", true, json!({})),
+    ] {
+        let (_, made) =
+            app.post("/contacts", &key, json!({ "email": email, "subscribed": subscribed })).await;
+        let id = made["id"].as_str().unwrap().to_string();
+        let (status, _) = app
+            .call(Method::Patch, &format!("/contacts/{id}"), &key, Some(json!({ "topics": topics })))
+            .await;
+        assert_eq!(status, Status::Ok);
+        ids.insert(email, id);
+    }
+    // A segment on the topic counts what the campaign will reach.
+    let condition = json!({ "groups": [{ "filters": [{ "field": format!("topic.{digest}"), "operator": "equals", "value": true }] }] });
+    let (status, segment) =
+        app.post("/segments", &key, json!({ "name": "Digest readers", "condition": condition })).await;
+    assert_eq!(status, Status::Ok, "{segment}");
+    let (_, members) =
+        app.get(&format!("/segments/{}/contacts", segment["id"].as_str().unwrap()), &key).await;
+    let mut emails: Vec<&str> =
+        members["data"].as_array().unwrap().iter().map(|c| c["email"].as_str().unwrap()).collect();
+    emails.sort();
+    assert_eq!(emails, ["a@example.org", "b@example.org", "c@example.org", "e@example.org"], "{members}");
+    let (status, refused) = app.call(Method::Delete, &format!("/topics/{digest}"), &key, None).await;
+    assert_eq!(status, Status::Conflict, "a segment uses it: {refused}");
+
+    let send = async |topic: &str| {
+        let body = json!({ "name": "Topic mail", "subject": "Hi", "body": "<p>Hi</p>", "from": "news@example.test",
+            "audienceType": "ALL", "topicId": topic });
+        let (status, made) = app.post("/campaigns", &key, body).await;
+        assert_eq!(status, Status::Ok, "{made}");
+        let id = made["data"]["id"].as_str().unwrap().to_string();
+        assert_eq!(made["data"]["topicId"], json!(topic));
+        let (status, sent) = app.post(&format!("/campaigns/{id}/send"), &key, json!({})).await;
+        assert_eq!(status, Status::Ok, "{sent}");
+        id
+    };
+
+    // News: only a (c chose it but left marketing; d left it; b and e have its default, out).
+    send(&news).await;
+    let got = room.deliver(1).await;
+    assert_eq!(got.iter().map(|m| m.to[0].as_str()).collect::<Vec<_>>(), ["a@example.org"]);
+
+    // Digest: a, b and e; b leaves the topic after the audience was taken, while the relay
+    // is turning the first tries away, and is not sent to.
+    room.sink.script(&[Reply::Temporary, Reply::Temporary, Reply::Temporary]);
+    let campaign = send(&digest).await;
+    let store = app.store();
+    app.run_jobs_until("three refused tries", async || room.sink.refused() >= 3).await;
+    assert_eq!(store.count("emails", &[("campaign_id", campaign.clone().into())]), 3);
+    let b = &ids["b@example.org"];
+    let body = json!({ "topics": { digest.clone(): false } });
+    assert_eq!(app.call(Method::Patch, &format!("/contacts/{b}"), &key, Some(body)).await.0, Status::Ok);
+    let got = room.deliver(3).await;
+    let mut to: Vec<&str> = got[1..].iter().map(|m| m.to[0].as_str()).collect();
+    to.sort();
+    assert_eq!(to, ["a@example.org", "e@example.org"]);
+    let (_, theirs) = app.get(&format!("/contacts/{b}/emails"), &key).await;
+    let failed = &theirs["data"][0];
+    assert_eq!(failed["status"], "FAILED", "{theirs}");
+    assert!(failed["error"].as_str().unwrap().contains("not subscribed to the topic \"Digest\""), "{theirs}");
+
+    // A TRANSACTIONAL campaign has no topic; an unknown topic is named.
+    let body = json!({ "name": "x", "subject": "x", "body": "x", "from": "news@example.test", "audienceType": "ALL",
+        "type": "TRANSACTIONAL", "topicId": news });
+    let (status, refused) = app.post("/campaigns", &key, body).await;
+    assert_eq!(
+        (status, refused["error"]["errors"][0]["field"].clone()),
+        (Status::UnprocessableEntity, json!("topicId")),
+        "{refused}"
+    );
+    let body = json!({ "name": "x", "subject": "x", "body": "x", "from": "news@example.test", "audienceType": "ALL",
+        "topicId": "01a21b9d-c440-71d0-805d-18a50047944f" });
+    let (status, refused) = app.post("/campaigns", &key, body).await;
+    assert_eq!(
+        (status, refused["error"]["errors"][0]["code"].clone()),
+        (Status::UnprocessableEntity, json!("not_found")),
+        "{refused}"
+    );
+}

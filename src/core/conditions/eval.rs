@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::{Bound, Condition, EventTest, Field, Filter, Logic, Target, Test};
 use crate::clock;
 use crate::db::contacts::Contact;
-use crate::db::{Tx, events, segments};
+use crate::db::{Tx, events, segments, topics};
 
 /// What a condition needs to know about a contact beyond its own fields.
 pub trait Facts {
@@ -14,6 +14,10 @@ pub trait Facts {
     fn event_times(&self, name: &str) -> Option<(i64, i64)>;
     /// Whether the contact is a stored member of the (static) segment `id`.
     fn member_of(&self, segment: &str) -> bool;
+    /// The contact's own choice for topic `id`, if it made one.
+    fn topic_choice(&self, _topic: &str) -> Option<bool> {
+        None
+    }
     /// The workflow execution's context, for `event.*` and `workflow.*` fields: `event.<path>`
     /// reads `<path>` under its `event` key, `workflow.<path>` reads `<path>` from the top.
     fn context(&self) -> Option<&Map<String, Value>> {
@@ -81,6 +85,10 @@ fn field_test(field: &Field, test: &Test, contact: &Contact, facts: &dyn Facts, 
         }
         Field::Subscribed => {
             owned = Value::Bool(contact.subscribed);
+            Some(&owned)
+        }
+        Field::Topic { id, default_opt_in } => {
+            owned = Value::Bool(facts.topic_choice(id).unwrap_or(*default_opt_in));
             Some(&owned)
         }
         Field::Data(path) => lookup(&contact.data, path),
@@ -160,6 +168,13 @@ impl Facts for DbFacts<'_> {
         segments::is_member(self.conn, segment, self.contact_seq).unwrap_or_else(|e| {
             tracing::error!("reading a segment's members for a condition: {e}");
             false
+        })
+    }
+
+    fn topic_choice(&self, topic: &str) -> Option<bool> {
+        topics::choice(self.conn, topic, self.contact_seq).unwrap_or_else(|e| {
+            tracing::error!("reading a contact's topics for a condition: {e}");
+            None
         })
     }
 }

@@ -8,7 +8,9 @@
 //!
 //! - `logic` is `AND` or `OR` over the groups (`AND` when absent); the filters of a group are
 //!   ANDed, and its nested `conditions` is ANDed with them. An empty group or tree matches.
-//! - Fields: `email`, `subscribed`, `createdAt`, `updatedAt`, and `data.<dotted path>`. A custom
+//! - Fields: `email`, `subscribed`, `createdAt`, `updatedAt`, `data.<dotted path>`, and
+//!   `topic.<id>` (whether the contact is subscribed to the topic: its own choice, else the
+//!   topic's `defaultOptIn`; `equals`/`notEquals` a boolean, `exists`). A custom
 //!   field that is absent or `null` is missing, and a filter on a missing field matches only
 //!   `notEquals`, `notContains` and `notExists`.
 //! - `equals` compares by the stored value's type: a stored number equals a number (or a string
@@ -86,12 +88,13 @@ impl Condition {
         for filter in self.filters() {
             match filter {
                 Filter::Field { field: Field::Context { .. }, .. } => {}
+                Filter::Field { field: Field::Topic { id, .. }, .. } => refs.topics.push(id.clone()),
                 Filter::Field { field, .. } => refs.fields.push(field.name()),
                 Filter::Event { name, .. } => refs.events.push(name.clone()),
                 Filter::Segment { id, .. } => refs.segments.push(id.clone()),
             }
         }
-        for list in [&mut refs.fields, &mut refs.events, &mut refs.segments] {
+        for list in [&mut refs.fields, &mut refs.events, &mut refs.segments, &mut refs.topics] {
             list.sort();
             list.dedup();
         }
@@ -105,6 +108,20 @@ pub struct References {
     pub fields: Vec<String>,
     pub events: Vec<String>,
     pub segments: Vec<String>,
+    pub topics: Vec<String>,
+}
+
+impl References {
+    /// As the references registry keeps them: `(kind, name)` pairs.
+    pub fn pairs(&self) -> Vec<(&'static str, &str)> {
+        let kinds = [
+            ("field", &self.fields),
+            ("event", &self.events),
+            ("segment", &self.segments),
+            ("topic", &self.topics),
+        ];
+        kinds.into_iter().flat_map(|(kind, names)| names.iter().map(move |n| (kind, n.as_str()))).collect()
+    }
 }
 
 impl Field {
@@ -116,6 +133,7 @@ impl Field {
             Field::CreatedAt => "createdAt".into(),
             Field::UpdatedAt => "updatedAt".into(),
             Field::Data(path) => format!("data.{}", path.join(".")),
+            Field::Topic { id, .. } => format!("topic.{id}"),
             Field::Context { event, path } => {
                 format!("{}.{}", if *event { "event" } else { "workflow" }, path.join("."))
             }

@@ -348,6 +348,12 @@ fn parse_field(field: &str, path: &str, context: bool) -> Result<Field> {
         "updatedAt" => return Ok(Field::UpdatedAt),
         _ => {}
     }
+    if let Some(id) = field.strip_prefix("topic.") {
+        return match crate::core::ids::TopicId::parse(id) {
+            Some(id) => Ok(Field::Topic { id: id.into(), default_opt_in: false }),
+            None => Err(unknown(format!("{field:?} does not name a topic: topic.<id> takes a topic's id"))),
+        };
+    }
     let scoped = |prefix: &str| field.strip_prefix(prefix).filter(|_| context);
     let (rest, scope) = match (field.strip_prefix("data."), scoped("event."), scoped("workflow.")) {
         (Some(rest), _, _) => (rest, None),
@@ -356,12 +362,12 @@ fn parse_field(field: &str, path: &str, context: bool) -> Result<Field> {
         _ if context => {
             return Err(unknown(format!(
                 "unknown field {field:?}: use email, subscribed, createdAt, updatedAt, a custom field as \
-                 data.<name>, or the execution's event.<name> or workflow.<name>"
+                 data.<name>, a topic as topic.<id>, or the execution's event.<name> or workflow.<name>"
             )));
         }
         _ => {
             return Err(unknown(format!(
-                "unknown field {field:?}: use email, subscribed, createdAt, updatedAt, or a custom field as data.<name>"
+                "unknown field {field:?}: use email, subscribed, createdAt, updatedAt, a custom field as data.<name>, or a topic as topic.<id>"
             )));
         }
     };
@@ -417,13 +423,15 @@ fn parse_test(field: &Field, operator: &str, value: &Value, unit: &Value, path: 
                     scalar =
                         Scalar { text: scalar.text.map(|t| t.to_lowercase()), number: None, boolean: None }
                 }
-                Field::Subscribed if scalar.boolean.is_none() => return Err(required("true or false")),
+                Field::Subscribed | Field::Topic { .. } if scalar.boolean.is_none() => {
+                    return Err(required("true or false"));
+                }
                 _ => {}
             }
             Ok(Test::Equals { value: scalar, negated })
         }
         "contains" | "notContains" => {
-            if matches!(field, Field::Subscribed) || is_time {
+            if matches!(field, Field::Subscribed | Field::Topic { .. }) || is_time {
                 return Err(not_for());
             }
             let Some(element) = Scalar::of(value) else {
@@ -443,7 +451,7 @@ fn parse_test(field: &Field, operator: &str, value: &Value, unit: &Value, path: 
             })
         }
         "greaterThan" | "gt" | "lessThan" | "lt" | "greaterThanOrEqual" | "lessThanOrEqual" => {
-            if matches!(field, Field::Email | Field::Subscribed) {
+            if matches!(field, Field::Email | Field::Subscribed | Field::Topic { .. }) {
                 return Err(not_for());
             }
             let op = match operator {
@@ -470,7 +478,7 @@ fn parse_test(field: &Field, operator: &str, value: &Value, unit: &Value, path: 
         "exists" | "notExists" => Ok(Test::Exists { negated: operator == "notExists" }),
         _ => {
             // within / olderThan
-            if matches!(field, Field::Email | Field::Subscribed) {
+            if matches!(field, Field::Email | Field::Subscribed | Field::Topic { .. }) {
                 return Err(not_for());
             }
             Ok(Test::Age { span: span(value, unit, path)?, older: operator == "olderThan" })

@@ -1,12 +1,13 @@
 //! Looking up the segments a condition refers to (`memberOfSegment`), so both evaluators know
 //! whether to read stored members (static) or to evaluate the other segment's condition
-//! (dynamic). Refuses unknown segments, cycles and chains that grow too deep or too large.
+//! (dynamic), and the topics it names (`topic.<id>`), for their defaults. Refuses unknown
+//! segments and topics, cycles and chains that grow too deep or too large.
 
 use crate::db::Tx;
 
-use super::{Condition, Filter, MAX_FILTERS, MAX_NESTING, Target};
+use super::{Condition, Field, Filter, MAX_FILTERS, MAX_NESTING, Target};
 use crate::core::error::{Error, FieldError, Result};
-use crate::db::segments;
+use crate::db::{segments, topics};
 
 /// Most filters once referred segments are included.
 const MAX_RESOLVED_FILTERS: usize = 5 * MAX_FILTERS;
@@ -47,6 +48,13 @@ fn resolve_in(
                         "with the segments it refers to, a condition holds at most {MAX_RESOLVED_FILTERS} filters"
                     ),
                 ));
+            }
+            if let Filter::Field { field: Field::Topic { id, default_opt_in }, .. } = filter {
+                let Some(topic) = topics::get(conn, project, id)? else {
+                    return Err(fail("not_found", format!("no topic {id} in this project"), id));
+                };
+                *default_opt_in = topic.default_opt_in;
+                continue;
             }
             let Filter::Segment { id, target, .. } = filter else { continue };
             if chain.iter().any(|c| c == id) {

@@ -462,3 +462,47 @@ fn workflow_conditions_read_the_execution_context_and_only_they_may() {
     assert!(matches(&missing, &contact, &InContext(serde_json::Map::new()), 0));
     assert!(!matches(&missing, &contact, &context(1, "x"), 0));
 }
+
+#[test]
+fn topics_read_a_choice_else_the_default_on_both_paths() {
+    let fx = Fixture::new();
+    let topic = |id: &str, default_opt_in: bool| crate::db::topics::Topic {
+        id: id.into(),
+        project_id: PROJECT.into(),
+        name: id.into(),
+        default_opt_in,
+        ..Default::default()
+    };
+    // Topic ids as the API makes them.
+    let (opt_in, opt_out) = ("01a21b9d-c440-71d0-805d-18a50047944f", "01a21b9d-c440-71d0-805d-18a500479450");
+    crate::db::topics::insert(&fx.conn, &topic(opt_in, true)).unwrap();
+    crate::db::topics::insert(&fx.conn, &topic(opt_out, false)).unwrap();
+    let a = fx.contact("a@x.io", true, json!({}), 0);
+    let b = fx.contact("b@x.io", true, json!({}), 0);
+    let c = fx.contact("c@x.io", false, json!({}), 0);
+    crate::db::topics::choose(&fx.conn, opt_in, a, false, 0).unwrap();
+    crate::db::topics::choose(&fx.conn, opt_out, b, true, 0).unwrap();
+    let on = |id: &str, value: bool| f(&format!("topic.{id}"), "equals", json!(value));
+    assert_eq!(fx.matching(on(opt_in, true)), [b, c], "the default, except a's opt-out");
+    assert_eq!(fx.matching(on(opt_in, false)), [a]);
+    assert_eq!(fx.matching(f(&format!("topic.{opt_in}"), "notEquals", json!(true))), [a]);
+    assert_eq!(fx.matching(on(opt_out, true)), [b], "only b's opt-in");
+    assert_eq!(fx.matching(f(&format!("topic.{opt_out}"), "exists", Value::Null)), [a, b, c]);
+
+    let check = |filter: Value, field: &str, code: &str| {
+        let tree = json!({ "groups": [{ "filters": [filter] }] });
+        let e = Condition::parse(&tree, "condition")
+            .and_then(|mut c| resolve(&fx.conn, PROJECT, &mut c, None, "condition").map(|()| c))
+            .unwrap_err();
+        assert_eq!((e.fields()[0].field.as_str(), e.fields()[0].code.as_str()), (field, code), "{tree}");
+    };
+    let at = "condition.groups[0].filters[0]";
+    check(f("topic.news", "equals", json!(true)), &format!("{at}.field"), "unknown_field");
+    check(f(&format!("topic.{opt_in}"), "equals", json!("yes")), &format!("{at}.value"), "required");
+    check(
+        f(&format!("topic.{opt_in}"), "contains", json!("x")),
+        &format!("{at}.operator"),
+        "invalid_operator",
+    );
+    check(on("01a21b9d-c440-71d0-805d-18a500479999", true), "condition", "not_found");
+}

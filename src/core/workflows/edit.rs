@@ -105,8 +105,7 @@ fn save_refs(tx: &Tx, w: &Workflow) -> Result<()> {
         names.extend(refs.template.map(|t| ("template", t)));
         if let Some(condition) = refs.condition {
             let found = condition.references();
-            names.extend(found.fields.into_iter().map(|f| ("field", f)));
-            names.extend(found.segments.into_iter().map(|s| ("segment", s)));
+            names.extend(found.pairs().into_iter().map(|(kind, name)| (kind, name.to_string())));
         }
     }
     let pairs: Vec<(&str, &str)> = names.iter().map(|(k, n)| (*k, n.as_str())).collect();

@@ -187,7 +187,19 @@ impl Builder<'_> {
                 Some(b) => self.text(if b { "c.subscribed = 1" } else { "c.subscribed = 0" }),
                 None => self.text("0"),
             },
-            (Field::Email | Field::Subscribed, Test::Exists { .. }) => self.text("1"),
+            (Field::Topic { id, default_opt_in }, Test::Equals { value, .. }) => match value.boolean {
+                Some(b) => {
+                    self.text("coalesce((SELECT ct.subscribed FROM contact_topics ct WHERE ct.topic_id = ");
+                    self.bind(SqlValue::Text(id.clone()));
+                    self.text(&format!(
+                        " AND ct.contact_seq = c.seq), {}) = {}",
+                        i32::from(*default_opt_in),
+                        i32::from(b)
+                    ));
+                }
+                None => self.text("0"),
+            },
+            (Field::Email | Field::Subscribed | Field::Topic { .. }, Test::Exists { .. }) => self.text("1"),
             _ => self.text("0"),
         }
     }

@@ -43,6 +43,12 @@ pub enum Field {
     UpdatedAt,
     /// A custom field: the dotted path under `data`, split.
     Data(Vec<String>),
+    /// Whether the contact is subscribed to a topic (`topic.<id>`): its own choice, else the
+    /// topic's default, which `core::conditions::resolve` reads.
+    Topic {
+        id: String,
+        default_opt_in: bool,
+    },
     /// In a workflow's CONDITION step: a value of the execution's context, `event.<path>` (the
     /// data of the event that started or resumed it) or `workflow.<path>` (its variables).
     Context {
