@@ -15,6 +15,7 @@ import { Import } from "./js/pages/import.js";
 import { Fields } from "./js/pages/fields.js";
 import { Templates, TemplateEditor } from "./js/pages/templates.js";
 import { Segments, SegmentPage } from "./js/pages/segments.js";
+import { Topics } from "./js/pages/topics.js";
 import { CampaignPage, Campaigns } from "./js/pages/campaigns.js";
 import { Events } from "./js/pages/events.js";
 import { WorkflowPage, Workflows } from "./js/pages/workflows.js";
@@ -33,6 +34,7 @@ const SECTIONS = [
   ["contacts", "Contacts"],
   ["fields", "Fields"],
   ["segments", "Segments"],
+  ["topics", "Topics"],
   ["templates", "Templates"],
   ["campaigns", "Campaigns"],
   ["workflows", "Workflows"],
@@ -56,6 +58,7 @@ const PROJECT_ROUTES = [
   ["templates/:id", TemplateEditor],
   ["segments", Segments],
   ["segments/:id", SegmentPage],
+  ["topics", Topics],
   ["campaigns", Campaigns],
   ["campaigns/:id", CampaignPage],
   ["workflows", Workflows],

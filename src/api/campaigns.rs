@@ -152,6 +152,7 @@ async fn count(
         audience_type: body.audience_type.unwrap_or_else(|| "ALL".into()),
         segment_id: body.segment_id,
         audience_condition: body.audience_condition.filter(|c| !c.is_null()).map(|c| c.to_string()),
+        topic_id: body.topic_id.filter(|t| !t.trim().is_empty()),
         ..Campaign::default()
     };
     let project = draft.project_id.clone();

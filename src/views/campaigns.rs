@@ -351,6 +351,8 @@ pub struct AudienceBody {
     pub segment_id: Option<String>,
     #[schema(value_type = Option<ConditionTree>)]
     pub audience_condition: Option<Value>,
+    /// MARKETING only: count only the contacts subscribed to this topic.
+    pub topic_id: Option<String>,
 }
 
 /// How many contacts an audience has now.

@@ -65,7 +65,8 @@ export function Campaigns({ project }) {
 function Audience({ draft, setDraft, vocabulary }) {
   const [count, setCount] = useState({ value: null, error: null });
   const audience = { type: draft.type, audienceType: draft.audienceType, segmentId: draft.segmentId || null,
-    audienceCondition: draft.audienceType === "FILTERED" ? draft.audienceCondition : null };
+    audienceCondition: draft.audienceType === "FILTERED" ? draft.audienceCondition : null,
+    topicId: draft.type === "MARKETING" ? draft.topicId || null : null };
   useDebounced(async () => {
     if (draft.audienceType === "SEGMENT" && !draft.segmentId) {
       setCount({ value: null, error: null });
@@ -95,6 +96,13 @@ function Audience({ draft, setDraft, vocabulary }) {
       ${draft.audienceType === "FILTERED" && html`
         <${ConditionBuilder} value=${draft.audienceCondition} catalogue=${vocabulary.catalogue} events=${vocabulary.events} segments=${vocabulary.segments}
           onChange=${(audienceCondition) => setDraft({ ...draft, audienceCondition })} />`}
+      ${draft.type === "MARKETING" && vocabulary.topics.length > 0 && html`
+        <${Field} label="Topic" hint="Only contacts subscribed to this topic receive it; their unsubscribe link offers leaving just the topic.">
+          <select id="campaign-topic" value=${draft.topicId || ""} onChange=${(e) => setDraft({ ...draft, topicId: e.currentTarget.value || null })}>
+            <option value="">No topic: every subscribed contact of the audience</option>
+            ${vocabulary.topics.map((t) => html`<option value=${t.id} key=${t.id}>${t.name}</option>`)}
+          </select>
+        <//>`}
       <div class="count-live" aria-live="polite">
         ${count.error
           ? html`<${ErrorBox} error=${count.error} />`
@@ -106,6 +114,7 @@ function Audience({ draft, setDraft, vocabulary }) {
 const EMPTY = {
   name: "", description: "", subject: "", body: "<p>Hello {{ firstName ?? \"there\" }},</p>\n\n<p><a href=\"{{ unsubscribeUrl }}\">Unsubscribe</a></p>\n",
   from: "", fromName: "", replyTo: "", type: "MARKETING", audienceType: "ALL", segmentId: "", audienceCondition: null, templateId: null,
+  topicId: null,
 };
 
 function bodyOf(draft) {
@@ -116,6 +125,7 @@ function bodyOf(draft) {
   if (draft.audienceType === "SEGMENT") body.segmentId = draft.segmentId;
   if (draft.audienceType === "FILTERED") body.audienceCondition = draft.audienceCondition || emptyCondition();
   if (draft.templateId) body.templateId = draft.templateId;
+  body.topicId = draft.type === "MARKETING" ? draft.topicId || null : null;
   return body;
 }
 
@@ -186,6 +196,7 @@ function SendPanel({ campaign, onChanged }) {
   const [when, setWhen] = useState("");
   const recipients = useLoad(() => post("/campaigns/count", {
     type: campaign.type, audienceType: campaign.audienceType, segmentId: campaign.segmentId, audienceCondition: campaign.audienceCondition,
+    topicId: campaign.topicId,
   }), [campaign.updatedAt]);
   const sendNow = useAction(async () => {
     const answer = await post(`/campaigns/${id}/send`, {});
@@ -266,10 +277,11 @@ export function CampaignPage({ project, params }) {
   const id = encodeURIComponent(params.id);
   const campaign = useLoad(() => (isNew ? Promise.resolve(EMPTY) : get(`/campaigns/${id}`)), [params.id]);
   const vocabulary = useLoad(async () => {
-    const [fields, events, segments, templates] = await Promise.all([
+    const [fields, events, segments, templates, topics] = await Promise.all([
       get("/contacts/fields"), get("/events/names"), get("/segments"), get("/templates", { pageSize: 100, sort: "name", dir: "asc" }),
+      get("/topics"),
     ]);
-    return { catalogue: fields.fields, events, segments, templates: templates.data };
+    return { catalogue: fields.fields, events, segments, templates: templates.data, topics };
   }, []);
   const cancel = useAction(async () => {
     const c = await post(`/campaigns/${id}/cancel`);

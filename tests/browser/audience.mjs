@@ -1,0 +1,78 @@
+// Growing an audience with consent (issue 32): topics made and edited on their page, a contact's
+// topics switched on its page, and a campaign sent to a topic, at 1400 and 375 px with axe. Run
+// by the cargo test `browser::dashboard_in_chromium` before dashboard.mjs.
+
+import assert from "node:assert/strict";
+import { F, api, audit, base, drive, lookup, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
+
+await drive("audience", async (browser) => {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  watch(page);
+  await signInToAcme(page, F.owner);
+  const project = `${base}/app/p/${encodeURIComponent(F.projectId)}`;
+
+  step("topics: none yet, one added with contacts subscribed until they choose, then edited");
+  await nav(page, "Topics");
+  await page.waitForSelector("text=No topics yet");
+  await audit(page, "topics, empty");
+  await page.fill("#topic-form input[name=name]", "Product news");
+  await page.fill("#topic-form input[name=description]", "New features, once a month");
+  await page.check("#topic-form input[name=defaultOptIn]");
+  await page.getByRole("button", { name: "Add topic" }).click();
+  await toast(page, "Topic Product news added");
+  const row = page.locator('#topics-table tr[data-topic="Product news"]');
+  await row.getByText("subscribed", { exact: true }).waitFor();
+  const topics = (await api("GET", "/topics")).body;
+  assert.deepEqual(topics.map((t) => [t.name, t.defaultOptIn, t.public]), [["Product news", true, true]]);
+  const news = topics[0];
+  await row.getByRole("button", { name: "Edit" }).click();
+  await row.locator("input[name=description]").fill("What is new, monthly");
+  await row.getByRole("button", { name: "Save topic" }).click();
+  await toast(page, "Topic saved");
+  await row.getByText("What is new, monthly").waitFor();
+  assert.equal((await api("GET", "/topics")).body[0].description, "What is new, monthly");
+  await audit(page, "topics");
+  await shot(page, "topics");
+  await page.setViewportSize({ width: 375, height: 812 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `the Topics page fits a phone (overflow ${overflow}px)`);
+  await audit(page, "topics, phone");
+  await page.setViewportSize({ width: 1400, height: 900 });
+
+  step("a contact's topics: subscribed by the default, switched off on its page");
+  const ada = await lookup("ada@example.com");
+  await page.goto(`${project}/contacts/${ada.id}`);
+  const box = page.locator('#contact-topics input[data-contact-topic="Product news"]');
+  await box.waitFor();
+  assert.equal(await box.isChecked(), true, "the topic's default");
+  // The switch shows the saved state: it turns off once the server has the choice.
+  await box.click();
+  await toast(page, "Unsubscribed from Product news");
+  await page.waitForFunction(() => !document.querySelector('#contact-topics input[data-contact-topic="Product news"]').checked);
+  const read = (await api("GET", `/contacts/${ada.id}`)).body;
+  assert.equal(read.topics[news.id], false);
+  await audit(page, "contact with topics");
+  await page.setViewportSize({ width: 375, height: 812 });
+  await audit(page, "contact with topics, phone");
+  await page.setViewportSize({ width: 1400, height: 900 });
+
+  step("a campaign to a topic: the topic chosen, the count without the contacts who left it");
+  await page.goto(`${project}/campaigns/new`);
+  const select = page.locator("#campaign-topic");
+  await select.waitFor();
+  const counted = async () => {
+    await page.waitForFunction(() => /^\d+$/.test(document.querySelector("#recipient-count")?.textContent || ""));
+    return Number(await page.locator("#recipient-count").innerText());
+  };
+  const everyone = await counted();
+  await select.selectOption({ label: "Product news" });
+  await page.waitForFunction((before) => {
+    const text = document.querySelector("#recipient-count")?.textContent;
+    return text && text !== "…" && Number(text) < before;
+  }, everyone);
+  const expected = (await api("POST", "/campaigns/count", { audienceType: "ALL", topicId: news.id })).body.count;
+  assert.equal(await counted(), expected);
+  await audit(page, "campaign with a topic");
+  await context.close();
+});
