@@ -13,6 +13,7 @@ use crate::clock;
 use crate::core::contacts as core_contacts;
 use crate::core::engagement::{self, Engagement};
 use crate::core::links::{self, Link, escape_html};
+use crate::db::topics::{self, Topic};
 use crate::db::{DbError, contacts, projects};
 use crate::error::{ApiError, Envelope};
 use crate::state::AppState;
@@ -177,10 +178,33 @@ fn button_form(action: &str, label: &str, class: &str, value: &str) -> String {
 )]
 #[get("/unsubscribe/<token>")]
 async fn unsubscribe_page(state: &State<AppState>, token: &str) -> Page {
-    let Some((Link::Unsubscribe { .. }, contact, project)) = contact_of(state, token).await else {
+    let Some((Link::Unsubscribe { email, .. }, contact, project)) = contact_of(state, token).await else {
         return not_found();
     };
     let action = format!("/unsubscribe/{token}");
+    // Mail of a campaign to a topic: leaving the topic, or everything.
+    if let Some((topic, on)) =
+        topic_of(state, email.as_deref(), &contact).await.filter(|_| contact.subscribed)
+    {
+        let mut body = if on {
+            format!(
+                "<p>Stop <strong>{}</strong> email from <strong>{}</strong> to <strong>{}</strong>?</p>{}",
+                escape_html(&topic.name),
+                escape_html(&project),
+                escape_html(&contact.email),
+                button_form(&action, &format!("Unsubscribe from {}", topic.name), "", "topic")
+            )
+        } else {
+            format!(
+                "<p><strong>{}</strong> gets no <strong>{}</strong> email from <strong>{}</strong>.</p>",
+                escape_html(&contact.email),
+                escape_html(&topic.name),
+                escape_html(&project)
+            )
+        };
+        body.push_str(&button_form(&action, "Unsubscribe from everything", "secondary", "unsubscribe"));
+        return page(Status::Ok, "Unsubscribe", &body);
+    }
     let body = if contact.subscribed {
         format!(
             "<p>Stop email from <strong>{}</strong> to <strong>{}</strong>?</p>{}",
@@ -209,26 +233,90 @@ struct PageForm<'r> {
 #[schema(as = PreferencesForm)]
 #[allow(dead_code)]
 struct PageFormDoc {
-    /// `subscribe` or `unsubscribe`; anything else shows the page again.
+    /// The preferences page: `subscribe` or `unsubscribe` (anything else shows the page again).
+    /// The unsubscribe page: `unsubscribe` (everything) or `topic` (the mail's topic only).
     action: Option<String>,
 }
 
-/// The page's button, and RFC 8058's one-click POST (`List-Unsubscribe=One-Click`), whatever the
-/// body says: the signed token is the permission.
+/// The page's buttons, and RFC 8058's one-click POST (`List-Unsubscribe=One-Click`): the signed
+/// token is the permission. Mail of a campaign to a topic leaves the topic (the one-click, and
+/// the page's `action=topic`) or everything (`action=unsubscribe`); other mail, everything.
 #[utoipa::path(
     tag = "Pages",
     operation_id = "unsubscribe",
+    request_body(content = PageFormDoc, content_type = "application/x-www-form-urlencoded"),
     params(("token" = String, Path, description = "The signed token of the mailed link")),
     security(()),
     responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 500, description = "The change could not be saved: a page saying so", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
-#[post("/unsubscribe/<token>")]
-async fn unsubscribe(state: &State<AppState>, token: &str) -> Page {
+#[post("/unsubscribe/<token>", data = "<form>")]
+async fn unsubscribe(state: &State<AppState>, token: &str, form: Option<Form<PageForm<'_>>>) -> Page {
     let Some((Link::Unsubscribe { email, .. }, contact, project)) = contact_of(state, token).await else {
         return not_found();
     };
+    let everything = form.as_ref().and_then(|f| f.action) == Some("unsubscribe");
+    if !everything && let Some((topic, _)) = topic_of(state, email.as_deref(), &contact).await {
+        return leave_topic(state, contact, &project, topic, email).await;
+    }
     // The email the link came in is credited with the unsubscribe (once): its campaign counts it.
     flip(state, contact, &project, false, email).await
+}
+
+/// The topic of the campaign `email` came for, and whether `contact` is subscribed to it now.
+async fn topic_of(
+    state: &AppState,
+    email: Option<&str>,
+    contact: &contacts::Contact,
+) -> Option<(Topic, bool)> {
+    let email = email?.to_string();
+    let contact = contact.clone();
+    state
+        .db
+        .run(move |conn| {
+            let Some(topic) = topics::of_email(conn, &email)?.filter(|t| t.project_id == contact.project_id)
+            else {
+                return Ok::<_, DbError>(None);
+            };
+            let choices = topics::choices(conn, contact.seq)?;
+            let on = crate::core::topics::subscribed(&choices, &topic);
+            Ok(Some((topic, on)))
+        })
+        .await
+        .ok()?
+}
+
+/// Leaves a topic from the unsubscribe page or its one-click POST, and says so.
+async fn leave_topic(
+    state: &AppState,
+    contact: contacts::Contact,
+    project: &str,
+    topic: Topic,
+    credit: Option<String>,
+) -> Page {
+    let (email, name) = (contact.email.clone(), topic.name.clone());
+    let now = clock::now_ms();
+    let left = state
+        .db
+        .write(move |tx| crate::core::topics::leave_from_link(tx, &contact, &topic, credit.as_deref(), now))
+        .await;
+    if let Err(e) = left {
+        tracing::error!("could not leave a topic from a page: {e}");
+        return page(
+            Status::InternalServerError,
+            "Something went wrong",
+            "<p>Please try again in a moment.</p>",
+        );
+    }
+    page(
+        Status::Ok,
+        "Unsubscribed",
+        &format!(
+            "<p><strong>{}</strong> will get no more <strong>{}</strong> email from <strong>{}</strong>.</p>",
+            escape_html(&email),
+            escape_html(&name),
+            escape_html(project)
+        ),
+    )
 }
 
 /// The page to subscribe again, linked from the unsubscribe page.

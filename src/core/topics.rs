@@ -170,6 +170,22 @@ pub fn choose(tx: &Tx, contact: &Contact, chosen: &[(Topic, bool)], source: &str
     Ok(changed)
 }
 
+/// Leaves `topic` from a mailed link (source `link`); a change is credited, once, to the email
+/// the link came in (`credit`): its campaign counts the unsubscribe.
+pub fn leave_from_link(
+    tx: &Tx,
+    contact: &Contact,
+    topic: &Topic,
+    credit: Option<&str>,
+    now: i64,
+) -> Result<()> {
+    let changed = choose(tx, contact, &[(topic.clone(), false)], "link", now)?;
+    if let Some(email) = credit.filter(|_| changed) {
+        crate::db::emails::credit_unsubscribe(tx, email, now)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -81,6 +81,18 @@ pub fn get(conn: &Connection, project: &str, id: &str) -> Result<Option<Topic>> 
         .optional()?)
 }
 
+/// The topic of the campaign email `email` was sent for, if the campaign targets one.
+pub fn of_email(conn: &Connection, email: &str) -> Result<Option<Topic>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {} FROM emails e JOIN campaigns c ON c.id = e.campaign_id JOIN topics t ON t.id = c.topic_id
+             WHERE e.id = ?1",
+            COLUMNS.split(", ").map(|c| format!("t.{c}")).collect::<Vec<_>>().join(", ")
+        ))?
+        .query_row([email], from_row)
+        .optional()?)
+}
+
 /// Deletes a topic; the contacts' choices go with it, and campaigns that targeted it target no
 /// topic any more.
 pub fn delete(conn: &Connection, id: &str) -> Result<bool> {

@@ -207,9 +207,47 @@ async fn a_campaign_to_a_topic_reaches_exactly_its_subscribers() {
     };
 
     // News: only a (c chose it but left marketing; d left it; b and e have its default, out).
-    send(&news).await;
+    let news_campaign = send(&news).await;
     let got = room.deliver(1).await;
     assert_eq!(got.iter().map(|m| m.to[0].as_str()).collect::<Vec<_>>(), ["a@example.org"]);
+
+    // Its unsubscribe page offers the topic or everything; a link scanner's GET changes nothing;
+    // the one-click POST (RFC 8058) leaves the topic only, and the campaign counts it.
+    let link = crate::send::parse(&got[0].data)
+        .header_raw("List-Unsubscribe")
+        .unwrap()
+        .trim()
+        .trim_matches(['<', '>'])
+        .to_string();
+    let path = link.strip_prefix(crate::send::LINKS).unwrap().to_string();
+    let shown = app.client.get(path.clone()).dispatch().await.into_string().await.unwrap();
+    assert!(
+        shown.contains("Unsubscribe from News") && shown.contains("Unsubscribe from everything"),
+        "{shown}"
+    );
+    let a = ids["a@example.org"].clone();
+    let (_, read) = app.get(&format!("/contacts/{a}"), &key).await;
+    assert_eq!(
+        (read["subscribed"].clone(), read["topics"][&news].clone()),
+        (json!(true), json!(true)),
+        "a GET changes nothing"
+    );
+    let one_click = app
+        .client
+        .post(path.clone())
+        .header(rocket::http::ContentType::Form)
+        .body("List-Unsubscribe=One-Click")
+        .dispatch()
+        .await;
+    assert_eq!(one_click.status(), Status::Ok);
+    let (_, read) = app.get(&format!("/contacts/{a}"), &key).await;
+    assert_eq!(
+        (read["subscribed"].clone(), read["topics"][&news].clone()),
+        (json!(true), json!(false)),
+        "{read}"
+    );
+    let (_, stats) = app.get(&format!("/campaigns/{news_campaign}/stats"), &key).await;
+    assert_eq!(stats["unsubscribed"], 1, "{stats}");
 
     // Digest: a, b and e; b leaves the topic after the audience was taken, while the relay
     // is turning the first tries away, and is not sent to.
@@ -229,6 +267,17 @@ async fn a_campaign_to_a_topic_reaches_exactly_its_subscribers() {
     let failed = &theirs["data"][0];
     assert_eq!(failed["status"], "FAILED", "{theirs}");
     assert!(failed["error"].as_str().unwrap().contains("not subscribed to the topic \"Digest\""), "{theirs}");
+
+    // The page's other button leaves everything.
+    let everything = app
+        .client
+        .post(path)
+        .header(rocket::http::ContentType::Form)
+        .body("action=unsubscribe")
+        .dispatch()
+        .await;
+    assert_eq!(everything.status(), Status::Ok);
+    assert_eq!(app.get(&format!("/contacts/{a}"), &key).await.1["subscribed"], false);
 
     // A TRANSACTIONAL campaign has no topic; an unknown topic is named.
     let body = json!({ "name": "x", "subject": "x", "body": "x", "from": "news@example.test", "audienceType": "ALL",
