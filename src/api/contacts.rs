@@ -237,6 +237,20 @@ async fn change(
     let (id, body) = (id, body.0);
     let email = body.email.as_deref().map(|e| core_contacts::parse_email(e, "email")).transpose()?;
     let patch = DataPatch::parse(body.data.as_ref(), "data")?;
+    let snooze = match &body.snoozed_until {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(text)) => match clock::parse_date(text) {
+            Some((ms, _)) => Some(Some(ms)),
+            None => {
+                return Err(ApiError::invalid_field(
+                    "snoozedUntil",
+                    "invalid_date",
+                    "snoozedUntil is an ISO 8601 date or time, or null",
+                ));
+            }
+        },
+    };
     let project = access.project.id;
     let (contact, topics) = state
         .db
@@ -245,7 +259,10 @@ async fn change(
             let chosen =
                 body.topics.as_ref().map(|asked| topics::check_choices(tx, &project, asked)).transpose()?;
             let changes = Changes { email, subscribed: body.subscribed, data: &patch };
-            let contact = core_contacts::change(tx, &project, &id, &changes, "api", now)?;
+            let mut contact = core_contacts::change(tx, &project, &id, &changes, "api", now)?;
+            if let Some(until) = snooze {
+                contact = core_contacts::snooze(tx, contact, until, "api", now)?;
+            }
             if let Some(chosen) = chosen {
                 topics::choose(tx, &contact, &chosen, "api", now)?;
             }

@@ -233,7 +233,8 @@ struct PageForm<'r> {
 #[schema(as = PreferencesForm)]
 #[allow(dead_code)]
 struct PageFormDoc {
-    /// The preferences page: `subscribe` or `unsubscribe` (anything else shows the page again).
+    /// The preferences page: `subscribe`, `unsubscribe`, `snooze:<30|60|90>`, `resume`,
+    /// `topic-on:<id>` or `topic-off:<id>` (a public topic); anything else shows the page again.
     /// The unsubscribe page: `unsubscribe` (everything) or `topic` (the mail's topic only).
     action: Option<String>,
 }
@@ -404,10 +405,42 @@ async fn manage_page(state: &State<AppState>, token: &str) -> Page {
     let Some((Link::Manage { .. }, contact, project)) = contact_of(state, token).await else {
         return not_found();
     };
-    manage_view(token, &contact, &project, None)
+    let topics = public_topics(state, &contact).await;
+    manage_view(token, &contact, &project, &topics, None)
 }
 
-fn manage_view(token: &str, contact: &contacts::Contact, project: &str, done: Option<&str>) -> Page {
+/// The project's public topics with whether `contact` is subscribed to each.
+async fn public_topics(state: &AppState, contact: &contacts::Contact) -> Vec<(Topic, bool)> {
+    let contact = contact.clone();
+    state
+        .db
+        .run(move |conn| {
+            let choices = topics::choices(conn, contact.seq)?;
+            Ok::<_, DbError>(
+                topics::list(conn, &contact.project_id)?
+                    .into_iter()
+                    .filter(|t| t.public)
+                    .map(|t| {
+                        let on = crate::core::topics::subscribed(&choices, &t);
+                        (t, on)
+                    })
+                    .collect(),
+            )
+        })
+        .await
+        .unwrap_or_default()
+}
+
+/// Days a contact may pause marketing mail for from the page.
+const PAUSES: [i64; 3] = [30, 60, 90];
+
+fn manage_view(
+    token: &str,
+    contact: &contacts::Contact,
+    project: &str,
+    topics: &[(Topic, bool)],
+    done: Option<&str>,
+) -> Page {
     let action = format!("/manage/{token}");
     let state = if contact.subscribed { "subscribed" } else { "not subscribed" };
     let mut body = String::new();
@@ -419,8 +452,54 @@ fn manage_view(token: &str, contact: &contacts::Contact, project: &str, done: Op
         escape_html(&contact.email),
         escape_html(project)
     ));
+    let paused = contact.snoozed_until.filter(|until| *until > clock::now_ms());
+    if contact.subscribed {
+        if !topics.is_empty() {
+            body.push_str("<h2>Topics</h2><ul class=\"topics\">");
+            for (topic, on) in topics {
+                let (label, value) = if *on {
+                    (format!("Unsubscribe from {}", topic.name), format!("topic-off:{}", topic.id))
+                } else {
+                    (format!("Subscribe to {}", topic.name), format!("topic-on:{}", topic.id))
+                };
+                body.push_str(&format!(
+                    "<li><strong>{}</strong> <span>{}</span>{}{}</li>",
+                    escape_html(&topic.name),
+                    if *on { "subscribed" } else { "not subscribed" },
+                    topic
+                        .description
+                        .as_deref()
+                        .map(|d| format!("<br><small>{}</small>", escape_html(d)))
+                        .unwrap_or_default(),
+                    button_form(&action, &label, "secondary", &value)
+                ));
+            }
+            body.push_str("</ul>");
+        }
+        body.push_str("<h2>Take a break</h2>");
+        match paused {
+            Some(until) => {
+                body.push_str(&format!(
+                    "<p>Marketing email is paused until {}.</p>{}",
+                    escape_html(&clock::iso(until)[..10]),
+                    button_form(&action, "Resume now", "secondary", "resume")
+                ));
+            }
+            None => {
+                for days in PAUSES {
+                    body.push_str(&button_form(
+                        &action,
+                        &format!("Pause for {days} days"),
+                        "secondary",
+                        &format!("snooze:{days}"),
+                    ));
+                }
+            }
+        }
+        body.push_str("<h2>All email</h2>");
+    }
     body.push_str(&if contact.subscribed {
-        button_form(&action, "Unsubscribe", "secondary", "unsubscribe")
+        button_form(&action, "Unsubscribe from everything", "secondary", "unsubscribe")
     } else {
         button_form(&action, "Subscribe", "", "subscribe")
     });
@@ -441,20 +520,62 @@ async fn manage(state: &State<AppState>, token: &str, form: Option<Form<PageForm
     let Some((Link::Manage { .. }, contact, project)) = contact_of(state, token).await else {
         return not_found();
     };
-    let subscribed = match form.as_ref().and_then(|f| f.action) {
-        Some("subscribe") => true,
-        Some("unsubscribe") => false,
-        _ => return manage_view(token, &contact, &project, Some("Choose subscribe or unsubscribe.")),
+    let action = form.as_ref().and_then(|f| f.action).unwrap_or_default().to_string();
+    let topics = public_topics(state, &contact).await;
+    let now = clock::now_ms();
+    let change = match action.as_str() {
+        "subscribe" => Choice::Subscribed(true),
+        "unsubscribe" => Choice::Subscribed(false),
+        "resume" => Choice::Snooze(None),
+        other => match other.split_once(':') {
+            Some(("snooze", days)) => match days.parse::<i64>().ok().filter(|d| PAUSES.contains(d)) {
+                Some(days) => Choice::Snooze(Some(now + days * 86_400_000)),
+                None => Choice::Nothing,
+            },
+            Some((on @ ("topic-on" | "topic-off"), id)) => match topics.iter().find(|(t, _)| t.id == id) {
+                Some((topic, _)) => Choice::Topic(topic.clone(), on == "topic-on"),
+                None => Choice::Nothing,
+            },
+            _ => Choice::Nothing,
+        },
     };
-    let mut updated = contact.clone();
-    if let Err(e) = set(state, contact, subscribed, None).await {
-        tracing::error!("could not change a subscription: {e}");
-        return page(
-            Status::InternalServerError,
-            "Something went wrong",
-            "<p>Please try again in a moment.</p>",
-        );
+    if matches!(change, Choice::Nothing) {
+        return manage_view(token, &contact, &project, &topics, Some("Choose one of the buttons."));
     }
-    updated.subscribed = subscribed;
-    manage_view(token, &updated, &project, Some("Your preference is saved."))
+    let saved = state
+        .db
+        .write(move |tx| {
+            let contact = match change {
+                Choice::Subscribed(subscribed) => {
+                    core_contacts::set_from_link(tx, contact.clone(), subscribed, None, now)?;
+                    contacts::by_id_anywhere(tx, &contact.id)?.unwrap_or(contact)
+                }
+                Choice::Snooze(until) => core_contacts::snooze(tx, contact, until, "link", now)?,
+                Choice::Topic(topic, on) => {
+                    crate::core::topics::choose(tx, &contact, &[(topic, on)], "link", now)?;
+                    contact
+                }
+                Choice::Nothing => contact,
+            };
+            Ok::<_, crate::core::Error>(contact)
+        })
+        .await;
+    match saved {
+        Ok(contact) => {
+            let topics = public_topics(state, &contact).await;
+            manage_view(token, &contact, &project, &topics, Some("Your preference is saved."))
+        }
+        Err(e) => {
+            tracing::error!("could not change a preference: {e}");
+            page(Status::InternalServerError, "Something went wrong", "<p>Please try again in a moment.</p>")
+        }
+    }
+}
+
+/// What a button of the preferences page asks for.
+enum Choice {
+    Subscribed(bool),
+    Snooze(Option<i64>),
+    Topic(Topic, bool),
+    Nothing,
 }

@@ -273,8 +273,12 @@ pub fn audience(conn: &Tx, c: &Campaign) -> Result<Condition> {
     if c.kind != EmailKind::Marketing {
         return Ok(condition);
     }
-    // Subscribed to marketing, and to the campaign's topic when it has one.
-    let mut filters = vec![json!({ "field": "subscribed", "operator": "equals", "value": true })];
+    // Subscribed to marketing and not pausing it, and subscribed to the campaign's topic when
+    // it has one.
+    let mut filters = vec![
+        json!({ "field": "subscribed", "operator": "equals", "value": true }),
+        json!({ "field": "snoozed", "operator": "equals", "value": false }),
+    ];
     filters.extend(
         c.topic_id
             .iter()

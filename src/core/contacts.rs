@@ -200,6 +200,38 @@ pub fn set_from_link(
     Ok(())
 }
 
+/// Most days a contact may pause marketing mail for.
+pub const MAX_SNOOZE_DAYS: i64 = 365;
+
+/// Pauses the contact's marketing mail until `until` (`None`, or a time past: resumes it), and
+/// emits `contact.snoozed` (`{until, source}`) or `contact.unsnoozed` (`{source}`) when that
+/// changes something. Every sender honours the pause ([`super::consent::may_send`]).
+pub fn snooze(tx: &Tx, mut contact: Contact, until: Option<i64>, source: &str, now: i64) -> Result<Contact> {
+    let until = until.filter(|u| *u > now);
+    if until.is_some_and(|u| u > now + MAX_SNOOZE_DAYS * 86_400_000) {
+        return Err(Error::invalid(
+            "snoozedUntil",
+            "too_big",
+            format!("marketing mail is paused for at most {MAX_SNOOZE_DAYS} days"),
+        ));
+    }
+    let was = contact.snoozed_until.filter(|u| *u > now);
+    if was == until {
+        return Ok(contact);
+    }
+    contacts::set_snoozed_until(tx, contact.seq, until, now)?;
+    contact.snoozed_until = until;
+    contact.updated_at = now;
+    let (name, data) = match until {
+        Some(until) => {
+            (events::CONTACT_SNOOZED, json!({ "until": crate::clock::iso(until), "source": source }))
+        }
+        None => (events::CONTACT_UNSNOOZED, json!({ "source": source })),
+    };
+    events::emit(tx, &contact.project_id, Some(&contact.id), name, &data, now)?;
+    Ok(contact)
+}
+
 /// Deletes a contact and its events; its fields leave the catalogue's counts.
 pub fn delete(conn: &Tx, contact: &Contact, fields: &mut FieldChanges) -> Result<()> {
     fields.record(&contact.data, &Map::new());

@@ -137,7 +137,7 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
 
 /// Whether the email may go out now, and with what content (campaign rows take the campaign's
 /// subject and body); the outcome to record when it may not.
-pub fn check(email: &Email, context: &Context) -> Result<Email, Outcome> {
+pub fn check(email: &Email, context: &Context, now: i64) -> Result<Email, Outcome> {
     if context.wiping {
         return Err(Outcome::Discard);
     }
@@ -163,7 +163,7 @@ pub fn check(email: &Email, context: &Context) -> Result<Email, Outcome> {
     // A test send goes to whoever asked for it.
     if email.source_type != EmailSource::Test
         && let Some(contact) = &context.contact
-        && let Err(why) = may_send(&email.kind, contact.subscribed, context.suppressed.as_deref())
+        && let Err(why) = may_send(&email.kind, contact, context.suppressed.as_deref(), now)
     {
         return Err(Outcome::Fail { error: format!("not sent: {why}"), counted: false });
     }

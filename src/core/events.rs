@@ -13,6 +13,10 @@ use crate::db::events;
 pub const CONTACT_SUBSCRIBED: &str = "contact.subscribed";
 /// `contact.unsubscribed`.
 pub const CONTACT_UNSUBSCRIBED: &str = "contact.unsubscribed";
+/// `contact.snoozed`: marketing mail paused until a time.
+pub const CONTACT_SNOOZED: &str = "contact.snoozed";
+/// `contact.unsnoozed`: marketing mail resumed before the pause ended.
+pub const CONTACT_UNSNOOZED: &str = "contact.unsnoozed";
 
 /// Stores an event for a contact in the caller's transaction, and runs what it triggers;
 /// returns its id (empty for the system project, which records none).

@@ -257,7 +257,7 @@ pub fn queue(conn: &Tx, project: &str, request: &Send, now: i64) -> Result<Vec<Q
         };
         let contact = core_contacts::upsert(conn, project, &upsert, &mut fields, now)?.contact;
         // Suppressions are the delivery worker's to check, when the email goes out.
-        let refused = may_send(&kind, contact.subscribed, None).err().map(|why| format!("not sent: {why}"));
+        let refused = may_send(&kind, &contact, None, now).err().map(|why| format!("not sent: {why}"));
         let draft = Draft {
             project_id: project.into(),
             contact_id: Some(contact.id.clone()),

@@ -163,9 +163,8 @@ pub fn submit(
             indexing: Indexing::AtCommit,
         };
         let contact = core_contacts::upsert(tx, project, &upsert, &mut fields, now)?.contact;
-        let refused = may_send(message.kind.as_str(), contact.subscribed, None)
-            .err()
-            .map(|why| format!("not sent: {why}"));
+        let refused =
+            may_send(message.kind.as_str(), &contact, None, now).err().map(|why| format!("not sent: {why}"));
         let raw = match &raw_id {
             Some(id) => id,
             None => {

@@ -15,9 +15,9 @@ use crate::db::contacts::Indexing;
 pub const MAX_NAME: usize = super::conditions::MAX_EVENT_NAME;
 
 /// Whether `name` is one the service emits itself (appliance.md section 11): `email.*`,
-/// `contact.subscribed`, `contact.unsubscribed`, `contact.topic_subscribed` and
-/// `contact.topic_unsubscribed`, `segment.<slug>.entry` and `.exit`. Compared
-/// without letter case, so `Email.Sent` cannot pass for a service event either.
+/// `contact.subscribed`, `contact.unsubscribed`, `contact.snoozed`, `contact.unsnoozed`,
+/// `contact.topic_subscribed`, `contact.topic_unsubscribed`, `segment.<slug>.entry` and
+/// `.exit`. Compared without letter case, so `Email.Sent` cannot pass for a service event either.
 pub fn is_reserved(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     let segment = name
@@ -25,8 +25,10 @@ pub fn is_reserved(name: &str) -> bool {
         .and_then(|rest| rest.strip_suffix(".entry").or_else(|| rest.strip_suffix(".exit")))
         .is_some_and(|slug| !slug.is_empty());
     let contact = [
-        "contact.subscribed",
-        "contact.unsubscribed",
+        super::events::CONTACT_SUBSCRIBED,
+        super::events::CONTACT_UNSUBSCRIBED,
+        super::events::CONTACT_SNOOZED,
+        super::events::CONTACT_UNSNOOZED,
         super::topics::TOPIC_SUBSCRIBED,
         super::topics::TOPIC_UNSUBSCRIBED,
     ]

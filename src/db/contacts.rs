@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 use serde_json::{Map, Value};
 
 /// A contact as stored.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Contact {
     pub seq: i64,
     pub id: String,
@@ -164,6 +164,13 @@ pub fn update(conn: &Connection, contact: &Contact) -> Result<()> {
         data_text(&contact.data),
         contact.updated_at
     ])?;
+    Ok(())
+}
+
+/// Sets until when contact `seq` pauses marketing mail (`None`: it does not).
+pub fn set_snoozed_until(conn: &Connection, seq: i64, until: Option<i64>, now: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE contacts SET snoozed_until = ?2, updated_at = ?3 WHERE seq = ?1")?
+        .execute(params![seq, until, now])?;
     Ok(())
 }
 

@@ -313,7 +313,7 @@ impl Worker {
         email: &Email,
         context: Context,
     ) -> Result<((Vec<u8>, String), Option<Reserved>), Outcome> {
-        let email = delivery::check(email, &context)?;
+        let email = delivery::check(email, &context, clock::now_ms())?;
         if let Some(throttle) = &self.throttle
             && let Err(wait) = throttle.check(&email.project_id)
         {

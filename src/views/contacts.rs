@@ -153,6 +153,11 @@ pub struct ContactChanges {
     /// Topic ids and whether the contact is subscribed to each; a change emits
     /// `contact.topic_subscribed` or `contact.topic_unsubscribed`. Topics left out keep their state.
     pub topics: Option<BTreeMap<String, bool>>,
+    /// Pauses marketing mail until this time (at most 365 days ahead); `null` resumes it. A
+    /// change emits `contact.snoozed` or `contact.unsnoozed`.
+    #[serde(default, rename = "snoozedUntil", deserialize_with = "super::present")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub snoozed_until: Option<Option<String>>,
 }
 
 /// `POST /contacts/lookup`: which of these addresses are contacts.

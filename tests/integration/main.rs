@@ -40,6 +40,7 @@ mod onboarding;
 mod openapi;
 mod plunk_requests;
 mod plunk_workflows;
+mod preferences;
 mod project_wipes;
 mod ratelimit;
 mod relays;

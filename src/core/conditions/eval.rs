@@ -87,6 +87,10 @@ fn field_test(field: &Field, test: &Test, contact: &Contact, facts: &dyn Facts, 
             owned = Value::Bool(contact.subscribed);
             Some(&owned)
         }
+        Field::Snoozed => {
+            owned = Value::Bool(contact.snoozed_until.is_some_and(|until| until > now));
+            Some(&owned)
+        }
         Field::Topic { id, default_opt_in } => {
             owned = Value::Bool(facts.topic_choice(id).unwrap_or(*default_opt_in));
             Some(&owned)

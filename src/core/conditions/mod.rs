@@ -8,7 +8,8 @@
 //!
 //! - `logic` is `AND` or `OR` over the groups (`AND` when absent); the filters of a group are
 //!   ANDed, and its nested `conditions` is ANDed with them. An empty group or tree matches.
-//! - Fields: `email`, `subscribed`, `createdAt`, `updatedAt`, `data.<dotted path>`, and
+//! - Fields: `email`, `subscribed`, `snoozed` (marketing mail paused now: `snoozedUntil` is
+//!   later; `equals` a boolean, `exists`), `createdAt`, `updatedAt`, `data.<dotted path>`, and
 //!   `topic.<id>` (whether the contact is subscribed to the topic: its own choice, else the
 //!   topic's `defaultOptIn`; `equals`/`notEquals` a boolean, `exists`). A custom
 //!   field that is absent or `null` is missing, and a filter on a missing field matches only
@@ -130,6 +131,7 @@ impl Field {
         match self {
             Field::Email => "email".into(),
             Field::Subscribed => "subscribed".into(),
+            Field::Snoozed => "snoozed".into(),
             Field::CreatedAt => "createdAt".into(),
             Field::UpdatedAt => "updatedAt".into(),
             Field::Data(path) => format!("data.{}", path.join(".")),

@@ -344,6 +344,7 @@ fn parse_field(field: &str, path: &str, context: bool) -> Result<Field> {
     match field {
         "email" => return Ok(Field::Email),
         "subscribed" => return Ok(Field::Subscribed),
+        "snoozed" => return Ok(Field::Snoozed),
         "createdAt" => return Ok(Field::CreatedAt),
         "updatedAt" => return Ok(Field::UpdatedAt),
         _ => {}
@@ -423,7 +424,7 @@ fn parse_test(field: &Field, operator: &str, value: &Value, unit: &Value, path: 
                     scalar =
                         Scalar { text: scalar.text.map(|t| t.to_lowercase()), number: None, boolean: None }
                 }
-                Field::Subscribed | Field::Topic { .. } if scalar.boolean.is_none() => {
+                Field::Subscribed | Field::Snoozed | Field::Topic { .. } if scalar.boolean.is_none() => {
                     return Err(required("true or false"));
                 }
                 _ => {}
@@ -431,7 +432,7 @@ fn parse_test(field: &Field, operator: &str, value: &Value, unit: &Value, path: 
             Ok(Test::Equals { value: scalar, negated })
         }
         "contains" | "notContains" => {
-            if matches!(field, Field::Subscribed | Field::Topic { .. }) || is_time {
+            if matches!(field, Field::Subscribed | Field::Snoozed | Field::Topic { .. }) || is_time {
                 return Err(not_for());
             }
             let Some(element) = Scalar::of(value) else {
@@ -451,7 +452,7 @@ fn parse_test(field: &Field, operator: &str, value: &Value, unit: &Value, path: 
             })
         }
         "greaterThan" | "gt" | "lessThan" | "lt" | "greaterThanOrEqual" | "lessThanOrEqual" => {
-            if matches!(field, Field::Email | Field::Subscribed | Field::Topic { .. }) {
+            if matches!(field, Field::Email | Field::Subscribed | Field::Snoozed | Field::Topic { .. }) {
                 return Err(not_for());
             }
             let op = match operator {
@@ -478,7 +479,7 @@ fn parse_test(field: &Field, operator: &str, value: &Value, unit: &Value, path: 
         "exists" | "notExists" => Ok(Test::Exists { negated: operator == "notExists" }),
         _ => {
             // within / olderThan
-            if matches!(field, Field::Email | Field::Subscribed | Field::Topic { .. }) {
+            if matches!(field, Field::Email | Field::Subscribed | Field::Snoozed | Field::Topic { .. }) {
                 return Err(not_for());
             }
             Ok(Test::Age { span: span(value, unit, path)?, older: operator == "olderThan" })

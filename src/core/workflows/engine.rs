@@ -345,7 +345,7 @@ fn send_email(
         (email.clone(), None, vars)
     } else {
         // Suppressions are the delivery worker's to check, when the email goes out.
-        if let Err(why) = may_send(&template.kind, contact.subscribed, None) {
+        if let Err(why) = may_send(&template.kind, contact, None, now) {
             return Ok(Sent::Skipped(why));
         }
         (contact.email.clone(), Some(contact.id.clone()), Map::new())

@@ -199,7 +199,18 @@ impl Builder<'_> {
                 }
                 None => self.text("0"),
             },
-            (Field::Email | Field::Subscribed | Field::Topic { .. }, Test::Exists { .. }) => self.text("1"),
+            (Field::Snoozed, Test::Equals { value, .. }) => match value.boolean {
+                Some(b) => {
+                    self.text("coalesce(c.snoozed_until > ");
+                    self.bind(SqlValue::Integer(self.now));
+                    self.text(&format!(", 0) = {}", i32::from(b)));
+                }
+                None => self.text("0"),
+            },
+            (
+                Field::Email | Field::Subscribed | Field::Snoozed | Field::Topic { .. },
+                Test::Exists { .. },
+            ) => self.text("1"),
             _ => self.text("0"),
         }
     }

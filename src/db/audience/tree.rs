@@ -39,6 +39,9 @@ pub enum Filter {
 pub enum Field {
     Email,
     Subscribed,
+    /// Whether the contact has paused marketing mail at the moment of the test
+    /// (`snoozedUntil` after it).
+    Snoozed,
     CreatedAt,
     UpdatedAt,
     /// A custom field: the dotted path under `data`, split.
