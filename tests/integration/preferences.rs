@@ -10,14 +10,7 @@ use tidings::core::links::{self, Link};
 use crate::send::Mailroom;
 
 async fn post_form(room: &Mailroom, path: &str, body: &str) -> String {
-    let res = room
-        .app
-        .client
-        .post(path.to_string())
-        .header(ContentType::Form)
-        .body(body)
-        .dispatch()
-        .await;
+    let res = room.app.client.post(path.to_string()).header(ContentType::Form).body(body).dispatch().await;
     assert_eq!(res.status(), Status::Ok);
     res.into_string().await.unwrap()
 }
