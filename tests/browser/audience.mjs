@@ -1,5 +1,6 @@
 // Growing an audience with consent (issue 32): topics made and edited on their page, a contact's
-// topics switched on its page, and a campaign sent to a topic, at 1400 and 375 px with axe. Run
+// topics switched and its marketing mail paused on its page, and a campaign sent to a topic, at
+// 1400 and 375 px with axe. Run
 // by the cargo test `browser::dashboard_in_chromium` before dashboard.mjs.
 
 import assert from "node:assert/strict";
@@ -52,7 +53,16 @@ await drive("audience", async (browser) => {
   await page.waitForFunction(() => !document.querySelector('#contact-topics input[data-contact-topic="Product news"]').checked);
   const read = (await api("GET", `/contacts/${ada.id}`)).body;
   assert.equal(read.topics[news.id], false);
+  // Marketing mail paused for a month from the same card, then resumed.
+  await page.locator("#contact-pause").getByRole("button", { name: "Pause for 30 days" }).click();
+  await toast(page, "Marketing email paused for 30 days");
+  await page.locator("#contact-pause").getByText("Marketing email paused until").waitFor();
+  const paused = (await api("GET", `/contacts/${ada.id}`)).body.snoozedUntil;
+  assert.ok(new Date(paused) - Date.now() > 29 * 86_400_000, `paused for a month: ${paused}`);
   await audit(page, "contact with topics");
+  await page.locator("#contact-pause").getByRole("button", { name: "Resume now" }).click();
+  await toast(page, "Marketing email resumed");
+  assert.equal((await api("GET", `/contacts/${ada.id}`)).body.snoozedUntil, null);
   await page.setViewportSize({ width: 375, height: 812 });
   await audit(page, "contact with topics, phone");
   await page.setViewportSize({ width: 1400, height: 900 });

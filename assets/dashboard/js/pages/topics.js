@@ -4,7 +4,7 @@
 
 import { html, useState } from "../../vendor/preact-htm.js";
 import { del, get, patch, post } from "../api.js";
-import { Badge, Empty, ErrorBox, Field, Form, Loaded, Page, Table, useAction, useLoad } from "../ui.js";
+import { Badge, Empty, ErrorBox, Field, Form, Loaded, Page, Table, date, useAction, useLoad } from "../ui.js";
 
 /** The fields of a topic, for the add and edit forms. */
 function TopicFields({ topic = {} }) {
@@ -83,7 +83,8 @@ export function Topics() {
     <//>`;
 }
 
-/** A contact's topics, each a switch: the contact's choice, else the topic's default. */
+/** A contact's topics, each a switch: the contact's choice, else the topic's default; and the
+ * pause of its marketing mail. */
 export function ContactTopics({ contact, onChanged }) {
   const topics = useLoad(() => get("/topics"), []);
   const choose = useAction(async (topic, subscribed) => {
@@ -91,10 +92,24 @@ export function ContactTopics({ contact, onChanged }) {
     onChanged({ ...contact, ...saved });
     return { topic, subscribed };
   }, ({ topic, subscribed }) => `${subscribed ? "Subscribed to" : "Unsubscribed from"} ${topic.name}`);
+  const pause = useAction(async (days) => {
+    const snoozedUntil = days ? new Date(Date.now() + days * 86_400_000).toISOString() : null;
+    const saved = await patch(`/contacts/${encodeURIComponent(contact.id)}`, { snoozedUntil });
+    onChanged({ ...contact, ...saved });
+    return days;
+  }, (days) => (days ? `Marketing email paused for ${days} days` : "Marketing email resumed"));
+  const paused = contact.snoozedUntil && new Date(contact.snoozedUntil) > new Date();
   return html`
     <section class="card" aria-labelledby="topics-heading" id="contact-topics">
       <h2 id="topics-heading">Topics</h2>
-      <${ErrorBox} error=${choose.error} />
+      <${ErrorBox} error=${choose.error || pause.error} />
+      <div class="buttons" id="contact-pause">
+        ${paused
+          ? html`<span>Marketing email paused until ${date(contact.snoozedUntil)}</span>
+              <button type="button" class="secondary small" disabled=${pause.busy} onClick=${() => pause.run(0)}>Resume now</button>`
+          : [30, 60, 90].map((days) => html`<button type="button" key=${days} class="secondary small" disabled=${pause.busy}
+              onClick=${() => pause.run(days)}>Pause for ${days} days</button>`)}
+      </div>
       <${Loaded} result=${topics}>${(list) => list.length === 0
         ? html`<p class="meta">This project has no topics.</p>`
         : html`<ul class="plain">${list.map((t) => html`<li key=${t.id}>
