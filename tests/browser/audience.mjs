@@ -84,5 +84,20 @@ await drive("audience", async (browser) => {
   const expected = (await api("POST", "/campaigns/count", { audienceType: "ALL", topicId: news.id })).body.count;
   assert.equal(await counted(), expected);
   await audit(page, "campaign with a topic");
+
+  step("a condition on a topic: offered by the builder as a true/false field");
+  await select.selectOption({ value: "" });
+  await page.getByLabel("Contacts matching a condition").check();
+  const field = page.getByRole("group", { name: "Condition, group 1, filter 1" });
+  await field.getByRole("combobox", { name: "Field" }).fill(`topic.${news.id}`);
+  // The row's selects: the test, the operator, and the value (true or false for a topic).
+  await field.locator("select").nth(2).selectOption("false");
+  const condition = { groups: [{ filters: [{ field: `topic.${news.id}`, operator: "equals", value: false }] }] };
+  const left = (await api("POST", "/campaigns/count", { audienceType: "FILTERED", audienceCondition: condition })).body.count;
+  assert.equal(left, 1, "ada left the topic");
+  await page.waitForFunction((n) => document.querySelector("#recipient-count")?.textContent === String(n), left);
+  const offered = await page.locator(`#condition-fields option[value="topic.${news.id}"]`).getAttribute("label");
+  assert.equal(offered, "Topic: Product news");
+  await audit(page, "a condition on a topic");
   await context.close();
 });

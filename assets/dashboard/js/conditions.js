@@ -3,7 +3,8 @@
 // It edits the same JSON the API takes, so a saved segment comes back as it was built.
 
 import { html } from "../vendor/preact-htm.js";
-import { Field } from "./ui.js";
+import { get } from "./api.js";
+import { Field, useLoad } from "./ui.js";
 
 const FIELD_OPERATORS = [
   ["equals", "equals"],
@@ -34,7 +35,13 @@ const SEGMENT_OPERATORS = [
 ];
 const DURATION = new Set(["within", "olderThan", "triggeredWithin", "notTriggeredWithin", "triggeredOlderThan"]);
 const NO_VALUE = new Set(["exists", "notExists", "triggered", "notTriggered"]);
-const STANDARD_FIELDS = [["email", "string"], ["subscribed", "boolean"], ["createdAt", "date"], ["updatedAt", "date"]];
+const STANDARD_FIELDS = [["email", "string"], ["subscribed", "boolean"], ["snoozed", "boolean"], ["createdAt", "date"], ["updatedAt", "date"]];
+
+/** A contact field's type: a topic's (`topic.<id>`) and `snoozed` are booleans, others the catalogue's. */
+function typeOfField(field, catalogue) {
+  if (field === "snoozed" || (field || "").startsWith("topic.")) return "boolean";
+  return (catalogue.find((f) => f.field === field) || {}).type;
+}
 
 /** What a filter tests: a contact field, an event, or a segment. */
 export function kindOf(filter) {
@@ -100,7 +107,7 @@ function ValueInput({ filter, type, segments, onChange, label }) {
 
 function FilterRow({ filter, catalogue, events, segments, onChange, onRemove, label }) {
   const kind = kindOf(filter);
-  const type = kind === "field" ? (catalogue.find((f) => f.field === filter.field) || {}).type : null;
+  const type = kind === "field" ? typeOfField(filter.field, catalogue) : null;
   const setKind = (next) => {
     if (next === "field") onChange(emptyFilter());
     else if (next === "event") onChange({ field: events[0] ? events[0].name : "", operator: "triggered" });
@@ -136,14 +143,18 @@ function FilterRow({ filter, catalogue, events, segments, onChange, onRemove, la
 }
 
 /** Edits `value` (a condition) and reports every change through `onChange`. */
-export function ConditionBuilder({ value, onChange, catalogue, events, segments, depth = 0, label = "Condition" }) {
+export function ConditionBuilder({ value, onChange, catalogue, events, segments, topics: given, depth = 0, label = "Condition" }) {
+  // The project's topics, offered as fields `topic.<id>`: read once, by the outermost builder.
+  const loaded = useLoad(() => (given ? Promise.resolve(given) : get("/topics")), []);
+  const topics = given || loaded.data || [];
   const condition = value || emptyCondition();
   const groups = condition.groups || [];
   const set = (path, f) => onChange(update(condition, path, f));
   return html`
     <div class="condition" data-depth=${depth}>
       ${depth === 0 && html`
-        <datalist id="condition-fields">${[...STANDARD_FIELDS.map(([f]) => f), ...catalogue.filter((f) => f.isCustom).map((f) => f.field)].map((f) => html`<option value=${f} />`)}</datalist>
+        <datalist id="condition-fields">${[...STANDARD_FIELDS.map(([f]) => f), ...catalogue.filter((f) => f.isCustom).map((f) => f.field)].map((f) => html`<option value=${f} />`)}
+          ${topics.map((t) => html`<option value=${`topic.${t.id}`} label=${`Topic: ${t.name}`} />`)}</datalist>
         <datalist id="condition-events">${events.map((e) => html`<option value=${e.name} />`)}</datalist>`}
       <${Field} label=${depth === 0 ? "Contacts must match" : "Nested condition must match"}>
         <select value=${(condition.logic || "AND").toUpperCase()} onChange=${(e) => set(["logic"], () => e.currentTarget.value)}>
@@ -163,7 +174,7 @@ export function ConditionBuilder({ value, onChange, catalogue, events, segments,
               onRemove=${() => set(["groups", g, "filters"], (list) => list.filter((_, i) => i !== f))} />`)}
           ${group.conditions && html`
             <div class="nested">
-              <${ConditionBuilder} value=${group.conditions} catalogue=${catalogue} events=${events} segments=${segments} depth=${depth + 1} label=${`${groupLabel}, nested`}
+              <${ConditionBuilder} value=${group.conditions} catalogue=${catalogue} events=${events} segments=${segments} topics=${topics} depth=${depth + 1} label=${`${groupLabel}, nested`}
                 onChange=${(next) => set(["groups", g, "conditions"], () => next)} />
             </div>`}
           <div class="buttons">
