@@ -108,8 +108,13 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
         let left_topic = match (topic, &contact) {
             (Some(id), Some(contact)) => {
                 let found = read_once(&mut topics_seen, id.clone(), || topics::get(conn, project, id))?;
-                let choices = topics::choices(conn, contact.seq)?;
-                found.filter(|t| !super::topics::subscribed(&choices, t)).map(|t| t.name.clone())
+                match found {
+                    // One key lookup: the contact's choice of this topic, else its default.
+                    Some(t) if !topics::choice(conn, &t.id, contact.seq)?.unwrap_or(t.default_opt_in) => {
+                        Some(t.name.clone())
+                    }
+                    _ => None,
+                }
             }
             _ => None,
         };

@@ -132,8 +132,17 @@ pub fn states(conn: &Tx, contact: &Contact) -> Result<BTreeMap<String, bool>> {
 }
 
 /// Checks a request's `topics` (`{topicId: bool}`) against the project's topics: each id must
-/// name one (422 naming `topics.<id>` otherwise).
+/// name one (422 naming `topics.<id>` otherwise). More entries than a project may have topics is
+/// refused before any is looked up, so a request cannot make the writer read, or the answer list,
+/// thousands of ids.
 pub fn check_choices(conn: &Tx, project: &str, asked: &BTreeMap<String, bool>) -> Result<Vec<(Topic, bool)>> {
+    if asked.len() as u64 > MAX_TOPICS {
+        return Err(Error::invalid(
+            "topics",
+            "too_big",
+            format!("topics names at most {MAX_TOPICS} topics, the most a project has"),
+        ));
+    }
     let mut out = Vec::with_capacity(asked.len());
     let mut errors = Vec::new();
     for (id, subscribed) in asked {

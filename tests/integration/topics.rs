@@ -136,6 +136,18 @@ async fn a_contacts_topics_are_its_choices_over_the_defaults_and_each_change_is_
         );
     }
 
+    // More entries than a project may have topics: refused before any is looked up.
+    let many: serde_json::Map<String, Value> =
+        (0..51).map(|i| (format!("01a21b9d-c440-71d0-805d-18a5004{i:05}"), json!(true))).collect();
+    let (status, refused) = app.call(Method::Patch, &path, key, Some(json!({ "topics": many }))).await;
+    assert_eq!(status, Status::UnprocessableEntity, "{refused}");
+    assert_eq!(
+        refused["error"]["errors"].as_array().unwrap().len(),
+        1,
+        "one error, not one per id: {refused}"
+    );
+    assert_eq!(refused["error"]["errors"][0]["field"], "topics");
+
     // Deleting a topic drops the choices made of it.
     assert_eq!(app.call(Method::Delete, &format!("/topics/{offers}"), key, None).await.0, Status::NoContent);
     assert_eq!(app.get(&path, key).await.1["topics"], json!({ news: false }));
