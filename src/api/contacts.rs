@@ -10,6 +10,7 @@ use super::ids::Param;
 use super::json::{JsonBody, Medium};
 use super::pagination;
 use crate::clock;
+use crate::core::confirmations::Mailer;
 use crate::core::contacts::{self as core_contacts, Changes, Upsert};
 use crate::core::data::DataPatch;
 use crate::core::ids::ContactId;
@@ -167,19 +168,26 @@ async fn create(
     let Some(email) = body.email else { return Err(ApiError::simple_bad_request("email is required")) };
     let email = core_contacts::parse_email(&email, "email")?;
     let patch = DataPatch::parse(body.data.as_ref(), "data")?;
+    let consent = super::track::consenting(body.confirm, body.consent, (None, None))?;
+    let (subscribed, default_subscribed) = consent.upsert_subscription(body.subscribed)?;
     let project = access.project.id;
+    let (config, secrets) = (state.config.clone(), state.secrets.clone());
     let upserted = state
         .db
         .write(move |tx| {
+            let now = clock::now_ms();
             let request = Upsert {
                 email: &email,
-                subscribed: body.subscribed,
-                default_subscribed: true,
+                subscribed,
+                default_subscribed,
                 data: &patch,
                 source: "api",
                 indexing: Indexing::AtCommit,
             };
-            core_contacts::put(tx, &project, &request, clock::now_ms())
+            let upserted = core_contacts::put(tx, &project, &request, now)?;
+            let mailer = Mailer { config: &config, secret: &secrets.link };
+            consent.apply(tx, &mailer, &upserted.contact, now)?;
+            Ok::<_, crate::core::Error>(upserted)
         })
         .await?;
     Ok(Json(UpsertedContact {
@@ -204,17 +212,22 @@ async fn read(
 ) -> Result<Json<ListedContact>, ApiError> {
     let id = id?;
     let project = access.project.id;
-    let (contact, suppression, states) = state
+    let (contact, suppression, states, pending) = state
         .db
         .run(move |conn| {
             let contact = core_contacts::find(conn, &project, &id)?;
             let suppression = crate::db::suppressions::get(conn, &contact.id)?;
             let states = topics::states(conn, &contact)?;
-            Ok::<_, ApiError>((contact, suppression, states))
+            let pending = crate::db::consent::open_for(conn, contact.seq)?;
+            Ok::<_, ApiError>((contact, suppression, states, pending))
         })
         .await?;
     // A hard bounce or a complaint keeps MARKETING mail away from the contact.
-    Ok(Json(ListedContact { topics: Some(states), ..ListedContact::new(&contact, suppression.as_ref()) }))
+    Ok(Json(ListedContact {
+        topics: Some(states),
+        pending: pending.as_ref().filter(|p| p.expires_at > clock::now_ms()).map(Into::into),
+        ..ListedContact::new(&contact, suppression.as_ref())
+    }))
 }
 
 /// Changes a contact's email, subscription, custom fields or topics.

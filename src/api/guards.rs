@@ -335,6 +335,18 @@ impl<'r> FromRequest<'r> for ClientIp {
     }
 }
 
+/// The request's `User-Agent`, if any.
+pub struct UserAgent(pub Option<String>);
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for UserAgent {
+    type Error = std::convert::Infallible;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
+        Outcome::Success(UserAgent(req.headers().get_one("User-Agent").map(str::to_string)))
+    }
+}
+
 /// Sets the `X-RateLimit-*` headers of a keyed response.
 pub fn rate_headers(req: &Request<'_>) -> Option<(u32, u32)> {
     let state = req.local_cache(|| RateState(None));

@@ -23,6 +23,8 @@ pub mod analytics;
 pub mod auth;
 mod billing;
 pub mod campaigns;
+pub mod confirm;
+pub mod consent;
 pub mod contact_jobs;
 pub mod contacts;
 pub mod dashboard;
@@ -45,6 +47,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod outbox;
 pub mod pagination;
+pub mod preferences;
 pub mod preview;
 pub mod projects;
 pub mod roles;
@@ -103,6 +106,9 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         webhooks::routes(),
         smtp_credentials::routes(),
         topics::routes(),
+        preferences::routes(),
+        consent::routes(),
+        confirm::routes(),
         inbound::routes(),
         inbound_domains::routes(),
         analytics::routes(),

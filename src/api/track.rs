@@ -5,22 +5,25 @@
 use rocket::serde::json::Json;
 use rocket::{State, post};
 
-use super::guards::{ProjectAccess, PublicKey};
+use super::guards::{ClientIp, ProjectAccess, PublicKey, UserAgent};
 use super::idempotency::IdempotencyKey;
 use super::json::{JsonBody, Medium};
 use crate::clock;
+use crate::core::confirmations::{self, Consenting, Mailer};
 use crate::core::contacts::parse_email;
 use crate::core::data::DataPatch;
 use crate::core::track::{self, Track};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::Success;
+use crate::views::consent::ConsentBody;
 use crate::views::track::{TrackBody, Tracked};
 
 documented_routes!(track_public, track_dashboard);
 
-/// Checks the body; everything that needs no database.
-fn check(body: TrackBody) -> Result<Track, ApiError> {
+/// Checks the body; everything that needs no database. `seen`: the caller's address and user
+/// agent, when the caller is the person (a browser with the public key).
+fn check(body: TrackBody, seen: (Option<String>, Option<String>)) -> Result<Track, ApiError> {
     let email =
         body.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
     let event =
@@ -30,7 +33,23 @@ fn check(body: TrackBody) -> Result<Track, ApiError> {
         event: track::check_name(&event, "event")?,
         subscribed: body.subscribed,
         data: DataPatch::parse(body.data.as_ref(), "data")?,
+        consent: consenting(body.confirm, body.consent, seen)?,
     })
+}
+
+/// The consent a producer's body asks for: `confirm` and the proof it gives (`consent`).
+pub(super) fn consenting(
+    confirm: Option<bool>,
+    consent: Option<ConsentBody>,
+    seen: (Option<String>, Option<String>),
+) -> Result<Consenting, ApiError> {
+    let confirm = confirm.unwrap_or(false);
+    let proof = if confirm || consent.is_some() {
+        Some(confirmations::check_proof("api", consent.map(ConsentBody::parts), seen, "consent")?)
+    } else {
+        None
+    };
+    Ok(Consenting { confirm, proof })
 }
 
 async fn record(
@@ -38,14 +57,17 @@ async fn record(
     project: String,
     idempotency: IdempotencyKey,
     body: TrackBody,
+    seen: (Option<String>, Option<String>),
 ) -> Result<Json<Success<Tracked>>, ApiError> {
-    let request = check(body)?;
+    let request = check(body, seen)?;
     let ttl = state.config.limits.idempotency_ttl_hours;
+    let (config, secrets) = (state.config.clone(), state.secrets.clone());
     let tracked = state
         .db
         .write(move |tx| {
             idempotency.claim(tx, &project, 200, ttl)?;
-            Ok::<_, ApiError>(track::track(tx, &project, &request, clock::now_ms())?)
+            let mailer = Mailer { config: &config, secret: &secrets.link };
+            Ok::<_, ApiError>(track::track(tx, &project, &request, &mailer, clock::now_ms())?)
         })
         .await?;
     Ok(Json(Success::new(Tracked {
@@ -70,9 +92,12 @@ async fn track_public(
     state: &State<AppState>,
     key: PublicKey,
     idempotency: IdempotencyKey,
+    client: ClientIp,
+    agent: UserAgent,
     body: JsonBody<TrackBody, Medium>,
 ) -> Result<Json<Success<Tracked>>, ApiError> {
-    record(state, key.project.id, idempotency, body.0).await
+    let seen = (client.0.map(|ip| ip.to_string()), agent.0);
+    record(state, key.project.id, idempotency, body.0, seen).await
 }
 
 /// `POST /v1/track` with the secret key or the dashboard's session.
@@ -91,5 +116,5 @@ async fn track_dashboard(
     idempotency: IdempotencyKey,
     body: JsonBody<TrackBody, Medium>,
 ) -> Result<Json<Success<Tracked>>, ApiError> {
-    record(state, access.project.id, idempotency, body.0).await
+    record(state, access.project.id, idempotency, body.0, (None, None)).await
 }

@@ -18,16 +18,7 @@ use crate::db::{DbError, contacts, projects};
 use crate::error::{ApiError, Envelope};
 use crate::state::AppState;
 
-documented_routes!(
-    open,
-    click,
-    unsubscribe_page,
-    unsubscribe,
-    subscribe_page,
-    subscribe,
-    manage_page,
-    manage
-);
+documented_routes!(open, click, unsubscribe_page, unsubscribe, subscribe_page, subscribe);
 
 /// A transparent 1x1 GIF.
 const PIXEL: &[u8] = &[
@@ -58,7 +49,7 @@ impl<'r> Responder<'r, 'static> for Page {
     }
 }
 
-fn page(status: Status, title: &str, body: &str) -> Page {
+pub(super) fn page(status: Status, title: &str, body: &str) -> Page {
     Page::Html(
         status,
         format!(
@@ -72,7 +63,7 @@ fn page(status: Status, title: &str, body: &str) -> Page {
     )
 }
 
-fn not_found() -> Page {
+pub(super) fn not_found() -> Page {
     page(
         Status::NotFound,
         "Link not found",
@@ -123,7 +114,7 @@ async fn record(state: &AppState, email: String, what: Engagement) -> Result<(),
 }
 
 /// The contact and project name a token of one of the page kinds stands for.
-async fn contact_of(state: &AppState, token: &str) -> Option<(Link, contacts::Contact, String)> {
+pub(super) async fn contact_of(state: &AppState, token: &str) -> Option<(Link, contacts::Contact, String)> {
     let link = links::verify(&state.secrets.link, token)?;
     let id = match &link {
         Link::Unsubscribe { contact, .. } | Link::Subscribe { contact } | Link::Manage { contact } => {
@@ -160,7 +151,7 @@ async fn set(
         .await?)
 }
 
-fn button_form(action: &str, label: &str, class: &str, value: &str) -> String {
+pub(super) fn button_form(action: &str, label: &str, class: &str, value: &str) -> String {
     format!(
         "<form method=\"post\" action=\"{}\"><input type=\"hidden\" name=\"action\" value=\"{value}\"><button class=\"{class}\" type=\"submit\">{}</button></form>",
         escape_html(action),
@@ -224,15 +215,15 @@ async fn unsubscribe_page(state: &State<AppState>, token: &str) -> Page {
 
 /// A form post from the manage page.
 #[derive(FromForm, Default)]
-struct PageForm<'r> {
-    action: Option<&'r str>,
+pub(super) struct PageForm<'r> {
+    pub(super) action: Option<&'r str>,
 }
 
 /// The preferences page's form, as the OpenAPI document describes it.
 #[derive(utoipa::ToSchema)]
 #[schema(as = PreferencesForm)]
 #[allow(dead_code)]
-struct PageFormDoc {
+pub(super) struct PageFormDoc {
     /// The preferences page: `subscribe`, `unsubscribe`, `snooze:<30|60|90>`, `resume`,
     /// `topic-on:<id>` or `topic-off:<id>` (a public topic); anything else shows the page again.
     /// The unsubscribe page: `unsubscribe` (everything) or `topic` (the mail's topic only).
@@ -390,192 +381,4 @@ async fn flip(
             escape_html(project)
         ),
     )
-}
-
-/// The contact's email preferences page.
-#[utoipa::path(
-    tag = "Pages",
-    operation_id = "preferencesPage",
-    params(("token" = String, Path, description = "The signed token of the mailed link")),
-    security(()),
-    responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
-)]
-#[get("/manage/<token>")]
-async fn manage_page(state: &State<AppState>, token: &str) -> Page {
-    let Some((Link::Manage { .. }, contact, project)) = contact_of(state, token).await else {
-        return not_found();
-    };
-    let topics = public_topics(state, &contact).await;
-    manage_view(token, &contact, &project, &topics, None)
-}
-
-/// The project's public topics with whether `contact` is subscribed to each.
-async fn public_topics(state: &AppState, contact: &contacts::Contact) -> Vec<(Topic, bool)> {
-    let contact = contact.clone();
-    state
-        .db
-        .run(move |conn| {
-            let choices = topics::choices(conn, contact.seq)?;
-            Ok::<_, DbError>(
-                topics::list(conn, &contact.project_id)?
-                    .into_iter()
-                    .filter(|t| t.public)
-                    .map(|t| {
-                        let on = crate::core::topics::subscribed(&choices, &t);
-                        (t, on)
-                    })
-                    .collect(),
-            )
-        })
-        .await
-        .unwrap_or_default()
-}
-
-/// Days a contact may pause marketing mail for from the page.
-const PAUSES: [i64; 3] = [30, 60, 90];
-
-fn manage_view(
-    token: &str,
-    contact: &contacts::Contact,
-    project: &str,
-    topics: &[(Topic, bool)],
-    done: Option<&str>,
-) -> Page {
-    let action = format!("/manage/{token}");
-    let state = if contact.subscribed { "subscribed" } else { "not subscribed" };
-    let mut body = String::new();
-    if let Some(done) = done {
-        body.push_str(&format!("<p role=\"status\">{}</p>", escape_html(done)));
-    }
-    body.push_str(&format!(
-        "<p><strong>{}</strong> is {state} to email from <strong>{}</strong>.</p>",
-        escape_html(&contact.email),
-        escape_html(project)
-    ));
-    let paused = contact.snoozed_until.filter(|until| *until > clock::now_ms());
-    if contact.subscribed {
-        if !topics.is_empty() {
-            body.push_str("<h2>Topics</h2><ul class=\"topics\">");
-            for (topic, on) in topics {
-                let (label, value) = if *on {
-                    (format!("Unsubscribe from {}", topic.name), format!("topic-off:{}", topic.id))
-                } else {
-                    (format!("Subscribe to {}", topic.name), format!("topic-on:{}", topic.id))
-                };
-                body.push_str(&format!(
-                    "<li><strong>{}</strong> <span>{}</span>{}{}</li>",
-                    escape_html(&topic.name),
-                    if *on { "subscribed" } else { "not subscribed" },
-                    topic
-                        .description
-                        .as_deref()
-                        .map(|d| format!("<br><small>{}</small>", escape_html(d)))
-                        .unwrap_or_default(),
-                    button_form(&action, &label, "secondary", &value)
-                ));
-            }
-            body.push_str("</ul>");
-        }
-        body.push_str("<h2>Take a break</h2>");
-        match paused {
-            Some(until) => {
-                body.push_str(&format!(
-                    "<p>Marketing email is paused until {}.</p>{}",
-                    escape_html(&clock::iso(until)[..10]),
-                    button_form(&action, "Resume now", "secondary", "resume")
-                ));
-            }
-            None => {
-                for days in PAUSES {
-                    body.push_str(&button_form(
-                        &action,
-                        &format!("Pause for {days} days"),
-                        "secondary",
-                        &format!("snooze:{days}"),
-                    ));
-                }
-            }
-        }
-        body.push_str("<h2>All email</h2>");
-    }
-    body.push_str(&if contact.subscribed {
-        button_form(&action, "Unsubscribe from everything", "secondary", "unsubscribe")
-    } else {
-        button_form(&action, "Subscribe", "", "subscribe")
-    });
-    page(Status::Ok, "Email preferences", &body)
-}
-
-/// Saves the contact's preference from the page's form.
-#[utoipa::path(
-    tag = "Pages",
-    operation_id = "savePreferences",
-    request_body(content = PageFormDoc, content_type = "application/x-www-form-urlencoded"),
-    params(("token" = String, Path, description = "The signed token of the mailed link")),
-    security(()),
-    responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 500, description = "The change could not be saved: a page saying so", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
-)]
-#[post("/manage/<token>", data = "<form>")]
-async fn manage(state: &State<AppState>, token: &str, form: Option<Form<PageForm<'_>>>) -> Page {
-    let Some((Link::Manage { .. }, contact, project)) = contact_of(state, token).await else {
-        return not_found();
-    };
-    let action = form.as_ref().and_then(|f| f.action).unwrap_or_default().to_string();
-    let topics = public_topics(state, &contact).await;
-    let now = clock::now_ms();
-    let change = match action.as_str() {
-        "subscribe" => Choice::Subscribed(true),
-        "unsubscribe" => Choice::Subscribed(false),
-        "resume" => Choice::Snooze(None),
-        other => match other.split_once(':') {
-            Some(("snooze", days)) => match days.parse::<i64>().ok().filter(|d| PAUSES.contains(d)) {
-                Some(days) => Choice::Snooze(Some(now + days * 86_400_000)),
-                None => Choice::Nothing,
-            },
-            Some((on @ ("topic-on" | "topic-off"), id)) => match topics.iter().find(|(t, _)| t.id == id) {
-                Some((topic, _)) => Choice::Topic(topic.clone(), on == "topic-on"),
-                None => Choice::Nothing,
-            },
-            _ => Choice::Nothing,
-        },
-    };
-    if matches!(change, Choice::Nothing) {
-        return manage_view(token, &contact, &project, &topics, Some("Choose one of the buttons."));
-    }
-    let saved = state
-        .db
-        .write(move |tx| {
-            let contact = match change {
-                Choice::Subscribed(subscribed) => {
-                    core_contacts::set_from_link(tx, contact.clone(), subscribed, None, now)?;
-                    contacts::by_id_anywhere(tx, &contact.id)?.unwrap_or(contact)
-                }
-                Choice::Snooze(until) => core_contacts::snooze(tx, contact, until, "link", now)?,
-                Choice::Topic(topic, on) => {
-                    crate::core::topics::choose(tx, &contact, &[(topic, on)], "link", now)?;
-                    contact
-                }
-                Choice::Nothing => contact,
-            };
-            Ok::<_, crate::core::Error>(contact)
-        })
-        .await;
-    match saved {
-        Ok(contact) => {
-            let topics = public_topics(state, &contact).await;
-            manage_view(token, &contact, &project, &topics, Some("Your preference is saved."))
-        }
-        Err(e) => {
-            tracing::error!("could not change a preference: {e}");
-            page(Status::InternalServerError, "Something went wrong", "<p>Please try again in a moment.</p>")
-        }
-    }
-}
-
-/// What a button of the preferences page asks for.
-enum Choice {
-    Subscribed(bool),
-    Snooze(Option<i64>),
-    Topic(Topic, bool),
-    Nothing,
 }

@@ -17,6 +17,10 @@ pub const CONTACT_UNSUBSCRIBED: &str = "contact.unsubscribed";
 pub const CONTACT_SNOOZED: &str = "contact.snoozed";
 /// `contact.unsnoozed`: marketing mail resumed before the pause ended.
 pub const CONTACT_UNSNOOZED: &str = "contact.unsnoozed";
+/// A contact followed its confirmation link and pressed the page's button (double opt-in).
+pub const CONTACT_CONFIRMED: &str = "contact.confirmed";
+/// A subscription with confirmation was asked for and its mail queued.
+pub const CONTACT_CONFIRMATION_REQUESTED: &str = "contact.confirmation_requested";
 
 /// Stores an event for a contact in the caller's transaction, and runs what it triggers;
 /// returns its id (empty for the system project, which records none).

@@ -32,6 +32,10 @@ pub enum Link {
     Manage {
         contact: String,
     },
+    /// A request for a subscription with confirmation (double opt-in), by its id.
+    Confirm {
+        confirmation: String,
+    },
 }
 
 impl Link {
@@ -43,6 +47,7 @@ impl Link {
             Link::Unsubscribe { contact, email: Some(email) } => format!("u\n{contact}\n{email}"),
             Link::Subscribe { contact } => format!("s\n{contact}"),
             Link::Manage { contact } => format!("m\n{contact}"),
+            Link::Confirm { confirmation } => format!("k\n{confirmation}"),
         }
     }
 
@@ -56,6 +61,7 @@ impl Link {
             ("u", Some(email)) => Link::Unsubscribe { contact: id, email: Some(email.to_string()) },
             ("s", None) => Link::Subscribe { contact: id },
             ("m", None) => Link::Manage { contact: id },
+            ("k", None) => Link::Confirm { confirmation: id },
             _ => return None,
         })
     }
@@ -68,6 +74,7 @@ impl Link {
             Link::Unsubscribe { .. } => "/unsubscribe/",
             Link::Subscribe { .. } => "/subscribe/",
             Link::Manage { .. } => "/manage/",
+            Link::Confirm { .. } => "/confirm/",
         }
     }
 }
@@ -220,6 +227,7 @@ mod tests {
             Link::Unsubscribe { contact: "c1".into(), email: Some("e1".into()) },
             Link::Subscribe { contact: "c1".into() },
             Link::Manage { contact: "c1".into() },
+            Link::Confirm { confirmation: "k1".into() },
         ] {
             let t = token(SECRET, &link);
             assert_eq!(verify(SECRET, &t), Some(link.clone()));

@@ -10,6 +10,7 @@ pub mod campaign_state;
 pub mod campaigns;
 pub mod compose;
 pub mod conditions;
+pub mod confirmations;
 pub mod consent;
 pub mod contacts;
 pub mod data;

@@ -16,7 +16,8 @@ pub const MAX_NAME: usize = super::conditions::MAX_EVENT_NAME;
 
 /// Whether `name` is one the service emits itself (appliance.md section 11): `email.*`,
 /// `contact.subscribed`, `contact.unsubscribed`, `contact.snoozed`, `contact.unsnoozed`,
-/// `contact.topic_subscribed`, `contact.topic_unsubscribed`, `segment.<slug>.entry` and
+/// `contact.topic_subscribed`, `contact.topic_unsubscribed`, `contact.confirmed`,
+/// `contact.confirmation_requested`, `segment.<slug>.entry` and
 /// `.exit`. Compared without letter case, so `Email.Sent` cannot pass for a service event either.
 pub fn is_reserved(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
@@ -29,6 +30,8 @@ pub fn is_reserved(name: &str) -> bool {
         super::events::CONTACT_UNSUBSCRIBED,
         super::events::CONTACT_SNOOZED,
         super::events::CONTACT_UNSNOOZED,
+        super::events::CONTACT_CONFIRMED,
+        super::events::CONTACT_CONFIRMATION_REQUESTED,
         super::topics::TOPIC_SUBSCRIBED,
         super::topics::TOPIC_UNSUBSCRIBED,
     ]
@@ -74,6 +77,8 @@ pub struct Track {
     pub event: String,
     pub subscribed: Option<bool>,
     pub data: DataPatch,
+    /// Double opt-in and the proof of consent.
+    pub consent: super::confirmations::Consenting,
 }
 
 /// What was stored.
@@ -86,19 +91,28 @@ pub struct Tracked {
 
 /// Upserts the contact (new contacts subscribed unless `subscribed` says otherwise; a change
 /// emits the contact event) and stores a new event carrying every value of `data`, including
-/// the non-persistent ones the contact does not keep.
-pub fn track(conn: &Tx, project: &str, request: &Track, now: i64) -> Result<Tracked> {
+/// the non-persistent ones the contact does not keep. With `confirm`, the subscription waits
+/// for the contact's confirmation (`mailer` sends the mail).
+pub fn track(
+    conn: &Tx,
+    project: &str,
+    request: &Track,
+    mailer: &super::confirmations::Mailer<'_>,
+    now: i64,
+) -> Result<Tracked> {
     let mut fields = FieldChanges::default();
+    let (subscribed, default_subscribed) = request.consent.upsert_subscription(request.subscribed)?;
     let upsert = Upsert {
         email: &request.email,
-        subscribed: request.subscribed,
-        default_subscribed: true,
+        subscribed,
+        default_subscribed,
         data: &request.data,
         source: "api",
         indexing: Indexing::AtCommit,
     };
     let contact = core_contacts::upsert(conn, project, &upsert, &mut fields, now)?.contact;
     fields.save(conn, project)?;
+    request.consent.apply(conn, mailer, &contact, now)?;
     let data = Value::Object(request.data.event_data());
     let event_id = events::emit(conn, project, Some(&contact.id), &request.event, &data, now)?;
     Ok(Tracked { contact_id: contact.id, event_id, at: now })

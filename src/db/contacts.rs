@@ -53,6 +53,14 @@ pub fn by_id(conn: &Connection, project: &str, id: &str) -> Result<Option<Contac
         .optional()?)
 }
 
+/// A contact by its row number, whatever its project (for rows that name it by `seq`).
+pub fn by_seq(conn: &Connection, seq: i64) -> Result<Option<Contact>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM contacts c WHERE c.seq = ?1"))?
+        .query_row([seq], from_row)
+        .optional()?)
+}
+
 /// A contact by id alone, whatever its project (for a link token, which names only the contact).
 pub fn by_id_anywhere(conn: &Connection, id: &str) -> Result<Option<Contact>> {
     Ok(conn

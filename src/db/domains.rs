@@ -92,6 +92,16 @@ pub fn for_project(conn: &Connection, project: &str) -> Result<Vec<Domain>> {
     Ok(stmt.query_map([project], from_row)?.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
+/// The project's oldest verified domain's name.
+pub fn first_verified(conn: &Connection, project: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT domain FROM domains WHERE project_id = ?1 AND status = 'verified' ORDER BY created_at, id LIMIT 1",
+        )?
+        .query_row([project], |r| r.get(0))
+        .optional()?)
+}
+
 /// Ids of domains due for a periodic check.
 pub fn due(conn: &Connection, now: i64, limit: usize) -> Result<Vec<String>> {
     let mut stmt = conn

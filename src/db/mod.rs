@@ -16,6 +16,7 @@ pub mod audience;
 pub mod billing;
 pub mod campaigns;
 pub mod checkpoint;
+pub mod consent;
 pub mod contact_jobs;
 pub mod contacts;
 pub mod domains;

@@ -74,6 +74,8 @@ const STAGES: &[Stage] = &[
         key: "(topic_id, contact_seq)",
         filter: "topic_id IN (SELECT id FROM topics WHERE project_id = ?1)",
     },
+    stage("confirmations"),
+    stage("consents"),
     stage("contacts"),
     stage("segments"),
     stage("topics"),
@@ -193,6 +195,9 @@ mod tests {
         "project_billing",
         // Images stay: mail already sent shows them. A deletion removes them with the project.
         "uploads",
+        // Whether forms ask for confirmation, and with which template (its id goes null when
+        // the reset removes the template).
+        "audience_settings",
     ];
 
     fn migrated() -> rusqlite::Connection {

@@ -87,6 +87,9 @@ pub struct ListedContact {
     /// own choice, else the topic's `defaultOptIn`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topics: Option<BTreeMap<String, bool>>,
+    /// Read one at a time: the subscription waiting for the contact's confirmation, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<super::consent::PendingConfirmation>,
 }
 
 impl ListedContact {
@@ -95,6 +98,7 @@ impl ListedContact {
             contact: contact.into(),
             suppression: suppression.map(Suppression::from),
             topics: None,
+            pending: None,
         }
     }
 }
@@ -137,6 +141,12 @@ pub struct NewContact {
     /// key, an empty string is ignored, and `{value, persistent: false}` is not stored.
     #[schema(value_type = Option<Object>)]
     pub data: Option<Value>,
+    /// Double opt-in: the contact is subscribed only when it follows the link of the
+    /// confirmation mail this queues (a new contact waits unsubscribed; one already subscribed
+    /// gets no mail). Not with `subscribed: false`.
+    pub confirm: Option<bool>,
+    /// The proof of consent to keep with the subscription.
+    pub consent: Option<super::consent::ConsentBody>,
 }
 
 /// `PATCH /contacts/{id}`: every field optional.

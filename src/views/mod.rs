@@ -9,6 +9,7 @@ pub mod analytics;
 pub mod billing;
 pub mod campaigns;
 pub mod conditions;
+pub mod consent;
 pub mod contact_jobs;
 pub mod contacts;
 pub mod domains;

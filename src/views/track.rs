@@ -22,6 +22,12 @@ pub struct TrackBody {
     /// that only this event carries.
     #[schema(value_type = Option<Object>)]
     pub data: Option<Value>,
+    /// Double opt-in: the contact is subscribed only when it follows the link of the
+    /// confirmation mail this queues. Not with `subscribed: false`.
+    pub confirm: Option<bool>,
+    /// The proof of consent to keep with the subscription; with the public key, the caller's
+    /// address and browser are taken for what it leaves out.
+    pub consent: Option<super::consent::ConsentBody>,
 }
 
 /// What a track recorded.

@@ -1,6 +1,7 @@
 // Growing an audience with consent (issue 32): topics made and edited on their page, a contact's
-// topics switched and its marketing mail paused on its page, and a campaign sent to a topic, at
-// 1400 and 375 px with axe. Run
+// topics switched and its marketing mail paused on its page, a campaign sent to a topic, and a
+// double opt-in confirmed from the captured mail with its consent record shown, at 1400 and
+// 375 px with axe. Run
 // by the cargo test `browser::dashboard_in_chromium` before dashboard.mjs.
 
 import assert from "node:assert/strict";
@@ -99,5 +100,45 @@ await drive("audience", async (browser) => {
   const offered = await page.locator(`#condition-fields option[value="topic.${news.id}"]`).getAttribute("label");
   assert.equal(offered, "Topic: Product news");
   await audit(page, "a condition on a topic");
+
+  step("double opt-in: the setting saved, a subscriber confirms from the captured mail, the consent record shown");
+  await nav(page, "Topics");
+  await page.check("#consent-form input[name=doubleOptIn]");
+  await page.getByRole("button", { name: "Save consent settings" }).click();
+  await toast(page, "Consent settings saved");
+  assert.equal((await api("GET", "/audience-settings")).body.doubleOptIn, true);
+  await audit(page, "topics with consent settings");
+  const asked = await api("POST", "/contacts", { email: "fay@example.com", confirm: true, consent: { text: "Monthly product news" } });
+  assert.equal(asked.body.subscribed, false, "waiting for confirmation");
+  await page.goto(`${project}/contacts/${asked.body.id}`);
+  await page.locator("#consent-pending").getByText("waiting for confirmation").waitFor();
+  let captured;
+  for (let i = 0; i < 100 && !captured; i++) {
+    const list = (await api("GET", "/outbox?limit=20")).body.data;
+    captured = list.find((m) => m.to.includes("fay@example.com") && m.subject.startsWith("Confirm your subscription"));
+    if (!captured) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(captured, "the confirmation mail was captured");
+  const mail = (await api("GET", `/outbox/${captured.id}`)).body;
+  const link = mail.html.match(/href="([^"]*\/confirm\/[^"]+)"/)[1];
+  const confirmPage = await context.newPage();
+  watch(confirmPage);
+  await confirmPage.goto(`${base}${new URL(link).pathname}`);
+  await confirmPage.getByRole("button", { name: "Confirm my subscription" }).waitFor();
+  await audit(confirmPage, "confirmation page");
+  assert.equal((await api("GET", `/contacts/${asked.body.id}`)).body.subscribed, false, "opening the page confirms nothing");
+  await confirmPage.getByRole("button", { name: "Confirm my subscription" }).click();
+  await confirmPage.getByText("Subscription confirmed").waitFor();
+  await confirmPage.close();
+  assert.equal((await api("GET", `/contacts/${asked.body.id}`)).body.subscribed, true);
+  await page.reload();
+  const grant = page.locator("#consent-table tbody tr").first();
+  await grant.getByText("Monthly product news").waitFor();
+  await grant.getByText("Marketing email").waitFor();
+  await audit(page, "contact with its consent record");
+  await shot(page, "consent");
+  await page.setViewportSize({ width: 375, height: 812 });
+  await audit(page, "contact with its consent record, phone");
+  await page.setViewportSize({ width: 1400, height: 900 });
   await context.close();
 });

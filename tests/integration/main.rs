@@ -14,6 +14,7 @@ mod browser;
 mod campaign_crash;
 mod campaigns;
 mod config_extremes;
+mod consent;
 mod contacts;
 mod crash;
 mod dashboard_api;

@@ -40,6 +40,12 @@ async fn the_manage_page_changes_topics_and_pauses_marketing_mail_and_each_chang
     let news_id = news["id"].as_str().unwrap();
     let page = post_form(&room, &manage, &format!("action=topic-off:{news_id}")).await;
     assert!(page.contains("Subscribe to News"), "{page}");
+    // Joining again is kept as proof of consent, made on this page.
+    post_form(&room, &manage, &format!("action=topic-on:{news_id}")).await;
+    let (_, record) = app.get(&format!("/contacts/{id}/consents"), &key).await;
+    assert_eq!(record["records"][0]["method"], "preference_centre", "{record}");
+    assert_eq!(record["records"][0]["topicId"], news_id);
+    post_form(&room, &manage, &format!("action=topic-off:{news_id}")).await;
     let hidden_id = hidden["id"].as_str().unwrap();
     let page = post_form(&room, &manage, &format!("action=topic-on:{hidden_id}")).await;
     assert!(page.contains("Choose one of the buttons"), "a hidden topic cannot be changed here: {page}");
@@ -62,8 +68,13 @@ async fn the_manage_page_changes_topics_and_pauses_marketing_mail_and_each_chang
 
     let (_, events) = app.get(&format!("/events/contact/{id}"), &key).await;
     let names = names(&events);
-    for name in ["contact.topic_unsubscribed", "contact.snoozed", "contact.unsnoozed"] {
-        assert_eq!(names.iter().filter(|n| *n == name).count(), 1, "{name}: {names:?}");
+    for (name, times) in [
+        ("contact.topic_unsubscribed", 2),
+        ("contact.topic_subscribed", 1),
+        ("contact.snoozed", 1),
+        ("contact.unsnoozed", 1),
+    ] {
+        assert_eq!(names.iter().filter(|n| *n == name).count(), times, "{name}: {names:?}");
     }
     let snoozed = events["data"].as_array().unwrap().iter().find(|e| e["name"] == "contact.snoozed").unwrap();
     assert_eq!(snoozed["data"]["source"], "link");

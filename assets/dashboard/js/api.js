@@ -86,3 +86,21 @@ export const get = (path, params = {}) => api("GET", path + query(params));
 export const post = (path, body = {}) => api("POST", path, body);
 export const patch = (path, body) => api("PATCH", path, body);
 export const del = (path, body) => api("DELETE", path, body);
+
+/** Downloads a file the API answers at `path` (with the project header), saved as `filename`. */
+export async function download(path, filename) {
+  const headers = currentProject ? { "X-Project-Id": currentProject } : {};
+  let res;
+  try {
+    res = await fetch(path, { credentials: "same-origin", headers });
+  } catch {
+    throw new ApiError(0, null);
+  }
+  if (!res.ok) throw new ApiError(res.status, await res.json().catch(() => null));
+  const url = URL.createObjectURL(await res.blob());
+  const link = Object.assign(document.createElement("a"), { href: url, download: filename });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

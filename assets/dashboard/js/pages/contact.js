@@ -5,6 +5,7 @@
 import { html, useState } from "../../vendor/preact-htm.js";
 import { del, get, patch } from "../api.js";
 import { Verdicts } from "./inbound.js";
+import { ContactConsent } from "./consent.js";
 import { ContactTopics } from "./topics.js";
 import { navigate } from "../router.js";
 import {
@@ -184,6 +185,7 @@ export function Contact({ project, params }) {
       <${Loaded} result=${result}>${(c) => html`
         <${Details} contact=${c} onChanged=${result.setData} />
         <${ContactTopics} contact=${c} onChanged=${result.setData} />
+        <${ContactConsent} contact=${c} />
         <${DataEditor} key=${c.updatedAt} contact=${c} onSaved=${result.setData} />
         <div>
           <${History} title="Events" path=${`/events/contact/${encodeURIComponent(c.id)}`} empty="No events yet."

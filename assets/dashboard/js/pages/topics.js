@@ -4,6 +4,7 @@
 
 import { html, useState } from "../../vendor/preact-htm.js";
 import { del, get, patch, post } from "../api.js";
+import { ConsentSettings } from "./consent.js";
 import { Badge, Empty, ErrorBox, Field, Form, Loaded, Page, Table, date, useAction, useLoad } from "../ui.js";
 
 /** The fields of a topic, for the add and edit forms. */
@@ -80,6 +81,7 @@ export function Topics() {
         <h2 id="new-topic">Add a topic</h2>
         <${Form} action=${add} submit="Add topic" id="topic-form"><${TopicFields} /><//>
       </section>
+      <${ConsentSettings} />
     <//>`;
 }
 
