@@ -39,6 +39,8 @@ pub struct AppState {
     pub attempts: Arc<Attempts>,
     /// Requests for password reset and verification mail.
     pub mail_requests: Arc<Attempts>,
+    /// Submissions of signup forms, per form and per address (`[limits] form_submissions_*`).
+    pub form_submissions: Arc<Attempts>,
     /// API keys already looked up ([`crate::core::limits::key_cache`]).
     pub keys: Arc<crate::core::limits::key_cache::KeyCache>,
     pub scheduler: Arc<SchedulerStatus>,
@@ -103,6 +105,10 @@ impl AppState {
         let sns = Arc::new(crate::adapters::sns::Verifier::new(&config.webhooks));
         let stripe = crate::adapters::stripe::Stripe::new(&config.billing).map(Arc::new);
         let bodies = Arc::new(crate::core::limits::bodies::BodyBudget::new(config.limits.body_memory_bytes));
+        let form_submissions = Arc::new(Attempts::for_forms(
+            config.limits.form_submissions_per_form_hour,
+            config.limits.form_submissions_per_address_hour,
+        ));
         Ok(AppState {
             db,
             config: Arc::new(config),
@@ -111,6 +117,7 @@ impl AppState {
             limiter,
             attempts: Arc::new(Attempts::default()),
             mail_requests: Arc::new(Attempts::for_mail()),
+            form_submissions,
             keys,
             scheduler: Arc::new(SchedulerStatus::default()),
             dns,

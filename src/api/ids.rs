@@ -11,7 +11,7 @@
 use rocket::request::FromParam;
 
 use crate::core::ids::{
-    CampaignId, ContactId, ContactJobId, DomainId, ExecutionId, InboundDomainId, InboundMessageId,
+    CampaignId, ContactId, ContactJobId, DomainId, ExecutionId, FormId, InboundDomainId, InboundMessageId,
     InboundRouteId, InvitationId, ProjectId, SegmentId, SmtpCredentialId, StepId, TemplateId, TopicId,
     TransitionId, UserId, WebhookId, WorkflowId,
 };
@@ -48,6 +48,7 @@ path_ids!(
     StepId,
     TemplateId,
     TopicId,
+    FormId,
     TransitionId,
     UserId,
     WebhookId,

@@ -34,6 +34,8 @@ pub mod events;
 pub mod executions;
 pub mod features;
 pub mod fields;
+pub mod form_pages;
+pub mod forms;
 pub mod guards;
 pub mod health;
 pub mod idempotency;
@@ -106,6 +108,8 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         webhooks::routes(),
         smtp_credentials::routes(),
         topics::routes(),
+        forms::routes(),
+        form_pages::routes(),
         preferences::routes(),
         consent::routes(),
         confirm::routes(),

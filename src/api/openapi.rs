@@ -180,6 +180,8 @@ fn parts() -> Vec<Document> {
         super::webhooks::Doc::openapi(),
         super::smtp_credentials::Doc::openapi(),
         super::topics::Doc::openapi(),
+        super::forms::Doc::openapi(),
+        super::form_pages::Doc::openapi(),
         super::preferences::Doc::openapi(),
         super::consent::Doc::openapi(),
         super::confirm::Doc::openapi(),

@@ -38,6 +38,12 @@ pub struct LimitsConfig {
     /// Memory all JSON bodies being read and parsed at once may take, as the server reckons it
     /// from their declared lengths (appliance.md §13): a body past what is left waits for it.
     pub body_memory_bytes: u64,
+    /// Submissions one signup form takes in an hour, from everyone (429 past it).
+    pub form_submissions_per_form_hour: u32,
+    /// Submissions to signup forms one address may make in an hour (429 past it).
+    pub form_submissions_per_address_hour: u32,
+    /// Least time between loading a form and sending it, in milliseconds: faster is a script.
+    pub form_min_fill_ms: u32,
 }
 
 impl Default for LimitsConfig {
@@ -56,6 +62,9 @@ impl Default for LimitsConfig {
             workflow_runs_per_contact_hour: 60,
             chained_runs_per_contact_hour: 100,
             body_memory_bytes: 512 * MIB,
+            form_submissions_per_form_hour: 50_000,
+            form_submissions_per_address_hour: 20,
+            form_min_fill_ms: 3_000,
         }
     }
 }

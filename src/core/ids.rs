@@ -140,6 +140,8 @@ ids! {
     InboundMessageId, |_| "Inbound message not found".to_string();
     /// A subscription topic.
     TopicId, |_| "Topic not found".to_string();
+    /// A signup form.
+    FormId, |_| "Form not found".to_string();
 }
 
 #[cfg(test)]

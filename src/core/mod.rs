@@ -22,6 +22,8 @@ pub mod error;
 pub mod events;
 pub mod feedback;
 pub mod fields;
+pub mod form_submissions;
+pub mod forms;
 #[cfg(test)]
 mod fuzz;
 pub mod ids;

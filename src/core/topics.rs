@@ -87,7 +87,7 @@ pub fn update(tx: &Tx, project: &str, id: &str, settings: Settings, now: i64) ->
 
 /// Deletes topic `id` of `project` with its contacts' choices; campaigns that targeted it
 /// target no topic from then on. 409 while a segment's or a workflow's condition names it, or
-/// a SCHEDULED or SENDING campaign targets it or names it.
+/// a SCHEDULED or SENDING campaign targets it or names it, or a form offers it.
 pub fn remove(tx: &Tx, project: &str, id: &str) -> Result<()> {
     let topic = find(tx, project, id)?;
     let in_use = |what: &str, users: Vec<(String, String)>| {
@@ -108,6 +108,14 @@ pub fn remove(tx: &Tx, project: &str, id: &str) -> Result<()> {
     let workflows = refs::workflows(tx, project, "topic", &topic.id)?;
     if !workflows.is_empty() {
         return Err(in_use("workflow", workflows.into_iter().map(|(id, name, _)| (id, name)).collect()));
+    }
+    let forms: Vec<(String, String)> = crate::db::forms::list(tx, project)?
+        .into_iter()
+        .filter(|f| f.topics.contains(&topic.id))
+        .map(|f| (f.id, f.name))
+        .collect();
+    if !forms.is_empty() {
+        return Err(in_use("form", forms));
     }
     rows::delete(tx, &topic.id)?;
     Ok(())

@@ -29,6 +29,7 @@ pub mod executions;
 pub mod fair;
 pub mod fields;
 pub mod files;
+pub mod forms;
 pub mod functions;
 pub mod idempotency;
 pub mod ids;

@@ -79,6 +79,7 @@ const STAGES: &[Stage] = &[
     stage("contacts"),
     stage("segments"),
     stage("topics"),
+    stage("forms"),
     stage("templates"),
     stage("attachment_sets"),
     stage("raw_messages"),

@@ -16,6 +16,7 @@ pub mod domains;
 pub mod emails;
 pub mod events;
 pub mod fields;
+pub mod forms;
 pub mod inbound;
 pub mod outbox;
 pub mod projects;

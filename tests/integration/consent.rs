@@ -175,13 +175,8 @@ async fn bad_consent_requests_are_refused_and_store_nothing() {
     assert_eq!(record["records"][0]["ip"], "203.0.113.9", "{record}");
     assert_eq!(record["records"][0]["confirmedAt"], Value::Null);
 
-    let queued: i64 = app
-        .state
-        .db
-        .conn()
-        .unwrap()
-        .query_row("SELECT count(*) FROM emails WHERE to_email LIKE '%@example.org'", [], |r| r.get(0))
-        .unwrap();
+    let queued = app.store().count("emails", &[("to_email", crate::common::store::prefix("in@"))])
+        + app.store().count("emails", &[("to_email", "single@example.org".into())]);
     assert_eq!(queued, 0, "no confirmation mail was queued");
 }
 
@@ -193,12 +188,7 @@ async fn an_expired_link_confirms_nothing_and_a_new_request_renews_it() {
         app.post("/contacts", &key, json!({ "email": "late@example.org", "confirm": true })).await;
     let id = made["id"].as_str().unwrap().to_string();
     let path = confirm_path(&room.deliver(1).await[0].data);
-    app.state
-        .db
-        .conn()
-        .unwrap()
-        .execute("UPDATE confirmations SET expires_at = 1, mailed_at = 1", [])
-        .unwrap();
+    app.store().set("confirmations", &[("expires_at", 1.into()), ("mailed_at", 1.into())], &[]);
     let res = app.client.post(path.clone()).dispatch().await;
     assert_eq!(res.status(), Status::Gone);
     assert_eq!(app.get(&format!("/contacts/{id}"), &key).await.1["subscribed"], false);

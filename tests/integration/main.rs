@@ -26,6 +26,7 @@ mod envelope;
 mod events;
 mod fair_shares;
 mod feedback;
+mod forms;
 mod github_sign_in;
 mod hostile;
 mod hostile_corpus;

@@ -32,6 +32,7 @@ fn documented(doc: &Document) -> BTreeSet<String> {
             ("DELETE", item.delete.is_some()),
             ("PATCH", item.patch.is_some()),
             ("HEAD", item.head.is_some()),
+            ("OPTIONS", item.options.is_some()),
         ];
         for (method, _) in methods.iter().filter(|(_, there)| *there) {
             out.insert(format!("{method} {path}"));

@@ -82,6 +82,17 @@ impl Attempts {
         )
     }
 
+    /// Submissions of signup forms: `per_form` an hour to one form (its id is the "account")
+    /// and `per_address` an hour from one address, all counted ([`Attempts::take`]).
+    pub fn for_forms(per_form: u32, per_address: u32) -> Self {
+        Self::new(
+            per_form,
+            per_address,
+            Duration::from_secs(3600),
+            "Too many submissions to this form or from this address; try again later",
+        )
+    }
+
     /// Counts one request, or 429 while the account or the address is locked.
     pub fn take(&self, account: Option<&str>, address: Option<IpAddr>) -> Result<()> {
         self.check(account, address)?;
