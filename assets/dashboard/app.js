@@ -16,6 +16,7 @@ import { Fields } from "./js/pages/fields.js";
 import { Templates, TemplateEditor } from "./js/pages/templates.js";
 import { Segments, SegmentPage } from "./js/pages/segments.js";
 import { Topics } from "./js/pages/topics.js";
+import { Forms } from "./js/pages/forms.js";
 import { CampaignPage, Campaigns } from "./js/pages/campaigns.js";
 import { Events } from "./js/pages/events.js";
 import { WorkflowPage, Workflows } from "./js/pages/workflows.js";
@@ -35,6 +36,7 @@ const SECTIONS = [
   ["fields", "Fields"],
   ["segments", "Segments"],
   ["topics", "Topics"],
+  ["forms", "Forms"],
   ["templates", "Templates"],
   ["campaigns", "Campaigns"],
   ["workflows", "Workflows"],
@@ -59,6 +61,7 @@ const PROJECT_ROUTES = [
   ["segments", Segments],
   ["segments/:id", SegmentPage],
   ["topics", Topics],
+  ["forms", Forms],
   ["campaigns", Campaigns],
   ["campaigns/:id", CampaignPage],
   ["workflows", Workflows],

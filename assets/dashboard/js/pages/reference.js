@@ -6,7 +6,7 @@ import { html, useMemo, useState } from "../../vendor/preact-htm.js";
 import { get } from "../api.js";
 import { Copy, Empty, Loaded, Page, Table, useLoad } from "../ui.js";
 
-const METHODS = ["get", "post", "put", "patch", "delete"];
+const METHODS = ["get", "post", "put", "patch", "delete", "options"];
 
 /** How each security scheme is named on the page. */
 const SCHEMES = {
