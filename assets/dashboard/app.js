@@ -17,6 +17,7 @@ import { Templates, TemplateEditor } from "./js/pages/templates.js";
 import { Segments, SegmentPage } from "./js/pages/segments.js";
 import { Topics } from "./js/pages/topics.js";
 import { Forms } from "./js/pages/forms.js";
+import { Suppressions } from "./js/pages/suppressions.js";
 import { CampaignPage, Campaigns } from "./js/pages/campaigns.js";
 import { Events } from "./js/pages/events.js";
 import { WorkflowPage, Workflows } from "./js/pages/workflows.js";
@@ -37,6 +38,7 @@ const SECTIONS = [
   ["segments", "Segments"],
   ["topics", "Topics"],
   ["forms", "Forms"],
+  ["suppressions", "Suppressions"],
   ["templates", "Templates"],
   ["campaigns", "Campaigns"],
   ["workflows", "Workflows"],
@@ -62,6 +64,7 @@ const PROJECT_ROUTES = [
   ["segments/:id", SegmentPage],
   ["topics", Topics],
   ["forms", Forms],
+  ["suppressions", Suppressions],
   ["campaigns", Campaigns],
   ["campaigns/:id", CampaignPage],
   ["workflows", Workflows],

@@ -3,11 +3,11 @@
 //! (`/consents/export`).
 
 use rocket::futures::Stream;
-use rocket::http::Header;
 use rocket::response::stream::ByteStream;
 use rocket::serde::json::Json;
-use rocket::{Responder, State, get, patch};
+use rocket::{State, get, patch};
 
+use super::csv_download::{Csv, csv_line};
 use super::guards::ProjectAccess;
 use super::ids::Param;
 use super::json::{JsonBody, Small};
@@ -106,14 +106,6 @@ async fn contact_consents(
     }))
 }
 
-/// A CSV download.
-#[derive(Responder)]
-#[response(content_type = "text/csv")]
-struct Csv<S> {
-    body: ByteStream<S>,
-    disposition: Header<'static>,
-}
-
 const HEADER: [&str; 13] = [
     "contact_id",
     "email",
@@ -129,13 +121,6 @@ const HEADER: [&str; 13] = [
     "confirm_ip",
     "confirm_user_agent",
 ];
-
-fn csv_line(fields: &[&str]) -> Vec<u8> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    // Writing to memory cannot fail.
-    let _ = writer.write_record(fields);
-    writer.into_inner().unwrap_or_default()
-}
 
 fn csv_row(c: &Consent, contact: &str, email: &str) -> Vec<u8> {
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
@@ -193,5 +178,5 @@ async fn export(state: &State<AppState>, access: ProjectAccess) -> Csv<impl Stre
             }
         }
     };
-    Csv { body, disposition: Header::new("Content-Disposition", "attachment; filename=\"consents.csv\"") }
+    Csv::new(body, "consents.csv")
 }

@@ -12,8 +12,8 @@ use rocket::request::FromParam;
 
 use crate::core::ids::{
     CampaignId, ContactId, ContactJobId, DomainId, ExecutionId, FormId, InboundDomainId, InboundMessageId,
-    InboundRouteId, InvitationId, ProjectId, SegmentId, SmtpCredentialId, StepId, TemplateId, TopicId,
-    TransitionId, UserId, WebhookId, WorkflowId,
+    InboundRouteId, InvitationId, ProjectId, SegmentId, SmtpCredentialId, StepId, SuppressionId, TemplateId,
+    TopicId, TransitionId, UserId, WebhookId, WorkflowId,
 };
 use crate::error::ApiError;
 
@@ -49,6 +49,7 @@ path_ids!(
     TemplateId,
     TopicId,
     FormId,
+    SuppressionId,
     TransitionId,
     UserId,
     WebhookId,

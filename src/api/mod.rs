@@ -27,6 +27,7 @@ pub mod confirm;
 pub mod consent;
 pub mod contact_jobs;
 pub mod contacts;
+pub mod csv_download;
 pub mod dashboard;
 pub mod domains;
 pub mod emails;
@@ -58,6 +59,7 @@ pub mod send;
 pub mod smtp_credentials;
 pub mod sns;
 mod sso;
+pub mod suppressions;
 pub mod templates;
 pub mod topics;
 pub mod track;
@@ -108,6 +110,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         webhooks::routes(),
         smtp_credentials::routes(),
         topics::routes(),
+        suppressions::routes(),
         forms::routes(),
         form_pages::routes(),
         preferences::routes(),

@@ -180,6 +180,7 @@ fn parts() -> Vec<Document> {
         super::webhooks::Doc::openapi(),
         super::smtp_credentials::Doc::openapi(),
         super::topics::Doc::openapi(),
+        super::suppressions::Doc::openapi(),
         super::forms::Doc::openapi(),
         super::form_pages::Doc::openapi(),
         super::preferences::Doc::openapi(),

@@ -49,6 +49,8 @@ pub struct Context {
     pub contact: Option<contacts::Contact>,
     /// For MARKETING mail: why the contact is suppressed, if it is.
     pub suppressed: Option<String>,
+    /// Why the project's suppression list keeps this mail from its recipient, if it does.
+    pub listed: Option<String>,
     pub domain: Option<Arc<domains::Domain>>,
     /// For campaign mail: the campaign, `None` when it was deleted.
     pub campaign: Option<Option<Arc<campaigns::Campaign>>>,
@@ -84,6 +86,11 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
                 suppressions::get(conn, &c.id)?.map(|s| s.reason)
             }
             _ => None,
+        };
+        let listed = if project == projects::SYSTEM || email.source_type == EmailSource::Test {
+            None
+        } else {
+            super::suppressions::blocks(conn, project, &email.to_email, &email.kind)?
         };
         let from_domain = email.from_email.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
         let key = (project.to_string(), from_domain.to_string());
@@ -134,7 +141,7 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
         };
         out.push((
             email,
-            Context { contact, suppressed, domain, campaign, left_topic, attachments, raw, wiping },
+            Context { contact, suppressed, listed, domain, campaign, left_topic, attachments, raw, wiping },
         ));
     }
     Ok(out)
@@ -170,6 +177,9 @@ pub fn check(email: &Email, context: &Context, now: i64) -> Result<Email, Outcom
         && let Some(contact) = &context.contact
         && let Err(why) = may_send(&email.kind, contact, context.suppressed.as_deref(), now)
     {
+        return Err(Outcome::Fail { error: format!("not sent: {why}"), counted: false });
+    }
+    if let Some(why) = &context.listed {
         return Err(Outcome::Fail { error: format!("not sent: {why}"), counted: false });
     }
     if let Some(topic) = context.left_topic.as_deref().filter(|_| email.source_type != EmailSource::Test) {

@@ -140,6 +140,13 @@ pub fn apply(
                 created_at: now,
             };
             suppressions::put(conn, &email.project_id, &suppression)?;
+            // The address lands on the project's suppression list too, saying which it was.
+            let target = super::suppressions::Target::Address(contact.email.clone());
+            let detail = suppression
+                .detail
+                .as_ref()
+                .map(|d| d.chars().take(super::suppressions::MAX_REASON).collect());
+            super::suppressions::add(conn, &email.project_id, target, source, detail, now)?;
             applied.suppressed = true;
         }
     }

@@ -142,6 +142,8 @@ ids! {
     TopicId, |_| "Topic not found".to_string();
     /// A signup form.
     FormId, |_| "Form not found".to_string();
+    /// An entry of a project's suppression list.
+    SuppressionId, |_| "Suppression not found".to_string();
 }
 
 #[cfg(test)]

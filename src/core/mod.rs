@@ -51,6 +51,7 @@ pub mod session;
 pub mod smtp_credentials;
 pub mod sso;
 pub mod submission;
+pub mod suppressions;
 pub mod system_mail;
 pub mod templates;
 pub mod topics;

@@ -49,6 +49,7 @@ pub mod sessions;
 pub mod settings;
 pub mod smtp_credentials;
 pub mod sso;
+pub mod suppression_list;
 pub mod suppressions;
 pub mod templates;
 #[cfg(test)]

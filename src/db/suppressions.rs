@@ -45,3 +45,9 @@ pub fn get(conn: &Connection, contact: &str) -> Result<Option<Suppression>> {
         })
         .optional()?)
 }
+
+/// Lifts a contact's suppression.
+pub fn delete(conn: &Connection, contact: &str) -> Result<()> {
+    conn.execute("DELETE FROM suppressions WHERE contact_id = ?1", [contact])?;
+    Ok(())
+}

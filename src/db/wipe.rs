@@ -199,6 +199,8 @@ mod tests {
         // Whether forms ask for confirmation, and with which template (its id goes null when
         // the reset removes the template).
         "audience_settings",
+        // Addresses and domains the project must not mail stay unmailed after a reset.
+        "suppression_list",
     ];
 
     fn migrated() -> rusqlite::Connection {

@@ -25,6 +25,7 @@ pub mod segments;
 pub mod send;
 pub mod server;
 pub mod smtp;
+pub mod suppressions;
 pub mod templates;
 pub mod topics;
 pub mod track;

@@ -154,6 +154,18 @@ async fn reports_over_smtp_bounce_and_complain_the_email_their_address_names() {
         .map(|e| e["data"]["bounceType"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["soft", "hard", "hard"]);
+    // Hard bounces and complaints land on the project's suppression list, saying which.
+    let (_, listed) = room.app.get("/suppressions", &room.keys.secret_key).await;
+    let mut listed: Vec<(String, String)> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["value"].as_str().unwrap().to_string(), e["source"].as_str().unwrap().to_string()))
+        .collect();
+    listed.sort();
+    let expected =
+        [("ada@example.com", "bounce"), ("bob@example.com", "bounce"), ("dee@example.com", "complaint")];
+    assert_eq!(listed, expected.map(|(a, s)| (a.to_string(), s.to_string())));
 
     // Not a report (an auto-reply), or a report that is not a complaint: taken, nothing changes.
     let before = room.email(&ids[2]).status;

@@ -55,6 +55,7 @@ mod sns;
 mod sso;
 mod submission;
 mod submission_tls;
+mod suppressions;
 mod templates;
 mod text_parts;
 mod topics;

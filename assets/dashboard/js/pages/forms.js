@@ -97,7 +97,7 @@ function Share({ form }) {
       <p>Hosted page: <a href=${form.url} target="_blank" rel="noopener">${form.url}</a> <${Copy} text=${form.url} label="Copy link" /></p>
       <p>Embed it in another site (allowed above) with:</p>
       <pre class="code"><code>${form.embed}</code></pre>
-      <${Copy} text=${form.embed} label="Copy the embed snippet" />
+      <div class="buttons"><${Copy} text=${form.embed} label="Copy the embed snippet" /></div>
     </div>`;
 }
 
@@ -128,8 +128,8 @@ export function Forms() {
           ? html`<${Empty}>No forms yet. Make one to collect subscribers from a page of yours.<//>`
           : html`<${Table} label="Forms" id="forms-table">
               <thead><tr><th scope="col">Form</th><th scope="col" class="num">Submissions</th><th scope="col">Double opt-in</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-              <tbody>${forms.map((f) => html`<tr key=${f.id} data-form=${f.name}>
-                <th scope="row">${f.name}${shown === f.id && html`<${Share} form=${f} />`}</th>
+              <tbody>${forms.map((f) => [html`<tr key=${f.id} data-form=${f.name}>
+                <th scope="row">${f.name}</th>
                 <td class="num">${f.submissions}</td>
                 <td>${f.doubleOptIn === null ? "project's setting" : f.doubleOptIn ? "yes" : "no"}</td>
                 <td><div class="buttons">
@@ -138,7 +138,7 @@ export function Forms() {
                   <button type="button" class="danger small" aria-label=${`Delete the form ${f.name}`}
                     onClick=${() => window.confirm(`Delete the form ${f.name}? Its page stops working; the contacts it made stay.`) && remove.run(f)}>Delete</button>
                 </div></td>
-              </tr>`)}</tbody>
+              </tr>`, shown === f.id && html`<tr key=${`${f.id}-share`} class="share-row"><td colspan="4"><${Share} form=${f} /></td></tr>`])}</tbody>
             <//>`}`}<//>
     <//>`;
 }
