@@ -14,6 +14,7 @@ use super::ids::Param;
 use super::json::{JsonBody, Medium};
 use crate::clock;
 use crate::core::ids::ContactJobId;
+use crate::core::import_options::Options as ImportOptions;
 use crate::core::{bulk, import};
 use crate::db::contact_jobs::ContactJob;
 use crate::error::{ApiError, FieldError};
@@ -51,6 +52,10 @@ async fn queue(
 pub(super) struct Upload<'r> {
     file: Option<TempFile<'r>>,
     image: Option<TempFile<'r>>,
+    /// An import's choices (`core::import_options`).
+    subscription: Option<String>,
+    topics: Option<String>,
+    mapping: Option<String>,
 }
 
 /// Which parts of an [`Upload`] a route reads.
@@ -68,6 +73,21 @@ pub(super) async fn read_upload(
     part: Part,
 ) -> Result<Vec<u8>, ApiError> {
     let form = form.map_err(|errors| form_error(&errors, limit, what))?.into_inner();
+    read_parts(form, limit, what, part).await
+}
+
+/// An import's file and its choices (the parts `subscription`, `topics`, `mapping`).
+async fn read_import(
+    form: Result<Form<Upload<'_>>, Errors<'_>>,
+    limit: u64,
+) -> Result<(Vec<u8>, Option<ImportOptions>), ApiError> {
+    let form = form.map_err(|errors| form_error(&errors, limit, "the CSV"))?.into_inner();
+    let options =
+        ImportOptions::parse(form.subscription.as_deref(), form.topics.as_deref(), form.mapping.as_deref())?;
+    Ok((read_parts(form, limit, "the CSV", Part::File).await?, options))
+}
+
+async fn read_parts(form: Upload<'_>, limit: u64, what: &str, part: Part) -> Result<Vec<u8>, ApiError> {
     let image = form.image.filter(|_| part == Part::FileOrImage);
     let file = match (form.file, image) {
         (Some(_), Some(_)) => {
@@ -113,11 +133,33 @@ async fn upload(
     access: ProjectAccess,
     form: Result<Form<Upload<'_>>, Errors<'_>>,
 ) -> Result<(Status, Json<Queued>), ApiError> {
-    let content = read_upload(form, state.config.limits.csv_bytes, "the CSV", Part::File).await?;
+    let (content, options) = read_import(form, state.config.limits.csv_bytes).await?;
     let (content, rows) =
         crate::core::blocking::blocking(move || import::inspect(&content).map(|rows| (content, rows)))
             .await??;
-    let job = queue(state, access.project.id, "import", content, rows as i64).await?;
+    let project = access.project.id;
+    let job = match options {
+        None => queue(state, project, "import", content, rows as i64).await?,
+        Some(options) => {
+            let text = serde_json::to_string(&options).unwrap_or_default();
+            state
+                .db
+                .write(move |tx| {
+                    import::check_options(tx, &project, &content, &options)?;
+                    let job = crate::core::bulk::start(
+                        tx,
+                        &project,
+                        "import",
+                        &content,
+                        rows as i64,
+                        clock::now_ms(),
+                    )?;
+                    crate::db::contact_jobs::set_options(tx, &job.id, &text)?;
+                    Ok::<_, crate::core::Error>(job)
+                })
+                .await?
+        }
+    };
     Ok((Status::Accepted, Json(Queued { job_id: job.id, status: job.status })))
 }
 
@@ -137,8 +179,10 @@ async fn preview(
     _access: ProjectAccess,
     form: Result<Form<Upload<'_>>, Errors<'_>>,
 ) -> Result<Json<ImportPreview>, ApiError> {
-    let content = read_upload(form, state.config.limits.csv_bytes, "the CSV", Part::File).await?;
-    Ok(Json(crate::core::blocking::blocking(move || import::preview(&content)).await??.into()))
+    let (content, options) = read_import(form, state.config.limits.csv_bytes).await?;
+    let shown =
+        crate::core::blocking::blocking(move || import::preview(&content, options.as_ref())).await??;
+    Ok(Json(shown.into()))
 }
 
 fn form_error(errors: &Errors<'_>, limit: u64, what: &str) -> ApiError {

@@ -10,6 +10,7 @@ use serde_json::{Number, Value, json};
 use super::contacts::{self as core_contacts, Upsert};
 use super::data::{self, DataPatch};
 use super::fields::{self, FieldChanges};
+use super::import_options::{self, Options, Subscription};
 use crate::core::error::{Error, FieldError, Result};
 use crate::db::contact_jobs::{self, ContactJob};
 use crate::db::contacts::{self, Indexing};
@@ -24,25 +25,36 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 #[derive(Debug, Clone, PartialEq)]
 enum Column {
     Email,
-    Data(String),
+    /// A custom field: its key, and the type the import's mapping chose (else the rules').
+    Data(String, Option<String>),
+    /// The `subscribed` column, read when the import's subscription is `from_column`.
+    Subscribed,
     Dropped,
 }
 
-fn columns(header: &csv::StringRecord) -> Vec<Column> {
+fn columns(header: &csv::StringRecord, options: Option<&Options>) -> Vec<Column> {
     let mut seen_email = false;
+    let from_column = options.is_some_and(|o| o.subscription == Subscription::FromColumn);
     header
         .iter()
         .map(|name| {
             let name = name.trim();
             let lower = name.to_ascii_lowercase();
-            if lower == "email" && !seen_email {
+            let map = options.and_then(|o| o.mapping.get(name));
+            if map.is_some_and(|m| m.skip) {
+                Column::Dropped
+            } else if lower == "email" && !seen_email {
                 seen_email = true;
                 Column::Email
+            } else if lower == "subscribed" && from_column {
+                Column::Subscribed
+            } else if let Some(key) = map.and_then(|m| m.rename.clone()) {
+                Column::Data(key, map.and_then(|m| m.kind.clone()))
             } else if name.is_empty() || DROPPED_COLUMNS.contains(&lower.as_str()) || data::is_reserved(name)
             {
                 Column::Dropped
             } else {
-                Column::Data(name.to_string())
+                Column::Data(name.to_string(), map.and_then(|m| m.kind.clone()))
             }
         })
         .collect()
@@ -70,7 +82,7 @@ pub fn inspect(content: &[u8]) -> Result<u64> {
     if header.iter().all(|h| h.trim().is_empty()) {
         return Err(invalid("the file is empty; the first row must name the columns".into()));
     }
-    if !columns(&header).contains(&Column::Email) {
+    if !columns(&header, None).contains(&Column::Email) {
         return Err(invalid("the header row has no `email` column".into()));
     }
     let mut count = 0;
@@ -100,18 +112,22 @@ pub struct Preview {
 /// What an import of `content` would do, without doing it: the number of rows, each column and
 /// what it becomes (`email`, `data.<name>`, or null when it is dropped), and the first rows'
 /// cells typed as the import types them. The file is checked as [`inspect`] checks it.
-pub fn preview(content: &[u8]) -> Result<Preview> {
+pub fn preview(content: &[u8], options: Option<&Options>) -> Result<Preview> {
     let total = inspect(content)?;
     let mut rows = reader(body(content), true);
     let header = rows.headers().map_err(|e| Error::malformed(e.to_string()))?.clone();
-    let kinds = columns(&header);
+    if let Some(options) = options {
+        options.check_header(&header.iter().map(str::to_string).collect::<Vec<_>>())?;
+    }
+    let kinds = columns(&header, options);
     let columns: Vec<(String, Option<String>)> = header
         .iter()
         .zip(&kinds)
         .map(|(name, kind)| {
             let becomes = match kind {
                 Column::Email => Some("email".to_string()),
-                Column::Data(name) => Some(format!("data.{name}")),
+                Column::Data(name, _) => Some(format!("data.{name}")),
+                Column::Subscribed => Some("subscribed".to_string()),
                 Column::Dropped => None,
             };
             (name.to_string(), becomes)
@@ -126,7 +142,11 @@ pub fn preview(content: &[u8]) -> Result<Preview> {
                 let raw = record.get(i).unwrap_or("");
                 match kind {
                     Column::Email => json!(raw.trim()),
-                    Column::Data(_) => type_cell(raw).unwrap_or(Value::Null),
+                    Column::Data(_, None) => type_cell(raw).unwrap_or(Value::Null),
+                    Column::Data(_, Some(kind)) => import_options::typed(kind, raw).unwrap_or(Value::Null),
+                    Column::Subscribed => {
+                        import_options::subscribed_cell(raw).ok().flatten().map_or(Value::Null, Value::Bool)
+                    }
                     Column::Dropped => Value::Null,
                 }
             });
@@ -195,7 +215,16 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
     let text = body(content);
     let mut header_reader = reader(text, true);
     let header = header_reader.headers().map_err(|e| Error::permanent(format!("csv header: {e}")))?.clone();
-    let columns = columns(&header);
+    let options: Option<Options> =
+        contact_jobs::options(conn, &job.id)?.and_then(|text| serde_json::from_str(&text).ok());
+    let columns = columns(&header, options.as_ref());
+    let joins = match &options {
+        Some(o) if !o.topics.is_empty() => {
+            let topics = crate::db::topics::list(conn, &job.project_id)?;
+            topics.into_iter().filter(|t| o.topics.contains(&t.id)).map(|t| (t, true)).collect()
+        }
+        _ => Vec::new(),
+    };
     let email_index = columns.iter().position(|c| *c == Column::Email).unwrap_or(0);
     let start = if job.cursor == 0 { header_reader.position().byte() } else { job.cursor as u64 };
     let start = usize::try_from(start).unwrap_or(text.len()).min(text.len());
@@ -217,20 +246,36 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
         progress.processed += 1;
         let mut email = None;
         let mut pairs = Vec::new();
+        let mut subscribed_cell = Ok(None);
+        let mut bad_cell = None;
         for (column, cell) in columns.iter().zip(record.iter()) {
             match column {
                 Column::Email => email = Some(cell.trim()),
-                Column::Data(name) => {
+                Column::Data(name, None) => {
                     if let Some(value) = type_cell(cell) {
                         pairs.push((name.clone(), value));
                     }
                 }
+                Column::Data(name, Some(kind)) if !cell.trim().is_empty() => {
+                    match import_options::typed(kind, cell) {
+                        Some(value) => pairs.push((name.clone(), value)),
+                        None => bad_cell = Some("invalid_data"),
+                    }
+                }
+                Column::Data(..) => {}
+                Column::Subscribed => subscribed_cell = import_options::subscribed_cell(cell),
                 Column::Dropped => {}
             }
         }
         let email = match email.filter(|e| !e.is_empty()) {
             None => Err("missing_email"),
             Some(raw) => crate::core::email::normalize(raw).map_err(|_| "invalid_email"),
+        };
+        let email = match (email, bad_cell, subscribed_cell) {
+            (Err(reason), _, _) => Err(reason),
+            (Ok(_), Some(reason), _) => Err(reason),
+            (Ok(_), None, Err(())) => Err("invalid_subscribed"),
+            (Ok(email), None, Ok(_)) => Ok(email),
         };
         let email = match email {
             Ok(email) => email,
@@ -244,15 +289,23 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
             }
         };
         let patch = DataPatch::from_pairs(pairs);
+        let subscription = options.as_ref().map(|o| o.subscription).unwrap_or_default();
+        let (subscribed, default_subscribed) = subscription.upsert(subscribed_cell.unwrap_or(None));
         let request = Upsert {
             email: &email,
-            subscribed: None,
-            default_subscribed: true,
+            subscribed,
+            default_subscribed,
             data: &patch,
             source: "import",
             indexing: Indexing::Deferred,
         };
-        match core_contacts::upsert(conn, &job.project_id, &request, &mut fields, now) {
+        let upserted = core_contacts::upsert(conn, &job.project_id, &request, &mut fields, now);
+        if let (Ok(upserted), Some(_)) = (&upserted, &options) {
+            // Granted by this import: a new contact subscribed, or the row's column said yes.
+            let granted = upserted.contact.subscribed && (upserted.is_new || subscribed == Some(true));
+            consent_of_row(conn, &upserted.contact, granted, &joins, now)?;
+        }
+        match upserted {
             Ok(upserted) if upserted.is_new => progress.imported += 1,
             Ok(_) => progress.updated += 1,
             Err(Error::Invalid(_)) => {
@@ -273,6 +326,28 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
     Ok(done)
 }
 
+/// An import with choices: the row's contact joins the import's topics, and what it was granted
+/// (marketing mail when `granted`, the topics) is kept as proof of consent, made by the import.
+fn consent_of_row(
+    conn: &Tx,
+    contact: &crate::db::contacts::Contact,
+    granted: bool,
+    joins: &[(crate::db::topics::Topic, bool)],
+    now: i64,
+) -> Result<()> {
+    if !joins.is_empty() {
+        super::topics::choose(conn, contact, joins, "import", now)?;
+    }
+    let proof = crate::db::consent::Proof { method: "import".into(), ..Default::default() };
+    if granted {
+        super::confirmations::keep_proof(conn, contact, None, proof.clone(), now)?;
+    }
+    for (topic, _) in joins {
+        super::confirmations::keep_proof(conn, contact, Some(topic), proof.clone(), now)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,13 +355,13 @@ mod tests {
     #[test]
     fn a_preview_shows_columns_and_typed_first_rows() {
         let csv = "\u{feff}Email,age,id,Name,email\nada@x.io,36,7,Ada,b@x.io\n,,,\nc@x.io,0042\n";
-        let shown = preview(csv.as_bytes()).unwrap();
+        let shown = preview(csv.as_bytes(), None).unwrap();
         assert_eq!(shown.total_rows, 3);
         let becomes: Vec<_> = shown.columns.iter().map(|(_, becomes)| becomes.as_deref()).collect();
         assert_eq!(becomes, [Some("email"), Some("data.age"), None, Some("data.Name"), None]);
         assert_eq!(json!(shown.rows[0]), json!(["ada@x.io", 36, null, "Ada", null]));
         assert_eq!(json!(shown.rows[2]), json!(["c@x.io", "0042", null, null, null]));
-        assert!(preview(b"name\nada\n").is_err(), "checked like an import");
+        assert!(preview(b"name\nada\n", None).is_err(), "checked like an import");
     }
 
     #[test]
@@ -349,4 +424,24 @@ mod tests {
             ]
         );
     }
+}
+
+/// Checks an import's choices against its file and project before it is queued: the mapped
+/// columns and, for `from_column`, a `subscribed` column are in the header; the topics are the
+/// project's (422 naming what is wrong).
+pub fn check_options(conn: &Tx, project: &str, content: &[u8], options: &Options) -> Result<()> {
+    let mut rows = reader(body(content), true);
+    let header = rows.headers().map_err(|e| Error::malformed(e.to_string()))?;
+    options.check_header(&header.iter().map(str::to_string).collect::<Vec<_>>())?;
+    let known = crate::db::topics::list(conn, project)?;
+    for (i, id) in options.topics.iter().enumerate() {
+        if !known.iter().any(|t| t.id == *id) {
+            return Err(Error::invalid(
+                &format!("topics[{i}]"),
+                "not_found",
+                "no topic with this id in the project",
+            ));
+        }
+    }
+    Ok(())
 }

@@ -28,6 +28,7 @@ pub mod forms;
 mod fuzz;
 pub mod ids;
 pub mod import;
+pub mod import_options;
 pub mod inbound;
 pub mod invitations;
 pub mod jobs;

@@ -136,3 +136,18 @@ pub fn fail(conn: &Connection, id: &str, failure: &str, now: i64) -> Result<()> 
 fn drop_input(conn: &Connection, id: &str) -> Result<()> {
     Ok(conn.execute("DELETE FROM contact_job_inputs WHERE job_id = ?1", [id]).map(drop)?)
 }
+
+/// Keeps an import's choices (JSON) with its job.
+pub fn set_options(conn: &Connection, id: &str, options: &str) -> Result<()> {
+    conn.execute("UPDATE contact_jobs SET options = ?2 WHERE id = ?1", params![id, options])?;
+    Ok(())
+}
+
+/// An import's choices (JSON), if it was given any.
+pub fn options(conn: &Connection, id: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT options FROM contact_jobs WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()?
+        .flatten())
+}

@@ -154,13 +154,23 @@ pub struct CsvUpload {
     /// `data.<column>`.
     #[schema(value_type = String, format = Binary, content_media_type = "text/csv")]
     file: Vec<u8>,
+    /// Imports only: `subscribe` (the default: new contacts subscribed, existing ones as they
+    /// are), `unsubscribe` (every row's contact), `from_column` (the `subscribed` column, yes or
+    /// no, row by row) or `keep` (existing contacts as they are, new ones not subscribed).
+    subscription: Option<String>,
+    /// Imports only: topic ids every row's contact joins (a JSON array, or separated by commas).
+    topics: Option<String>,
+    /// Imports only: a JSON object from column names to `{skip, rename, type}` (`type`:
+    /// string, number, boolean or date; a cell that is not one skips its row).
+    mapping: Option<String>,
 }
 
 /// A column of a previewed CSV.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PreviewColumn {
     pub name: String,
-    /// `email`, `data.<name>`, or `null` when the column is dropped.
+    /// `email`, `data.<name>`, `subscribed` (with `from_column`), or `null` when the column is
+    /// dropped.
     pub becomes: Option<String>,
 }
 

@@ -144,7 +144,7 @@ await drive("dashboard", async (browser) => {
   await page.getByRole("button", { name: "Close" }).click();
   assert.equal((await api("DELETE", `/contacts/${(await lookup(bulkListed[1])).id}`)).status, 204);
 
-  step("import: preview, import, watch it complete");
+  step("import: preview, map the columns, import, watch it complete");
   await page.goto(`${home}/contacts`);
   await page.getByRole("link", { name: "Import CSV" }).click();
   const csv = "email,firstName,city,plan\ndan@example.com,Dan,Oslo,pro\neve@example.com,Eve,Oslo,free\nada@example.com,,London,\nnot-an-email,X,Y,Z\n";
@@ -153,6 +153,11 @@ await drive("dashboard", async (browser) => {
   assert.match(await preview.textContent(), /→ data\.city/);
   assert.match(await preview.textContent(), /4 rows/);
   await audit(page, "import preview");
+  // The mapping step: the plan column skipped, and every contact joins a topic.
+  await page.locator('#import-mapping tr[data-column="plan"]').getByLabel("Import the column plan").uncheck();
+  await page.waitForFunction(() => /plan\s*dropped/.test(document.querySelector("#import-preview thead").textContent));
+  await page.locator('#import-choices input[data-import-topic="Product news"]').check();
+  await audit(page, "import mapping");
   await page.click("#start-import");
   await page.waitForSelector("#import-job [data-job-status=completed]");
   assert.equal(await page.textContent("[data-count=imported]"), "2");
@@ -160,7 +165,11 @@ await drive("dashboard", async (browser) => {
   assert.equal(await page.textContent("[data-count=errors]"), "1");
   await page.waitForSelector("#import-job td:text('invalid_email')");
   await shot(page, "import");
-  assert.equal((await api("GET", `/contacts/${(await lookup("dan@example.com")).id}`)).body.data.city, "Oslo");
+  const dan = (await api("GET", `/contacts/${(await lookup("dan@example.com")).id}`)).body;
+  assert.equal(dan.data.city, "Oslo");
+  assert.equal(dan.data.plan, undefined, "the skipped column");
+  const newsTopic = (await api("GET", "/topics")).body.find((t) => t.name === "Product news");
+  assert.equal(dan.topics[newsTopic.id], true, "joined the topic the import chose");
 
   step("fields: the catalogue and a field's values");
   await nav(page, "Fields");

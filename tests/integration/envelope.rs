@@ -35,9 +35,9 @@ async fn not_found_404_for_unknown_routes() {
     assert_envelope(app.client.delete("/users/@me").dispatch().await, 404, "NOT_FOUND").await;
     let error = assert_envelope(app.client.get("/missing.js").dispatch().await, 404, "NOT_FOUND").await;
     assert!(error["message"].as_str().unwrap().contains("/missing.js"));
-    // Endpoints Tidings does not have (Plunk's suppressions, forms, the /api prefix) are JSON
-    // 404s for an API client, never the dashboard's page.
-    for path in ["/suppressions", "/forms", "/landing-pages/x", "/api/webhooks/x", "/unknown", "/app.json"] {
+    // Endpoints Tidings does not have (Plunk's landing pages and public form paths, the /api
+    // prefix) are JSON 404s for an API client, never the dashboard's page.
+    for path in ["/forms/public/x", "/landing-pages/x", "/api/webhooks/x", "/unknown", "/app.json"] {
         let error = assert_envelope(app.client.get(path).dispatch().await, 404, "NOT_FOUND").await;
         assert!(error["message"].as_str().unwrap().contains(path), "{error}");
     }

@@ -32,6 +32,7 @@ mod hostile;
 mod hostile_corpus;
 mod idempotency;
 mod ids;
+mod import_consent;
 mod imports;
 mod inbound;
 mod jobs;
