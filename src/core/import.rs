@@ -274,7 +274,7 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
         let email = match (email, bad_cell, subscribed_cell) {
             (Err(reason), _, _) => Err(reason),
             (Ok(_), Some(reason), _) => Err(reason),
-            (Ok(_), None, Err(())) => Err("invalid_subscribed"),
+            (Ok(_), None, Err(reason)) => Err(reason),
             (Ok(email), None, Ok(_)) => Ok(email),
         };
         let email = match email {
@@ -348,6 +348,26 @@ fn consent_of_row(
     Ok(())
 }
 
+/// Checks an import's choices against its file and project before it is queued: the mapped
+/// columns and, for `from_column`, a `subscribed` column are in the header; the topics are the
+/// project's (422 naming what is wrong).
+pub fn check_options(conn: &Tx, project: &str, content: &[u8], options: &Options) -> Result<()> {
+    let mut rows = reader(body(content), true);
+    let header = rows.headers().map_err(|e| Error::malformed(e.to_string()))?;
+    options.check_header(&header.iter().map(str::to_string).collect::<Vec<_>>())?;
+    let known = crate::db::topics::list(conn, project)?;
+    for (i, id) in options.topics.iter().enumerate() {
+        if !known.iter().any(|t| t.id == *id) {
+            return Err(Error::invalid(
+                &format!("topics[{i}]"),
+                "not_found",
+                "no topic with this id in the project",
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,37 +431,17 @@ mod tests {
             "email",
         ]);
         assert_eq!(
-            columns(&header),
+            columns(&header, None),
             vec![
                 Column::Dropped,
                 Column::Email,
-                Column::Data("first name".into()),
+                Column::Data("first name".into(), None),
                 Column::Dropped,
                 Column::Dropped,
                 Column::Dropped,
-                Column::Data("plan".into()),
+                Column::Data("plan".into(), None),
                 Column::Dropped,
             ]
         );
     }
-}
-
-/// Checks an import's choices against its file and project before it is queued: the mapped
-/// columns and, for `from_column`, a `subscribed` column are in the header; the topics are the
-/// project's (422 naming what is wrong).
-pub fn check_options(conn: &Tx, project: &str, content: &[u8], options: &Options) -> Result<()> {
-    let mut rows = reader(body(content), true);
-    let header = rows.headers().map_err(|e| Error::malformed(e.to_string()))?;
-    options.check_header(&header.iter().map(str::to_string).collect::<Vec<_>>())?;
-    let known = crate::db::topics::list(conn, project)?;
-    for (i, id) in options.topics.iter().enumerate() {
-        if !known.iter().any(|t| t.id == *id) {
-            return Err(Error::invalid(
-                &format!("topics[{i}]"),
-                "not_found",
-                "no topic with this id in the project",
-            ));
-        }
-    }
-    Ok(())
 }

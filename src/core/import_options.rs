@@ -192,14 +192,14 @@ pub fn typed(kind: &str, raw: &str) -> Option<Value> {
     }
 }
 
-/// A `subscribed` cell: `None` when empty, `Err` when it is no yes or no.
-pub fn subscribed_cell(raw: &str) -> std::result::Result<Option<bool>, ()> {
+/// A `subscribed` cell: `None` when empty; the row's error reason when it is no yes or no.
+pub fn subscribed_cell(raw: &str) -> std::result::Result<Option<bool>, &'static str> {
     if raw.trim().is_empty() {
         return Ok(None);
     }
     match typed("boolean", raw) {
         Some(Value::Bool(b)) => Ok(Some(b)),
-        _ => Err(()),
+        _ => Err("invalid_subscribed"),
     }
 }
 
@@ -236,6 +236,6 @@ mod tests {
         assert_eq!(typed("date", "2026-01-31"), Some(Value::String("2026-01-31".into())));
         assert_eq!(subscribed_cell(""), Ok(None));
         assert_eq!(subscribed_cell("no"), Ok(Some(false)));
-        assert_eq!(subscribed_cell("perhaps"), Err(()));
+        assert_eq!(subscribed_cell("perhaps"), Err("invalid_subscribed"));
     }
 }
