@@ -142,12 +142,20 @@ impl Options {
     /// `from_column` so is a `subscribed` column (422 otherwise).
     pub fn check_header(&self, header: &[String]) -> Result<()> {
         let mut errors = Vec::new();
-        for column in self.mapping.keys() {
+        for (column, map) in &self.mapping {
             if !header.iter().any(|h| h.trim() == column) {
                 errors.push(FieldError::new(
                     format!("mapping.{column}"),
                     "not_found",
                     "the file has no such column",
+                ));
+            } else if column.eq_ignore_ascii_case("email")
+                && (map.skip || map.rename.is_some() || map.kind.is_some())
+            {
+                errors.push(FieldError::new(
+                    format!("mapping.{column}"),
+                    "invalid_type",
+                    "the email column is the contact's address: it cannot be skipped, renamed or typed",
                 ));
             }
         }
@@ -225,6 +233,8 @@ mod tests {
         assert!(Options::parse(None, None, Some(r#"{"x":{"rename":"email"}}"#)).is_err());
         let header = vec!["email".to_string(), "Plan".to_string()];
         assert!(options.check_header(&header).is_err(), "Notes and subscribed are missing");
+        let skip_email = Options::parse(None, None, Some(r#"{"email":{"skip":true}}"#)).unwrap().unwrap();
+        assert!(skip_email.check_header(&header).is_err(), "the address cannot be skipped");
     }
 
     #[test]
