@@ -22,7 +22,7 @@ use crate::core::form_submissions::{self, Submission, Visitor};
 use crate::core::ids::FormId;
 use crate::core::links::escape_html;
 use crate::db::forms::{self as rows, Form};
-use crate::error::ApiError;
+use crate::error::{ApiError, Envelope};
 use crate::state::AppState;
 use crate::views::forms::Submitted;
 
@@ -143,7 +143,7 @@ fn script() -> Text {
 
 /// The hosted page of a form.
 #[utoipa::path(tag = "Pages", operation_id = "formPage", params(("id" = String, Path)), security(()),
-    responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 404, description = "No such form: a page saying so", content_type = "text/html", body = String)))]
+    responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 404, description = "No such form: a page saying so (or the error envelope when the id is none Tidings makes)", content((String = "text/html"), (Envelope = "application/json")))))]
 #[get("/f/<id>", rank = 2)]
 async fn hosted(state: &State<AppState>, id: Param<FormId>) -> Result<Page, ApiError> {
     let Ok(form) = form_of(state, Ok(id?)).await else { return Ok(missing()) };
@@ -315,8 +315,8 @@ fn thanks(form: &Form) -> String {
 
 /// A submission from the hosted page or a plain HTML form: the page that follows, or a redirect.
 #[utoipa::path(tag = "Pages", operation_id = "submitForm", params(("id" = String, Path)), security(()),
-    request_body(content = Object, content_type = "application/x-www-form-urlencoded"),
-    responses((status = 200, description = "The thank-you page", content_type = "text/html", body = String), (status = 303, description = "To the form's redirect URL"), (status = 422, description = "The form again, saying what to fix", content_type = "text/html", body = String), (status = 403, description = "Refused by the spam checks or the origin", content_type = "text/html", body = String), (status = 429, description = "Too many submissions", content_type = "text/html", body = String)))]
+    request_body(content((Object = "application/x-www-form-urlencoded"), (Object = "application/json")), description = "A form post (`email`, the fields' keys, `topic` repeated, `_hp`, `altcha`) or JSON (`{email, <keys>, topics, _hp, altcha}`)"),
+    responses((status = 200, description = "Taken: the thank-you page for a form post, the answer for JSON", content((String = "text/html"), (Submitted = "application/json"))), (status = 303, description = "A form post, to the form's redirect URL"), (status = 400, description = "A body that cannot be read", content((String = "text/html"), (Envelope = "application/json"))), (status = 403, description = "Refused by the spam checks or the origin", content((String = "text/html"), (Envelope = "application/json"))), (status = 404, description = "No such form", content((String = "text/html"), (Envelope = "application/json"))), (status = 413, description = "Too large a body", content((String = "text/html"), (Envelope = "application/json"))), (status = 422, description = "A field to fix (a form post gets the form again, saying what)", content((String = "text/html"), (Envelope = "application/json"))), (status = 429, description = "Too many submissions", content((String = "text/html"), (Envelope = "application/json")))))]
 #[post("/f/<id>/submit", format = "form", data = "<body>")]
 async fn submit_form(
     state: &State<AppState>,
@@ -381,8 +381,8 @@ fn from_form(body: &str) -> (Submission, Option<String>, Map<String, Value>) {
 /// A submission as JSON (`{email, <field keys>, topics, _hp, altcha}`), from the embed or a
 /// custom front; CORS for the form's allowed origins.
 #[utoipa::path(tag = "Pages", operation_id = "submitFormJson", params(("id" = String, Path)), security(()),
-    request_body = Object,
-    responses((status = 200, description = "Taken", body = Submitted), (status = 422, description = "A field to fix"), (status = 403, description = "Refused by the spam checks or the origin"), (status = 429, description = "Too many submissions")))]
+    request_body(content((Object = "application/x-www-form-urlencoded"), (Object = "application/json")), description = "A form post (`email`, the fields' keys, `topic` repeated, `_hp`, `altcha`) or JSON (`{email, <keys>, topics, _hp, altcha}`)"),
+    responses((status = 200, description = "Taken: the thank-you page for a form post, the answer for JSON", content((String = "text/html"), (Submitted = "application/json"))), (status = 303, description = "A form post, to the form's redirect URL"), (status = 400, description = "A body that cannot be read", content((String = "text/html"), (Envelope = "application/json"))), (status = 403, description = "Refused by the spam checks or the origin", content((String = "text/html"), (Envelope = "application/json"))), (status = 404, description = "No such form", content((String = "text/html"), (Envelope = "application/json"))), (status = 413, description = "Too large a body", content((String = "text/html"), (Envelope = "application/json"))), (status = 422, description = "A field to fix (a form post gets the form again, saying what)", content((String = "text/html"), (Envelope = "application/json"))), (status = 429, description = "Too many submissions", content((String = "text/html"), (Envelope = "application/json")))))]
 #[post("/f/<id>/submit", format = "json", data = "<body>", rank = 2)]
 async fn submit_json(
     state: &State<AppState>,
