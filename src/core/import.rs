@@ -300,10 +300,10 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
             indexing: Indexing::Deferred,
         };
         let upserted = core_contacts::upsert(conn, &job.project_id, &request, &mut fields, now);
-        if let (Ok(upserted), Some(_)) = (&upserted, &options) {
+        if let (Ok(upserted), Some(options)) = (&upserted, options.as_ref().filter(|o| o.records_consent)) {
             // Granted by this import: a new contact subscribed, or the row's column said yes.
             let granted = upserted.contact.subscribed && (upserted.is_new || subscribed == Some(true));
-            consent_of_row(conn, &upserted.contact, granted, &joins, now)?;
+            consent_of_row(conn, &upserted.contact, granted && options.records_consent, &joins, now)?;
         }
         match upserted {
             Ok(upserted) if upserted.is_new => progress.imported += 1,

@@ -63,6 +63,10 @@ pub struct Options {
     /// By the column's name as the header row has it.
     #[serde(default)]
     pub mapping: BTreeMap<String, ColumnMap>,
+    /// The import said what its contacts consent to (a subscription choice, topics): what it
+    /// grants is recorded as their consent. A mapping alone records nothing.
+    #[serde(default)]
+    pub records_consent: bool,
 }
 
 /// Most columns a mapping names.
@@ -83,6 +87,7 @@ impl Options {
         let bad = |field: &str, message: &str| {
             Error::Invalid(vec![FieldError::new(field, "invalid_type", message)])
         };
+        let given_subscription = subscription.is_some_and(|s| !s.trim().is_empty());
         let subscription = match subscription.map(str::trim).filter(|s| !s.is_empty()) {
             None => Subscription::default(),
             Some(text) => serde_json::from_value(Value::String(text.to_string())).map_err(|_| {
@@ -135,7 +140,8 @@ impl Options {
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
-        Ok(Some(Options { subscription, topics, mapping }))
+        let records_consent = given_subscription || !topics.is_empty();
+        Ok(Some(Options { subscription, topics, mapping, records_consent }))
     }
 
     /// Checks the choices against the file's header: each mapped column is in it, and with

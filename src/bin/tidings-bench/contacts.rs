@@ -76,9 +76,15 @@ fn import_bench(state: &AppState, project: &str, rows: usize) {
     // The third round maps the columns as the dashboard's mapping step would: two renamed, one
     // skipped, two typed by choice, on a file whose contacts are new again.
     let mapping = r#"{"firstName":{"rename":"first_name"},"lastName":{"rename":"last_name"},"company":{"skip":true},"age":{"type":"number"},"vip":{"type":"boolean"}}"#;
-    let options =
-        tidings::core::import_options::Options::parse(Some("subscribe"), None, Some(mapping)).unwrap();
-    let remapped = String::from_utf8(bytes.clone()).unwrap().replace("@csv.", "@mapped.").into_bytes();
+    let options = tidings::core::import_options::Options::parse(None, None, Some(mapping)).unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    let mut lines = text.lines();
+    let mut remapped = format!("{}\n", lines.next().unwrap_or_default());
+    for line in lines {
+        // Another address for every row: the mapped round makes new contacts too.
+        remapped.push_str(&format!("mapped.{line}\n"));
+    }
+    let remapped = remapped.into_bytes();
     for (round, bytes, options) in [
         ("new contacts", &bytes, None),
         ("same file again (updates)", &bytes, None),
