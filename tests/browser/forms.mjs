@@ -81,6 +81,10 @@ await drive("forms", async (browser) => {
   await hosted.getByLabel("First name").fill("Gus");
   await hosted.getByLabel("Product news").check();
   await audit(hosted, "hosted form");
+  await hosted.setViewportSize({ width: 375, height: 812 });
+  const hostedOverflow = await hosted.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(hostedOverflow <= 1, `the hosted form fits a phone (overflow ${hostedOverflow}px)`);
+  await audit(hosted, "hosted form, phone");
   // A person takes longer than the minimum fill time (3 s) to fill a form.
   await hosted.waitForTimeout(3_100);
   await hosted.getByRole("button", { name: "Subscribe" }).click();

@@ -100,7 +100,7 @@ export function Import({ project }) {
             ${topics.data.map((t) => html`<label class="check" key=${t.id}><input type="checkbox" data-import-topic=${t.name} checked=${choices.topics.includes(t.id)}
               onChange=${(e) => choose({ ...choices, topics: e.currentTarget.checked ? [...choices.topics, t.id] : choices.topics.filter((x) => x !== t.id) })} /> ${t.name}</label>`)}
           </fieldset>`}
-          <p class="meta">What an import with choices grants (a subscription, topics) is kept in each contact's consent record.</p>
+          <p class="meta">When you choose the subscriptions or topics, what the import grants is kept in each contact's consent record.</p>
         </section>
         <section class="card" id="import-preview">
           <h2>Preview</h2>
