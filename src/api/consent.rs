@@ -94,14 +94,13 @@ async fn contact_consents(
         .db
         .run(move |conn| {
             let contact = core_contacts::find(conn, &project, &id)?;
-            let pending = rows::open_for(conn, contact.seq)?;
+            let pending = confirmations::pending(conn, &contact, clock::now_ms())?;
             let records = rows::of_contact(conn, contact.seq, MAX_SHOWN)?;
             Ok::<_, ApiError>((pending, records))
         })
         .await?;
-    let now = clock::now_ms();
     Ok(Json(ContactConsents {
-        pending: pending.as_ref().filter(|p| p.expires_at > now).map(Into::into),
+        pending: pending.as_ref().map(Into::into),
         records: records.iter().map(ConsentRecord::from).collect(),
     }))
 }

@@ -218,14 +218,14 @@ async fn read(
             let contact = core_contacts::find(conn, &project, &id)?;
             let suppression = crate::db::suppressions::get(conn, &contact.id)?;
             let states = topics::states(conn, &contact)?;
-            let pending = crate::db::consent::open_for(conn, contact.seq)?;
+            let pending = crate::core::confirmations::pending(conn, &contact, clock::now_ms())?;
             Ok::<_, ApiError>((contact, suppression, states, pending))
         })
         .await?;
     // A hard bounce or a complaint keeps MARKETING mail away from the contact.
     Ok(Json(ListedContact {
         topics: Some(states),
-        pending: pending.as_ref().filter(|p| p.expires_at > clock::now_ms()).map(Into::into),
+        pending: pending.as_ref().map(Into::into),
         ..ListedContact::new(&contact, suppression.as_ref())
     }))
 }

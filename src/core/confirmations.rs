@@ -107,6 +107,12 @@ pub fn ask(
     Ok(Asked::Pending { confirmation: request.id, mailed: !cooling })
 }
 
+/// The contact's subscription waiting for confirmation at `now`: its open request, unless it
+/// has expired (a new ask renews it).
+pub fn pending(conn: &Tx, contact: &Contact, now: i64) -> Result<Option<Confirmation>> {
+    Ok(rows::open_for(conn, contact.seq)?.filter(|open| open.expires_at > now))
+}
+
 /// The built-in confirmation mail, used unless the project chose a template: subject and
 /// Liquid body, which read `projectName` and `confirmUrl`.
 pub const DEFAULT_SUBJECT: &str = "Confirm your subscription to {{ projectName }}";
