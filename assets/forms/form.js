@@ -28,7 +28,22 @@
     throw new Error("no solution");
   }
 
+  // The page's words (data-tidings-texts, in the reader's language), English when absent.
+  const ENGLISH = {
+    sending: "Sending…",
+    failed: "The form could not be sent. Please try again.",
+    unavailable: "This form cannot be sent from here right now. Please try again later.",
+  };
+  const textsOf = (form) => {
+    try {
+      return Object.assign({}, ENGLISH, JSON.parse(form.dataset.tidingsTexts || "{}"));
+    } catch (e) {
+      return ENGLISH;
+    }
+  };
+
   function attach(form) {
+    const texts = textsOf(form);
     const status = form.querySelector("[data-tidings-status]");
     const proof = form.querySelector("input[name=altcha]");
     const say = (text, bad) => {
@@ -40,7 +55,7 @@
       .then((r) => (r.ok ? r.json() : Promise.reject(new Error("challenge"))))
       .then(solve)
       .then((payload) => (proof.value = payload));
-    solved.catch(() => say("This form cannot be sent from here right now. Please try again later.", true));
+    solved.catch(() => say(texts.unavailable, true));
     let sending = false;
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
@@ -48,7 +63,7 @@
       sending = true;
       const button = form.querySelector("button[type=submit]");
       if (button) button.disabled = true;
-      say("Sending…");
+      say(texts.sending);
       try {
         await solved;
         if (form.dataset.tidingsEmbed === undefined) {
@@ -68,7 +83,7 @@
           body: JSON.stringify({ ...data, topics }),
         });
         const answer = await res.json().catch(() => null);
-        if (!res.ok) throw new Error((answer && answer.error && answer.error.message) || "The form could not be sent.");
+        if (!res.ok) throw new Error((answer && answer.error && answer.error.message) || texts.failed);
         if (answer.redirect) {
           window.location.href = answer.redirect;
           return;
@@ -76,7 +91,7 @@
         form.replaceChildren(Object.assign(document.createElement("p"), { textContent: answer.message }));
         form.dataset.tidingsDone = "";
       } catch (e) {
-        say(e.message || "The form could not be sent.", true);
+        say(e.message || texts.failed, true);
         if (button) button.disabled = false;
         sending = false;
       }
@@ -93,8 +108,11 @@
     const form = el("form", { method: "post", action: spec.submit, className: "tidings-form" });
     form.dataset.tidingsChallenge = spec.challenge;
     form.dataset.tidingsEmbed = "";
+    form.dataset.tidingsTexts = JSON.stringify(spec.texts || {});
+    form.lang = spec.lang || "en";
+    const t = Object.assign({ email: "Email", submit: "Subscribe", trap: "Leave this empty" }, spec.texts);
     const field = (label, input) => el("label", { className: "tidings-field" }, el("span", { textContent: label }), input);
-    form.append(field("Email", el("input", { type: "email", name: "email", required: true, autocomplete: "email" })));
+    form.append(field(t.email, el("input", { type: "email", name: "email", required: true, autocomplete: "email" })));
     for (const f of spec.fields) {
       const type = { number: "number", boolean: "checkbox", date: "date" }[f.type] || "text";
       form.append(field(f.label, el("input", { type, name: f.key, required: f.required && type !== "checkbox" })));
@@ -103,12 +121,12 @@
       form.append(el("label", { className: "tidings-topic" }, el("input", { type: "checkbox", name: "topic", value: t.id }), " " + t.name));
     }
     const trap = el("input", { type: "text", name: "_hp", tabIndex: -1, autocomplete: "off" });
-    form.append(el("div", { style: "position:absolute;left:-9999px", ariaHidden: "true" }, el("label", { textContent: "Leave this empty" }, trap)));
+    form.append(el("div", { style: "position:absolute;left:-9999px", ariaHidden: "true" }, el("label", { textContent: t.trap }, trap)));
     form.append(el("input", { type: "hidden", name: "altcha" }));
     if (spec.consentText) form.append(el("p", { className: "tidings-consent", textContent: spec.consentText }));
     const status = el("p", { role: "status" });
     status.dataset.tidingsStatus = "";
-    form.append(status, el("button", { type: "submit", textContent: "Subscribe" }));
+    form.append(status, el("button", { type: "submit", textContent: t.submit }));
     holder.replaceChildren(form);
     attach(form);
   }

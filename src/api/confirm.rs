@@ -5,10 +5,12 @@ use rocket::http::Status;
 use rocket::{State, get, post};
 
 use super::guards::{ClientIp, UserAgent};
-use super::tracking::{Page, button_form, not_found, page};
+use super::public_page::{Page, Reader, Shell, button_form};
 use crate::clock;
 use crate::core::confirmations::{self, Confirmed};
-use crate::core::links::{self, Link, escape_html};
+use crate::core::i18n::locale_of;
+use crate::core::links::{self, Link};
+use crate::db::contacts;
 use crate::error::Envelope;
 use crate::state::AppState;
 
@@ -22,16 +24,23 @@ fn request_of(state: &AppState, token: &str) -> Option<String> {
     }
 }
 
-fn expired() -> Page {
-    page(
-        Status::Gone,
-        "This link has expired",
-        "<p>Confirmation links work for 7 days. Sign up again to get a new one.</p>",
-    )
+fn expired(shell: &Shell) -> Page {
+    shell.page(Status::Gone, "confirm.expired_title", &shell.p("confirm.expired", &[]))
 }
 
-fn already() -> Page {
-    page(Status::Ok, "Already confirmed", "<p>This subscription was confirmed before. Nothing changed.</p>")
+fn already(shell: &Shell) -> Page {
+    shell.page(Status::Ok, "confirm.already_title", &shell.p("confirm.already", &[]))
+}
+
+/// The page's dress: the project's look in the contact's language (the reader's when the
+/// request or its contact is gone).
+async fn shell_of(state: &AppState, found: Option<(&str, &contacts::Contact)>, reader: &Reader) -> Shell {
+    match found {
+        Some((project, contact)) => {
+            Shell::of_project(state, project, reader.wishes(locale_of(&contact.data))).await
+        }
+        None => Shell::plain(reader),
+    }
 }
 
 /// The confirmation page: says what will be confirmed, with the button that confirms it.
@@ -43,30 +52,35 @@ fn already() -> Page {
     responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 410, description = "The link has expired: a page saying so", content_type = "text/html", body = String), (status = 404, description = "A forged or altered link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[get("/confirm/<token>")]
-async fn confirm_page(state: &State<AppState>, token: &str) -> Page {
-    let Some(id) = request_of(state, token) else { return not_found() };
+async fn confirm_page(state: &State<AppState>, token: &str, reader: Reader) -> Page {
+    let Some(id) = request_of(state, token) else { return Shell::plain(&reader).not_found() };
     let peeked = state.db.run(move |conn| confirmations::peek(conn, &id, clock::now_ms())).await;
-    match peeked {
-        Ok((Confirmed::Done(contact), project)) => {
-            let action = format!("/confirm/{token}");
-            let body = format!(
-                "<p>Confirm that <strong>{}</strong> wants to get email from <strong>{}</strong>.</p>{}",
-                escape_html(&contact.email),
-                escape_html(&project.unwrap_or_default()),
-                button_form(&action, "Confirm my subscription", "", "confirm")
-            );
-            page(Status::Ok, "Confirm your subscription", &body)
+    let (outcome, contact) = match peeked {
+        Ok(found) => found,
+        Err(e) => return failed(Shell::plain(&reader), e),
+    };
+    let shell = shell_of(state, contact.as_ref().map(|c| (c.project_id.as_str(), c)), &reader).await;
+    match (outcome, contact) {
+        (Confirmed::Done(_), Some(contact)) => {
+            confirm_view(&shell, &format!("/confirm/{token}"), &contact.email)
         }
-        Ok((Confirmed::Already, _)) => already(),
-        Ok((Confirmed::Expired, _)) => expired(),
-        Ok((Confirmed::Gone, _)) => not_found(),
-        Err(e) => failed(e),
+        (Confirmed::Already, _) => already(&shell),
+        (Confirmed::Expired, _) => expired(&shell),
+        _ => shell.not_found(),
     }
 }
 
-fn failed(e: crate::core::Error) -> Page {
+/// The page that asks `email` to press the button (also the dashboard's preview).
+pub(super) fn confirm_view(shell: &Shell, action: &str, email: &str) -> Page {
+    let vars = [("email", email), ("project", shell.look.name.as_str())];
+    let label = shell.texts.get("confirm.button");
+    let body = shell.p("confirm.ask", &vars) + &button_form(action, &label, "", "confirm");
+    shell.page(Status::Ok, "confirm.title", &body)
+}
+
+fn failed(shell: Shell, e: crate::core::Error) -> Page {
     tracing::error!("a confirmation page failed: {e}");
-    page(Status::InternalServerError, "Something went wrong", "<p>Please try again in a moment.</p>")
+    shell.failed()
 }
 
 /// Confirms the subscription (the page's button).
@@ -78,19 +92,29 @@ fn failed(e: crate::core::Error) -> Page {
     responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 410, description = "The link has expired: a page saying so", content_type = "text/html", body = String), (status = 500, description = "The change could not be saved: a page saying so", content_type = "text/html", body = String), (status = 404, description = "A forged or altered link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[post("/confirm/<token>")]
-async fn confirm(state: &State<AppState>, token: &str, client: ClientIp, agent: UserAgent) -> Page {
-    let Some(id) = request_of(state, token) else { return not_found() };
+async fn confirm(
+    state: &State<AppState>,
+    token: &str,
+    client: ClientIp,
+    agent: UserAgent,
+    reader: Reader,
+) -> Page {
+    let Some(id) = request_of(state, token) else { return Shell::plain(&reader).not_found() };
     let who = (client.0.map(|ip| ip.to_string()), agent.0);
     let done = state.db.write(move |tx| confirmations::confirm(tx, &id, who, clock::now_ms())).await;
-    match done {
-        Ok(Confirmed::Done(contact)) => page(
+    let (outcome, contact) = match done {
+        Ok(found) => found,
+        Err(e) => return failed(Shell::plain(&reader), e),
+    };
+    let shell = shell_of(state, contact.as_ref().map(|c| (c.project_id.as_str(), c)), &reader).await;
+    match outcome {
+        Confirmed::Done(contact) => shell.page(
             Status::Ok,
-            "Subscription confirmed",
-            &format!("<p>Thank you. <strong>{}</strong> is subscribed.</p>", escape_html(&contact.email)),
+            "confirm.done_title",
+            &shell.p("confirm.done", &[("email", &contact.email)]),
         ),
-        Ok(Confirmed::Already) => already(),
-        Ok(Confirmed::Expired) => expired(),
-        Ok(Confirmed::Gone) => not_found(),
-        Err(e) => failed(e),
+        Confirmed::Already => already(&shell),
+        Confirmed::Expired => expired(&shell),
+        Confirmed::Gone => shell.not_found(),
     }
 }

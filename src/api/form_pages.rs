@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::guards::{ClientIp, UserAgent};
 use super::ids::Param;
-use super::tracking::{Page, page};
+use super::public_page::{Page, Reader, Shell};
 use crate::clock;
 use crate::core::confirmations::Mailer;
 use crate::core::form_submissions::{self, Submission, Visitor};
@@ -114,16 +114,38 @@ fn cors_origin(state: &AppState, form: &Form, origin: &Option<String>) -> Option
     origin.clone().filter(|o| form.allowed_origins.contains(o) || *o == own_origin(state))
 }
 
-/// What an embedded form is built from.
-fn spec(state: &AppState, form: &Form, topics: &[(String, String)]) -> Value {
+/// What an embedded form is built from, in the reader's language (its submissions say which,
+/// so the answer and a new contact's `locale` follow it).
+fn spec(state: &AppState, form: &Form, topics: &[(String, String)], shell: &Shell) -> Value {
     let base = format!("{}/f/{}", state.config.public_url(), form.id);
+    let lang = shell.texts.lang().code();
     json!({
-        "submit": format!("{base}/submit"),
+        "submit": format!("{base}/submit?lang={lang}"),
         "challenge": format!("{base}/challenge"),
+        "lang": lang,
+        "texts": script_texts(shell),
         "fields": form.fields,
         "topics": topics.iter().map(|(id, name)| json!({ "id": id, "name": name })).collect::<Vec<_>>(),
         "consentText": form.consent_text,
     })
+}
+
+/// The words the form script shows, in the page's language.
+fn script_texts(shell: &Shell) -> Value {
+    let t = |key: &str| Value::String(shell.texts.get(key));
+    json!({
+        "email": t("form.email"),
+        "submit": t("form.submit"),
+        "trap": t("form.trap"),
+        "sending": t("form.sending"),
+        "failed": t("form.failed"),
+        "unavailable": t("form.unavailable"),
+    })
+}
+
+/// The page's dress for a form: its project's look in the reader's language.
+async fn shell_of(state: &AppState, form: &Form, reader: &Reader) -> Shell {
+    Shell::of_project(state, &form.project_id, reader.wishes(None)).await
 }
 
 /// The form's offered topics that still exist, with their names.
@@ -145,20 +167,23 @@ fn script() -> Text {
 #[utoipa::path(tag = "Pages", operation_id = "formPage", params(("id" = String, Path)), security(()),
     responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 404, description = "No such form: a page saying so (or the error envelope when the id is none Tidings makes)", content((String = "text/html"), (Envelope = "application/json")))))]
 #[get("/f/<id>", rank = 2)]
-async fn hosted(state: &State<AppState>, id: Param<FormId>) -> Result<Page, ApiError> {
-    let Ok(form) = form_of(state, Ok(id?)).await else { return Ok(missing()) };
+async fn hosted(state: &State<AppState>, id: Param<FormId>, reader: Reader) -> Result<Page, ApiError> {
+    let Ok(form) = form_of(state, Ok(id?)).await else { return Ok(missing(&reader)) };
     let topics = offered(state, &form).await;
-    Ok(form_page(&form, &topics, None, &Map::new()))
+    let shell = shell_of(state, &form, &reader).await;
+    Ok(form_page(&form, &topics, &shell, None, &Map::new()))
 }
 
-fn missing() -> Page {
-    page(Status::NotFound, "Form not found", "<p>This form does not exist (any more).</p>")
+fn missing(reader: &Reader) -> Page {
+    let shell = Shell::plain(reader);
+    shell.page(Status::NotFound, "form.not_found_title", &shell.p("form.not_found", &[]))
 }
 
 /// The hosted form, with `problem` said above it and `given` values kept.
 fn form_page(
     form: &Form,
     topics: &[(String, String)],
+    shell: &Shell,
     problem: Option<&str>,
     given: &Map<String, Value>,
 ) -> Page {
@@ -168,10 +193,13 @@ fn form_page(
         body.push_str(&format!("<p role=\"alert\" class=\"problem\">{}</p>", escape_html(problem)));
     }
     body.push_str(&format!(
-        "<form method=\"post\" action=\"/f/{id}/submit\" data-tidings-challenge=\"/f/{id}/challenge\">\
-         <label>Email<input type=\"email\" name=\"email\" required autocomplete=\"email\" value=\"{}\"></label>",
+        "<form method=\"post\" action=\"/f/{id}/submit?lang={lang}\" data-tidings-challenge=\"/f/{id}/challenge\" data-tidings-texts=\"{texts}\">\
+         <label>{email}<input type=\"email\" name=\"email\" required autocomplete=\"email\" value=\"{}\"></label>",
         value("email"),
-        id = escape_html(&form.id)
+        id = escape_html(&form.id),
+        lang = shell.texts.lang().code(),
+        texts = escape_html(&script_texts(shell).to_string()),
+        email = shell.t("form.email", &[]),
     ));
     for field in &form.fields {
         let kind = match field.kind.as_str() {
@@ -195,32 +223,38 @@ fn form_page(
             escape_html(name)
         ));
     }
-    body.push_str(
-        "<div class=\"trap\" aria-hidden=\"true\"><label>Leave this empty<input type=\"text\" name=\"_hp\" tabindex=\"-1\" autocomplete=\"off\"></label></div>\
+    body.push_str(&format!(
+        "<div class=\"trap\" aria-hidden=\"true\"><label>{}<input type=\"text\" name=\"_hp\" tabindex=\"-1\" autocomplete=\"off\"></label></div>\
          <input type=\"hidden\" name=\"altcha\">",
-    );
+        shell.t("form.trap", &[])
+    ));
     if let Some(text) = &form.consent_text {
         body.push_str(&format!("<p class=\"consent\">{}</p>", escape_html(text)));
     }
+    body.push_str(&format!(
+        "<p data-tidings-status role=\"status\"></p><button type=\"submit\">{}</button></form>\
+         <noscript><p>{}</p></noscript>",
+        shell.t("form.submit", &[]),
+        shell.t("form.noscript", &[])
+    ));
     body.push_str(
-        "<p data-tidings-status role=\"status\"></p><button type=\"submit\">Subscribe</button></form>\
-         <noscript><p>This form needs JavaScript to prove it is not sent by a script.</p></noscript>\
-         <script src=\"/f/form.js\"></script>\
+        "<script src=\"/f/form.js\"></script>\
          <style>form label{display:block;margin:.75rem 0}form input[type=email],form input[type=text],form input[type=number],form input[type=date]{display:block;width:100%;box-sizing:border-box;font:inherit;padding:.4rem;margin-top:.25rem}\
          .trap{position:absolute;left:-9999px}.problem{color:#a11}.consent{font-size:.9rem;color:#444}</style>",
     );
     let status = if problem.is_some() { Status::UnprocessableEntity } else { Status::Ok };
-    page(status, &form.name, &body)
+    shell.titled(status, &form.name, &body)
 }
 
 /// The script that builds the form into another site's page.
 #[utoipa::path(tag = "Pages", operation_id = "formEmbed", params(("id" = String, Path)), security(()),
     responses((status = 200, description = "The script", content_type = "text/javascript", body = String), (status = 404, description = "No such form")))]
 #[get("/f/<id>/embed.js")]
-async fn embed(state: &State<AppState>, id: Param<FormId>) -> Result<Text, ApiError> {
+async fn embed(state: &State<AppState>, id: Param<FormId>, reader: Reader) -> Result<Text, ApiError> {
     let form = form_of(state, id).await?;
     let topics = offered(state, &form).await;
-    let spec = spec(state, &form, &topics).to_string().replace('<', "\\u003c");
+    let shell = shell_of(state, &form, &reader).await;
+    let spec = spec(state, &form, &topics, &shell).to_string().replace('<', "\\u003c");
     let holder = serde_json::to_string(&format!("[data-tidings-form=\"{}\"]", form.id)).unwrap_or_default();
     Ok(Text(
         ContentType::JavaScript,
@@ -282,21 +316,45 @@ async fn challenge_preflight(
     allow(state, id, origin).await
 }
 
-/// Checks and stores a submission; the answer says nothing of the address.
+/// Checks and stores a submission; the answer says nothing of the address. What is refused is
+/// said in the reader's words.
 async fn take(
     state: &AppState,
     form: &Form,
     submission: Submission,
     proof: Option<String>,
-    client: ClientIp,
-    agent: UserAgent,
+    (client, agent): (ClientIp, UserAgent),
+    (shell, reader): (&Shell, &Reader),
+) -> Result<(), ApiError> {
+    let locale = reader.named().map(|lang| lang.code().to_string());
+    stored(state, form, submission, proof, (client, agent), locale).await.map_err(|mut e| {
+        // The visitor reads the message; whoever builds a front reads why in `details.reason`.
+        let visitor = said(shell, form, &e);
+        let reason = std::mem::replace(&mut e.message, visitor);
+        let mut details = match e.details.take() {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        details.insert("reason".into(), Value::String(reason));
+        e.details = Some(Value::Object(details));
+        e
+    })
+}
+
+async fn stored(
+    state: &AppState,
+    form: &Form,
+    submission: Submission,
+    proof: Option<String>,
+    (client, agent): (ClientIp, UserAgent),
+    locale: Option<String>,
 ) -> Result<(), ApiError> {
     state.form_submissions.take(Some(&form.id), client.0)?;
     let (email, values) = form_submissions::check(form, &submission)?;
     let now = clock::now_ms();
     let min_fill = i64::from(state.config.limits.form_min_fill_ms);
     let proven = form_submissions::verify(&state.secrets.link, &form.id, proof.as_deref(), min_fill, now)?;
-    let visitor = Visitor { ip: client.0.map(|ip| ip.to_string()), user_agent: agent.0 };
+    let visitor = Visitor { ip: client.0.map(|ip| ip.to_string()), user_agent: agent.0, locale };
     let (config, secrets, form, chosen) =
         (state.config.clone(), state.secrets.clone(), form.clone(), submission.topics);
     state
@@ -309,8 +367,43 @@ async fn take(
     Ok(())
 }
 
-fn thanks(form: &Form) -> String {
-    form.success_message.clone().unwrap_or_else(|| "Thank you. Please check your inbox.".into())
+fn thanks(form: &Form, shell: &Shell) -> String {
+    form.success_message.clone().unwrap_or_else(|| shell.texts.get("form.thanks"))
+}
+
+/// A refusal in the reader's words: each field to fix, the spam checks' refusal (which says no
+/// more to a script), the rate limit.
+fn said(shell: &Shell, form: &Form, e: &ApiError) -> String {
+    let t = &shell.texts;
+    match e.status {
+        422 if !e.errors.is_empty() => {
+            e.errors.iter().map(|problem| field_problem(shell, form, problem)).collect::<Vec<_>>().join(" ")
+        }
+        403 | 422 => t.get("form.failed"),
+        429 => t.get("form.too_many"),
+        _ => t.get("page.error"),
+    }
+}
+
+fn field_problem(shell: &Shell, form: &Form, problem: &crate::error::FieldError) -> String {
+    let t = &shell.texts;
+    if problem.field == "email" {
+        return match problem.code.as_str() {
+            "required" => t.fill("form.required", &[("field", &t.get("form.email"))]),
+            _ => t.get("form.invalid_email"),
+        };
+    }
+    let Some(field) = form.fields.iter().find(|f| f.key == problem.field) else {
+        return t.get("form.failed");
+    };
+    match problem.code.as_str() {
+        "required" => t.fill("form.required", &[("field", &field.label)]),
+        _ => {
+            let kind =
+                t.get(&format!("form.kind_{}", if field.kind == "string" { "text" } else { &field.kind }));
+            t.fill("form.invalid", &[("field", &field.label), ("kind", &kind)])
+        }
+    }
 }
 
 /// A submission from the hosted page or a plain HTML form: the page that follows, or a redirect.
@@ -324,32 +417,33 @@ async fn submit_form(
     origin: RequestOrigin,
     client: ClientIp,
     agent: UserAgent,
+    reader: Reader,
     body: String,
 ) -> Result<rocket::Either<Page, rocket::response::Redirect>, rocket::Either<Page, ApiError>> {
     let id = id.map_err(rocket::Either::Right)?;
-    let Ok(form) = form_of(state, Ok(id)).await else { return Err(rocket::Either::Left(missing())) };
+    let Ok(form) = form_of(state, Ok(id)).await else { return Err(rocket::Either::Left(missing(&reader))) };
+    let shell = shell_of(state, &form, &reader).await;
     if !allowed(state, &form, &origin.0) {
         let refused =
-            page(Status::Forbidden, "Not allowed", "<p>This form cannot be sent from that site.</p>");
+            shell.page(Status::Forbidden, "form.not_allowed_title", &shell.p("form.not_allowed", &[]));
         return Err(rocket::Either::Left(refused));
     }
     let (submission, proof, given) = from_form(&body);
-    match take(state, &form, submission, proof, client, agent).await {
+    match take(state, &form, submission, proof, (client, agent), (&shell, &reader)).await {
         Ok(()) => Ok(match &form.redirect_url {
             Some(url) => rocket::Either::Right(rocket::response::Redirect::to(url.clone())),
-            None => rocket::Either::Left(page(
-                Status::Ok,
-                &form.name,
-                &format!("<p>{}</p>", escape_html(&thanks(&form))),
-            )),
+            None => {
+                let said = format!("<p>{}</p>", escape_html(&thanks(&form, &shell)));
+                rocket::Either::Left(shell.titled(Status::Ok, &form.name, &said))
+            }
         }),
         Err(e) if e.status == 422 => {
             let topics = offered(state, &form).await;
-            Err(rocket::Either::Left(form_page(&form, &topics, Some(&e.message), &given)))
+            Err(rocket::Either::Left(form_page(&form, &topics, &shell, Some(&e.message), &given)))
         }
         Err(e) => {
             let said = format!("<p>{}</p>", escape_html(&e.message));
-            Err(rocket::Either::Left(page(Status::new(e.status), &form.name, &said)))
+            Err(rocket::Either::Left(shell.titled(Status::new(e.status), &form.name, &said)))
         }
     }
 }
@@ -390,6 +484,7 @@ async fn submit_json(
     origin: RequestOrigin,
     client: ClientIp,
     agent: UserAgent,
+    reader: Reader,
     body: super::json::JsonBody<Map<String, Value>, super::json::Small>,
 ) -> Cors<Result<Json<Submitted>, ApiError>> {
     let form = match form_of(state, id).await {
@@ -397,8 +492,9 @@ async fn submit_json(
         Err(e) => return Cors { inner: Err(e), origin: None },
     };
     let cors = cors_origin(state, &form, &origin.0);
+    let shell = shell_of(state, &form, &reader).await;
     if !allowed(state, &form, &origin.0) {
-        let refused = ApiError::forbidden("This form cannot be sent from that site".to_string());
+        let refused = ApiError::forbidden(shell.texts.get("form.not_allowed"));
         return Cors { inner: Err(refused), origin: None };
     }
     let mut values = body.0;
@@ -416,8 +512,8 @@ async fn submit_json(
     };
     let proof = text(values.remove("altcha"));
     let submission = Submission { values, ..submission };
-    let answer = take(state, &form, submission, proof, client, agent).await.map(|()| {
-        Json(Submitted { success: true, message: thanks(&form), redirect: form.redirect_url.clone() })
+    let answer = take(state, &form, submission, proof, (client, agent), (&shell, &reader)).await.map(|()| {
+        Json(Submitted { success: true, message: thanks(&form, &shell), redirect: form.redirect_url.clone() })
     });
     Cors { inner: answer, origin: cors }
 }

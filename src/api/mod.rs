@@ -22,6 +22,7 @@ pub mod aliases;
 pub mod analytics;
 pub mod auth;
 mod billing;
+mod branding;
 pub mod campaigns;
 pub mod confirm;
 pub mod consent;
@@ -53,6 +54,7 @@ pub mod pagination;
 pub mod preferences;
 pub mod preview;
 pub mod projects;
+pub mod public_page;
 pub mod roles;
 pub mod segments;
 pub mod send;
@@ -111,6 +113,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         smtp_credentials::routes(),
         topics::routes(),
         suppressions::routes(),
+        branding::routes(),
         forms::routes(),
         form_pages::routes(),
         preferences::routes(),

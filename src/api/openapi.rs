@@ -181,6 +181,7 @@ fn parts() -> Vec<Document> {
         super::smtp_credentials::Doc::openapi(),
         super::topics::Doc::openapi(),
         super::suppressions::Doc::openapi(),
+        super::branding::Doc::openapi(),
         super::forms::Doc::openapi(),
         super::form_pages::Doc::openapi(),
         super::preferences::Doc::openapi(),

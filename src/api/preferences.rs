@@ -7,7 +7,8 @@ use rocket::http::Status;
 use rocket::{State, get, post};
 
 use super::guards::{ClientIp, UserAgent};
-use super::tracking::{Page, PageForm, PageFormDoc, button_form, contact_of, not_found, page};
+use super::public_page::{Page, Reader, Shell, button_form};
+use super::tracking::{PageForm, PageFormDoc, Visit, visit};
 use crate::clock;
 use crate::core::confirmations;
 use crate::core::contacts as core_contacts;
@@ -29,16 +30,30 @@ documented_routes!(manage_page, manage);
     responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[get("/manage/<token>")]
-async fn manage_page(state: &State<AppState>, token: &str) -> Page {
-    let Some((Link::Manage { .. }, contact, project)) = contact_of(state, token).await else {
-        return not_found();
+async fn manage_page(state: &State<AppState>, token: &str, reader: Reader) -> Page {
+    let (contact, shell) = match manage_visit(state, token, &reader).await {
+        Ok(found) => found,
+        Err(page) => return page,
     };
     let topics = public_topics(state, &contact).await;
-    manage_view(token, &contact, &project, &topics, None)
+    manage_view(token, &contact, &shell, &topics, None)
+}
+
+/// The contact a manage link names, with its page's dress; else the page saying the link is
+/// not valid.
+async fn manage_visit(
+    state: &AppState,
+    token: &str,
+    reader: &Reader,
+) -> Result<(contacts::Contact, Shell), Page> {
+    match visit(state, token, reader).await? {
+        Visit { link: Link::Manage { .. }, contact, shell } => Ok((contact, shell)),
+        other => Err(other.shell.not_found()),
+    }
 }
 
 /// The project's public topics with whether `contact` is subscribed to each.
-async fn public_topics(state: &AppState, contact: &contacts::Contact) -> Vec<(Topic, bool)> {
+pub(super) async fn public_topics(state: &AppState, contact: &contacts::Contact) -> Vec<(Topic, bool)> {
     let contact = contact.clone();
     state
         .db
@@ -62,38 +77,38 @@ async fn public_topics(state: &AppState, contact: &contacts::Contact) -> Vec<(To
 /// Days a contact may pause marketing mail for from the page.
 const PAUSES: [i64; 3] = [30, 60, 90];
 
-fn manage_view(
+pub(super) fn manage_view(
     token: &str,
     contact: &contacts::Contact,
-    project: &str,
+    shell: &Shell,
     topics: &[(Topic, bool)],
     done: Option<&str>,
 ) -> Page {
     let action = format!("/manage/{token}");
-    let state = if contact.subscribed { "subscribed" } else { "not subscribed" };
+    let t = &shell.texts;
+    let vars = [("email", contact.email.as_str()), ("project", shell.look.name.as_str())];
     let mut body = String::new();
     if let Some(done) = done {
-        body.push_str(&format!("<p role=\"status\">{}</p>", escape_html(done)));
+        body.push_str(&format!("<p role=\"status\">{}</p>", shell.t(done, &[])));
     }
-    body.push_str(&format!(
-        "<p><strong>{}</strong> is {state} to email from <strong>{}</strong>.</p>",
-        escape_html(&contact.email),
-        escape_html(project)
-    ));
+    body.push_str(
+        &shell.p(if contact.subscribed { "manage.subscribed" } else { "manage.not_subscribed" }, &vars),
+    );
     let paused = contact.snoozed_until.filter(|until| *until > clock::now_ms());
     if contact.subscribed {
         if !topics.is_empty() {
-            body.push_str("<h2>Topics</h2><ul class=\"topics\">");
+            body.push_str(&format!("<h2>{}</h2><ul class=\"topics\">", shell.t("manage.topics", &[])));
             for (topic, on) in topics {
+                let name = [("topic", topic.name.as_str())];
                 let (label, value) = if *on {
-                    (format!("Unsubscribe from {}", topic.name), format!("topic-off:{}", topic.id))
+                    (t.fill("manage.topic_leave", &name), format!("topic-off:{}", topic.id))
                 } else {
-                    (format!("Subscribe to {}", topic.name), format!("topic-on:{}", topic.id))
+                    (t.fill("manage.topic_join", &name), format!("topic-on:{}", topic.id))
                 };
                 body.push_str(&format!(
                     "<li><strong>{}</strong> <span>{}</span>{}{}</li>",
                     escape_html(&topic.name),
-                    if *on { "subscribed" } else { "not subscribed" },
+                    shell.t(if *on { "manage.topic_on" } else { "manage.topic_off" }, &[]),
                     topic
                         .description
                         .as_deref()
@@ -104,34 +119,28 @@ fn manage_view(
             }
             body.push_str("</ul>");
         }
-        body.push_str("<h2>Take a break</h2>");
+        body.push_str(&format!("<h2>{}</h2>", shell.t("manage.pause_heading", &[])));
         match paused {
             Some(until) => {
-                body.push_str(&format!(
-                    "<p>Marketing email is paused until {}.</p>{}",
-                    escape_html(&clock::iso(until)[..10]),
-                    button_form(&action, "Resume now", "secondary", "resume")
-                ));
+                let date = clock::iso(until);
+                body.push_str(&shell.p("manage.paused", &[("date", &date[..10])]));
+                body.push_str(&button_form(&action, &t.get("manage.resume"), "secondary", "resume"));
             }
             None => {
                 for days in PAUSES {
-                    body.push_str(&button_form(
-                        &action,
-                        &format!("Pause for {days} days"),
-                        "secondary",
-                        &format!("snooze:{days}"),
-                    ));
+                    let label = t.fill("manage.pause", &[("days", &days.to_string())]);
+                    body.push_str(&button_form(&action, &label, "secondary", &format!("snooze:{days}")));
                 }
             }
         }
-        body.push_str("<h2>All email</h2>");
+        body.push_str(&format!("<h2>{}</h2>", shell.t("manage.all_heading", &[])));
     }
     body.push_str(&if contact.subscribed {
-        button_form(&action, "Unsubscribe from everything", "secondary", "unsubscribe")
+        button_form(&action, &t.get("manage.unsubscribe_all"), "secondary", "unsubscribe")
     } else {
-        button_form(&action, "Subscribe", "", "subscribe")
+        button_form(&action, &t.get("manage.subscribe"), "", "subscribe")
     });
-    page(Status::Ok, "Email preferences", &body)
+    shell.page(Status::Ok, "manage.title", &body)
 }
 
 /// Saves the contact's preference from the page's form.
@@ -149,10 +158,12 @@ async fn manage(
     token: &str,
     client: ClientIp,
     agent: UserAgent,
+    reader: Reader,
     form: Option<Form<PageForm<'_>>>,
 ) -> Page {
-    let Some((Link::Manage { .. }, contact, project)) = contact_of(state, token).await else {
-        return not_found();
+    let (contact, shell) = match manage_visit(state, token, &reader).await {
+        Ok(found) => found,
+        Err(page) => return page,
     };
     let action = form.as_ref().and_then(|f| f.action).unwrap_or_default().to_string();
     let topics = public_topics(state, &contact).await;
@@ -174,7 +185,7 @@ async fn manage(
         },
     };
     if matches!(change, Choice::Nothing) {
-        return manage_view(token, &contact, &project, &topics, Some("Choose one of the buttons."));
+        return manage_view(token, &contact, &shell, &topics, Some("manage.choose"));
     }
     // A grant made here is kept as proof of consent, with who made it.
     let proof = Proof {
@@ -210,11 +221,11 @@ async fn manage(
     match saved {
         Ok(contact) => {
             let topics = public_topics(state, &contact).await;
-            manage_view(token, &contact, &project, &topics, Some("Your preference is saved."))
+            manage_view(token, &contact, &shell, &topics, Some("manage.saved"))
         }
         Err(e) => {
             tracing::error!("could not change a preference: {e}");
-            page(Status::InternalServerError, "Something went wrong", "<p>Please try again in a moment.</p>")
+            shell.failed()
         }
     }
 }

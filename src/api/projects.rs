@@ -142,11 +142,18 @@ async fn update(
 ) -> Result<Json<ProjectView>, ApiError> {
     let ProjectMember { project, role, .. } = admin.0;
     let name = body.0.name.as_deref().map(|n| check_name(Some(n))).transpose()?;
-    let disabled = body.0.disabled;
+    let (disabled, language) = (body.0.disabled, body.0.language);
     let changed = state
         .db
         .write(move |tx| {
-            let updated = core_projects::update(tx, &project.id, name.as_deref(), disabled, clock::now_ms())?;
+            let now = clock::now_ms();
+            if let Some(language) = language {
+                // Plunk's project `language`: the default language of the public pages.
+                let changes =
+                    crate::core::branding::Changes { language: Some(language), ..Default::default() };
+                crate::core::branding::update(tx, &project.id, changes, now)?;
+            }
+            let updated = core_projects::update(tx, &project.id, name.as_deref(), disabled, now)?;
             let public_key = db_keys::public_key(tx, &project.id)?;
             Ok::<_, ApiError>((updated, public_key))
         })

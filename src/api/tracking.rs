@@ -1,75 +1,24 @@
 //! Opens, clicks, and the public subscription pages (appliance.md section 8). Every link carries
 //! a signed token; a forged or altered one gets a 404 page and changes nothing.
 
-use std::io::Cursor;
-
 use rocket::form::Form;
-use rocket::http::{ContentType, Header, Status};
-use rocket::request::Request;
-use rocket::response::{self, Redirect, Responder, Response};
+use rocket::http::Status;
+use rocket::response::Redirect;
 use rocket::{FromForm, State, get, post};
+
+use super::public_page::{Page, Reader, Shell, button_form};
 
 use crate::clock;
 use crate::core::contacts as core_contacts;
 use crate::core::engagement::{self, Engagement};
-use crate::core::links::{self, Link, escape_html};
+use crate::core::i18n::locale_of;
+use crate::core::links::{self, Link};
 use crate::db::topics::{self, Topic};
-use crate::db::{DbError, contacts, projects};
+use crate::db::{DbError, contacts};
 use crate::error::{ApiError, Envelope};
 use crate::state::AppState;
 
 documented_routes!(open, click, unsubscribe_page, unsubscribe, subscribe_page, subscribe);
-
-/// A transparent 1x1 GIF.
-const PIXEL: &[u8] = &[
-    0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff,
-    0xff, 0xff, 0x21, 0xf9, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,
-    0x01, 0x00, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b,
-];
-
-/// A small HTML page, or a GIF, never cached.
-pub enum Page {
-    Html(Status, String),
-    Gif,
-}
-
-impl<'r> Responder<'r, 'static> for Page {
-    fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
-        let mut response = Response::build();
-        response.header(Header::new("Cache-Control", "no-store"));
-        match self {
-            Page::Html(status, body) => {
-                response.status(status).header(ContentType::HTML).sized_body(body.len(), Cursor::new(body));
-            }
-            Page::Gif => {
-                response.header(ContentType::GIF).sized_body(PIXEL.len(), Cursor::new(PIXEL));
-            }
-        }
-        response.ok()
-    }
-}
-
-pub(super) fn page(status: Status, title: &str, body: &str) -> Page {
-    Page::Html(
-        status,
-        format!(
-            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-             <title>{title}</title><style>body{{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1d2430;line-height:1.5}}\
-             button{{font:inherit;padding:.5rem 1rem;border-radius:6px;border:1px solid #2f5d8a;background:#2f5d8a;color:#fff;cursor:pointer}}\
-             button.secondary{{background:#fff;color:#2f5d8a}}form{{display:inline-block;margin:.25rem .5rem .25rem 0}}</style></head>\
-             <body><main><h1>{title}</h1>{body}</main></body></html>",
-            title = escape_html(title)
-        ),
-    )
-}
-
-pub(super) fn not_found() -> Page {
-    page(
-        Status::NotFound,
-        "Link not found",
-        "<p>This link is not valid. It may have been copied incompletely.</p>",
-    )
-}
 
 /// The open pixel of a sent email (`.gif` may end the token): records the first open.
 #[utoipa::path(
@@ -80,9 +29,11 @@ pub(super) fn not_found() -> Page {
     responses((status = 200, description = "A transparent 1x1 GIF", content_type = "image/gif", body = Vec<u8>), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[get("/t/o/<token>")]
-async fn open(state: &State<AppState>, token: &str) -> Page {
+async fn open(state: &State<AppState>, token: &str, reader: Reader) -> Page {
     let token = token.trim_end_matches(".gif");
-    let Some(Link::Open { email }) = links::verify(&state.secrets.link, token) else { return not_found() };
+    let Some(Link::Open { email }) = links::verify(&state.secrets.link, token) else {
+        return Shell::plain(&reader).not_found();
+    };
     if let Err(e) = record(state, email, Engagement::Open).await {
         tracing::warn!("could not record an open: {e}");
     }
@@ -98,9 +49,9 @@ async fn open(state: &State<AppState>, token: &str) -> Page {
     responses((status = 302, description = "To the link", headers(("Location" = String, description = "The link as written in the email"))), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[get("/t/c/<token>")]
-async fn click(state: &State<AppState>, token: &str) -> Result<Redirect, Page> {
+async fn click(state: &State<AppState>, token: &str, reader: Reader) -> Result<Redirect, Page> {
     let Some(Link::Click { email, url }) = links::verify(&state.secrets.link, token) else {
-        return Err(not_found());
+        return Err(Shell::plain(&reader).not_found());
     };
     if let Err(e) = record(state, email, Engagement::Click(url.clone())).await {
         tracing::warn!("could not record a click: {e}");
@@ -113,28 +64,41 @@ async fn record(state: &AppState, email: String, what: Engagement) -> Result<(),
     Ok(state.db.write(move |tx| engagement::record(tx, &email, what, clock::now_ms())).await?)
 }
 
-/// The contact and project name a token of one of the page kinds stands for.
-pub(super) async fn contact_of(state: &AppState, token: &str) -> Option<(Link, contacts::Contact, String)> {
-    let link = links::verify(&state.secrets.link, token)?;
+/// A contact's page: what its link says, the contact, and the page's dress in the contact's
+/// language (its `locale`, else the reader's).
+pub(super) struct Visit {
+    pub link: Link,
+    pub contact: contacts::Contact,
+    pub shell: Shell,
+}
+
+/// The visit a token of one of the page kinds stands for, or the page saying the link is not
+/// valid.
+pub(super) async fn visit(state: &AppState, token: &str, reader: &Reader) -> Result<Visit, Page> {
+    let Some(link) = links::verify(&state.secrets.link, token) else {
+        return Err(Shell::plain(reader).not_found());
+    };
     let id = match &link {
         Link::Unsubscribe { contact, .. } | Link::Subscribe { contact } | Link::Manage { contact } => {
             contact.clone()
         }
-        _ => return None,
+        _ => return Err(Shell::plain(reader).not_found()),
     };
     let found = state
         .db
         .run(move |conn| {
-            let contact = contacts::by_id_anywhere(conn, &id)?;
-            let project = match &contact {
-                Some(c) => projects::get(conn, &c.project_id)?.map(|p| p.name),
-                None => None,
-            };
-            Ok::<_, DbError>(contact.zip(project))
+            let Some(contact) = contacts::by_id_anywhere(conn, &id)? else { return Ok(None) };
+            let look = crate::core::branding::look(conn, &contact.project_id)?;
+            Ok::<_, crate::core::Error>(Some((contact, look)))
         })
-        .await
-        .ok()??;
-    Some((link, found.0, found.1))
+        .await;
+    match found {
+        Ok(Some((contact, look))) => {
+            let shell = Shell::new(look, reader.wishes(locale_of(&contact.data)));
+            Ok(Visit { link, contact, shell })
+        }
+        _ => Err(Shell::plain(reader).not_found()),
+    }
 }
 
 /// Changes the subscription as a page asks; `credit` is the email an unsubscribe came from.
@@ -151,14 +115,6 @@ async fn set(
         .await?)
 }
 
-pub(super) fn button_form(action: &str, label: &str, class: &str, value: &str) -> String {
-    format!(
-        "<form method=\"post\" action=\"{}\"><input type=\"hidden\" name=\"action\" value=\"{value}\"><button class=\"{class}\" type=\"submit\">{}</button></form>",
-        escape_html(action),
-        escape_html(label)
-    )
-}
-
 /// The unsubscribe page of a marketing email: a button to confirm (mail clients follow links).
 #[utoipa::path(
     tag = "Pages",
@@ -168,49 +124,52 @@ pub(super) fn button_form(action: &str, label: &str, class: &str, value: &str) -
     responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[get("/unsubscribe/<token>")]
-async fn unsubscribe_page(state: &State<AppState>, token: &str) -> Page {
-    let Some((Link::Unsubscribe { email, .. }, contact, project)) = contact_of(state, token).await else {
-        return not_found();
+async fn unsubscribe_page(state: &State<AppState>, token: &str, reader: Reader) -> Page {
+    let visit = match visit(state, token, &reader).await {
+        Ok(visit) => visit,
+        Err(page) => return page,
+    };
+    let Visit { link: Link::Unsubscribe { email, .. }, contact, shell } = visit else {
+        return visit.shell.not_found();
     };
     let action = format!("/unsubscribe/{token}");
     // Mail of a campaign to a topic: leaving the topic, or everything.
-    if let Some((topic, on)) =
-        topic_of(state, email.as_deref(), &contact).await.filter(|_| contact.subscribed)
-    {
-        let mut body = if on {
-            format!(
-                "<p>Stop <strong>{}</strong> email from <strong>{}</strong> to <strong>{}</strong>?</p>{}",
-                escape_html(&topic.name),
-                escape_html(&project),
-                escape_html(&contact.email),
-                button_form(&action, &format!("Unsubscribe from {}", topic.name), "", "topic")
-            )
-        } else {
-            format!(
-                "<p><strong>{}</strong> gets no <strong>{}</strong> email from <strong>{}</strong>.</p>",
-                escape_html(&contact.email),
-                escape_html(&topic.name),
-                escape_html(&project)
-            )
-        };
-        body.push_str(&button_form(&action, "Unsubscribe from everything", "secondary", "unsubscribe"));
-        return page(Status::Ok, "Unsubscribe", &body);
-    }
-    let body = if contact.subscribed {
-        format!(
-            "<p>Stop email from <strong>{}</strong> to <strong>{}</strong>?</p>{}",
-            escape_html(&project),
-            escape_html(&contact.email),
-            button_form(&action, "Unsubscribe", "", "unsubscribe")
-        )
-    } else {
-        format!(
-            "<p><strong>{}</strong> is not subscribed to <strong>{}</strong>.</p>",
-            escape_html(&contact.email),
-            escape_html(&project)
-        )
+    let topic = match contact.subscribed {
+        true => topic_of(state, email.as_deref(), &contact).await,
+        false => None,
     };
-    page(Status::Ok, "Unsubscribe", &body)
+    unsubscribe_view(&shell, &action, &contact, topic.as_ref().map(|(t, on)| (t, *on)))
+}
+
+/// The unsubscribe page of `contact` (also the dashboard's preview): the mail's topic to leave,
+/// or everything.
+pub(super) fn unsubscribe_view(
+    shell: &Shell,
+    action: &str,
+    contact: &contacts::Contact,
+    topic: Option<(&Topic, bool)>,
+) -> Page {
+    let (project, address) = (shell.look.name.as_str(), contact.email.as_str());
+    if let Some((topic, on)) = topic {
+        let vars = [("topic", topic.name.as_str()), ("project", project), ("email", address)];
+        let mut body = if on {
+            let leave = shell.texts.fill("unsubscribe.topic_button", &vars);
+            shell.p("unsubscribe.topic_ask", &vars) + &button_form(action, &leave, "", "topic")
+        } else {
+            shell.p("unsubscribe.topic_off", &vars)
+        };
+        let everything = shell.texts.get("unsubscribe.everything_button");
+        body.push_str(&button_form(action, &everything, "secondary", "unsubscribe"));
+        return shell.page(Status::Ok, "unsubscribe.title", &body);
+    }
+    let vars = [("project", project), ("email", address)];
+    let body = if contact.subscribed {
+        let label = shell.texts.get("unsubscribe.button");
+        shell.p("unsubscribe.ask", &vars) + &button_form(action, &label, "", "unsubscribe")
+    } else {
+        shell.p("unsubscribe.not_subscribed", &vars)
+    };
+    shell.page(Status::Ok, "unsubscribe.title", &body)
 }
 
 /// A form post from the manage page.
@@ -242,16 +201,25 @@ pub(super) struct PageFormDoc {
     responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 500, description = "The change could not be saved: a page saying so", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[post("/unsubscribe/<token>", data = "<form>")]
-async fn unsubscribe(state: &State<AppState>, token: &str, form: Option<Form<PageForm<'_>>>) -> Page {
-    let Some((Link::Unsubscribe { email, .. }, contact, project)) = contact_of(state, token).await else {
-        return not_found();
+async fn unsubscribe(
+    state: &State<AppState>,
+    token: &str,
+    reader: Reader,
+    form: Option<Form<PageForm<'_>>>,
+) -> Page {
+    let visit = match visit(state, token, &reader).await {
+        Ok(visit) => visit,
+        Err(page) => return page,
+    };
+    let Visit { link: Link::Unsubscribe { email, .. }, contact, shell } = visit else {
+        return visit.shell.not_found();
     };
     let everything = form.as_ref().and_then(|f| f.action) == Some("unsubscribe");
     if !everything && let Some((topic, _)) = topic_of(state, email.as_deref(), &contact).await {
-        return leave_topic(state, contact, &project, topic, email).await;
+        return leave_topic(state, contact, &shell, topic, email).await;
     }
     // The email the link came in is credited with the unsubscribe (once): its campaign counts it.
-    flip(state, contact, &project, false, email).await
+    flip(state, contact, &shell, false, email).await
 }
 
 /// The topic of the campaign `email` came for, and whether `contact` is subscribed to it now.
@@ -281,7 +249,7 @@ async fn topic_of(
 async fn leave_topic(
     state: &AppState,
     contact: contacts::Contact,
-    project: &str,
+    shell: &Shell,
     topic: Topic,
     credit: Option<String>,
 ) -> Page {
@@ -293,22 +261,10 @@ async fn leave_topic(
         .await;
     if let Err(e) = left {
         tracing::error!("could not leave a topic from a page: {e}");
-        return page(
-            Status::InternalServerError,
-            "Something went wrong",
-            "<p>Please try again in a moment.</p>",
-        );
+        return shell.failed();
     }
-    page(
-        Status::Ok,
-        "Unsubscribed",
-        &format!(
-            "<p><strong>{}</strong> will get no more <strong>{}</strong> email from <strong>{}</strong>.</p>",
-            escape_html(&email),
-            escape_html(&name),
-            escape_html(project)
-        ),
-    )
+    let vars = [("email", email.as_str()), ("topic", name.as_str()), ("project", shell.look.name.as_str())];
+    shell.page(Status::Ok, "unsubscribe.done_title", &shell.p("unsubscribe.topic_done", &vars))
 }
 
 /// The page to subscribe again, linked from the unsubscribe page.
@@ -320,18 +276,19 @@ async fn leave_topic(
     responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[get("/subscribe/<token>")]
-async fn subscribe_page(state: &State<AppState>, token: &str) -> Page {
-    let Some((Link::Subscribe { .. }, contact, project)) = contact_of(state, token).await else {
-        return not_found();
+async fn subscribe_page(state: &State<AppState>, token: &str, reader: Reader) -> Page {
+    let visit = match visit(state, token, &reader).await {
+        Ok(visit) => visit,
+        Err(page) => return page,
+    };
+    let Visit { link: Link::Subscribe { .. }, contact, shell } = visit else {
+        return visit.shell.not_found();
     };
     let action = format!("/subscribe/{token}");
-    let body = format!(
-        "<p>Get email from <strong>{}</strong> at <strong>{}</strong>?</p>{}",
-        escape_html(&project),
-        escape_html(&contact.email),
-        button_form(&action, "Subscribe", "", "subscribe")
-    );
-    page(Status::Ok, "Subscribe", &body)
+    let vars = [("project", shell.look.name.as_str()), ("email", contact.email.as_str())];
+    let label = shell.texts.get("subscribe.button");
+    let body = shell.p("subscribe.ask", &vars) + &button_form(&action, &label, "", "subscribe");
+    shell.page(Status::Ok, "subscribe.title", &body)
 }
 
 /// Subscribes the contact again.
@@ -343,42 +300,34 @@ async fn subscribe_page(state: &State<AppState>, token: &str) -> Page {
     responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 500, description = "The change could not be saved: a page saying so", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[post("/subscribe/<token>")]
-async fn subscribe(state: &State<AppState>, token: &str) -> Page {
-    let Some((Link::Subscribe { .. }, contact, project)) = contact_of(state, token).await else {
-        return not_found();
+async fn subscribe(state: &State<AppState>, token: &str, reader: Reader) -> Page {
+    let visit = match visit(state, token, &reader).await {
+        Ok(visit) => visit,
+        Err(page) => return page,
     };
-    flip(state, contact, &project, true, None).await
+    let Visit { link: Link::Subscribe { .. }, contact, shell } = visit else {
+        return visit.shell.not_found();
+    };
+    flip(state, contact, &shell, true, None).await
 }
 
 /// Subscribes or unsubscribes from a page's button and says what happened.
 async fn flip(
     state: &AppState,
     contact: contacts::Contact,
-    project: &str,
+    shell: &Shell,
     subscribed: bool,
     credit: Option<String>,
 ) -> Page {
     let email = contact.email.clone();
     if let Err(e) = set(state, contact, subscribed, credit).await {
         tracing::error!("could not change a subscription from a page: {e}");
-        return page(
-            Status::InternalServerError,
-            "Something went wrong",
-            "<p>Please try again in a moment.</p>",
-        );
+        return shell.failed();
     }
-    let (title, what) = if subscribed {
-        ("Subscribed", "is subscribed to")
+    let vars = [("email", email.as_str()), ("project", shell.look.name.as_str())];
+    if subscribed {
+        shell.page(Status::Ok, "subscribe.done_title", &shell.p("subscribe.done", &vars))
     } else {
-        ("Unsubscribed", "will get no more email from")
-    };
-    page(
-        Status::Ok,
-        title,
-        &format!(
-            "<p><strong>{}</strong> {what} <strong>{}</strong>.</p>",
-            escape_html(&email),
-            escape_html(project)
-        ),
-    )
+        shell.page(Status::Ok, "unsubscribe.done_title", &shell.p("unsubscribe.done", &vars))
+    }
 }

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use super::contacts;
 use super::error::Result;
 use super::events;
+use super::i18n::{Wishes, locale_of};
 use super::links::{self, Link};
 use super::outbound::{self, Draft};
 use super::topics;
@@ -16,8 +17,8 @@ use crate::config::Config;
 use crate::db::Tx;
 use crate::db::consent::{self as rows, Confirmation, Consent, Proof};
 use crate::db::contacts::{self as contact_rows, Contact};
+use crate::db::templates;
 use crate::db::topics::Topic;
-use crate::db::{projects, templates};
 
 /// How long a confirmation link works.
 pub const CONFIRM_DAYS: i64 = 7;
@@ -113,13 +114,12 @@ pub fn pending(conn: &Tx, contact: &Contact, now: i64) -> Result<Option<Confirma
     Ok(rows::open_for(conn, contact.seq)?.filter(|open| open.expires_at > now))
 }
 
-/// The built-in confirmation mail, used unless the project chose a template: subject and
-/// Liquid body, which read `projectName` and `confirmUrl`.
-pub const DEFAULT_SUBJECT: &str = "Confirm your subscription to {{ projectName }}";
-pub const DEFAULT_BODY: &str = "<p>Please confirm that you want to receive email from \
-     {{ projectName }}.</p><p><a href=\"{{ confirmUrl }}\">Yes, subscribe me</a></p>\
-     <p>The link works for 7 days. If you did not ask for this, ignore this message: you will \
-     not be subscribed.</p>";
+/// The built-in confirmation mail, used unless the project chose a template: its words are
+/// variables (`core::i18n`'s `mail.confirm_*` in the contact's language), so the HTML escapes
+/// them and no project name can add template code.
+const BUILT_IN_SUBJECT: &str = "{{ subject }}";
+const BUILT_IN_BODY: &str =
+    "<p>{{ intro }}</p><p><a href=\"{{ confirmUrl }}\">{{ button }}</a></p><p>{{ note }}</p>";
 
 fn queue_mail(
     tx: &Tx,
@@ -128,7 +128,8 @@ fn queue_mail(
     request: &Confirmation,
     now: i64,
 ) -> Result<()> {
-    let project = projects::get(tx, &contact.project_id)?.map(|p| p.name).unwrap_or_default();
+    let look = super::branding::look(tx, &contact.project_id)?;
+    let project = look.name.clone();
     let settings = rows::settings(tx, &contact.project_id)?;
     let template = match settings.confirmation_template_id.as_deref() {
         Some(id) => templates::get(tx, &contact.project_id, id)?,
@@ -146,8 +147,18 @@ fn queue_mail(
         }
         None => {
             let from = built_in_sender(tx, &contact.project_id, settings.confirmation_from.as_deref())?;
+            let texts = look.texts(Wishes { contact: locale_of(&contact.data), ..Wishes::default() });
+            let vars = [("project", project.as_str())];
+            for (name, key) in [
+                ("subject", "mail.confirm_subject"),
+                ("intro", "mail.confirm_intro"),
+                ("button", "mail.confirm_button"),
+                ("note", "mail.confirm_note"),
+            ] {
+                variables.insert(name.into(), json!(texts.fill(key, &vars)));
+            }
             let name = Some(project).filter(|p| !p.is_empty());
-            (DEFAULT_SUBJECT.into(), DEFAULT_BODY.into(), (from, name), None)
+            (BUILT_IN_SUBJECT.into(), BUILT_IN_BODY.into(), (from, name), None)
         }
     };
     let draft = Draft {
@@ -200,36 +211,43 @@ pub enum Confirmed {
     Gone,
 }
 
-/// A request as its link finds it: what the page shows before the button is pressed. Changes
-/// nothing.
-pub fn peek(tx: &Tx, id: &str, now: i64) -> Result<(Confirmed, Option<String>)> {
+/// A request as its link finds it: what the page shows before the button is pressed, and the
+/// request's contact (whose language and project the page speaks). Changes nothing.
+pub fn peek(tx: &Tx, id: &str, now: i64) -> Result<(Confirmed, Option<Contact>)> {
     let Some(request) = rows::get(tx, id)? else { return Ok((Confirmed::Gone, None)) };
-    let project = projects::get(tx, &request.project_id)?.map(|p| p.name);
     let Some(contact) = contact_rows::by_seq(tx, request.contact_seq)? else {
-        return Ok((Confirmed::Gone, project));
+        return Ok((Confirmed::Gone, None));
     };
     let state = match request {
         r if r.confirmed_at.is_some() => Confirmed::Already,
         r if r.expires_at <= now => Confirmed::Expired,
-        _ => Confirmed::Done(contact),
+        _ => Confirmed::Done(contact.clone()),
     };
-    Ok((state, project))
+    Ok((state, Some(contact)))
 }
 
 /// Confirms request `id` (the page's button was pressed by `who`: address and user agent):
 /// subscribes the contact to marketing mail and the request's topics that still exist, stores
-/// the proof of consent for each, and emits `contact.confirmed`.
-pub fn confirm(tx: &Tx, id: &str, who: (Option<String>, Option<String>), now: i64) -> Result<Confirmed> {
-    let Some(request) = rows::get(tx, id)? else { return Ok(Confirmed::Gone) };
+/// the proof of consent for each, and emits `contact.confirmed`. Returns what happened and the
+/// request's contact, as [`peek`] does.
+pub fn confirm(
+    tx: &Tx,
+    id: &str,
+    who: (Option<String>, Option<String>),
+    now: i64,
+) -> Result<(Confirmed, Option<Contact>)> {
+    let Some(request) = rows::get(tx, id)? else { return Ok((Confirmed::Gone, None)) };
+    let Some(contact) = contact_rows::by_seq(tx, request.contact_seq)? else {
+        return Ok((Confirmed::Gone, None));
+    };
     if request.confirmed_at.is_some() {
-        return Ok(Confirmed::Already);
+        return Ok((Confirmed::Already, Some(contact)));
     }
     if request.expires_at <= now {
-        return Ok(Confirmed::Expired);
+        return Ok((Confirmed::Expired, Some(contact)));
     }
-    let Some(contact) = contact_rows::by_seq(tx, request.contact_seq)? else { return Ok(Confirmed::Gone) };
     if !rows::mark_confirmed(tx, id, now)? {
-        return Ok(Confirmed::Already);
+        return Ok((Confirmed::Already, Some(contact)));
     }
     let topics: Vec<Topic> = crate::db::topics::list(tx, &contact.project_id)?
         .into_iter()
@@ -247,8 +265,8 @@ pub fn confirm(tx: &Tx, id: &str, who: (Option<String>, Option<String>), now: i6
     let data =
         json!({ "confirmationId": request.id, "method": request.proof.method, "topics": request.topics });
     events::emit(tx, &contact.project_id, Some(&contact.id), events::CONTACT_CONFIRMED, &data, now)?;
-    let seq = contact.seq;
-    Ok(Confirmed::Done(contact_rows::by_seq(tx, seq)?.unwrap_or(contact)))
+    let now_is = contact_rows::by_seq(tx, contact.seq)?.unwrap_or(contact);
+    Ok((Confirmed::Done(now_is.clone()), Some(now_is)))
 }
 
 /// Grants `contact` marketing mail and `topics` (source `confirmation` when `grant` was

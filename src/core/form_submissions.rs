@@ -108,11 +108,13 @@ pub struct Submission {
     pub honeypot: Option<String>,
 }
 
-/// Who submitted: address and user agent, for the consent record.
+/// Who submitted: address and user agent, for the consent record, and the language the form
+/// was shown in, which a contact without a `locale` takes.
 #[derive(Debug, Clone, Default)]
 pub struct Visitor {
     pub ip: Option<String>,
     pub user_agent: Option<String>,
+    pub locale: Option<String>,
 }
 
 /// Checks a submission against `form` without the database: the honeypot, the address, each
@@ -227,6 +229,9 @@ pub fn submit(
         form.double_opt_in.unwrap_or(crate::db::consent::settings(tx, &form.project_id)?.double_opt_in);
     let existing = crate::db::contacts::by_email(tx, &form.project_id, email)?;
     let mut fresh = values;
+    if let Some(locale) = visitor.locale {
+        fresh.entry("locale").or_insert(Value::String(locale));
+    }
     if let Some(contact) = &existing {
         fresh.retain(|key, _| !contact.data.contains_key(key));
     }

@@ -5,6 +5,7 @@
 pub mod accounts;
 pub mod billing;
 pub mod blocking;
+pub mod branding;
 pub mod bulk;
 pub mod campaign_state;
 pub mod campaigns;
@@ -26,6 +27,7 @@ pub mod form_submissions;
 pub mod forms;
 #[cfg(test)]
 mod fuzz;
+pub mod i18n;
 pub mod ids;
 pub mod import;
 pub mod import_options;

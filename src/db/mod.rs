@@ -14,6 +14,7 @@
 pub mod account_tokens;
 pub mod audience;
 pub mod billing;
+pub mod branding;
 pub mod campaigns;
 pub mod checkpoint;
 pub mod consent;

@@ -201,6 +201,8 @@ mod tests {
         "audience_settings",
         // Addresses and domains the project must not mail stay unmailed after a reset.
         "suppression_list",
+        // How its public pages look and speak.
+        "branding",
     ];
 
     fn migrated() -> rusqlite::Connection {

@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod analytics;
 pub mod billing;
+pub mod branding;
 pub mod campaigns;
 pub mod conditions;
 pub mod consent;

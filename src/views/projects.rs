@@ -305,6 +305,11 @@ pub struct ProjectChanges {
     pub name: Option<String>,
     /// `true` refuses the keys; `false` enables the project again and ends a suspension.
     pub disabled: Option<bool>,
+    /// The default language of the public pages (`en`, `de`, `fr`, `es`, `pt` or `nl`; null
+    /// for none), as `PATCH /branding` sets it: what Plunk's clients send.
+    #[serde(default, deserialize_with = "super::present")]
+    #[schema(value_type = Option<String>)]
+    pub language: Option<Option<String>>,
 }
 
 /// `POST /projects/{projectId}/members`.

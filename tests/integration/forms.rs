@@ -104,7 +104,9 @@ async fn a_scripted_submitter_is_refused_by_the_proof_of_work_the_honeypot_and_t
     let person = json!({ "email": "bot@example.org", "firstName": "Bot" });
     let (status, _, refused) = post_json(&room, id, None, person.clone()).await;
     assert_eq!(status, Status::Forbidden, "no proof of work: {refused}");
-    assert!(refused["error"]["message"].as_str().unwrap().contains("proof of work is missing"));
+    // The visitor reads a plain refusal; whoever builds a front reads why.
+    assert_eq!(refused["error"]["message"], "The form could not be sent. Please try again.", "{refused}");
+    assert!(refused["error"]["details"]["reason"].as_str().unwrap().contains("proof of work is missing"));
     let forged = base64::engine::general_purpose::STANDARD.encode(b"{\"challenge\":{},\"solution\":{}}");
     let mut body = person.clone();
     body["altcha"] = json!(forged);
@@ -113,7 +115,7 @@ async fn a_scripted_submitter_is_refused_by_the_proof_of_work_the_honeypot_and_t
     body["altcha"] = json!(solved(&room, id).await);
     let (status, _, refused) = post_json(&room, id, None, body.clone()).await;
     assert_eq!(status, Status::Forbidden, "sent the moment the form loaded: {refused}");
-    assert!(refused["error"]["message"].as_str().unwrap().contains("too fast"), "{refused}");
+    assert!(refused["error"]["details"]["reason"].as_str().unwrap().contains("too fast"), "{refused}");
     body["_hp"] = json!("http://spam.example");
     let (status, _, refused) = post_json(&room, id, None, body).await;
     assert!(status == Status::Forbidden && refused.to_string().contains("people do not see"), "{refused}");
