@@ -45,7 +45,7 @@ impl Look {
     /// The texts for a reader: `wishes` with the project's default language added.
     pub fn texts(&self, wishes: Wishes<'_>) -> Texts {
         let lang = Wishes { project: self.language.as_deref(), ..wishes }.pick();
-        Texts::new(lang, &self.texts)
+        Texts::new(lang, &self.texts).for_project(&self.name)
     }
 }
 

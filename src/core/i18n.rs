@@ -171,6 +171,8 @@ fn names_in(text: &str) -> Vec<String> {
 pub struct Texts {
     lang: Lang,
     overrides: BTreeMap<String, String>,
+    /// The name every text may print as `{{ project }}`.
+    project: String,
 }
 
 impl Texts {
@@ -183,12 +185,12 @@ impl Texts {
                 texts.iter().filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string()))).collect()
             })
             .unwrap_or_default();
-        Texts { lang, overrides }
+        Texts { lang, overrides, project: String::new() }
     }
 
-    /// The shipped texts alone.
-    pub fn shipped(lang: Lang) -> Self {
-        Texts { lang, overrides: BTreeMap::new() }
+    /// The texts with `{{ project }}` naming `project` in every one of them.
+    pub fn for_project(self, project: &str) -> Self {
+        Texts { project: project.to_string(), ..self }
     }
 
     pub fn lang(&self) -> Lang {
@@ -200,12 +202,15 @@ impl Texts {
         self.fill(key, &[])
     }
 
-    /// The text of `key` with `vars` filled in, as plain text (escape it where it lands). An
-    /// override that does not render falls back to the shipped text.
+    /// The text of `key` with `vars` (and `project`) filled in, as plain text (escape it where
+    /// it lands). An override that does not render falls back to the shipped text.
     pub fn fill(&self, key: &str, vars: &[(&str, &str)]) -> String {
-        let globals = Globals::new(Node::object(
-            &vars.iter().map(|(k, v)| ((*k).to_string(), Value::String((*v).to_string()))).collect(),
-        ));
+        let mut values: Map<String, Value> = Map::new();
+        values.insert("project".into(), Value::String(self.project.clone()));
+        for (name, value) in vars {
+            values.insert((*name).to_string(), Value::String((*value).to_string()));
+        }
+        let globals = Globals::new(Node::object(&values));
         if let Some(own) = self.overrides.get(key)
             && let Ok(text) = render::render(own, Mode::Text, &globals)
         {

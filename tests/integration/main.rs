@@ -37,6 +37,7 @@ mod imports;
 mod inbound;
 mod jobs;
 mod keys;
+mod localized_pages;
 mod memory_bounds;
 mod metrics;
 mod onboarding;
