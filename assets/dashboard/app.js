@@ -18,6 +18,7 @@ import { Segments, SegmentPage } from "./js/pages/segments.js";
 import { Topics } from "./js/pages/topics.js";
 import { Forms } from "./js/pages/forms.js";
 import { Suppressions } from "./js/pages/suppressions.js";
+import { Branding } from "./js/pages/branding.js";
 import { CampaignPage, Campaigns } from "./js/pages/campaigns.js";
 import { Events } from "./js/pages/events.js";
 import { WorkflowPage, Workflows } from "./js/pages/workflows.js";
@@ -39,6 +40,7 @@ const SECTIONS = [
   ["topics", "Topics"],
   ["forms", "Forms"],
   ["suppressions", "Suppressions"],
+  ["branding", "Public pages"],
   ["templates", "Templates"],
   ["campaigns", "Campaigns"],
   ["workflows", "Workflows"],
@@ -65,6 +67,7 @@ const PROJECT_ROUTES = [
   ["topics", Topics],
   ["forms", Forms],
   ["suppressions", Suppressions],
+  ["branding", Branding],
   ["campaigns", Campaigns],
   ["campaigns/:id", CampaignPage],
   ["workflows", Workflows],

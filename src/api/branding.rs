@@ -13,7 +13,7 @@ use crate::core::i18n::Wishes;
 use crate::db::contacts::Contact;
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::views::branding::{Branding, BrandingChanges, PreviewRequest, TextCatalogue};
+use crate::views::branding::{Branding, BrandingChanges, PagePreview, TextCatalogue};
 
 documented_routes!(get_branding, update_branding, texts, preview);
 
@@ -67,7 +67,7 @@ fn texts(_access: ProjectAccess) -> Json<TextCatalogue> {
 #[utoipa::path(
     tag = "Branding",
     operation_id = "previewBranding",
-    request_body = PreviewRequest,
+    request_body = PagePreview,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
     responses((status = 200, description = "The page", content_type = "text/html", body = String)),
 )]
@@ -75,7 +75,7 @@ fn texts(_access: ProjectAccess) -> Json<TextCatalogue> {
 async fn preview(
     state: &State<AppState>,
     access: ProjectAccess,
-    body: JsonBody<PreviewRequest, Small>,
+    body: JsonBody<PagePreview, Small>,
 ) -> Result<Page, ApiError> {
     let (project, request) = (access.project.id, body.0);
     let page = request.page.unwrap_or_else(|| "manage".into());

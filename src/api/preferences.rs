@@ -106,7 +106,7 @@ pub(super) fn manage_view(
                     (t.fill("manage.topic_join", &name), format!("topic-on:{}", topic.id))
                 };
                 body.push_str(&format!(
-                    "<li><strong>{}</strong> <span>{}</span>{}{}</li>",
+                    "<li><strong>{}</strong> <span>({})</span>{}<br>{}</li>",
                     escape_html(&topic.name),
                     shell.t(if *on { "manage.topic_on" } else { "manage.topic_off" }, &[]),
                     topic

@@ -124,7 +124,7 @@ impl TextCatalogue {
 /// `POST /branding/preview`: a page as it would look with these (unsaved) changes.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PreviewRequest {
+pub struct PagePreview {
     /// `manage` (the default), `unsubscribe` or `confirm`.
     pub page: Option<String>,
     /// A shipped language; the project's default (else English) when left out.

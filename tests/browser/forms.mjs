@@ -129,7 +129,7 @@ await drive("forms", async (browser) => {
   });
   const bot = await submit({ email: "bot@example.com", firstName: "Bot" });
   assert.equal(bot.status, 403);
-  assert.match((await bot.json()).error.message, /proof of work/);
+  assert.match((await bot.json()).error.details.reason, /proof of work/);
   const elsewhere = await submit({ email: "bot@example.com", firstName: "Bot" }, "https://evil.example");
   assert.equal(elsewhere.status, 403);
   assert.equal(elsewhere.headers.get("access-control-allow-origin"), null);

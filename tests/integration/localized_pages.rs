@@ -166,6 +166,16 @@ async fn a_project_words_names_and_colours_its_pages_and_sets_their_default_lang
     assert_eq!(saved["logoUrl"], logo["url"].as_str().unwrap().replace(LINKS, ""));
     let (_, shown) = page(&room, &manage, Some("ja")).await;
     assert_eq!(lang_and_title(&shown).1, "Vos envois de Acme &lt;News&gt;", "escaped once: {shown}");
+    // A project's words are text: markup in them is shown, never run, on every page.
+    let hostile = json!({ "texts": { "fr": { "manage.subscribed": "<img src=x onerror=alert(1)> {{ email | raw }}" } } });
+    assert_eq!(app.call(Method::Patch, "/branding", &key, Some(hostile)).await.0, Status::Ok);
+    let (_, shown) = page(&room, &manage, Some("ja")).await;
+    assert!(
+        !shown.contains("<img src=x") && shown.contains("&lt;img src=x onerror=alert(1)&gt; kim@example.org"),
+        "{shown}"
+    );
+    let undo = json!({ "texts": { "fr": { "manage.subscribed": null } } });
+    let (_, saved) = app.call(Method::Patch, "/branding", &key, Some(undo)).await;
     assert!(shown.contains(&format!(
         "<img src=\"{}\" alt=\"Acme &lt;News&gt;\">",
         saved["logoUrl"].as_str().unwrap()

@@ -87,6 +87,20 @@ export const post = (path, body = {}) => api("POST", path, body);
 export const patch = (path, body) => api("PATCH", path, body);
 export const del = (path, body) => api("DELETE", path, body);
 
+/** Posts JSON to `path` and resolves to the text it answers (a page's HTML). */
+export async function postForText(path, body) {
+  const headers = { "content-type": "application/json" };
+  if (currentProject) headers["X-Project-Id"] = currentProject;
+  let res;
+  try {
+    res = await fetch(path, { method: "POST", credentials: "same-origin", headers, body: JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, null);
+  }
+  if (!res.ok) throw new ApiError(res.status, await res.json().catch(() => null));
+  return res.text();
+}
+
 /** Downloads a file the API answers at `path` (with the project header), saved as `filename`. */
 export async function download(path, filename) {
   const headers = currentProject ? { "X-Project-Id": currentProject } : {};
