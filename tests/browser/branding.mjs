@@ -6,24 +6,13 @@
 // `browser::dashboard_in_chromium` after forms.mjs.
 
 import assert from "node:assert/strict";
-import { F, api, audit, base, drive, lookup, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
+import { F, api, audit, base, drive, linkInMail, lookup, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
 
 // A 120x36 PNG: a green square and a dark bar.
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAHgAAAAkCAYAAABCKP5eAAAAbElEQVR42u3ZoQ0AIAxFwXpmwDEAm7AJ+7sisShCwr3kL9CTjZAkSU9U5sibc3HAAizAAgwYMGDAgAED3tXW084HGDBgwIABAwYMGDBgwAYYMGDAgAEDBuzZ4NkgwAIswIABAwYMGLAkSfqwBfp2kQd/1A2DAAAAAElFTkSuQmCC", "base64");
 
 /** The preferences link of the newest captured mail to `to` with `subject`. */
-async function manageLink(to, subject) {
-  for (let i = 0; i < 200; i++) {
-    const list = (await api("GET", "/outbox?limit=20")).body.data;
-    const mail = list.find((m) => m.to.includes(to) && m.subject === subject);
-    if (mail) {
-      const html = (await api("GET", `/outbox/${mail.id}`)).body.html;
-      return new URL(html.match(/href="([^"]*\/manage\/[^"]+)"/)[1]).pathname;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no mail to ${to}`);
-}
+const manageLink = (to, subject) => linkInMail(to, (s) => s === subject, /href="([^"]*\/manage\/[^"]+)"/);
 
 /** The preview frame's document. */
 const frame = (page) => page.frameLocator("#branding-frame");

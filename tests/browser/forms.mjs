@@ -5,21 +5,11 @@
 
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { F, api, audit, base, drive, lookup, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
+import { F, api, audit, base, drive, linkInMail, lookup, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
 
 /** The confirmation link of the newest captured mail to `to`, once it is there. */
-async function confirmationLink(to) {
-  for (let i = 0; i < 200; i++) {
-    const list = (await api("GET", "/outbox?limit=20")).body.data;
-    const mail = list.find((m) => m.to.includes(to) && m.subject.startsWith("Confirm your subscription"));
-    if (mail) {
-      const html = (await api("GET", `/outbox/${mail.id}`)).body.html;
-      return new URL(html.match(/href="([^"]*\/confirm\/[^"]+)"/)[1]).pathname;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no confirmation mail to ${to}`);
-}
+const confirmationLink = (to) =>
+  linkInMail(to, (subject) => subject.startsWith("Confirm your subscription"), /href="([^"]*\/confirm\/[^"]+)"/);
 
 // Another site: a page on another port (so another origin) that embeds the form.
 let embedCode = "";

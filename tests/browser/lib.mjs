@@ -30,6 +30,23 @@ export async function lookup(email) {
   return body.data[0];
 }
 
+/**
+ * The path of the link matching `pattern` in the newest captured mail to `to` whose subject
+ * `subject` accepts, once that mail is there.
+ */
+export async function linkInMail(to, subject, pattern) {
+  for (let i = 0; i < 200; i++) {
+    const list = (await api("GET", "/outbox?limit=20")).body.data;
+    const mail = list.find((m) => m.to.includes(to) && subject(m.subject));
+    if (mail) {
+      const html = (await api("GET", `/outbox/${mail.id}`)).body.html;
+      return new URL(html.match(pattern)[1]).pathname;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no mail to ${to}`);
+}
+
 const violations = [];
 /** Runs axe-core on the page as it is now; keeps serious and critical violations. */
 export async function audit(page, name) {
