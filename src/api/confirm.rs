@@ -34,11 +34,9 @@ fn already(shell: &Shell) -> Page {
 
 /// The page's dress: the project's look in the contact's language (the reader's when the
 /// request or its contact is gone).
-async fn shell_of(state: &AppState, found: Option<(&str, &contacts::Contact)>, reader: &Reader) -> Shell {
-    match found {
-        Some((project, contact)) => {
-            Shell::of_project(state, project, reader.wishes(locale_of(&contact.data))).await
-        }
+async fn shell_of(state: &AppState, contact: Option<&contacts::Contact>, reader: &Reader) -> Shell {
+    match contact {
+        Some(c) => Shell::of_project(state, &c.project_id, reader.wishes(locale_of(&c.data))).await,
         None => Shell::plain(reader),
     }
 }
@@ -59,7 +57,7 @@ async fn confirm_page(state: &State<AppState>, token: &str, reader: Reader) -> P
         Ok(found) => found,
         Err(e) => return failed(Shell::plain(&reader), e),
     };
-    let shell = shell_of(state, contact.as_ref().map(|c| (c.project_id.as_str(), c)), &reader).await;
+    let shell = shell_of(state, contact.as_ref(), &reader).await;
     match (outcome, contact) {
         (Confirmed::Done(_), Some(contact)) => {
             confirm_view(&shell, &format!("/confirm/{token}"), &contact.email)
@@ -106,7 +104,7 @@ async fn confirm(
         Ok(found) => found,
         Err(e) => return failed(Shell::plain(&reader), e),
     };
-    let shell = shell_of(state, contact.as_ref().map(|c| (c.project_id.as_str(), c)), &reader).await;
+    let shell = shell_of(state, contact.as_ref(), &reader).await;
     match outcome {
         Confirmed::Done(contact) => shell.page(
             Status::Ok,
