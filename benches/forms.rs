@@ -14,13 +14,11 @@
 #[path = "../tests/integration/common/binary.rs"]
 mod binary;
 
-use std::io::Write;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -28,29 +26,7 @@ fn setting(name: &str, default: u64) -> u64 {
 
 fn main() {
     let dir = tempfile::TempDir::new().unwrap();
-    let run = |args: &[&str], stdin: Option<&str>| -> String {
-        let mut child = binary::command(dir.path(), args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        if let Some(input) = stdin {
-            child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-        }
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    run(
-        &["user", "create", "--email", "bench@example.com", "--password-stdin"],
-        Some("benchmark password\n"),
-    );
-    let project: Value = serde_json::from_str(&run(
-        &["project", "create", "--name", "Bench", "--owner", "bench@example.com"],
-        None,
-    ))
-    .unwrap();
+    let project = binary::cli_project(dir.path());
     let key = project["secretKey"].as_str().unwrap().to_string();
     let mut server = binary::Server::start(
         dir.path(),

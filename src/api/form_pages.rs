@@ -149,10 +149,10 @@ async fn shell_of(state: &AppState, form: &Form, reader: &Reader) -> Shell {
 }
 
 /// The form's offered topics that still exist, with their names.
-async fn offered(state: &AppState, form: &Form) -> Vec<(String, String)> {
+async fn offered(state: &AppState, form: &Form) -> Result<Vec<(String, String)>, ApiError> {
     let (project, ids) = (form.project_id.clone(), form.topics.clone());
-    let all = state.db.run(move |conn| crate::db::topics::list(conn, &project)).await.unwrap_or_default();
-    all.into_iter().filter(|t| ids.contains(&t.id)).map(|t| (t.id, t.name)).collect()
+    let all = state.db.run(move |conn| crate::db::topics::list(conn, &project)).await?;
+    Ok(all.into_iter().filter(|t| ids.contains(&t.id)).map(|t| (t.id, t.name)).collect())
 }
 
 /// The shared form script.
@@ -169,7 +169,7 @@ fn script() -> Text {
 #[get("/f/<id>", rank = 2)]
 async fn hosted(state: &State<AppState>, id: Param<FormId>, reader: Reader) -> Result<Page, ApiError> {
     let Ok(form) = form_of(state, Ok(id?)).await else { return Ok(missing(&reader)) };
-    let topics = offered(state, &form).await;
+    let topics = offered(state, &form).await?;
     let shell = shell_of(state, &form, &reader).await;
     Ok(form_page(&form, &topics, &shell, None, &Map::new()))
 }
@@ -252,7 +252,7 @@ fn form_page(
 #[get("/f/<id>/embed.js")]
 async fn embed(state: &State<AppState>, id: Param<FormId>, reader: Reader) -> Result<Text, ApiError> {
     let form = form_of(state, id).await?;
-    let topics = offered(state, &form).await;
+    let topics = offered(state, &form).await?;
     let shell = shell_of(state, &form, &reader).await;
     let spec = spec(state, &form, &topics, &shell).to_string().replace('<', "\\u003c");
     let holder = serde_json::to_string(&format!("[data-tidings-form=\"{}\"]", form.id)).unwrap_or_default();
@@ -438,7 +438,7 @@ async fn submit_form(
             }
         }),
         Err(e) if e.status == 422 => {
-            let topics = offered(state, &form).await;
+            let topics = offered(state, &form).await.map_err(rocket::Either::Right)?;
             Err(rocket::Either::Left(form_page(&form, &topics, &shell, Some(&e.message), &given)))
         }
         Err(e) => {

@@ -27,7 +27,7 @@ documented_routes!(manage_page, manage);
     operation_id = "preferencesPage",
     params(("token" = String, Path, description = "The signed token of the mailed link")),
     security(()),
-    responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
+    responses((status = 200, description = "The page", content_type = "text/html", body = String), (status = 500, description = "The page could not be read: a page saying so", content_type = "text/html", body = String), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[get("/manage/<token>")]
 async fn manage_page(state: &State<AppState>, token: &str, reader: Reader) -> Page {
@@ -35,8 +35,10 @@ async fn manage_page(state: &State<AppState>, token: &str, reader: Reader) -> Pa
         Ok(found) => found,
         Err(page) => return page,
     };
-    let topics = public_topics(state, &contact).await;
-    manage_view(token, &contact, &shell, &topics, None)
+    match public_topics(state, &contact, &shell).await {
+        Ok(topics) => manage_view(token, &contact, &shell, &topics, None),
+        Err(page) => page,
+    }
 }
 
 /// The contact a manage link names, with its page's dress; else the page saying the link is
@@ -52,8 +54,13 @@ async fn manage_visit(
     }
 }
 
-/// The project's public topics with whether `contact` is subscribed to each.
-pub(super) async fn public_topics(state: &AppState, contact: &contacts::Contact) -> Vec<(Topic, bool)> {
+/// The project's public topics with whether `contact` is subscribed to each; else the page
+/// saying something went wrong.
+async fn public_topics(
+    state: &AppState,
+    contact: &contacts::Contact,
+    shell: &Shell,
+) -> Result<Vec<(Topic, bool)>, Page> {
     let contact = contact.clone();
     state
         .db
@@ -71,7 +78,10 @@ pub(super) async fn public_topics(state: &AppState, contact: &contacts::Contact)
             )
         })
         .await
-        .unwrap_or_default()
+        .map_err(|e| {
+            tracing::error!("could not read a contact's topics: {e}");
+            shell.failed()
+        })
 }
 
 /// Days a contact may pause marketing mail for from the page.
@@ -166,7 +176,10 @@ async fn manage(
         Err(page) => return page,
     };
     let action = form.as_ref().and_then(|f| f.action).unwrap_or_default().to_string();
-    let topics = public_topics(state, &contact).await;
+    let topics = match public_topics(state, &contact, &shell).await {
+        Ok(topics) => topics,
+        Err(page) => return page,
+    };
     let now = clock::now_ms();
     let change = match action.as_str() {
         "subscribe" => Choice::Subscribed(true),
@@ -219,10 +232,10 @@ async fn manage(
         })
         .await;
     match saved {
-        Ok(contact) => {
-            let topics = public_topics(state, &contact).await;
-            manage_view(token, &contact, &shell, &topics, Some("manage.saved"))
-        }
+        Ok(contact) => match public_topics(state, &contact, &shell).await {
+            Ok(topics) => manage_view(token, &contact, &shell, &topics, Some("manage.saved")),
+            Err(page) => page,
+        },
         Err(e) => {
             tracing::error!("could not change a preference: {e}");
             shell.failed()

@@ -94,7 +94,12 @@ impl Shell {
     pub async fn of_project(state: &AppState, project: &str, wishes: Wishes<'_>) -> Self {
         let id = project.to_string();
         let look = state.db.run(move |conn| crate::core::branding::look(conn, &id)).await;
-        Shell::new(look.unwrap_or_default(), wishes)
+        // A page still answers in the shipped look when the branding cannot be read.
+        let look = look.unwrap_or_else(|e| {
+            tracing::warn!("could not read a project's branding: {e}");
+            Look::default()
+        });
+        Shell::new(look, wishes)
     }
 
     /// The text of `key` with `vars`, escaped for HTML.

@@ -227,7 +227,8 @@ fn patch_texts(texts: &mut Map<String, Value>, patch: Map<String, Value>) -> Res
                             "a text is one line of at most 500 characters",
                         ));
                     }
-                    super::render::check(&text, super::render::Mode::Text, &field)?;
+                    // Not cached: a tenant's wording must not push the mail's templates out.
+                    super::render::check_alone(&text, super::render::Mode::Text, &field)?;
                     own.insert(key, Value::String(text));
                 }
                 _ => {

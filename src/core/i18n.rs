@@ -6,7 +6,7 @@
 //! the result where it lands, so neither a variable nor a project's override can add markup.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use serde_json::{Map, Value};
 
@@ -118,8 +118,15 @@ pub fn locale_of(data: &Map<String, Value>) -> Option<&str> {
     data.get("locale").and_then(Value::as_str)
 }
 
+/// A shipped text: as written, and parsed once (kept out of the renderer's cache, which the
+/// mail's templates use).
+struct Shipped {
+    source: String,
+    parsed: Arc<liquid::Template>,
+}
+
 /// Each language's texts by key (`section.name`).
-static CATALOGUE: LazyLock<BTreeMap<Lang, BTreeMap<String, String>>> = LazyLock::new(|| {
+static CATALOGUE: LazyLock<BTreeMap<Lang, BTreeMap<String, Shipped>>> = LazyLock::new(|| {
     FILES
         .iter()
         .map(|(lang, source)| {
@@ -129,7 +136,10 @@ static CATALOGUE: LazyLock<BTreeMap<Lang, BTreeMap<String, String>>> = LazyLock:
                 let Some(entries) = entries.as_table() else { continue };
                 for (name, text) in entries {
                     if let Some(text) = text.as_str() {
-                        texts.insert(format!("{section}.{name}"), text.to_string());
+                        let key = format!("{section}.{name}");
+                        let parsed = render::parse_alone(text, Mode::Text)
+                            .unwrap_or_else(|e| panic!("{}.toml: {key}: {e}", lang.code()));
+                        texts.insert(key, Shipped { source: text.to_string(), parsed });
                     }
                 }
             }
@@ -140,12 +150,12 @@ static CATALOGUE: LazyLock<BTreeMap<Lang, BTreeMap<String, String>>> = LazyLock:
 
 /// Every key, in order, with its English text: what a project may override.
 pub fn keys() -> impl Iterator<Item = (&'static str, &'static str)> {
-    CATALOGUE[&Lang::En].iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    CATALOGUE[&Lang::En].iter().map(|(k, v)| (k.as_str(), v.source.as_str()))
 }
 
 /// The shipped text of `key` in `lang`.
 pub fn shipped(lang: Lang, key: &str) -> Option<&'static str> {
-    CATALOGUE.get(&lang)?.get(key).map(String::as_str)
+    CATALOGUE.get(&lang)?.get(key).map(|t| t.source.as_str())
 }
 
 /// The variables a text may use: the names between `{{ }}` in its English version.
@@ -211,13 +221,21 @@ impl Texts {
             values.insert((*name).to_string(), Value::String((*value).to_string()));
         }
         let globals = Globals::new(Node::object(&values));
+        // A project's text is parsed where it is used, never cached: a tenant's wording cannot
+        // push the mail's templates out of the renderer's cache.
         if let Some(own) = self.overrides.get(key)
-            && let Ok(text) = render::render(own, Mode::Text, &globals)
+            && let Ok(text) =
+                render::parse_alone(own, Mode::Text).and_then(|t| render::render_parsed(&t, &globals))
         {
             return text;
         }
-        let source = shipped(self.lang, key).or_else(|| shipped(Lang::En, key)).unwrap_or(key);
-        render::render(source, Mode::Text, &globals).unwrap_or_else(|_| source.to_string())
+        let text = CATALOGUE[&self.lang].get(key).or_else(|| CATALOGUE[&Lang::En].get(key));
+        match text {
+            Some(text) => {
+                render::render_parsed(&text.parsed, &globals).unwrap_or_else(|_| text.source.clone())
+            }
+            None => key.to_string(),
+        }
     }
 }
 
@@ -235,7 +253,6 @@ mod tests {
             for key in &english {
                 let text = shipped(lang, key).unwrap();
                 assert!(!text.contains('<'), "{}: {key} has markup", lang.code());
-                render::parse(text, Mode::Text).unwrap_or_else(|e| panic!("{}: {key}: {e}", lang.code()));
                 let (mut own, mut reference) = (names_in(text), variables(key));
                 own.sort();
                 reference.sort();

@@ -74,6 +74,17 @@ pub struct Confirmation {
 const CONFIRMATION: &str = "id, project_id, contact_seq, topics, method, form_id, ip, user_agent, \
                             consent_text, requested_at, mailed_at, expires_at, confirmed_at";
 
+/// A [`Proof`] read from five columns from `at`: method, form, address, user agent, words.
+fn proof_at(r: &Row<'_>, at: usize) -> rusqlite::Result<Proof> {
+    Ok(Proof {
+        method: r.get(at)?,
+        form_id: r.get(at + 1)?,
+        ip: r.get(at + 2)?,
+        user_agent: r.get(at + 3)?,
+        consent_text: r.get(at + 4)?,
+    })
+}
+
 fn confirmation(r: &Row<'_>) -> rusqlite::Result<Confirmation> {
     let topics: String = r.get(3)?;
     Ok(Confirmation {
@@ -81,13 +92,7 @@ fn confirmation(r: &Row<'_>) -> rusqlite::Result<Confirmation> {
         project_id: r.get(1)?,
         contact_seq: r.get(2)?,
         topics: serde_json::from_str(&topics).unwrap_or_default(),
-        proof: Proof {
-            method: r.get(4)?,
-            form_id: r.get(5)?,
-            ip: r.get(6)?,
-            user_agent: r.get(7)?,
-            consent_text: r.get(8)?,
-        },
+        proof: proof_at(r, 4)?,
         requested_at: r.get(9)?,
         mailed_at: r.get(10)?,
         expires_at: r.get(11)?,
@@ -175,13 +180,7 @@ fn consent(r: &Row<'_>) -> rusqlite::Result<Consent> {
         contact_seq: r.get(1)?,
         topic_id: r.get(2)?,
         topic_name: r.get(3)?,
-        proof: Proof {
-            method: r.get(4)?,
-            form_id: r.get(5)?,
-            ip: r.get(6)?,
-            user_agent: r.get(7)?,
-            consent_text: r.get(8)?,
-        },
+        proof: proof_at(r, 4)?,
         requested_at: r.get(9)?,
         confirmed_at: r.get(10)?,
         confirm_ip: r.get(11)?,

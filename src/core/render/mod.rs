@@ -71,6 +71,23 @@ pub fn parse(source: &str, mode: Mode) -> Result<Arc<liquid::Template>, Template
     if let Some(template) = CACHE.lock().ok().and_then(|c| c.entries.get(&key).cloned()) {
         return Ok(template);
     }
+    let template = parse_alone(source, mode)?;
+    if let Ok(mut cache) = CACHE.lock() {
+        if cache.entries.len() >= CACHE_ENTRIES || cache.bytes + source.len() > CACHE_BYTES {
+            cache.entries.clear();
+            cache.bytes = 0;
+        }
+        if cache.entries.insert(key, template.clone()).is_none() {
+            cache.bytes += source.len();
+        }
+    }
+    Ok(template)
+}
+
+/// Parses a template with the same checks as [`parse`], without the cache: for texts that keep
+/// their own parsed copy (the pages' shipped texts) or are too small to be worth a place in it,
+/// so they never push the mail's templates out.
+pub fn parse_alone(source: &str, mode: Mode) -> Result<Arc<liquid::Template>, TemplateError> {
     let text = preprocess(source, mode)?;
     let parsed = catch_unwind(AssertUnwindSafe(|| {
         plugins::reset_depth();
@@ -85,15 +102,6 @@ pub fn parse(source: &str, mode: Mode) -> Result<Arc<liquid::Template>, Template
         && e.is_limit()
     {
         return Err(e);
-    }
-    if let Ok(mut cache) = CACHE.lock() {
-        if cache.entries.len() >= CACHE_ENTRIES || cache.bytes + source.len() > CACHE_BYTES {
-            cache.entries.clear();
-            cache.bytes = 0;
-        }
-        if cache.entries.insert(key, template.clone()).is_none() {
-            cache.bytes += source.len();
-        }
     }
     Ok(template)
 }
@@ -118,16 +126,24 @@ fn parse_error(source: &str, error: &liquid::Error) -> TemplateError {
 
 /// 422 for a template field that does not parse or breaks a limit on its own, naming the line.
 pub fn check(source: &str, mode: Mode, field: &str) -> Result<()> {
-    parse(source, mode).map(|_| ()).map_err(|e| {
-        let mut item = FieldError::new(field, "invalid_template", format!("{field} does not parse: {e}"));
-        if e.is_limit() {
-            item = FieldError::new(field, "template_limit", format!("{field} cannot be rendered: {e}"));
-        }
-        if let Some(line) = e.line {
-            item = item.received(serde_json::json!({ "line": line }));
-        }
-        Error::Invalid(vec![item])
-    })
+    parse(source, mode).map(|_| ()).map_err(|e| refusal(field, e))
+}
+
+/// As [`check`], without the cache (see [`parse_alone`]).
+pub fn check_alone(source: &str, mode: Mode, field: &str) -> Result<()> {
+    parse_alone(source, mode).map(|_| ()).map_err(|e| refusal(field, e))
+}
+
+/// The 422 of a template field that does not parse or breaks a limit, naming its line.
+fn refusal(field: &str, e: TemplateError) -> Error {
+    let mut item = FieldError::new(field, "invalid_template", format!("{field} does not parse: {e}"));
+    if e.is_limit() {
+        item = FieldError::new(field, "template_limit", format!("{field} cannot be rendered: {e}"));
+    }
+    if let Some(line) = e.line {
+        item = item.received(serde_json::json!({ "line": line }));
+    }
+    Error::Invalid(vec![item])
 }
 
 /// Renders a template with the given variables.
@@ -135,7 +151,8 @@ pub fn render(source: &str, mode: Mode, variables: &Globals) -> Result<String, T
     render_parsed(parse(source, mode)?.as_ref(), variables)
 }
 
-fn render_parsed(template: &liquid::Template, variables: &Globals) -> Result<String, TemplateError> {
+/// Renders a parsed template with the given variables, within the output and time limits.
+pub fn render_parsed(template: &liquid::Template, variables: &Globals) -> Result<String, TemplateError> {
     let mut out = plugins::Limited::new(MAX_OUTPUT_BYTES);
     let rendered = catch_unwind(AssertUnwindSafe(|| template.render_to(&mut out, variables)));
     let first_line = |e: &liquid::Error| e.to_string().lines().next().unwrap_or("render failed").to_string();

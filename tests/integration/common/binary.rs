@@ -54,6 +54,35 @@ pub fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     cmd.output().unwrap()
 }
 
+/// A user and a project of theirs made with the command line in `dir`: the project as
+/// `project create` prints it (with both keys).
+pub fn cli_project(dir: &Path) -> Value {
+    let cli = |args: &[&str], stdin: Option<&str>| -> String {
+        let mut child = command(dir, args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Some(input) = stdin {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    cli(
+        &["user", "create", "--email", "bench@example.com", "--password-stdin"],
+        Some("benchmark password\n"),
+    );
+    serde_json::from_str(&cli(
+        &["project", "create", "--name", "Bench", "--owner", "bench@example.com"],
+        None,
+    ))
+    .unwrap()
+}
+
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
