@@ -55,6 +55,8 @@ pub struct AppState {
     pub stripe: Option<Arc<crate::adapters::stripe::Stripe>>,
     /// Single sign-on providers' metadata, as discovered.
     pub sso: Arc<crate::core::sso::Providers>,
+    /// The archive's and web version's rendered copies of campaigns.
+    pub copies: Arc<crate::core::archive::Copies>,
     /// The work in progress, for the quarantine of work that crashed the process.
     pub inflight: Arc<crate::scheduler::inflight::Journal>,
     /// The memory JSON bodies being read at once may take.
@@ -126,6 +128,7 @@ impl AppState {
             sns,
             stripe,
             sso: Arc::default(),
+            copies: Arc::default(),
             inflight: crate::scheduler::inflight::Journal::new(crate::scheduler::inflight::journal_path(
                 &config_path,
             )),

@@ -27,8 +27,9 @@ documented_routes!(get_branding, update_branding, texts, preview);
 #[get("/branding")]
 async fn get_branding(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Branding>, ApiError> {
     let project = access.project.id;
-    let found = state.db.run(move |conn| crate::db::branding::get(conn, &project)).await?;
-    Ok(Json(found.into()))
+    let id = project.clone();
+    let found = state.db.run(move |conn| crate::db::branding::get(conn, &id)).await?;
+    Ok(Json(Branding::new(found, &state.config.public_url(), &project)))
 }
 
 /// Changes the name, logo, colour, default language or wording of the project's pages.
@@ -37,7 +38,7 @@ async fn get_branding(state: &State<AppState>, access: ProjectAccess) -> Result<
     operation_id = "updateBranding",
     request_body = BrandingChanges,
     security(("secretKey" = []), ("session" = [], "projectId" = [])),
-    responses((status = 200, description = "The branding", body = Branding)),
+    responses((status = 200, description = "The branding", body = Branding), (status = 409, description = "The slug is another project's", body = crate::error::Envelope)),
 )]
 #[patch("/branding", data = "<body>")]
 async fn update_branding(
@@ -46,8 +47,9 @@ async fn update_branding(
     body: JsonBody<BrandingChanges, Small>,
 ) -> Result<Json<Branding>, ApiError> {
     let (project, changes) = (access.project.id, Changes::from(body.0));
-    let saved = state.db.write(move |tx| branding::update(tx, &project, changes, clock::now_ms())).await?;
-    Ok(Json(saved.into()))
+    let id = project.clone();
+    let saved = state.db.write(move |tx| branding::update(tx, &id, changes, clock::now_ms())).await?;
+    Ok(Json(Branding::new(saved, &state.config.public_url(), &project)))
 }
 
 /// The shipped languages, and every text of the pages and mail with its shipped wording.

@@ -184,7 +184,8 @@ async fn read(
 }
 
 /// Changes a DRAFT or SCHEDULED campaign's content and audience: the fields given (a field left
-/// out keeps its value), and the whole is checked as on create.
+/// out keeps its value), and the whole is checked as on create. A body of only `public` and
+/// `archiveData` is taken in any state (publishing a campaign that went out).
 #[utoipa::path(
     tag = "Campaigns",
     operation_id = "replaceCampaign",
@@ -202,9 +203,19 @@ async fn replace(
 ) -> Result<Json<CampaignView>, ApiError> {
     let id = id?;
     let mut campaign = find(state, access.project.id, id).await?;
+    let changes: core_campaigns::Changes = body.0.into();
+    if changes.only_publication() {
+        // A place in the archive may change in any state: it changes nothing that is sent.
+        let (public, data) = changes.publication(&campaign)?;
+        let saved = state
+            .db
+            .write(move |tx| campaign_state::publish(tx, &campaign, public, data, clock::now_ms()))
+            .await?;
+        return Ok(Json(CampaignView::from(&saved)));
+    }
     campaign_state::require_editable(&campaign)?;
     campaign.updated_at = clock::now_ms();
-    let fields = core_campaigns::merge(&campaign, body.0.into());
+    let fields = core_campaigns::merge(&campaign, changes);
     let saved = checked_save(state, campaign, fields, false).await?;
     let (project, id) = (saved.project_id.clone(), saved.id.clone());
     let current = state.db.run(move |conn| campaigns::get(conn, &project, &id)).await?;

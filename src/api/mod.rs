@@ -20,6 +20,7 @@ macro_rules! documented_routes {
 
 pub mod aliases;
 pub mod analytics;
+mod archive;
 pub mod auth;
 mod billing;
 mod branding;
@@ -125,6 +126,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         outbox::routes(),
         uploads::routes(),
         tracking::routes(),
+        archive::routes(),
         dashboard::routes(),
     ];
     routes

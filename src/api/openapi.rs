@@ -191,6 +191,7 @@ fn parts() -> Vec<Document> {
         super::inbound_domains::Doc::openapi(),
         super::outbox::Doc::openapi(),
         super::tracking::Doc::openapi(),
+        super::archive::Doc::openapi(),
         super::sns::Doc::openapi(),
         super::billing::Doc::openapi(),
     ]

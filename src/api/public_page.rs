@@ -20,11 +20,21 @@ const PIXEL: &[u8] = &[
     0x01, 0x00, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b,
 ];
 
-/// A small HTML page, or a GIF, never cached.
+/// A small HTML page, or a GIF, never cached; or a campaign's copy, or the archive's feed.
 pub enum Page {
     Html(Status, String),
     Gif,
+    /// A campaign's HTML as its author wrote it: sandboxed (no script runs, no form posts, and
+    /// the document has an origin of its own, so it can reach nothing of this server's), sending
+    /// no referrer (a web version's address holds its reader's token). `public`: the archive's
+    /// copy, which caches may keep for a while.
+    Mail { html: String, public: bool },
+    /// The Atom feed of an archive.
+    Feed(String),
 }
+
+/// How long caches may keep the archive's pages and feed.
+const ARCHIVE_CACHE: &str = "public, max-age=300";
 
 impl<'r> Responder<'r, 'static> for Page {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
@@ -36,6 +46,27 @@ impl<'r> Responder<'r, 'static> for Page {
             }
             Page::Gif => {
                 response.header(ContentType::GIF).sized_body(PIXEL.len(), Cursor::new(PIXEL));
+            }
+            Page::Mail { html, public } => {
+                if public {
+                    response.header(Header::new("Cache-Control", ARCHIVE_CACHE));
+                } else {
+                    response.header(Header::new("X-Robots-Tag", "noindex"));
+                }
+                response
+                    .header(ContentType::HTML)
+                    .header(Header::new(
+                        "Content-Security-Policy",
+                        "sandbox allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation",
+                    ))
+                    .header(Header::new("Referrer-Policy", "no-referrer"))
+                    .sized_body(html.len(), Cursor::new(html));
+            }
+            Page::Feed(xml) => {
+                response
+                    .header(Header::new("Cache-Control", ARCHIVE_CACHE))
+                    .header(ContentType::new("application", "atom+xml"))
+                    .sized_body(xml.len(), Cursor::new(xml));
             }
         }
         response.ok()
@@ -119,6 +150,11 @@ impl Shell {
 
     /// The page titled `title` (plain text, escaped here).
     pub fn titled(&self, status: Status, title: &str, body: &str) -> Page {
+        self.document(status, title, "", body)
+    }
+
+    /// The page titled `title` (plain text, escaped here), with `head` (markup) added to its head.
+    pub fn document(&self, status: Status, title: &str, head: &str, body: &str) -> Page {
         let look = &self.look;
         let p = &look.palette;
         let brand = match (&look.logo, look.name.is_empty()) {
@@ -144,7 +180,7 @@ impl Shell {
                  .brand{{border-bottom:3px solid var(--accent);padding-bottom:.75rem;margin-bottom:1.5rem}}.brand img{{max-height:48px;max-width:200px;display:block}}.brand p{{margin:0;font-weight:600;font-size:1.1rem;color:var(--accent-text)}}\
                  button{{font:inherit;padding:.5rem 1rem;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:var(--on-accent);cursor:pointer}}\
                  button.secondary{{background:#fff;color:var(--accent-text);border-color:var(--accent-text)}}form{{display:inline-block;margin:.25rem .5rem .25rem 0}}\
-                 a{{color:var(--accent-text)}}</style></head>\
+                 a{{color:var(--accent-text)}}</style>{head}</head>\
                  <body>{brand}<main><h1>{title}</h1>{body}</main></body></html>",
                 lang = self.texts.lang().code(),
                 accent = escape_html(&p.accent),
@@ -158,6 +194,11 @@ impl Shell {
     /// The page of a link that is not valid.
     pub fn not_found(&self) -> Page {
         self.page(Status::NotFound, "page.not_found_title", &self.p("page.not_found", &[]))
+    }
+
+    /// The page of a request over the project's share of the request limit.
+    pub fn busy(&self) -> Page {
+        self.page(Status::TooManyRequests, "page.busy_title", &self.p("page.busy", &[]))
     }
 
     /// The page of a change that could not be saved.

@@ -115,6 +115,7 @@ pub struct Changes {
     pub color: Option<Option<String>>,
     pub language: Option<Option<String>>,
     pub texts: Option<Map<String, Value>>,
+    pub slug: Option<Option<String>>,
 }
 
 /// Applies `changes` to the project's branding and stores it; returns it with its logo's path.
@@ -180,7 +181,35 @@ fn apply(tx: &Tx, project: &str, changes: Changes) -> Result<Branding> {
     if let Some(texts) = changes.texts {
         patch_texts(&mut branding.texts, texts)?;
     }
+    if let Some(slug) = changes.slug {
+        branding.slug = match slug.map(|s| s.trim().to_ascii_lowercase()).filter(|s| !s.is_empty()) {
+            None => None,
+            Some(slug) => Some(check_slug(tx, project, slug)?),
+        };
+    }
     Ok(branding)
+}
+
+/// A slug the archive can answer at: 3 to 64 lowercase letters, digits and inner hyphens, not
+/// shaped like a project id (the archive's other address), and no other project's (409).
+fn check_slug(tx: &Tx, project: &str, slug: String) -> Result<String> {
+    let fits = (3..=64).contains(&slug.len())
+        && slug.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !slug.starts_with('-')
+        && !slug.ends_with('-');
+    if !fits || uuid::Uuid::parse_str(&slug).is_ok() {
+        return Err(Error::invalid(
+            "slug",
+            "invalid_string",
+            "slug is 3 to 64 lowercase letters, digits and hyphens, such as acme-news",
+        ));
+    }
+    match rows::project_of_slug(tx, &slug)? {
+        Some(owner) if owner != project => {
+            Err(Error::conflict(format!("The address /archive/{slug} is another project's; choose another slug")))
+        }
+        _ => Ok(slug),
+    }
 }
 
 /// The shipped language named exactly by `code` (`de`), or 422 on `field`.

@@ -180,6 +180,9 @@ pub fn copy_of(original: &Campaign, now: i64) -> Campaign {
         segment_id: original.segment_id.clone(),
         audience_condition: original.audience_condition.clone(),
         template_id: original.template_id.clone(),
+        topic_id: original.topic_id.clone(),
+        public: original.public,
+        archive_data: original.archive_data.clone(),
         ..draft(&original.project_id, now)
     }
 }
@@ -190,6 +193,13 @@ pub fn duplicate(tx: &Tx, original: &Campaign, now: i64) -> Result<Campaign> {
     campaigns::insert(tx, &copy)?;
     super::campaigns::copy_references(tx, original, &copy)?;
     Ok(copy)
+}
+
+/// Lists campaign `c` in the archive or takes it out, and sets what its archived copy is
+/// rendered with, in any state: neither changes what was or will be sent.
+pub fn publish(tx: &Tx, c: &Campaign, public: bool, archive_data: Option<String>, now: i64) -> Result<Campaign> {
+    campaigns::set_publication(tx, &c.id, public, archive_data.as_deref(), now)?;
+    campaigns::get(tx, &c.project_id, &c.id)?.ok_or_else(|| CampaignId::missing(&CampaignId::from_row(c.id.as_str())))
 }
 
 /// Queues the campaign once to `to`, marked as a test, from a verified sender.

@@ -45,6 +45,8 @@ pub struct Fields {
     pub audience_condition: Option<Value>,
     pub template_id: Option<String>,
     pub topic_id: Option<String>,
+    pub public: Option<bool>,
+    pub archive_data: Option<Value>,
 }
 
 /// Changes to a campaign's content and audience: `None` keeps a value, `Some(None)` clears it.
@@ -63,6 +65,76 @@ pub struct Changes {
     pub audience_condition: Option<Option<Value>>,
     pub template_id: Option<Option<String>>,
     pub topic_id: Option<Option<String>>,
+    pub public: Option<bool>,
+    pub archive_data: Option<Option<Value>>,
+}
+
+impl Changes {
+    /// Whether the changes touch only the campaign's place in the archive (`public`,
+    /// `archiveData`), which may change in any state.
+    pub fn only_publication(&self) -> bool {
+        let Changes {
+            name,
+            description,
+            subject,
+            body,
+            from,
+            from_name,
+            reply_to,
+            kind,
+            audience_type,
+            segment_id,
+            audience_condition,
+            template_id,
+            topic_id,
+            public,
+            archive_data,
+        } = self;
+        (public.is_some() || archive_data.is_some())
+            && name.is_none()
+            && description.is_none()
+            && subject.is_none()
+            && body.is_none()
+            && from.is_none()
+            && from_name.is_none()
+            && reply_to.is_none()
+            && kind.is_none()
+            && audience_type.is_none()
+            && segment_id.is_none()
+            && audience_condition.is_none()
+            && template_id.is_none()
+            && topic_id.is_none()
+    }
+
+    /// The campaign's place in the archive with these changes over `current`'s, checked.
+    pub fn publication(self, current: &Campaign) -> Result<(bool, Option<String>)> {
+        let data = match self.archive_data {
+            None => return Ok((self.public.unwrap_or(current.public), current.archive_data.clone())),
+            Some(given) => check_archive_data(given)?,
+        };
+        Ok((self.public.unwrap_or(current.public), data))
+    }
+}
+
+/// What an archived copy is rendered with: a JSON object of at most [`data::MAX_DATA_BYTES`]
+/// (422 on `archiveData` otherwise), serialized; `None` for null.
+///
+/// [`data::MAX_DATA_BYTES`]: super::data::MAX_DATA_BYTES
+pub fn check_archive_data(value: Option<Value>) -> Result<Option<String>> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(map)) => {
+            let text = Value::Object(map).to_string();
+            if text.len() > super::data::MAX_DATA_BYTES {
+                return Err(Error::invalid("archiveData", "too_big", "archiveData is at most 64 KiB"));
+            }
+            Ok(Some(text))
+        }
+        Some(other) => Err(Error::Invalid(vec![
+            FieldError::new("archiveData", "invalid_type", "archiveData is an object of template variables")
+                .received(json!(super::data::type_name(&other))),
+        ])),
+    }
 }
 
 /// A campaign's content and audience with `changes` over it: what is left out stays, what is
@@ -89,6 +161,11 @@ pub fn merge(current: &Campaign, changes: Changes) -> Fields {
         },
         template_id: kept(changes.template_id, &current.template_id),
         topic_id: kept(changes.topic_id, &current.topic_id),
+        public: changes.public.or(Some(current.public)),
+        archive_data: match changes.archive_data {
+            None => current.archive_data.as_deref().and_then(|d| serde_json::from_str(d).ok()),
+            Some(given) => given,
+        },
     }
 }
 
@@ -157,6 +234,8 @@ pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>> {
     c.audience_type = audience_type;
     c.template_id = f.template_id.filter(|t| !t.trim().is_empty());
     c.topic_id = f.topic_id.filter(|t| !t.trim().is_empty());
+    c.public = f.public.unwrap_or(false);
+    c.archive_data = check_archive_data(f.archive_data)?;
     if c.topic_id.is_some() && c.kind != EmailKind::Marketing {
         return Err(Error::invalid(
             "topicId",

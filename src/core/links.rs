@@ -36,6 +36,12 @@ pub enum Link {
     Confirm {
         confirmation: String,
     },
+    /// The web version of a campaign as `contact` got it (`contact` empty: sent to an address
+    /// without one, such as a test).
+    View {
+        campaign: String,
+        contact: String,
+    },
 }
 
 impl Link {
@@ -48,6 +54,7 @@ impl Link {
             Link::Subscribe { contact } => format!("s\n{contact}"),
             Link::Manage { contact } => format!("m\n{contact}"),
             Link::Confirm { confirmation } => format!("k\n{confirmation}"),
+            Link::View { campaign, contact } => format!("v\n{campaign}\n{contact}"),
         }
     }
 
@@ -62,19 +69,21 @@ impl Link {
             ("s", None) => Link::Subscribe { contact: id },
             ("m", None) => Link::Manage { contact: id },
             ("k", None) => Link::Confirm { confirmation: id },
+            ("v", Some(contact)) => Link::View { campaign: id, contact: contact.to_string() },
             _ => return None,
         })
     }
 
-    /// The path under `public_url` that serves this link.
-    fn path(&self) -> &'static str {
+    /// The path under `public_url` that serves this link, up to its token.
+    fn path(&self) -> String {
         match self {
-            Link::Open { .. } => "/t/o/",
-            Link::Click { .. } => "/t/c/",
-            Link::Unsubscribe { .. } => "/unsubscribe/",
-            Link::Subscribe { .. } => "/subscribe/",
-            Link::Manage { .. } => "/manage/",
-            Link::Confirm { .. } => "/confirm/",
+            Link::Open { .. } => "/t/o/".into(),
+            Link::Click { .. } => "/t/c/".into(),
+            Link::Unsubscribe { .. } => "/unsubscribe/".into(),
+            Link::Subscribe { .. } => "/subscribe/".into(),
+            Link::Manage { .. } => "/manage/".into(),
+            Link::Confirm { .. } => "/confirm/".into(),
+            Link::View { campaign, .. } => format!("/c/{campaign}/"),
         }
     }
 }
@@ -107,18 +116,32 @@ pub fn url(public_url: &str, secret: &str, link: &Link) -> String {
 }
 
 /// The per-contact links every message can use, as template variables; `email` is the message
-/// they go in, when its unsubscribes are counted (campaign mail).
+/// they go in, when its unsubscribes are counted (campaign mail), and `campaign` the campaign
+/// whose web version `viewInBrowserUrl` opens (empty in other mail).
 pub fn contact_links(
     public_url: &str,
     secret: &str,
     contact: &str,
-    email: Option<&str>,
+    (email, campaign): (Option<&str>, Option<&str>),
 ) -> Vec<(&'static str, String)> {
     let unsubscribe = Link::Unsubscribe { contact: contact.into(), email: email.map(str::to_string) };
+    let view = campaign.map(|c| url(public_url, secret, &Link::View { campaign: c.into(), contact: contact.into() }));
     vec![
         ("unsubscribeUrl", url(public_url, secret, &unsubscribe)),
         ("subscribeUrl", url(public_url, secret, &Link::Subscribe { contact: contact.into() })),
         ("manageUrl", url(public_url, secret, &Link::Manage { contact: contact.into() })),
+        ("viewInBrowserUrl", view.unwrap_or_default()),
+    ]
+}
+
+/// The links of a copy rendered for no one (the public archive): no personal page to point
+/// to, and `viewInBrowserUrl` the copy's own address.
+pub fn impersonal_links(page: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("unsubscribeUrl", String::new()),
+        ("subscribeUrl", String::new()),
+        ("manageUrl", String::new()),
+        ("viewInBrowserUrl", page.to_string()),
     ]
 }
 
@@ -228,6 +251,8 @@ mod tests {
             Link::Subscribe { contact: "c1".into() },
             Link::Manage { contact: "c1".into() },
             Link::Confirm { confirmation: "k1".into() },
+            Link::View { campaign: "c1".into(), contact: "p1".into() },
+            Link::View { campaign: "c1".into(), contact: String::new() },
         ] {
             let t = token(SECRET, &link);
             assert_eq!(verify(SECRET, &t), Some(link.clone()));

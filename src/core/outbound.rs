@@ -123,11 +123,13 @@ pub struct Rendered {
 }
 
 /// Where the generated links (`unsubscribeUrl`, …) point and how they are signed; `email` is the
-/// message they go in when its unsubscribes are counted (campaign mail).
+/// message they go in when its unsubscribes are counted (campaign mail), `campaign` the campaign
+/// whose web version `viewInBrowserUrl` opens.
 pub struct LinkBase<'a> {
     pub public_url: &'a str,
     pub secret: &'a str,
     pub email: Option<&'a str>,
+    pub campaign: Option<&'a str>,
 }
 
 /// Renders `subject` and `body` for a recipient: the contact's custom fields with this
@@ -145,10 +147,29 @@ pub fn render(
     let mut vars = data::variables(&stored, transient);
     vars.retain(|k, _| !data::is_reserved(k));
     let contact_id = contact.map(|c| c.id.as_str()).unwrap_or_default();
-    let contact_links = links::contact_links(base.public_url, base.secret, contact_id, base.email);
+    let contact_links =
+        links::contact_links(base.public_url, base.secret, contact_id, (base.email, base.campaign));
     let scope = render::scope(&vars, to_email, contact_id, &contact_links);
-    let subject = render::render(subject, Mode::Text, &scope).map_err(|e| (Part::Subject, e))?;
-    let html = render::render(body, Mode::Html, &scope).map_err(|e| (Part::Body, e))?;
+    render_scope(subject, body, &scope)
+}
+
+/// Renders `subject` and `body` for no one (a campaign's archived copy): `vars` in place of a
+/// contact's data (reserved keys dropped), no address, no personal links, and
+/// `viewInBrowserUrl` the copy's own address `page`.
+pub fn render_impersonal(
+    subject: &str,
+    body: &str,
+    vars: &Map<String, Value>,
+    page: &str,
+) -> Result<Rendered, (Part, TemplateError)> {
+    let mut vars = vars.clone();
+    vars.retain(|k, _| !data::is_reserved(k));
+    render_scope(subject, body, &render::scope(&vars, "", "", &links::impersonal_links(page)))
+}
+
+fn render_scope(subject: &str, body: &str, scope: &render::Globals) -> Result<Rendered, (Part, TemplateError)> {
+    let subject = render::render(subject, Mode::Text, scope).map_err(|e| (Part::Subject, e))?;
+    let html = render::render(body, Mode::Html, scope).map_err(|e| (Part::Body, e))?;
     Ok(Rendered { subject: subject.replace(['\r', '\n'], " "), html })
 }
 
@@ -172,7 +193,7 @@ mod tests {
     }
 
     const BASE: LinkBase<'static> =
-        LinkBase { public_url: "https://mail.example.com", secret: "s", email: None };
+        LinkBase { public_url: "https://mail.example.com", secret: "s", email: None, campaign: None };
 
     #[test]
     fn one_off_values_win_and_reserved_keys_are_dropped() {

@@ -19,13 +19,15 @@ pub struct Branding {
     pub language: Option<String>,
     /// `{lang: {key: text}}`.
     pub texts: Map<String, Value>,
+    /// The address of the project's archive (`/archive/<slug>`), unique across the server.
+    pub slug: Option<String>,
 }
 
 /// The project's branding, with the logo's path (`/uploads/<token>.<ext>`) when it has one.
 pub fn get(conn: &Connection, project: &str) -> Result<(Branding, Option<String>)> {
     Ok(conn
         .prepare_cached(
-            "SELECT b.name, b.logo, b.color, b.language, b.texts, u.extension
+            "SELECT b.name, b.logo, b.color, b.language, b.texts, u.extension, b.slug
              FROM branding b LEFT JOIN uploads u ON u.token = b.logo WHERE b.project_id = ?1",
         )?
         .query_row([project], |r| {
@@ -37,7 +39,8 @@ pub fn get(conn: &Connection, project: &str) -> Result<(Branding, Option<String>
                 Ok(Value::Object(map)) => map,
                 _ => Map::new(),
             };
-            Ok((Branding { name: r.get(0)?, logo, color: r.get(2)?, language: r.get(3)?, texts }, path))
+            let slug = r.get(6)?;
+            Ok((Branding { name: r.get(0)?, logo, color: r.get(2)?, language: r.get(3)?, texts, slug }, path))
         })
         .optional()?
         .unwrap_or_default())
@@ -46,11 +49,11 @@ pub fn get(conn: &Connection, project: &str) -> Result<(Branding, Option<String>
 pub fn put(conn: &Connection, project: &str, b: &Branding, now: i64) -> Result<()> {
     let texts = Value::Object(b.texts.clone()).to_string();
     conn.execute(
-        "INSERT INTO branding (project_id, name, logo, color, language, texts, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+        "INSERT INTO branding (project_id, name, logo, color, language, texts, updated_at, slug)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
          ON CONFLICT(project_id) DO UPDATE SET name = ?2, logo = ?3, color = ?4, language = ?5,
-             texts = ?6, updated_at = ?7",
-        params![project, b.name, b.logo, b.color, b.language, texts, now],
+             texts = ?6, updated_at = ?7, slug = ?8",
+        params![project, b.name, b.logo, b.color, b.language, texts, now, b.slug],
     )?;
     Ok(())
 }
@@ -71,4 +74,12 @@ pub fn owns_upload(conn: &Connection, project: &str, token: &str) -> Result<bool
         .query_row([token, project], |_| Ok(()))
         .optional()?
         .is_some())
+}
+
+/// The project whose archive answers at `slug`, if one chose it.
+pub fn project_of_slug(conn: &Connection, slug: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT project_id FROM branding WHERE slug = ?1")?
+        .query_row([slug], |r| r.get(0))
+        .optional()?)
 }

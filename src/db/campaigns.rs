@@ -37,6 +37,10 @@ pub struct Campaign {
     pub updated_at: i64,
     /// Why sending stopped before the whole audience was queued (the marketing cap was met).
     pub stopped_reason: Option<String>,
+    /// Listed in the project's public archive once it has gone out.
+    pub public: bool,
+    /// JSON object: what the archived copy is rendered with in place of a contact's data.
+    pub archive_data: Option<String>,
 }
 
 /// What happened to a campaign's emails.
@@ -59,7 +63,7 @@ const COLUMNS: &str =
      status, audience_type, segment_id, audience_condition, template_id, scheduled_for, sent_at, finished_at,
      expand_cursor, expanded, total_recipients, sent_count, failed_count, delivered_count, opened_count,
      clicked_count, bounced_count, complained_count, unsubscribed_count, created_at, updated_at, stopped_reason,
-     replied_count, topic_id";
+     replied_count, topic_id, public, archive_data";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
     Ok(Campaign {
@@ -99,6 +103,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
         updated_at: r.get(30)?,
         stopped_reason: r.get(31)?,
         topic_id: r.get(33)?,
+        public: r.get(34)?,
+        archive_data: r.get(35)?,
     })
 }
 
@@ -122,8 +128,8 @@ pub fn insert(conn: &Connection, c: &Campaign) -> Result<()> {
     conn.execute(
         "INSERT INTO campaigns (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type,
              status, audience_type, segment_id, audience_condition, template_id, scheduled_for, created_at, updated_at,
-             topic_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+             topic_id, public, archive_data)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
         params![
             c.id,
             c.project_id,
@@ -143,7 +149,9 @@ pub fn insert(conn: &Connection, c: &Campaign) -> Result<()> {
             c.scheduled_for,
             c.created_at,
             c.updated_at,
-            c.topic_id
+            c.topic_id,
+            c.public,
+            c.archive_data
         ],
     )?;
     Ok(())
@@ -154,7 +162,8 @@ pub fn update_content(conn: &Connection, c: &Campaign) -> Result<()> {
     conn.execute(
         "UPDATE campaigns SET name = ?2, description = ?3, subject = ?4, body = ?5, from_email = ?6, from_name = ?7,
              reply_to = ?8, type = ?9, audience_type = ?10, segment_id = ?11, audience_condition = ?12,
-             template_id = ?13, scheduled_for = ?14, updated_at = ?15, topic_id = ?16
+             template_id = ?13, scheduled_for = ?14, updated_at = ?15, topic_id = ?16, public = ?17,
+             archive_data = ?18
          WHERE id = ?1",
         params![
             c.id,
@@ -172,10 +181,27 @@ pub fn update_content(conn: &Connection, c: &Campaign) -> Result<()> {
             c.template_id,
             c.scheduled_for,
             c.updated_at,
-            c.topic_id
+            c.topic_id,
+            c.public,
+            c.archive_data
         ],
     )?;
     Ok(())
+}
+
+/// Whether a campaign is listed in the archive and what its archived copy is rendered with
+/// (in any state: neither changes what was sent); whether it exists.
+pub fn set_publication(
+    conn: &Connection,
+    id: &str,
+    public: bool,
+    archive_data: Option<&str>,
+    now: i64,
+) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("UPDATE campaigns SET public = ?2, archive_data = ?3, updated_at = ?4 WHERE id = ?1")?
+        .execute(params![id, public, archive_data, now])?
+        == 1)
 }
 
 /// Moves a campaign to `status` when it is in one of `from`; whether it moved. `sent_at`,
@@ -262,6 +288,63 @@ pub fn delete(conn: &Connection, id: &str) -> Result<bool> {
 /// One page of a project's campaigns (`only` a status; search in name, subject and sender).
 pub fn page(conn: &Connection, q: &super::ListQuery) -> Result<(Vec<Campaign>, i64)> {
     Ok(super::list_page(conn, ("campaigns", COLUMNS, &["name", "subject", "from_email"]), q, from_row)?)
+}
+
+/// A campaign as the public archive lists it: what its entry shows, without its body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Archived {
+    pub id: String,
+    pub subject: String,
+    pub archive_data: Option<String>,
+    pub sent_at: i64,
+    /// With the id, names the version of its content (see `core::archive`).
+    pub updated_at: i64,
+}
+
+/// What makes a campaign part of the archive: public, and gone out (not cancelled).
+const IN_ARCHIVE: &str = "public = 1 AND sent_at IS NOT NULL AND status IN ('SENDING', 'SENT')";
+
+/// A page of the project's archive, newest first, and how many campaigns it holds in all.
+pub fn archived(conn: &Connection, project: &str, offset: usize, limit: usize) -> Result<(Vec<Archived>, i64)> {
+    let total = conn
+        .prepare_cached(&format!("SELECT count(*) FROM campaigns WHERE project_id = ?1 AND {IN_ARCHIVE}"))?
+        .query_row([project], |r| r.get(0))?;
+    let rows = conn
+        .prepare_cached(&format!(
+            "SELECT id, subject, archive_data, sent_at, updated_at FROM campaigns
+             WHERE project_id = ?1 AND {IN_ARCHIVE} ORDER BY sent_at DESC, id DESC LIMIT ?2 OFFSET ?3"
+        ))?
+        .query_map(params![project, limit as i64, offset as i64], |r| {
+            Ok(Archived {
+                id: r.get(0)?,
+                subject: r.get(1)?,
+                archive_data: r.get(2)?,
+                sent_at: r.get(3)?,
+                updated_at: r.get(4)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok((rows, total))
+}
+
+/// The version (`updated_at`) of campaign `id` of the project, when it is in the archive.
+pub fn archived_version(conn: &Connection, project: &str, id: &str) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT updated_at FROM campaigns WHERE id = ?1 AND project_id = ?2 AND {IN_ARCHIVE}"
+        ))?
+        .query_row([id, project], |r| r.get(0))
+        .optional()?)
+}
+
+/// Campaign `id` of the project, when it is in the archive.
+pub fn archived_one(conn: &Connection, project: &str, id: &str) -> Result<Option<Campaign>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM campaigns WHERE id = ?1 AND project_id = ?2 AND {IN_ARCHIVE}"
+        ))?
+        .query_row([id, project], from_row)
+        .optional()?)
 }
 
 /// The project's SCHEDULED campaigns, soonest first, at most `limit`.

@@ -214,6 +214,16 @@ pub fn insert_campaign_row(conn: &Connection, e: &Email, priority: i64, now: i64
     })
 }
 
+/// The id of the email campaign `campaign` sent to contact `contact`, if it did.
+pub fn of_campaign_contact(conn: &Connection, campaign: &str, contact: &str) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT id FROM emails WHERE campaign_id = ?1 AND contact_id = ?2 AND source_type = 'CAMPAIGN'",
+        )?
+        .query_row([campaign, contact], |r| r.get(0))
+        .optional()?)
+}
+
 pub fn get(conn: &Connection, id: &str) -> Result<Option<Email>> {
     Ok(conn
         .prepare_cached(&format!("SELECT {COLUMNS} FROM emails WHERE id = ?1"))?

@@ -13,7 +13,8 @@ use crate::db::branding::Branding as Row;
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(example = json!({ "name": "Acme News", "logo": null, "logoUrl": null, "color": "#2f5d8a",
-    "language": "de", "texts": { "de": { "manage.title": "Ihre Post von {{ project }}" } } }))]
+    "language": "de", "texts": { "de": { "manage.title": "Ihre Post von {{ project }}" } },
+    "slug": "acme-news", "archiveUrl": "https://mail.acme.test/archive/acme-news" }))]
 pub struct Branding {
     /// The name the pages show; the project's when null.
     pub name: Option<String>,
@@ -29,10 +30,17 @@ pub struct Branding {
     /// The project's own wording: `{language: {key: text}}` over the shipped texts.
     #[schema(value_type = Object)]
     pub texts: Map<String, Value>,
+    /// The address of the archive of the project's public campaigns, `/archive/<slug>`; the
+    /// archive answers at the project's id when null.
+    pub slug: Option<String>,
+    /// Where the archive is read (its Atom feed is `<archiveUrl>/feed.atom`).
+    pub archive_url: String,
 }
 
-impl From<(Row, Option<String>)> for Branding {
-    fn from((row, logo_url): (Row, Option<String>)) -> Self {
+impl Branding {
+    /// The branding of `project` as stored, its archive under `public_url`.
+    pub fn new((row, logo_url): (Row, Option<String>), public_url: &str, project: &str) -> Self {
+        let archive_url = format!("{public_url}/archive/{}", row.slug.as_deref().unwrap_or(project));
         Branding {
             name: row.name,
             logo: row.logo,
@@ -40,6 +48,8 @@ impl From<(Row, Option<String>)> for Branding {
             color: row.color,
             language: row.language,
             texts: row.texts,
+            slug: row.slug,
+            archive_url,
         }
     }
 }
@@ -65,11 +75,17 @@ pub struct BrandingChanges {
     /// without markup (`{{ project }}`).
     #[schema(value_type = Option<Object>)]
     pub texts: Option<Map<String, Value>>,
+    /// 3 to 64 lowercase letters, digits and hyphens, no other project's (409); null goes back
+    /// to the project's id.
+    #[serde(default, deserialize_with = "super::present")]
+    #[schema(value_type = Option<String>, pattern = "^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$")]
+    pub slug: Option<Option<String>>,
 }
 
 impl From<BrandingChanges> for Changes {
     fn from(b: BrandingChanges) -> Self {
-        Changes { name: b.name, logo: b.logo, color: b.color, language: b.language, texts: b.texts }
+        let BrandingChanges { name, logo, color, language, texts, slug } = b;
+        Changes { name, logo, color, language, texts, slug }
     }
 }
 

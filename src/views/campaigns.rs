@@ -61,6 +61,11 @@ pub struct Campaign {
     pub finished_at: Option<String>,
     /// Why sending stopped early (a monthly limit met).
     pub stopped_reason: Option<String>,
+    /// Listed in the project's public archive once it has gone out.
+    pub public: bool,
+    /// What the archived copy is rendered with in place of a contact's data.
+    #[schema(value_type = Option<Object>)]
+    pub archive_data: Option<Value>,
     #[schema(format = DateTime)]
     pub created_at: String,
     #[schema(format = DateTime)]
@@ -104,6 +109,8 @@ impl From<&Row> for Campaign {
             sent_at: c.sent_at.map(iso),
             finished_at: c.finished_at.map(iso),
             stopped_reason: c.stopped_reason.clone(),
+            public: c.public,
+            archive_data: c.archive_data.as_deref().and_then(|d| serde_json::from_str(d).ok()),
             created_at: iso(c.created_at),
             updated_at: iso(c.updated_at),
         }
@@ -224,6 +231,12 @@ pub struct CampaignFields {
     pub template_id: Option<String>,
     /// MARKETING only: the campaign goes only to contacts subscribed to this topic.
     pub topic_id: Option<String>,
+    /// List it in the project's public archive once it has gone out (default false).
+    pub public: Option<bool>,
+    /// What the archived copy is rendered with in place of a contact's data, such as
+    /// `{"firstName": "reader"}`: an object of at most 64 KiB.
+    #[schema(value_type = Option<Object>)]
+    pub archive_data: Option<Value>,
 }
 
 /// The body of `PUT /campaigns/{id}`: the fields of `POST /campaigns`, each left out keeping its
@@ -265,6 +278,12 @@ pub struct CampaignChanges {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>)]
     pub topic_id: Option<Option<String>>,
+    /// Listed in the archive or not; with `archiveData`, the only changes a campaign that has
+    /// left DRAFT and SCHEDULED takes.
+    pub public: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<Object>)]
+    pub archive_data: Option<Option<Value>>,
 }
 
 impl From<CampaignFields> for campaigns::Fields {
@@ -283,6 +302,8 @@ impl From<CampaignFields> for campaigns::Fields {
             audience_condition,
             template_id,
             topic_id,
+            public,
+            archive_data,
         } = f;
         campaigns::Fields {
             name,
@@ -298,6 +319,8 @@ impl From<CampaignFields> for campaigns::Fields {
             audience_condition,
             template_id,
             topic_id,
+            public,
+            archive_data,
         }
     }
 }
@@ -318,6 +341,8 @@ impl From<CampaignChanges> for campaigns::Changes {
             audience_condition,
             template_id,
             topic_id,
+            public,
+            archive_data,
         } = c;
         campaigns::Changes {
             name,
@@ -333,6 +358,8 @@ impl From<CampaignChanges> for campaigns::Changes {
             audience_condition,
             template_id,
             topic_id,
+            public,
+            archive_data,
         }
     }
 }

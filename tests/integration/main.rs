@@ -7,6 +7,7 @@ mod account_abuse;
 mod account_mail;
 mod accounts;
 mod analytics;
+mod archive;
 mod billing;
 mod binary;
 mod bounces;
