@@ -94,7 +94,7 @@ fn is_sql(s: &str) -> bool {
 }
 
 /// Path parameters that are names, not rows' ids: text is what they are.
-const NAME_PARAMS: &[&str] = &["name", "field", "token", "path"];
+const NAME_PARAMS: &[&str] = &["name", "field", "token", "path", "slug"];
 
 /// Route parameters called an id that name no row: a sign-in provider is a name in the
 /// configuration (`github`, an OIDC provider's key).

@@ -13,11 +13,13 @@ use std::sync::Arc;
 use rocket::http::Status;
 use rocket::{State, get};
 
+use super::ids::Param;
 use super::public_page::{Page, Reader, Shell};
 use crate::clock::iso;
 use crate::core::archive::{self, Archive, CopyOf, FeedEntry, MAX_PAGE, PAGE_SIZE};
 use crate::core::blocking::blocking;
 use crate::core::i18n::locale_of;
+use crate::core::ids::CampaignId;
 use crate::core::links::{self, Link, escape_html};
 use crate::core::outbound::Rendered;
 use crate::db::campaigns::{self, Archived};
@@ -84,14 +86,15 @@ async fn subjects(state: &AppState, archive: &Archive, rows: &[Archived]) -> Opt
     security(()),
     responses(
         (status = 200, description = "The page", content_type = "text/html", body = String),
-        (status = 404, description = "No archive here, or no campaign on this page: a page saying so", content_type = "text/html", body = String),
+        (status = 404, description = "No archive here, or no campaign on this page: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json"))),
         (status = 429, description = "The project's pages are asked for too often: a page saying so", content_type = "text/html", body = String),
         (status = 500, description = "The archive could not be read: a page saying so", content_type = "text/html", body = String),
     ),
 )]
 #[get("/archive/<slug>?<page>")]
 async fn archive_page(state: &State<AppState>, slug: &str, page: Option<&str>, reader: Reader) -> Page {
-    let number = page.and_then(|p| p.parse::<usize>().ok()).filter(|p| (1..=MAX_PAGE).contains(p)).unwrap_or(1);
+    let number =
+        page.and_then(|p| p.parse::<usize>().ok()).filter(|p| (1..=MAX_PAGE).contains(p)).unwrap_or(1);
     let (archive, rows, total) = match listing(state, slug, (number - 1) * PAGE_SIZE, PAGE_SIZE).await {
         Ok(Some(found)) => found,
         Ok(None) => return Shell::plain(&reader).not_found(),
@@ -116,10 +119,18 @@ async fn archive_page(state: &State<AppState>, slug: &str, page: Option<&str>, r
         .collect();
     let mut pages = Vec::new();
     if number > 1 {
-        pages.push(format!("<a rel=\"prev\" href=\"?page={}\">{}</a>", number - 1, shell.t("archive.newer", &[])));
+        pages.push(format!(
+            "<a rel=\"prev\" href=\"?page={}\">{}</a>",
+            number - 1,
+            shell.t("archive.newer", &[])
+        ));
     }
     if (number * PAGE_SIZE) < usize::try_from(total).unwrap_or(0) && number < MAX_PAGE {
-        pages.push(format!("<a rel=\"next\" href=\"?page={}\">{}</a>", number + 1, shell.t("archive.older", &[])));
+        pages.push(format!(
+            "<a rel=\"next\" href=\"?page={}\">{}</a>",
+            number + 1,
+            shell.t("archive.older", &[])
+        ));
     }
     let feed = format!("{}/feed.atom", escape_html(&base));
     let head = format!(
@@ -145,7 +156,7 @@ async fn archive_page(state: &State<AppState>, slug: &str, page: Option<&str>, r
     security(()),
     responses(
         (status = 200, description = "The feed", content_type = "application/atom+xml", body = String),
-        (status = 404, description = "No archive here: a page saying so", content_type = "text/html", body = String),
+        (status = 404, description = "No archive here: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json"))),
         (status = 429, description = "The project's pages are asked for too often: a page saying so", content_type = "text/html", body = String),
         (status = 500, description = "The archive could not be read: a page saying so", content_type = "text/html", body = String),
     ),
@@ -206,7 +217,8 @@ async fn copy_of(
     let Some(c) = read.map_err(|e| log(e.to_string()))? else { return Ok(None) };
     let page = archive.campaign_url(&state.config.public_url(), campaign);
     let key = CopyOf::Archived { campaign: campaign.to_string(), version: c.updated_at };
-    let rendered = blocking(move || archive::archived_copy(&c, &page)).await.map_err(|e| log(e.to_string()))?;
+    let rendered =
+        blocking(move || archive::archived_copy(&c, &page)).await.map_err(|e| log(e.to_string()))?;
     Ok(Some(state.copies.put(key, rendered.map_err(log)?)))
 }
 
@@ -227,14 +239,21 @@ fn log(reason: String) -> Refused {
     security(()),
     responses(
         (status = 200, description = "The campaign's HTML", content_type = "text/html", body = String),
-        (status = 404, description = "Not a campaign of this archive: a page saying so", content_type = "text/html", body = String),
+        (status = 404, description = "Not a campaign of this archive: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json"))),
         (status = 429, description = "The project's pages are asked for too often: a page saying so", content_type = "text/html", body = String),
         (status = 500, description = "It could not be shown: a page saying so", content_type = "text/html", body = String),
     ),
 )]
 #[get("/archive/<slug>/<campaign>", rank = 2)]
-async fn archived_campaign(state: &State<AppState>, slug: &str, campaign: &str, reader: Reader) -> Page {
-    let (address, id) = (slug.to_string(), campaign.to_string());
+async fn archived_campaign(
+    state: &State<AppState>,
+    slug: &str,
+    campaign: Param<CampaignId>,
+    reader: Reader,
+) -> Page {
+    let Ok(campaign) = campaign else { return Shell::plain(&reader).not_found() };
+    let campaign = campaign.to_string();
+    let (address, id) = (slug.to_string(), campaign.clone());
     let found = state
         .db
         .run(move |conn| {
@@ -248,7 +267,7 @@ async fn archived_campaign(state: &State<AppState>, slug: &str, campaign: &str, 
         Ok(None) => return Shell::plain(&reader).not_found(),
         Err(e) => return failed(Shell::plain(&reader), e),
     };
-    match copy_of(state, &archive, campaign, version, &mut false).await {
+    match copy_of(state, &archive, &campaign, version, &mut false).await {
         Ok(Some(copy)) => Page::Mail { html: copy.html.clone(), public: true },
         Ok(None) => Shell::plain(&reader).not_found(),
         Err(refused) => {
@@ -279,12 +298,18 @@ async fn archived_campaign(state: &State<AppState>, slug: &str, campaign: &str, 
     ),
 )]
 #[get("/c/<campaign>/<token>")]
-async fn web_version(state: &State<AppState>, campaign: &str, token: &str, reader: Reader) -> Page {
+async fn web_version(
+    state: &State<AppState>,
+    campaign: Param<CampaignId>,
+    token: &str,
+    reader: Reader,
+) -> Page {
+    let Ok(campaign) = campaign else { return Shell::plain(&reader).not_found() };
+    let id = campaign.to_string();
     let contact = match links::verify(&state.secrets.link, token) {
-        Some(Link::View { campaign: signed, contact }) if signed == campaign => contact,
+        Some(Link::View { campaign: signed, contact }) if signed == id => contact,
         _ => return Shell::plain(&reader).not_found(),
     };
-    let id = campaign.to_string();
     let found = state.db.run(move |conn| archive::web_version(conn, &id, &contact)).await;
     let version = match found {
         Ok(Some(version)) => version,

@@ -55,7 +55,8 @@ async fn preview(
     let rendered = crate::core::blocking::blocking(move || {
         compose::check_subject(&request.subject, "subject")?;
         compose::check_body(&request.body, "body")?;
-        let base = outbound::LinkBase { public_url: &public_url, secret: &secret, email: None, campaign: None };
+        let base =
+            outbound::LinkBase { public_url: &public_url, secret: &secret, email: None, campaign: None };
         let transient = request.data.unwrap_or_default();
         let rendered =
             outbound::render(&request.subject, &request.body, &to, contact.as_ref(), &transient, &base)

@@ -28,7 +28,10 @@ pub enum Page {
     /// the document has an origin of its own, so it can reach nothing of this server's), sending
     /// no referrer (a web version's address holds its reader's token). `public`: the archive's
     /// copy, which caches may keep for a while.
-    Mail { html: String, public: bool },
+    Mail {
+        html: String,
+        public: bool,
+    },
     /// The Atom feed of an archive.
     Feed(String),
 }

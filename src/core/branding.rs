@@ -205,9 +205,9 @@ fn check_slug(tx: &Tx, project: &str, slug: String) -> Result<String> {
         ));
     }
     match rows::project_of_slug(tx, &slug)? {
-        Some(owner) if owner != project => {
-            Err(Error::conflict(format!("The address /archive/{slug} is another project's; choose another slug")))
-        }
+        Some(owner) if owner != project => Err(Error::conflict(format!(
+            "The address /archive/{slug} is another project's; choose another slug"
+        ))),
         _ => Ok(slug),
     }
 }

@@ -197,9 +197,16 @@ pub fn duplicate(tx: &Tx, original: &Campaign, now: i64) -> Result<Campaign> {
 
 /// Lists campaign `c` in the archive or takes it out, and sets what its archived copy is
 /// rendered with, in any state: neither changes what was or will be sent.
-pub fn publish(tx: &Tx, c: &Campaign, public: bool, archive_data: Option<String>, now: i64) -> Result<Campaign> {
+pub fn publish(
+    tx: &Tx,
+    c: &Campaign,
+    public: bool,
+    archive_data: Option<String>,
+    now: i64,
+) -> Result<Campaign> {
     campaigns::set_publication(tx, &c.id, public, archive_data.as_deref(), now)?;
-    campaigns::get(tx, &c.project_id, &c.id)?.ok_or_else(|| CampaignId::missing(&CampaignId::from_row(c.id.as_str())))
+    campaigns::get(tx, &c.project_id, &c.id)?
+        .ok_or_else(|| CampaignId::missing(&CampaignId::from_row(c.id.as_str())))
 }
 
 /// Queues the campaign once to `to`, marked as a test, from a verified sender.

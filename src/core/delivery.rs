@@ -296,7 +296,8 @@ pub fn compose(
     let transient: Map<String, Value> = serde_json::from_str(&email.variables).unwrap_or_default();
     // Campaign mail credits its unsubscribes to the email (and so the campaign).
     let credited = (email.source_type == EmailSource::Campaign).then_some(email.id.as_str());
-    let base = outbound::LinkBase { public_url, secret, email: credited, campaign: email.campaign_id.as_deref() };
+    let base =
+        outbound::LinkBase { public_url, secret, email: credited, campaign: email.campaign_id.as_deref() };
     let rendered =
         outbound::render(&email.subject, &email.body, &email.to_email, contact.as_ref(), &transient, &base)
             .map_err(|(part, e)| Outcome::Fail {

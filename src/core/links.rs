@@ -125,7 +125,8 @@ pub fn contact_links(
     (email, campaign): (Option<&str>, Option<&str>),
 ) -> Vec<(&'static str, String)> {
     let unsubscribe = Link::Unsubscribe { contact: contact.into(), email: email.map(str::to_string) };
-    let view = campaign.map(|c| url(public_url, secret, &Link::View { campaign: c.into(), contact: contact.into() }));
+    let view = campaign
+        .map(|c| url(public_url, secret, &Link::View { campaign: c.into(), contact: contact.into() }));
     vec![
         ("unsubscribeUrl", url(public_url, secret, &unsubscribe)),
         ("subscribeUrl", url(public_url, secret, &Link::Subscribe { contact: contact.into() })),

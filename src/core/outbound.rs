@@ -167,7 +167,11 @@ pub fn render_impersonal(
     render_scope(subject, body, &render::scope(&vars, "", "", &links::impersonal_links(page)))
 }
 
-fn render_scope(subject: &str, body: &str, scope: &render::Globals) -> Result<Rendered, (Part, TemplateError)> {
+fn render_scope(
+    subject: &str,
+    body: &str,
+    scope: &render::Globals,
+) -> Result<Rendered, (Part, TemplateError)> {
     let subject = render::render(subject, Mode::Text, scope).map_err(|e| (Part::Subject, e))?;
     let html = render::render(body, Mode::Html, scope).map_err(|e| (Part::Body, e))?;
     Ok(Rendered { subject: subject.replace(['\r', '\n'], " "), html })

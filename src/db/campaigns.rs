@@ -305,7 +305,12 @@ pub struct Archived {
 const IN_ARCHIVE: &str = "public = 1 AND sent_at IS NOT NULL AND status IN ('SENDING', 'SENT')";
 
 /// A page of the project's archive, newest first, and how many campaigns it holds in all.
-pub fn archived(conn: &Connection, project: &str, offset: usize, limit: usize) -> Result<(Vec<Archived>, i64)> {
+pub fn archived(
+    conn: &Connection,
+    project: &str,
+    offset: usize,
+    limit: usize,
+) -> Result<(Vec<Archived>, i64)> {
     let total = conn
         .prepare_cached(&format!("SELECT count(*) FROM campaigns WHERE project_id = ?1 AND {IN_ARCHIVE}"))?
         .query_row([project], |r| r.get(0))?;

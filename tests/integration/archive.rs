@@ -79,7 +79,10 @@ async fn the_web_version_is_the_contacts_copy_without_tracking() {
     let (status, shown, headers) = page(&room, &path).await;
     assert_eq!(status, Status::Ok, "{shown}");
     assert!(shown.contains("Hello Ada (ada@example.org)"), "{shown}");
-    assert!(shown.contains("href=\"https://example.org/read\""), "links go straight to their target: {shown}");
+    assert!(
+        shown.contains("href=\"https://example.org/read\""),
+        "links go straight to their target: {shown}"
+    );
     assert!(!shown.contains("/t/o/") && !shown.contains("/t/c/"), "no tracking: {shown}");
     assert!(shown.contains(&format!("{LINKS}{path}")), "it links to itself: {shown}");
     let csp = headers.get_one("Content-Security-Policy").unwrap();
@@ -98,7 +101,8 @@ async fn the_web_version_is_the_contacts_copy_without_tracking() {
     );
 
     // A forged token, or one moved to another campaign's path, finds nothing.
-    for bad in [format!("/c/{campaign}/{token}x"), format!("/c/0190aaaa-0000-7000-8000-000000000000/{token}")] {
+    for bad in [format!("/c/{campaign}/{token}x"), format!("/c/0190aaaa-0000-7000-8000-000000000000/{token}")]
+    {
         let (status, _, _) = page(&room, &bad).await;
         assert_eq!(status, Status::NotFound, "{bad}");
     }
@@ -131,7 +135,10 @@ async fn a_public_campaign_is_archived_without_personal_data_and_in_the_feed() {
         sent_campaign(&room, json!({ "public": true, "archiveData": { "firstName": "reader" } })).await;
     room.deliver(4).await;
     let (_, read) = app.get(&format!("/campaigns/{public}"), &key).await;
-    assert_eq!((read["public"].clone(), read["archiveData"].clone()), (json!(true), json!({ "firstName": "reader" })));
+    assert_eq!(
+        (read["public"].clone(), read["archiveData"].clone()),
+        (json!(true), json!({ "firstName": "reader" }))
+    );
 
     let (status, list, _) = page(&room, &format!("/archive/{project}")).await;
     assert_eq!(status, Status::Ok, "{list}");
@@ -165,7 +172,8 @@ async fn a_public_campaign_is_archived_without_personal_data_and_in_the_feed() {
     assert!(entry.content.as_ref().unwrap().value.as_deref().unwrap().contains("Hello reader"));
 
     // A slug gives the archive an address of its own; links follow it.
-    let (status, branding) = app.call(Method::Patch, "/branding", &key, Some(json!({ "slug": "Acme-News" }))).await;
+    let (status, branding) =
+        app.call(Method::Patch, "/branding", &key, Some(json!({ "slug": "Acme-News" }))).await;
     assert_eq!(status, Status::Ok, "{branding}");
     assert_eq!(
         (branding["slug"].clone(), branding["archiveUrl"].clone()),
@@ -181,7 +189,9 @@ async fn a_public_campaign_is_archived_without_personal_data_and_in_the_feed() {
     let (status, refused) =
         app.call(Method::Patch, "/branding", &other.secret_key, Some(json!({ "slug": "acme-news" }))).await;
     assert_eq!(status, Status::Conflict, "{refused}");
-    for bad in [json!("0190aaaa-0000-7000-8000-000000000000"), json!("a b"), json!("x"), json!("-ab"), json!(7)] {
+    for bad in
+        [json!("0190aaaa-0000-7000-8000-000000000000"), json!("a b"), json!("x"), json!("-ab"), json!(7)]
+    {
         let (status, refused) =
             app.call(Method::Patch, "/branding", &other.secret_key, Some(json!({ "slug": bad }))).await;
         assert!(status == Status::UnprocessableEntity || status == Status::BadRequest, "{bad}: {refused}");
@@ -190,8 +200,14 @@ async fn a_public_campaign_is_archived_without_personal_data_and_in_the_feed() {
     assert_eq!(theirs["slug"], Value::Null, "{theirs}");
 
     // A campaign that went out takes publication changes, and only those.
-    let (status, refused) =
-        app.call(Method::Put, &format!("/campaigns/{public}"), &key, Some(json!({ "public": false, "name": "x" }))).await;
+    let (status, refused) = app
+        .call(
+            Method::Put,
+            &format!("/campaigns/{public}"),
+            &key,
+            Some(json!({ "public": false, "name": "x" })),
+        )
+        .await;
     assert_eq!(status, Status::BadRequest, "{refused}");
     let (status, refused) = app
         .call(Method::Put, &format!("/campaigns/{public}"), &key, Some(json!({ "archiveData": [1] })))
@@ -206,12 +222,14 @@ async fn a_public_campaign_is_archived_without_personal_data_and_in_the_feed() {
     assert_eq!(status, Status::NotFound, "an archive with nothing public is not there");
     let (status, _, _) = page(&room, &format!("/archive/acme-news/{public}")).await;
     assert_eq!(status, Status::NotFound);
-    let (status, published) = app
-        .call(Method::Put, &format!("/campaigns/{private}"), &key, Some(json!({ "public": true })))
-        .await;
+    let (status, published) =
+        app.call(Method::Put, &format!("/campaigns/{private}"), &key, Some(json!({ "public": true }))).await;
     assert_eq!(status, Status::Ok, "{published}");
     let (_, list, _) = page(&room, "/archive/acme-news").await;
-    assert!(list.contains(&format!("/archive/acme-news/{private}")) && list.contains("News for you"), "{list}");
+    assert!(
+        list.contains(&format!("/archive/acme-news/{private}")) && list.contains("News for you"),
+        "{list}"
+    );
 }
 
 #[rocket::async_test]

@@ -9,7 +9,7 @@ import { ErrorBox, Field, Form, Loaded, Page, useAction, useDebounced, useLoad }
 const PAGES = [["manage", "Preferences"], ["unsubscribe", "Unsubscribe"], ["confirm", "Confirmation"]];
 const SECTIONS = {
   page: "Every page", unsubscribe: "Unsubscribe page", subscribe: "Subscribe page", manage: "Preferences page",
-  confirm: "Confirmation page", form: "Forms", mail: "Confirmation mail",
+  confirm: "Confirmation page", form: "Forms", mail: "Confirmation mail", archive: "Archive",
 };
 
 /** A page as contacts would see it with the changes not saved yet, in a sandboxed frame. */
@@ -98,6 +98,28 @@ function Look({ saved, draft, setDraft, onSaved, languages }) {
     </section>`;
 }
 
+/** The archive's address: a slug of the project's choosing, or its id. */
+function Archive({ branding, onSaved }) {
+  const [slug, setSlug] = useState(branding.slug || "");
+  const save = useAction(async () => {
+    const done = await patch("/branding", { slug: slug.trim() || null });
+    onSaved(done);
+    return done;
+  }, "Archive address saved");
+  return html`
+    <section class="card" aria-labelledby="branding-archive-heading" id="branding-archive">
+      <h2 id="branding-archive-heading">Archive</h2>
+      <p class="meta">Campaigns marked public are listed at <a id="archive-url" href=${branding.archiveUrl} target="_blank" rel="noopener">${branding.archiveUrl}</a>,
+        with a feed readers can follow (<a href=${`${branding.archiveUrl}/feed.atom`} target="_blank" rel="noopener">Atom</a>).</p>
+      <${Form} action=${save} submit="Save the address" id="archive-slug-form">
+        <${Field} label="Address" hint="3 to 64 lowercase letters, digits and hyphens; the project's id when empty.">
+          <input id="branding-slug" maxlength="64" pattern="[a-z0-9][a-z0-9-]{1,62}[a-z0-9]" value=${slug}
+            placeholder="acme-news" onInput=${(e) => setSlug(e.currentTarget.value.toLowerCase())} />
+        <//>
+      <//>
+    </section>`;
+}
+
 /** The project's wording, one language and one part at a time. */
 function Wording({ catalogue, texts, language, setLanguage, edits, setEdits, onSaved }) {
   const [section, setSection] = useState("manage");
@@ -144,7 +166,7 @@ export function Branding() {
     <${Page} title="Public pages">
       <p class="meta">The pages your contacts open from your mail (unsubscribe, preferences, confirmation) and your forms come in the
         contact's language (its <code>locale</code> field, else the browser's) in English, German, French, Spanish, Portuguese or Dutch,
-        with your name, logo and colour.</p>
+        with your name, logo and colour; so does the archive of your public campaigns.</p>
       <${Loaded} result=${loaded}>${([branding, catalogue]) => html`<${Editor} key=${branding.color + branding.name}
         branding=${branding} catalogue=${catalogue} onSaved=${(b) => loaded.setData([b, catalogue])} />`}<//>
     <//>`;
@@ -168,6 +190,7 @@ function Editor({ branding, catalogue, onSaved }) {
     <div class="grid2">
       <div>
         <${Look} saved=${branding} draft=${draft} setDraft=${setDraft} onSaved=${onSaved} languages=${catalogue.languages} />
+        <${Archive} key=${branding.slug || ""} branding=${branding} onSaved=${onSaved} />
         <${Wording} catalogue=${catalogue} texts=${branding.texts} language=${language} setLanguage=${setLanguage}
           edits=${edits} setEdits=${setEdits} onSaved=${onSaved} />
       </div>

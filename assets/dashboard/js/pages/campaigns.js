@@ -7,6 +7,7 @@ import { api, del, get, post } from "../api.js";
 import { navigate, setQuery, useLocation } from "../router.js";
 import { ConditionBuilder, emptyCondition } from "../conditions.js";
 import { Preview, TemplateError } from "./templates.js";
+import { ArchivePanel } from "./campaign_archive.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Form, Loaded, Page, PagePager, Table, date, percent, toast,
   useAction, useDebounced, useLoad, useSearch,
@@ -176,7 +177,7 @@ function Editor({ campaign, isNew, base, vocabulary, onSaved }) {
         </div>
         <${Field} label="Reply-to"><input type="email" value=${draft.replyTo} onInput=${set("replyTo")} /><//>
         <${Field} label="Subject"><input required value=${draft.subject} onInput=${set("subject")} /><//>
-        <${Field} label="Body (HTML with Liquid)" hint="Each recipient's own fields: {{ firstName }}, {{ plan ?? \"free\" }}. Marketing mail carries an unsubscribe header; {{ unsubscribeUrl }} links to the page.">
+        <${Field} label="Body (HTML with Liquid)" hint="Each recipient's own fields: {{ firstName }}, {{ plan ?? \"free\" }}. Marketing mail carries an unsubscribe header; {{ unsubscribeUrl }} links to the page, {{ viewInBrowserUrl }} to the web version.">
           <textarea class="code" required spellcheck="false" value=${draft.body} onInput=${set("body")}></textarea>
         <//>
         <${Field} label="Description" hint="For your team; never sent."><input value=${draft.description} onInput=${set("description")} /><//>
@@ -323,6 +324,7 @@ export function CampaignPage({ project, params }) {
                 <dt>Type</dt><dd>${loaded.type.toLowerCase()}</dd>
               </dl>
               <${Preview} subject=${loaded.subject} body=${loaded.body} />
-            </section>`}`}<//>`}<//>
+            </section>`}
+        ${!isNew && html`<${ArchivePanel} key=${loaded.updatedAt} campaign=${loaded} onSaved=${campaign.setData} />`}`}<//>`}<//>
     <//>`;
 }
