@@ -33,7 +33,8 @@ fn may_render(state: &AppState, project: &str) -> bool {
     state.limiter.check_public(project).is_ok()
 }
 
-/// The archive at `address` with one page of it (`page` from 1), if it answers and lists any.
+/// The archive at `address` with `limit` of its campaigns from `offset`, and how many it has,
+/// if it answers and that part of it lists any.
 async fn listing(
     state: &AppState,
     address: &str,
@@ -54,7 +55,11 @@ async fn listing(
 /// The subjects of `rows` as the archive shows them: from memory, or rendered now when the
 /// project may; `None` when it may not.
 async fn subjects(state: &AppState, archive: &Archive, rows: &[Archived]) -> Option<Vec<String>> {
-    let key = |a: &Archived| CopyOf::Subject { campaign: a.id.clone(), version: a.updated_at };
+    let key = |a: &Archived| CopyOf::Subject {
+        campaign: a.id.clone(),
+        version: a.updated_at,
+        address: archive.address.clone(),
+    };
     let known: Vec<Option<Arc<Rendered>>> = rows.iter().map(|a| state.copies.get(&key(a))).collect();
     if known.iter().all(Option::is_some) {
         return Some(known.into_iter().flatten().map(|r| r.subject.clone()).collect());
@@ -63,11 +68,10 @@ async fn subjects(state: &AppState, archive: &Archive, rows: &[Archived]) -> Opt
         return None;
     }
     let public_url = state.config.public_url();
-    let (archive, missing) = (archive.clone(), rows.to_vec());
+    let (listed, all) = (archive.clone(), rows.to_vec());
     let rendered = blocking(move || {
-        missing
-            .iter()
-            .map(|a| archive::archived_subject(a, &archive.campaign_url(&public_url, &a.id)))
+        all.iter()
+            .map(|a| archive::archived_subject(a, &listed.campaign_url(&public_url, &a.id)))
             .collect::<Vec<_>>()
     })
     .await
@@ -204,7 +208,7 @@ async fn copy_of(
     version: i64,
     charged: &mut bool,
 ) -> Result<Option<Arc<Rendered>>, Refused> {
-    let key = CopyOf::Archived { campaign: campaign.to_string(), version };
+    let key = CopyOf::Archived { campaign: campaign.to_string(), version, address: archive.address.clone() };
     if let Some(copy) = state.copies.get(&key) {
         return Ok(Some(copy));
     }
@@ -216,7 +220,8 @@ async fn copy_of(
     let read = state.db.run(move |conn| campaigns::archived_one(conn, &project, &id)).await;
     let Some(c) = read.map_err(|e| log(e.to_string()))? else { return Ok(None) };
     let page = archive.campaign_url(&state.config.public_url(), campaign);
-    let key = CopyOf::Archived { campaign: campaign.to_string(), version: c.updated_at };
+    let key =
+        CopyOf::Archived { campaign: c.id.clone(), version: c.updated_at, address: archive.address.clone() };
     let rendered =
         blocking(move || archive::archived_copy(&c, &page)).await.map_err(|e| log(e.to_string()))?;
     Ok(Some(state.copies.put(key, rendered.map_err(log)?)))

@@ -75,13 +75,14 @@ impl Archive {
     }
 }
 
-/// Which copy of a campaign a render made, by the versions of what went into it.
+/// Which copy of a campaign a render made, by the versions of what went into it (an archived
+/// copy names its own address, so the archive's address is one of them).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum CopyOf {
     /// The archived copy's subject alone (the archive's list).
-    Subject { campaign: String, version: i64 },
+    Subject { campaign: String, version: i64, address: String },
     /// The archived copy, whole.
-    Archived { campaign: String, version: i64 },
+    Archived { campaign: String, version: i64, address: String },
     /// The web version for a contact (empty: for no one, its contact gone).
     Web { campaign: String, version: i64, contact: String, contact_version: i64 },
 }

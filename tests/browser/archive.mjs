@@ -6,21 +6,12 @@
 // `browser::dashboard_in_chromium` after branding.mjs; it deletes what it made, for dashboard.mjs.
 
 import assert from "node:assert/strict";
-import { F, api, audit, base, drive, linkInMail, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
+import { F, api, audit, base, drive, fitsAPhone, linkInMail, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
 
 const BODY = `<!doctype html><html lang="en"><head><title>November news</title></head><body>
   <h1>November news</h1><p>Hello {{ firstName | default: "there" }}, here is what is new.</p>
   <p><a href="{{ viewInBrowserUrl }}">View in your browser</a></p>
   <script>document.title = "a script ran"</script></body></html>`;
-
-/** Fails when the page is wider than a phone's screen. */
-async function fitsAPhone(page, what) {
-  await page.setViewportSize({ width: 375, height: 812 });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 1, `${what} fits a phone (overflow ${overflow}px)`);
-  await audit(page, `${what}, phone`);
-  await page.setViewportSize({ width: 1400, height: 900 });
-}
 
 await drive("archive", async (browser) => {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });

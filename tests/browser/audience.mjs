@@ -5,7 +5,7 @@
 // by the cargo test `browser::dashboard_in_chromium` before dashboard.mjs.
 
 import assert from "node:assert/strict";
-import { F, api, audit, base, drive, lookup, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
+import { F, api, audit, base, drive, fitsAPhone, lookup, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
 
 await drive("audience", async (browser) => {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
@@ -36,11 +36,7 @@ await drive("audience", async (browser) => {
   assert.equal((await api("GET", "/topics")).body[0].description, "What is new, monthly");
   await audit(page, "topics");
   await shot(page, "topics");
-  await page.setViewportSize({ width: 375, height: 812 });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 1, `the Topics page fits a phone (overflow ${overflow}px)`);
-  await audit(page, "topics, phone");
-  await page.setViewportSize({ width: 1400, height: 900 });
+  await fitsAPhone(page, "topics");
 
   step("a contact's topics: subscribed by the default, switched off on its page");
   const ada = await lookup("ada@example.com");

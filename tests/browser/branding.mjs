@@ -6,7 +6,7 @@
 // `browser::dashboard_in_chromium` after forms.mjs.
 
 import assert from "node:assert/strict";
-import { F, api, audit, base, drive, linkInMail, lookup, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
+import { F, api, audit, base, drive, fitsAPhone, linkInMail, lookup, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
 
 // A 120x36 PNG: a green square and a dark bar.
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAHgAAAAkCAYAAABCKP5eAAAAbElEQVR42u3ZoQ0AIAxFwXpmwDEAm7AJ+7sisShCwr3kL9CTjZAkSU9U5sibc3HAAizAAgwYMGDAgAED3tXW084HGDBgwIABAwYMGDBgwAYYMGDAgAEDBuzZ4NkgwAIswIABAwYMGLAkSfqwBfp2kQd/1A2DAAAAAElFTkSuQmCC", "base64");
@@ -53,11 +53,7 @@ await drive("branding", async (browser) => {
   assert.equal((await api("GET", "/branding")).body.texts.de["manage.title"], "Ihre Post von {{ project }}");
   await audit(page, "public pages");
   await shot(page, "public-pages");
-  await page.setViewportSize({ width: 375, height: 812 });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 1, `the page fits a phone (overflow ${overflow}px)`);
-  await audit(page, "public pages, phone");
-  await page.setViewportSize({ width: 1400, height: 900 });
+  await fitsAPhone(page, "public pages");
 
   step("a contact's preferences page, from a mail: topics changed there, in the project's dress");
   const email = "ida@example.com";

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { F, api, audit, base, drive, linkInMail, lookup, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
+import { F, api, audit, base, drive, fitsAPhone, linkInMail, lookup, nav, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
 
 /** The confirmation link of the newest captured mail to `to`, once it is there. */
 const confirmationLink = (to) =>
@@ -47,11 +47,7 @@ await drive("forms", async (browser) => {
   await page.locator("#form-preview").getByText("Send me product news, once a month").waitFor();
   await audit(page, "form builder");
   await shot(page, "form-builder");
-  await page.setViewportSize({ width: 375, height: 812 });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 1, `the builder fits a phone (overflow ${overflow}px)`);
-  await audit(page, "form builder, phone");
-  await page.setViewportSize({ width: 1400, height: 900 });
+  await fitsAPhone(page, "form builder");
   await page.getByRole("button", { name: "Save form" }).click();
   await toast(page, "Form Newsletter saved");
   const form = (await api("GET", "/forms")).body[0];

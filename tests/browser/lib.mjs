@@ -66,6 +66,18 @@ export async function shot(page, name) {
   await page.addStyleTag({ content: ".toasts { display: flex !important; }" });
 }
 
+/**
+ * Checks that `page` fits a phone's screen (375 px) and audits it there, `what` naming it; then
+ * goes back to 1400 px.
+ */
+export async function fitsAPhone(page, what) {
+  await page.setViewportSize({ width: 375, height: 812 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `${what} fits a phone (overflow ${overflow}px)`);
+  await audit(page, `${what}, phone`);
+  await page.setViewportSize({ width: 1400, height: 900 });
+}
+
 let current = "start";
 export function step(name) {
   current = name;
