@@ -121,6 +121,27 @@ async fn every_page_and_the_confirmation_mail_come_in_each_shipped_language() {
     assert!(script.contains("/submit?lang=nl"), "its submissions say which language they were read in");
 }
 
+/// The archive of public campaigns (item 8) in each shipped language, from the browser's.
+#[rocket::async_test]
+async fn the_archive_comes_in_each_shipped_language() {
+    let room = Mailroom::new().await;
+    let (app, key) = (&room.app, room.keys.secret_key.clone());
+    app.post("/contacts", &key, json!({ "email": "kim@example.org" })).await;
+    let body = json!({ "name": "News", "subject": "News", "body": "<p>News</p>", "from": "news@example.test",
+        "audienceType": "ALL", "public": true });
+    let (_, made) = app.post("/campaigns", &key, body).await;
+    let id = made["data"]["id"].as_str().unwrap().to_string();
+    assert_eq!(app.post(&format!("/campaigns/{id}/send"), &key, json!({})).await.0, Status::Ok);
+    room.deliver(1).await;
+    let tags = ["en-GB", "de_AT", "fr", "ES", "pt-BR", "nl-BE"];
+    for (lang, tag) in Lang::ALL.into_iter().zip(tags) {
+        let (status, shown) = page(&room, &format!("/archive/{}", room.keys.id), Some(tag)).await;
+        assert_eq!(status, Status::Ok, "{tag}");
+        assert_eq!(lang_and_title(&shown), (lang.code().to_string(), text(lang, "archive.title")), "{shown}");
+        assert!(shown.contains(&text(lang, "archive.feed")), "{shown}");
+    }
+}
+
 #[rocket::async_test]
 async fn a_project_words_names_and_colours_its_pages_and_sets_their_default_language() {
     let room = Mailroom::new().await;
