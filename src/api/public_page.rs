@@ -45,6 +45,10 @@ impl<'r> Responder<'r, 'static> for Page {
         response.header(Header::new("Cache-Control", "no-store"));
         match self {
             Page::Html(status, body) => {
+                if status == Status::TooManyRequests {
+                    // The public share of a project's limit refills over the minute.
+                    response.header(Header::new("Retry-After", "60"));
+                }
                 response.status(status).header(ContentType::HTML).sized_body(body.len(), Cursor::new(body));
             }
             Page::Gif => {
@@ -66,9 +70,12 @@ impl<'r> Responder<'r, 'static> for Page {
                     .sized_body(html.len(), Cursor::new(html));
             }
             Page::Feed(xml) => {
+                // Opened in a browser, it is a document of ours: never sniffed, never run.
                 response
                     .header(Header::new("Cache-Control", ARCHIVE_CACHE))
                     .header(ContentType::new("application", "atom+xml"))
+                    .header(Header::new("X-Content-Type-Options", "nosniff"))
+                    .header(Header::new("Content-Security-Policy", "default-src 'none'; sandbox"))
                     .sized_body(xml.len(), Cursor::new(xml));
             }
         }

@@ -162,6 +162,7 @@ async fn a_public_campaign_is_archived_without_personal_data_and_in_the_feed() {
     let (status, xml, headers) = page(&room, &format!("/archive/{project}/feed.atom")).await;
     assert_eq!(status, Status::Ok);
     assert_eq!(headers.get_one("Content-Type"), Some("application/atom+xml"));
+    assert!(headers.get_one("Content-Security-Policy").unwrap().contains("sandbox"));
     let feed = atom_syndication::Feed::from_str(&xml).expect("a valid Atom feed");
     assert_eq!(feed.title.value, "Test project");
     assert_eq!(feed.entries.len(), 1);
@@ -251,6 +252,8 @@ async fn renders_are_charged_to_the_project_and_served_from_memory_after() {
     assert_eq!(status, Status::Ok, "a copy already made costs nothing");
     let (status, busy, _) = page(&room, &format!("/archive/{project}/{second}")).await;
     assert_eq!(status, Status::TooManyRequests, "{busy}");
+    let res = app.client.get(format!("/archive/{project}/{second}")).dispatch().await;
+    assert_eq!(res.headers().get_one("Retry-After"), Some("60"));
     assert!(busy.contains("Too many requests"), "{busy}");
     // Another project's pages are not held up.
     let (_, other) = app.user_with_project("other@example.com").await;
