@@ -109,7 +109,7 @@ impl Changes {
     /// The campaign's place in the archive with these changes over `current`'s, checked.
     pub fn publication(self, current: &Campaign) -> Result<(bool, Option<String>)> {
         let data = match self.archive_data {
-            None => return Ok((self.public.unwrap_or(current.public), current.archive_data.clone())),
+            None => current.archive_data.clone(),
             Some(given) => check_archive_data(given)?,
         };
         Ok((self.public.unwrap_or(current.public), data))
