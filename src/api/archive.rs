@@ -23,7 +23,7 @@ use crate::core::ids::CampaignId;
 use crate::core::links::{self, Link, escape_html};
 use crate::core::outbound::Rendered;
 use crate::db::campaigns::{self, Archived};
-use crate::error::Envelope;
+use crate::error::{ApiError, Envelope};
 use crate::state::AppState;
 
 documented_routes!(archive_page, archive_feed, archived_campaign, web_version);
@@ -255,9 +255,12 @@ async fn archived_campaign(
     slug: &str,
     campaign: Param<CampaignId>,
     reader: Reader,
-) -> Page {
-    let Ok(campaign) = campaign else { return Shell::plain(&reader).not_found() };
-    let campaign = campaign.to_string();
+) -> Result<Page, ApiError> {
+    // Like every route's id: one that is no id at all is the envelope's 404.
+    Ok(archived_page(state, slug, campaign?.to_string(), &reader).await)
+}
+
+async fn archived_page(state: &AppState, slug: &str, campaign: String, reader: &Reader) -> Page {
     let (address, id) = (slug.to_string(), campaign.clone());
     let found = state
         .db
@@ -308,9 +311,11 @@ async fn web_version(
     campaign: Param<CampaignId>,
     token: &str,
     reader: Reader,
-) -> Page {
-    let Ok(campaign) = campaign else { return Shell::plain(&reader).not_found() };
-    let id = campaign.to_string();
+) -> Result<Page, ApiError> {
+    Ok(web_version_page(state, campaign?.to_string(), token, &reader).await)
+}
+
+async fn web_version_page(state: &AppState, id: String, token: &str, reader: &Reader) -> Page {
     let contact = match links::verify(&state.secrets.link, token) {
         Some(Link::View { campaign: signed, contact }) if signed == id => contact,
         _ => return Shell::plain(&reader).not_found(),

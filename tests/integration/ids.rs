@@ -7,7 +7,7 @@ use rocket::http::{ContentType, Header, Method};
 use crate::common::{TestApp, assert_envelope};
 
 /// Path parameters that are names, not rows' ids (tests/architecture.rs says the same).
-const NAMES: &[&str] = &["name", "field", "token"];
+const NAMES: &[&str] = &["name", "field", "token", "slug"];
 
 #[rocket::async_test]
 async fn a_text_that_is_no_id_is_a_404_on_every_route_that_takes_one() {
@@ -28,6 +28,8 @@ async fn a_text_that_is_no_id_is_a_404_on_every_route_that_takes_one() {
                     // Near an id: a capital letter is all that is wrong with it.
                     "018F2C1E-7b3a-7c4d-9e8f-0a1b2c3d4e5f".to_string()
                 }
+                // A name stands as a word (a literal `<token>` is no URI at all).
+                Some(name) if NAMES.contains(&name) => name.to_string(),
                 _ => segment.to_string(),
             })
             .collect();
