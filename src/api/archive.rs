@@ -272,12 +272,12 @@ async fn archived_page(state: &AppState, slug: &str, campaign: String, reader: &
         .await;
     let (archive, version) = match found {
         Ok(Some(found)) => found,
-        Ok(None) => return Shell::plain(&reader).not_found(),
-        Err(e) => return failed(Shell::plain(&reader), e),
+        Ok(None) => return Shell::plain(reader).not_found(),
+        Err(e) => return failed(Shell::plain(reader), e),
     };
     match copy_of(state, &archive, &campaign, version, &mut false).await {
         Ok(Some(copy)) => Page::Mail { html: copy.html.clone(), public: true },
-        Ok(None) => Shell::plain(&reader).not_found(),
+        Ok(None) => Shell::plain(reader).not_found(),
         Err(refused) => {
             let shell = Shell::of_project(state, &archive.project, reader.wishes(None)).await;
             match refused {
@@ -318,13 +318,13 @@ async fn web_version(
 async fn web_version_page(state: &AppState, id: String, token: &str, reader: &Reader) -> Page {
     let contact = match links::verify(&state.secrets.link, token) {
         Some(Link::View { campaign: signed, contact }) if signed == id => contact,
-        _ => return Shell::plain(&reader).not_found(),
+        _ => return Shell::plain(reader).not_found(),
     };
     let found = state.db.run(move |conn| archive::web_version(conn, &id, &contact)).await;
     let version = match found {
         Ok(Some(version)) => version,
-        Ok(None) => return Shell::plain(&reader).not_found(),
-        Err(e) => return failed(Shell::plain(&reader), e),
+        Ok(None) => return Shell::plain(reader).not_found(),
+        Err(e) => return failed(Shell::plain(reader), e),
     };
     let key = version.copy_of();
     if let Some(copy) = state.copies.get(&key) {
