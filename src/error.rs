@@ -364,12 +364,21 @@ impl From<Error> for ApiError {
             }
             Error::Forbidden(Forbidden::Denied(_)) => Self::forbidden(message),
             // The code Plunk answers with (appliance.md section 11).
-            Error::Forbidden(Forbidden::UnverifiedSender(domain)) => {
+            Error::Forbidden(Forbidden::UnverifiedSender { domain, sandbox }) => {
+                let add = format!(
+                    "add {domain} (or a parent domain) on the Domains page or with POST /domains, publish the DNS records it shows, then verify it"
+                );
+                let suggestion = match &sandbox {
+                    Some(sandbox) => format!(
+                        "While this server captures mail, send from any address at {sandbox} (the project's sandbox domain; the mail stays in the Outbox). To send for real, {add}"
+                    ),
+                    None => format!("To send from it, {add}"),
+                };
+                // The details stay as appliance.md section 11 has them; the sandbox is named in
+                // the suggestion (and at GET /domains/sandbox).
                 Self::new(403, "INTERNAL_SERVER_ERROR", message)
                     .with_details(json!({ "domain": domain, "reason": "DOMAIN_NOT_VERIFIED" }))
-                    .with_suggestion(format!(
-                        "Add {domain} (or a parent domain) with POST /domains, publish the DNS records it returns, then call GET /domains/:id/verify"
-                    ))
+                    .with_suggestion(suggestion)
             }
             // Nothing of the write was kept (core's message says so).
             Error::OverLimit(Limit::Billing { category }) => Self::new(402, "BILLING_LIMIT_EXCEEDED", message)

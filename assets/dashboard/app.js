@@ -27,7 +27,7 @@ import { Smtp } from "./js/pages/smtp.js";
 import { Inbound, InboundMessage } from "./js/pages/inbound.js";
 import { Overview } from "./js/pages/overview.js";
 import { Domains } from "./js/pages/domains.js";
-import { Outbox, OutboxMessage } from "./js/pages/outbox.js";
+import { Outbox, OutboxMessage, SystemOutboxMessage } from "./js/pages/outbox.js";
 import { Settings } from "./js/pages/settings.js";
 import { Reference } from "./js/pages/reference.js";
 
@@ -75,6 +75,7 @@ const PROJECT_ROUTES = [
   ["events", Events],
   ["domains", Domains],
   ["outbox", Outbox],
+  ["outbox/system/:id", SystemOutboxMessage],
   ["outbox/:id", OutboxMessage],
   ["webhooks", Webhooks],
   ["smtp", Smtp],

@@ -12,9 +12,9 @@ use crate::core::ids::{DomainId, ProjectId};
 use crate::db::domains;
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::views::domains::{Domain as DomainView, NewDomain};
+use crate::views::domains::{Domain as DomainView, NewDomain, Sandbox};
 
-documented_routes!(create, list, verify, remove);
+documented_routes!(create, sandbox, list, verify, remove);
 
 /// Adds a sender domain with a new DKIM key; publish its records, then verify it.
 #[utoipa::path(
@@ -45,6 +45,30 @@ async fn create(
     let stored = domain.clone();
     state.db.write(move |tx| core_domains::add(tx, &stored, cap)).await?;
     Ok(Json(DomainView::from(&domain)))
+}
+
+/// The project's sandbox sender domain: verified while this server captures mail (no relay is
+/// configured), so drafts, test sends, campaigns and workflows work before any DNS is set up;
+/// its mail stays in the Outbox.
+#[utoipa::path(
+    tag = "Domains",
+    operation_id = "sandboxDomain",
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The sandbox domain", body = Sandbox)),
+)]
+#[get("/domains/sandbox")]
+async fn sandbox(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Sandbox>, ApiError> {
+    let verified = state.db.run(|conn| crate::core::sandbox::captured(conn)).await?;
+    let reason = if verified {
+        "This server captures mail (no relay is configured): mail from this domain is kept in the Outbox and never leaves the machine."
+    } else {
+        "A relay is configured, so mail would leave the machine: send from a domain of your own, verified on the Domains page."
+    };
+    Ok(Json(Sandbox {
+        domain: crate::core::sandbox::domain_of(&access.project.id),
+        verified,
+        reason: reason.into(),
+    }))
 }
 
 /// The project's domains (`project_id` is the project the key or session acts on).

@@ -1,9 +1,11 @@
-//! `GET /outbox`: the messages the capture transport kept instead of sending.
+//! `GET /outbox`: the messages the capture transport kept instead of sending; and for the
+//! instance's owner while mail is captured, `GET /outbox/system`: the mail the server sent
+//! itself (sign-up verification, password resets, invitations), which reaches no one else then.
 
 use rocket::serde::json::Json;
 use rocket::{FromForm, State, get};
 
-use super::guards::ProjectAccess;
+use super::guards::{ProjectAccess, Session};
 use super::pagination;
 use crate::db::outbox;
 use crate::error::ApiError;
@@ -11,7 +13,7 @@ use crate::state::AppState;
 use crate::views::CursorPage;
 use crate::views::outbox::{Header, OutboxMessage, OutboxSource};
 
-documented_routes!(list, read);
+documented_routes!(list, read, system_list, system_read);
 
 #[derive(FromForm, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -38,9 +40,17 @@ async fn list(
     access: ProjectAccess,
     params: ListParams<'_>,
 ) -> Result<Json<CursorPage<OutboxMessage>>, ApiError> {
+    page_of(state, access.project.id, params).await
+}
+
+/// A page of `project`'s captured messages, newest first.
+async fn page_of(
+    state: &AppState,
+    project: String,
+    params: ListParams<'_>,
+) -> Result<Json<CursorPage<OutboxMessage>>, ApiError> {
     let limit = pagination::limit(params.limit)?;
     let before: Option<i64> = params.cursor.filter(|c| !c.is_empty()).map(pagination::decode).transpose()?;
-    let project = access.project.id;
     let (rows, total) = state
         .db
         .run(move |conn| {
@@ -75,7 +85,11 @@ async fn read(
     access: ProjectAccess,
     id: i64,
 ) -> Result<Json<OutboxSource>, ApiError> {
-    let project = access.project.id;
+    source_of(state, access.project.id, id).await
+}
+
+/// Captured message `id` of `project`, read back.
+async fn source_of(state: &AppState, project: String, id: i64) -> Result<Json<OutboxSource>, ApiError> {
     // The memory a message takes to read and answer (its bytes, the parsed parts, the JSON) is
     // reserved from the body budget first: many large ones at once wait their turn.
     let lookup = project.clone();
@@ -92,4 +106,53 @@ async fn read(
         html,
         text,
     }))
+}
+
+/// The instance's owner may read the server's own mail now (403 saying why not).
+async fn owner_of_instance(state: &AppState, session: Session) -> Result<(), ApiError> {
+    let user = session.user;
+    Ok(state.db.run(move |conn| crate::core::accounts::may_read_system_mail(conn, &user)).await?)
+}
+
+/// The mail the server sent itself (sign-up verification, password resets, invitations), newest
+/// first: for the instance's owner (its first account), while mail is captured.
+#[utoipa::path(
+    tag = "Sending",
+    operation_id = "listSystemOutbox",
+    params(ListParams),
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "A page of messages", body = CursorPage<OutboxMessage>),
+        (status = 403, description = "Not the instance's owner, or a relay is configured", body = crate::error::Envelope),
+    ),
+)]
+#[get("/outbox/system?<params..>")]
+async fn system_list(
+    state: &State<AppState>,
+    session: Session,
+    params: ListParams<'_>,
+) -> Result<Json<CursorPage<OutboxMessage>>, ApiError> {
+    owner_of_instance(state, session).await?;
+    page_of(state, crate::db::projects::SYSTEM.to_string(), params).await
+}
+
+/// One message the server sent itself, read back: for the instance's owner, while mail is
+/// captured.
+#[utoipa::path(
+    tag = "Sending",
+    operation_id = "getSystemOutboxMessage",
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "The message", body = OutboxSource),
+        (status = 403, description = "Not the instance's owner, or a relay is configured", body = crate::error::Envelope),
+    ),
+)]
+#[get("/outbox/system/<id>")]
+async fn system_read(
+    state: &State<AppState>,
+    session: Session,
+    id: i64,
+) -> Result<Json<OutboxSource>, ApiError> {
+    owner_of_instance(state, session).await?;
+    source_of(state, crate::db::projects::SYSTEM.to_string(), id).await
 }

@@ -98,6 +98,24 @@ pub fn signups_open(conn: &Tx, config: &Config) -> crate::db::Result<bool> {
     }
 }
 
+/// Whether `user` may read the mail the server sent itself (sign-up verification, resets,
+/// invitations) in the Outbox: the instance's owner (its first account, the only one a
+/// default install lets sign up), and only while mail is captured, when that mail reaches no
+/// one else. 403 otherwise, saying which.
+pub fn may_read_system_mail(conn: &Tx, user: &User) -> Result<()> {
+    if users::first_id(conn)?.as_deref() != Some(user.id.as_str()) {
+        return Err(Error::forbidden(
+            "Only the instance's owner (its first account) reads the server's own mail",
+        ));
+    }
+    if !super::sandbox::captured(conn)? {
+        return Err(Error::forbidden(
+            "A relay is configured: the server's own mail was sent to its recipients, not kept in the Outbox",
+        ));
+    }
+    Ok(())
+}
+
 /// The refusal of a sign-up when they are closed.
 pub fn signups_closed() -> Error {
     Error::forbidden("Sign-ups are closed on this server; ask its owner for an invitation")

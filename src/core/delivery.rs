@@ -63,6 +63,9 @@ pub struct Context {
     pub raw: Option<Arc<Part<RawMessage>>>,
     /// The project is being reset or deleted.
     pub wiping: bool,
+    /// Sent from the project's sandbox domain while mail is captured (`core::sandbox`): it has
+    /// no row and no key, and goes unsigned into the outbox.
+    pub sandboxed: bool,
 }
 
 /// Reads what each email of a batch needs, each campaign, domain, attachment set and project
@@ -74,6 +77,7 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
     let mut raw_seen = HashMap::new();
     let mut topics_seen = HashMap::new();
     let mut wiping_seen = HashMap::new();
+    let mut captured = None;
     let mut out = Vec::with_capacity(batch.len());
     for email in batch {
         let project = email.project_id.as_str();
@@ -139,10 +143,25 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
             Some(wiping) => *wiping,
             None => *wiping_seen.entry(project.to_string()).or_insert(projects::is_wiping(conn, project)?),
         };
-        out.push((
-            email,
-            Context { contact, suppressed, listed, domain, campaign, left_topic, attachments, raw, wiping },
-        ));
+        let sandboxed = domain.is_none()
+            && from_domain.eq_ignore_ascii_case(&super::sandbox::domain_of(project))
+            && match captured {
+                Some(known) => known,
+                None => *captured.insert(super::sandbox::captured(conn)?),
+            };
+        let context = Context {
+            contact,
+            suppressed,
+            listed,
+            domain,
+            campaign,
+            left_topic,
+            attachments,
+            raw,
+            wiping,
+            sandboxed,
+        };
+        out.push((email, context));
     }
     Ok(out)
 }
@@ -193,7 +212,7 @@ pub fn check(email: &Email, context: &Context, now: i64) -> Result<Email, Outcom
     }
     // System mail goes out signed when its domain is verified in some project, else unsigned.
     let system = email.project_id == projects::SYSTEM;
-    if context.domain.is_none() && !system {
+    if context.domain.is_none() && !system && !context.sandboxed {
         return Err(Outcome::Fail {
             error: format!("the sender domain of {} is no longer a domain of the project", email.from_email),
             counted: false,

@@ -61,6 +61,12 @@ pub fn normalize(input: &str) -> Result<String> {
     let tld_ok = labels.last().is_some_and(|t| {
         t.len() >= 2 && (t.bytes().all(|b| b.is_ascii_alphabetic()) || t.starts_with("xn--"))
     });
+    if super::sandbox::is_sandbox_name(&ascii) {
+        return Err(invalid(
+            "names under sandbox.invalid are the projects' sandbox domains, verified while mail is captured; add a domain you own",
+            input,
+        ));
+    }
     if labels.len() < 2 || !labels_ok || !tld_ok || ascii.len() > 253 {
         return Err(invalid(
             "not a valid domain name; it needs at least a name and a top-level domain, like example.com",
@@ -246,8 +252,8 @@ pub fn candidates(domain: &str) -> Vec<String> {
     (0..labels.len().saturating_sub(1)).map(|i| labels[i..].join(".")).collect()
 }
 
-/// The sender rule: the from address's domain, or a parent of it, is verified in this project.
-/// Otherwise [`Forbidden::UnverifiedSender`] (the API answers it as appliance.md section 11 says).
+/// The sender rule: the from address's domain, or a parent of it, is verified in this project,
+/// or it is the project's sandbox domain while mail is captured. Otherwise [`Forbidden::UnverifiedSender`] (the API answers it as appliance.md section 11 says).
 pub fn require_verified_sender(conn: &Tx, project: &str, from: &str) -> Result<()> {
     let domain = from
         .rsplit_once('@')
@@ -259,7 +265,12 @@ pub fn require_verified_sender(conn: &Tx, project: &str, from: &str) -> Result<(
     if domains::verified_among(conn, project, &candidates(&domain))?.is_some() {
         return Ok(());
     }
-    Err(Error::Forbidden(Forbidden::UnverifiedSender(domain)))
+    // While mail is captured, the project's sandbox domain is verified (and named otherwise).
+    let sandbox = super::sandbox::captured(conn)?.then(|| super::sandbox::domain_of(project));
+    if sandbox.as_deref() == Some(domain.as_str()) {
+        return Ok(());
+    }
+    Err(Error::Forbidden(Forbidden::UnverifiedSender { domain, sandbox }))
 }
 
 /// Domain `id` of `project`.

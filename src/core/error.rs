@@ -78,9 +78,10 @@ pub enum Error {
 pub enum Forbidden {
     #[error("{0}")]
     Denied(String),
-    /// The from address's domain (nor any parent of it) is not verified in this project.
-    #[error("The sender domain {0} is not verified in this project")]
-    UnverifiedSender(String),
+    /// The from address's domain (nor any parent of it) is not verified in this project; while
+    /// mail is captured, the project's sandbox domain that is (`core::sandbox`).
+    #[error("The sender domain {domain} is not verified in this project")]
+    UnverifiedSender { domain: String, sandbox: Option<String> },
 }
 
 /// Which limit a write would pass.

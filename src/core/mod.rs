@@ -48,6 +48,7 @@ pub mod projects;
 pub mod render;
 pub mod reports;
 pub mod reputation;
+pub mod sandbox;
 pub mod segments;
 pub mod send;
 pub mod ses;

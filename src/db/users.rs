@@ -52,6 +52,14 @@ pub fn any(conn: &Connection) -> Result<bool> {
     Ok(conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM users)")?.query_row([], |r| r.get(0))?)
 }
 
+/// The id of the first account made: the instance's owner.
+pub fn first_id(conn: &Connection) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT id FROM users ORDER BY created_at, id LIMIT 1")?
+        .query_row([], |r| r.get(0))
+        .optional()?)
+}
+
 pub fn by_email(conn: &Connection, email: &str) -> Result<Option<User>> {
     Ok(conn
         .query_row(&format!("SELECT {COLUMNS} FROM users WHERE email = ?1"), [email], from_row)

@@ -87,3 +87,17 @@ impl From<&Row> for Domain {
         }
     }
 }
+
+/// `GET /domains/sandbox`: the project's sandbox sender domain.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({ "domain": "0a1b2c3d4e5f.sandbox.invalid", "verified": true,
+    "reason": "This server captures mail (no relay is configured): mail from this domain is kept in the Outbox and never leaves the machine." }))]
+pub struct Sandbox {
+    /// Any address at it may send while `verified`.
+    pub domain: String,
+    /// True while the server captures mail; false once a relay is configured.
+    pub verified: bool,
+    /// Why it is or is not verified, in a sentence.
+    pub reason: String,
+}

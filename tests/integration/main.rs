@@ -49,6 +49,7 @@ mod preferences;
 mod project_wipes;
 mod ratelimit;
 mod relays;
+mod sandbox;
 mod segment_membership;
 mod segments;
 mod send;

@@ -172,7 +172,7 @@ impl Role for Submission {
 /// what passes.
 fn refused(e: &CoreError) -> Reply {
     match e {
-        CoreError::Forbidden(Forbidden::UnverifiedSender(domain)) => {
+        CoreError::Forbidden(Forbidden::UnverifiedSender { domain, .. }) => {
             reply(550, "5.7.1", &format!("the sender domain {domain} is not verified in this project"))
         }
         CoreError::Forbidden(denied) => reply(550, "5.7.1", &denied.to_string()),

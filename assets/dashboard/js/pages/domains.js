@@ -53,8 +53,22 @@ function DomainCard({ domain, onChanged, onDeleted }) {
     </article>`;
 }
 
+/** The project's sandbox sender, verified while the server captures mail: a first hour without DNS. */
+function SandboxCard({ sandbox, outbox }) {
+  return html`
+    <section class="card" id="sandbox-domain" aria-labelledby="sandbox-heading" data-verified=${String(sandbox.verified)}>
+      <h2 id="sandbox-heading">Sandbox sender ${sandbox.verified ? html`<${Badge} kind="ok">verified while mail is captured<//>` : html`<${Badge}>not for sending<//>`}</h2>
+      ${sandbox.verified
+        ? html`<p>No domain yet? Until a relay is configured, send from any address at
+            <code id="sandbox-name">${sandbox.domain}</code> <${Copy} text=${`hello@${sandbox.domain}`} label="Copy an address" />:
+            templates, test sends, campaigns and workflows all work, and every message stays in the <a href=${outbox}>Outbox</a>.</p>`
+        : html`<p class="meta">${sandbox.reason}</p>`}
+    </section>`;
+}
+
 export function Domains({ project }) {
   const list = useLoad(() => get(`/domains/project/${encodeURIComponent(project.id)}`), [project.id]);
+  const sandbox = useLoad(() => get("/domains/sandbox"), [project.id]);
   const add = useAction(async (data, form) => {
     const created = await post("/domains", { domain: data.get("domain") });
     form.reset();
@@ -73,6 +87,7 @@ export function Domains({ project }) {
           <${Field} label="Domain"><input name="domain" required placeholder="mail.example.com" /><//>
         <//>
       </section>
+      ${sandbox.data && html`<${SandboxCard} sandbox=${sandbox.data} outbox=${`/app/p/${encodeURIComponent(project.id)}/outbox`} />`}
       <${Loaded} result=${list}>${(domains) => domains.length === 0
         ? html`<${Empty}>No domains yet. Add the domain you send from.<//>`
         : domains.map((d) => html`<${DomainCard} key=${d.id} domain=${d} onChanged=${replace} onDeleted=${() => list.setData(list.data.filter((x) => x.id !== d.id))} />`)}<//>

@@ -3,37 +3,58 @@
 
 import { html, useState } from "../../vendor/preact-htm.js";
 import { get } from "../api.js";
+import { setQuery, useLocation } from "../router.js";
 import { CursorPager, Empty, Loaded, Page, Table, Tabs, date, useCursor, useLoad } from "../ui.js";
+
+// The server's own mail (sign-up verification, resets, invitations): shown to the instance's
+// owner while mail is captured, when it reaches no one else.
+const SYSTEM = "system";
 
 export function Outbox({ project }) {
   const base = `/app/p/${encodeURIComponent(project.id)}`;
+  const { params } = useLocation();
+  const [which, setWhich] = useState(params.get("mail") === SYSTEM ? SYSTEM : "project");
   const pager = useCursor();
-  const list = useLoad(() => get("/outbox", { limit: 25, cursor: pager.cursor }), [pager.cursor]);
-  return html`
-    <${Page} title="Outbox">
-      <p class="meta">With no SMTP relay configured, Tidings keeps every message here, signed and complete, instead of sending it.</p>
-      <${Loaded} result=${list}>${(page) => page.data.length === 0
-        ? html`<${Empty}>The outbox is empty. Messages appear here when mail is sent without a relay; with a relay, mail goes out and is not kept.<//>`
+  // Whether this user may read the server's own mail: a first page answers it.
+  const system = useLoad(() => get("/outbox/system", { limit: 1 }).then(() => true, () => false), []);
+  const path = which === SYSTEM ? "/outbox/system" : "/outbox";
+  const list = useLoad(() => get(path, { limit: 25, cursor: pager.cursor }), [pager.cursor, which]);
+  const choose = (next) => {
+    setWhich(next);
+    pager.reset();
+    setQuery({ mail: next === SYSTEM ? SYSTEM : "" });
+  };
+  const table = html`<${Loaded} result=${list}>${(page) => page.data.length === 0
+        ? html`<${Empty}>${which === SYSTEM ? "The server has sent itself no mail yet." : "The outbox is empty. Messages appear here when mail is sent without a relay; with a relay, mail goes out and is not kept."}<//>`
         : html`
           <${Table} label="Captured messages" id="outbox-table">
             <thead><tr><th scope="col">When</th><th scope="col">To</th><th scope="col">Subject</th><th scope="col">From</th><th scope="col" class="num">Size</th></tr></thead>
             <tbody>${page.data.map((m) => html`
               <tr key=${m.id}><td>${date(m.createdAt)}</td><td>${m.to}</td>
-                <td><a href=${`${base}/outbox/${m.id}`}>${m.subject || "(no subject)"}</a></td><td>${m.from}</td>
+                <td><a href=${`${base}/outbox/${which === SYSTEM ? "system/" : ""}${m.id}`}>${m.subject || "(no subject)"}</a></td><td>${m.from}</td>
                 <td class="num">${(m.size / 1024).toFixed(1)} KB</td></tr>`)}</tbody>
           <//>
-          <${CursorPager} pager=${pager} list=${page} label="Outbox" />`}<//>
+          <${CursorPager} pager=${pager} list=${page} label="Outbox" />`}<//>`;
+  return html`
+    <${Page} title="Outbox">
+      <p class="meta">With no SMTP relay configured, Tidings keeps every message here, signed and complete, instead of sending it.</p>
+      ${system.data
+        ? html`<${Tabs} label="Whose mail" tabs=${[["project", "This project"], [SYSTEM, "The server's own mail"]]} current=${which} onChange=${choose}>
+            ${which === SYSTEM && html`<p class="meta">Sign-up confirmations, password resets and invitations the server sent: you see them as the
+              instance's owner, because with mail captured they reach no one else.</p>`}
+            ${table}<//>`
+        : table}
     <//>`;
 }
 
-export function OutboxMessage({ project, params }) {
+export function OutboxMessage({ project, params, system = false }) {
   const base = `/app/p/${encodeURIComponent(project.id)}`;
   const [tab, setTab] = useState("html");
-  const message = useLoad(() => get(`/outbox/${encodeURIComponent(params.id)}`), [params.id]);
+  const message = useLoad(() => get(`/outbox/${system ? "system/" : ""}${encodeURIComponent(params.id)}`), [params.id]);
   const m = message.data;
   const tabs = [["html", "HTML"], ["text", "Text"], ["headers", "Headers"], ["raw", "Source"]];
   return html`
-    <${Page} title=${m ? m.subject || "(no subject)" : "Message"} back=${{ href: `${base}/outbox`, label: "Outbox" }}>
+    <${Page} title=${m ? m.subject || "(no subject)" : "Message"} back=${{ href: `${base}/outbox${system ? "?mail=system" : ""}`, label: "Outbox" }}>
       <${Loaded} result=${message}>${(msg) => html`
         <section class="card">
           <dl class="props">
@@ -54,4 +75,9 @@ export function OutboxMessage({ project, params }) {
           <//>
         </section>`}<//>
     <//>`;
+}
+
+/** A message the server sent itself, for the instance's owner. */
+export function SystemOutboxMessage(props) {
+  return html`<${OutboxMessage} ...${props} system=${true} />`;
 }
