@@ -292,6 +292,7 @@ async fn dashboard_in_chromium() {
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "branding", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "archive", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "dashboard", &fixture));
+    tokio::task::block_in_place(|| drive(&root, &chromium, &server, "sandbox", &fixture));
 
     // Ada's welcome mail bounces for good: over the threshold, the project is suspended.
     let bounce =
