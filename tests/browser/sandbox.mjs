@@ -25,10 +25,10 @@ await drive("sandbox", async (browser) => {
   step("a template saved from the sandbox address: no DNS needed");
   await nav(page, "Templates");
   await page.getByRole("link", { name: "New template" }).click();
-  await page.getByLabel("Name").fill("Sandbox hello");
+  await page.getByLabel("Name", { exact: true }).fill("Sandbox hello");
   await page.getByLabel("From address").fill(`hello@${sandbox}`);
-  await page.getByLabel("Subject").fill("Hello from the sandbox");
-  await page.getByRole("button", { name: "Save template" }).click();
+  await page.getByLabel("Subject", { exact: true }).fill("Hello from the sandbox");
+  await page.getByRole("button", { name: "Create template" }).click();
   await toast(page, "Template saved");
   await page.waitForURL(/\/templates\/[0-9a-f-]{36}$/);
   await page.getByRole("button", { name: "Delete" }).click();
