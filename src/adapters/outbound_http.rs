@@ -41,13 +41,14 @@ pub struct Answer {
 pub struct Caller {
     client: reqwest::Client,
     allow_private: bool,
+    dns: Dns,
 }
 
 impl Caller {
     /// A client that resolves through `dns` and gives up on a call after `timeout`.
     pub fn new(dns: Dns, allow_private: bool, timeout: Duration) -> Caller {
         let client = reqwest::Client::builder()
-            .dns_resolver(Arc::new(Checked { dns, allow_private }))
+            .dns_resolver(Arc::new(Checked { dns: dns.clone(), allow_private }))
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .timeout(timeout)
@@ -58,7 +59,35 @@ impl Caller {
                 tracing::error!("cannot build the HTTP client ({e}); webhook calls will fail");
                 reqwest::Client::new()
             });
-        Caller { client, allow_private }
+        Caller { client, allow_private, dns }
+    }
+
+    /// Whether `url` names a host calls may reach, asked when it is saved so a loopback or
+    /// private address is refused then rather than on every call: an IP literal or `localhost`
+    /// judged as written, a name by the addresses it resolves to now (all refused: refused; a
+    /// name that does not resolve yet passes, and every call is checked again anyway).
+    pub async fn may_call(&self, url: &str) -> Result<(), String> {
+        if self.allow_private {
+            return Ok(());
+        }
+        let Some(host) = reqwest::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_string)) else {
+            return Ok(());
+        };
+        let lower = host.to_ascii_lowercase();
+        if lower == "localhost" || lower.ends_with(".localhost") {
+            return Err(refused(&host));
+        }
+        if let Some(ip) = literal(&host) {
+            return if is_public(ip) { Ok(()) } else { Err(refused(&host)) };
+        }
+        // A slow resolver does not hold the request up: the calls check again.
+        let lookup = async { tokio::join!(self.dns.a(&host), self.dns.aaaa(&host)) };
+        let Ok((v4, v6)) = tokio::time::timeout(Duration::from_secs(2), lookup).await else { return Ok(()) };
+        let found: Vec<IpAddr> = v4.records().iter().chain(v6.records()).copied().collect();
+        if !found.is_empty() && !found.iter().any(|ip| is_public(*ip)) {
+            return Err(refused(&host));
+        }
+        Ok(())
     }
 
     /// Makes the call; an error says why no answer came (refused address, timeout, connection).

@@ -38,6 +38,12 @@ async fn list(state: &State<AppState>, access: ProjectAccess) -> Result<Json<Vec
     Ok(Json(all.iter().map(EndpointView::from).collect()))
 }
 
+/// A url deliveries could reach: not a loopback, private or link-local address (unless
+/// `[webhooks] allow_private`), 422 on `url` otherwise.
+async fn reachable(state: &AppState, url: &str) -> Result<(), ApiError> {
+    state.http.may_call(url).await.map_err(|why| ApiError::invalid_field("url", "private_address", why))
+}
+
 /// Adds an endpoint (at most 20); the answer shows its signing secret, once.
 #[utoipa::path(
     tag = "Webhooks",
@@ -54,6 +60,7 @@ async fn create(
 ) -> Result<Json<EndpointView>, ApiError> {
     let body = body.0;
     let url = check_url(body.url.as_deref().unwrap_or_default())?;
+    reachable(state, &url).await?;
     let events = check_events(body.events.as_ref().unwrap_or(&json!(["*"])))?;
     let changes = Changes {
         description: Some(check_text(body.description, "description")?),
@@ -107,8 +114,12 @@ async fn update(
 ) -> Result<Json<EndpointView>, ApiError> {
     let id = id?;
     let body = body.0;
+    let url = body.url.as_deref().map(check_url).transpose()?;
+    if let Some(url) = &url {
+        reachable(state, url).await?;
+    }
     let changes = Changes {
-        url: body.url.as_deref().map(check_url).transpose()?,
+        url,
         events: body.events.as_ref().map(check_events).transpose()?,
         description: body.description.map(|d| check_text(Some(d), "description")).transpose()?,
         enabled: body.enabled,

@@ -178,18 +178,37 @@ async fn endpoints_are_checked_private_addresses_refused_and_other_projects_kept
     let room = Mailroom::new().await;
     let receiver = HttpReceiver::start();
     let (app, key) = (&room.app, room.keys.secret_key.clone());
+    // Names the test DNS server knows nothing of yet: they pass when saved.
+    let later = |name: &str, path: &str| format!("http://{name}.example.test:{}{path}", receiver.port);
     for (body, field) in [
         (json!({ "url": "ftp://example.com", "events": ["*"] }), "url"),
-        (json!({ "url": receiver.url("/x"), "events": [] }), "events"),
-        (json!({ "url": receiver.url("/x"), "events": ["a*b"] }), "events[0]"),
+        (json!({ "url": later("hooks", "/x"), "events": [] }), "events"),
+        (json!({ "url": later("hooks", "/x"), "events": ["a*b"] }), "events[0]"),
+        // A loopback, private or link-local target is refused when saved, not on every call.
+        (json!({ "url": receiver.url("/x") }), "url"),
+        (json!({ "url": format!("http://[::1]:{}/x", receiver.port) }), "url"),
+        (json!({ "url": "http://localhost:8080/x" }), "url"),
+        (json!({ "url": "http://169.254.169.254/latest/meta-data/" }), "url"),
     ] {
-        let (status, answer) = app.post("/webhooks", &key, body).await;
-        assert_eq!(status, Status::UnprocessableEntity, "{answer}");
-        assert_eq!(answer["error"]["errors"][0]["field"], field);
+        let (status, answer) = app.post("/webhooks", &key, body.clone()).await;
+        assert_eq!(status, Status::UnprocessableEntity, "{body}: {answer}");
+        assert_eq!(answer["error"]["errors"][0]["field"], field, "{answer}");
     }
-    let (_, created) = app.post("/webhooks", &key, json!({ "url": receiver.url("/x") })).await;
+    room.dns.a("inside.example.test", "10.0.0.7".parse().unwrap()).await;
+    let (status, answer) = app.post("/webhooks", &key, json!({ "url": later("inside", "/x") })).await;
+    assert_eq!(status, Status::UnprocessableEntity, "a name that resolves to a private address: {answer}");
+    assert_eq!(app.get("/webhooks", &key).await.1, json!([]), "nothing refused was stored");
+
+    // A target that became loopback after it was saved (its name's DNS changed; here, the row
+    // itself) is refused on every call.
+    let (_, created) = app.post("/webhooks", &key, json!({ "url": later("rebind", "/x") })).await;
     let id = created["id"].as_str().unwrap().to_string();
     assert_eq!(created["events"], json!(["*"]), "every event by default");
+    let (status, answer) =
+        app.call(Method::Patch, &format!("/webhooks/{id}"), &key, Some(json!({ "url": receiver.url("/y") }))).await;
+    assert_eq!(status, Status::UnprocessableEntity, "{answer}");
+    let loopback = receiver.url("/x");
+    app.store().set("webhook_endpoints", &[("url", loopback.as_str().into())], &[("id", id.clone().into())]);
     track(&room, "ada@example.com", "signup").await;
     app.run_jobs_until("a try", async || deliveries(app, &key, &id).await[0]["attempts"] == 1).await;
     let log = deliveries(app, &key, &id).await;
@@ -198,7 +217,7 @@ async fn endpoints_are_checked_private_addresses_refused_and_other_projects_kept
 
     // Disabled while a delivery waits: it is not sent, and the log says why.
     let (_, second) =
-        app.post("/webhooks", &key, json!({ "url": receiver.url("/y"), "events": ["late"] })).await;
+        app.post("/webhooks", &key, json!({ "url": later("late", "/y"), "events": ["late"] })).await;
     let second = second["id"].as_str().unwrap().to_string();
     track(&room, "ada@example.com", "late").await;
     let (status, _) = app
