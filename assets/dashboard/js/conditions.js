@@ -33,6 +33,9 @@ const SEGMENT_OPERATORS = [
   ["memberOfSegment", "is in segment"],
   ["notMemberOfSegment", "is not in segment"],
 ];
+// Operators the API takes as other names of the ones above: offered only to a filter that already
+// uses one, so the list does not show the same test twice.
+const ALIASES = new Set(["gt", "lt"]);
 const DURATION = new Set(["within", "olderThan", "triggeredWithin", "notTriggeredWithin", "triggeredOlderThan"]);
 const NO_VALUE = new Set(["exists", "notExists", "triggered", "notTriggered"]);
 const STANDARD_FIELDS = [["email", "string"], ["subscribed", "boolean"], ["snoozed", "boolean"], ["createdAt", "date"], ["updatedAt", "date"]];
@@ -113,7 +116,16 @@ function FilterRow({ filter, catalogue, events, segments, onChange, onRemove, la
     else if (next === "event") onChange({ field: events[0] ? events[0].name : "", operator: "triggered" });
     else onChange({ operator: "memberOfSegment", value: segments[0] ? segments[0].id : "" });
   };
-  const operators = kind === "field" ? FIELD_OPERATORS : kind === "event" ? EVENT_OPERATORS : SEGMENT_OPERATORS;
+  const operators = (kind === "field" ? FIELD_OPERATORS : kind === "event" ? EVENT_OPERATORS : SEGMENT_OPERATORS)
+    .filter(([op]) => !ALIASES.has(op) || op === filter.operator);
+  // A new field of another type starts from an empty value (a boolean's `true` is no plan name).
+  const setField = (field) => {
+    const next = { ...filter, field };
+    if (kind === "field" && typeOfField(field, catalogue) !== type && "value" in filter) {
+      next.value = typeOfField(field, catalogue) === "boolean" ? true : "";
+    }
+    onChange(next);
+  };
   return html`
     <div class="filter" role="group" aria-label=${label}>
       <${Field} label="Test">
@@ -122,7 +134,7 @@ function FilterRow({ filter, catalogue, events, segments, onChange, onRemove, la
         </select>
       <//>
       ${kind === "field" && html`<${Field} label="Field">
-        <input list="condition-fields" required value=${filter.field} onInput=${(e) => onChange({ ...filter, field: e.currentTarget.value })} /><//>`}
+        <input list="condition-fields" required value=${filter.field} onInput=${(e) => setField(e.currentTarget.value)} /><//>`}
       ${kind === "event" && html`<${Field} label="Event">
         <input list="condition-events" required value=${filter.field} onInput=${(e) => onChange({ ...filter, field: e.currentTarget.value })} /><//>`}
       ${kind === "segment" && html`<div></div>`}
