@@ -27,6 +27,9 @@ pub struct Features {
     pub signups: bool,
     /// Opens or clicks are tracked.
     pub tracking: bool,
+    /// No relay is configured: mail is kept in the Outbox, not sent (and the projects' sandbox
+    /// sender domains are verified).
+    pub captured: bool,
 }
 
 /// What is tracked.

@@ -43,6 +43,8 @@ await drive("archive", async (browser) => {
   }
   await page.goto(`${base}/app/p/${encodeURIComponent(F.projectId)}/campaigns/${encodeURIComponent(id)}`);
   await page.waitForSelector("#results[data-status=SENT]");
+  // The fixture captures mail: the results say that nobody received it.
+  await page.waitForSelector("#captured-notice");
   await page.check("#campaign-public");
   await page.fill('[data-fill-name="0"]', "firstName");
   await page.fill('[data-fill-value="0"]', "reader");

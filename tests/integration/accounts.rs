@@ -101,7 +101,7 @@ async fn public_config_and_oauth_config_need_no_auth() {
     let config = body(res).await;
     assert_eq!(
         config["features"],
-        json!({ "billing": false, "oauth": false, "signups": true, "tracking": true })
+        json!({ "billing": false, "oauth": false, "signups": true, "tracking": true, "captured": true })
     );
     assert_eq!(config["tracking"], json!({ "opens": true, "clicks": true }));
     let res = app.client.get("/auth/oauth-config").dispatch().await;

@@ -138,6 +138,9 @@ async fn once_a_relay_is_configured_the_sandbox_no_longer_sends() {
         .await;
     assert_eq!(status, Status::Forbidden, "{refused}");
     assert!(!refused["error"]["suggestion"].as_str().unwrap().contains("captures mail"), "{refused}");
+    let res = app.client.get("/config").dispatch().await;
+    let config: Value = serde_json::from_str(&res.into_string().await.unwrap()).unwrap();
+    assert_eq!(config["features"]["captured"], json!(false), "the dashboard reads it: {config}");
     // Nor does the server's own mail show in the outbox: it went to its recipients.
     let res = app.client.get("/outbox/system").cookie(room.session.clone()).dispatch().await;
     assert_eq!(res.status(), Status::Forbidden);

@@ -204,8 +204,9 @@ async fn endpoints_are_checked_private_addresses_refused_and_other_projects_kept
     let (_, created) = app.post("/webhooks", &key, json!({ "url": later("rebind", "/x") })).await;
     let id = created["id"].as_str().unwrap().to_string();
     assert_eq!(created["events"], json!(["*"]), "every event by default");
-    let (status, answer) =
-        app.call(Method::Patch, &format!("/webhooks/{id}"), &key, Some(json!({ "url": receiver.url("/y") }))).await;
+    let (status, answer) = app
+        .call(Method::Patch, &format!("/webhooks/{id}"), &key, Some(json!({ "url": receiver.url("/y") })))
+        .await;
     assert_eq!(status, Status::UnprocessableEntity, "{answer}");
     let loopback = receiver.url("/x");
     app.store().set("webhook_endpoints", &[("url", loopback.as_str().into())], &[("id", id.clone().into())]);

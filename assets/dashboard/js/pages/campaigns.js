@@ -239,6 +239,8 @@ function SendPanel({ campaign, onChanged }) {
 function Results({ campaign, onChanged }) {
   const id = encodeURIComponent(campaign.id);
   const stats = useLoad(() => get(`/campaigns/${id}/stats`), [campaign.id]);
+  const config = useLoad(() => get("/config"), []);
+  const captured = config.data && config.data.features.captured;
   useEffect(() => {
     if (campaign.status !== "SENDING") return undefined;
     const timer = setInterval(async () => {
@@ -254,6 +256,8 @@ function Results({ campaign, onChanged }) {
     return html`
       <section class="card" aria-labelledby="results-heading" id="results" data-status=${s.status}>
         <h2 id="results-heading">${s.status === "SENDING" ? "Sending" : "Results"}</h2>
+        ${captured && html`<p class="notice warn" role="status" id="captured-notice">No relay is configured: these messages stayed on this
+          machine, in the Outbox. Nobody received them, so no opens, clicks or bounces will come.</p>`}
         ${s.status === "SENDING" && html`
           <p>${done} of ${s.expanded ? s.totalRecipients : `${s.totalRecipients}+`} handed to the relay</p>
           <progress max=${Math.max(s.totalRecipients, 1)} value=${done} aria-label="Sending progress"></progress>`}

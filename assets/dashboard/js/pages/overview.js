@@ -19,9 +19,17 @@ function Chart({ series }) {
     if (!box.current || typeof window.uPlot !== "function") return undefined;
     const xs = series.map((p) => new Date(p.date).getTime() / 1000);
     const data = [xs, ...SERIES.map(([key]) => series.map((p) => p[key]))];
+    // Off the chart, the legend shows the period's totals (uPlot's own would read "--").
+    const total = (key) => series.reduce((sum, p) => sum + (p[key] || 0), 0);
+    const day = (v) => new Date(v * 1000).toLocaleDateString(undefined, { month: "short", day: "numeric" });
     const chart = new window.uPlot({
       width: Math.max(300, box.current.clientWidth), height: 260,
-      series: [{}, ...SERIES.map(([, label, stroke]) => ({ label, stroke, width: 2 }))],
+      series: [
+        { label: "Day", value: (u, v) => (v == null ? "All days" : day(v)) },
+        ...SERIES.map(([key, label, stroke]) => ({
+          label, stroke, width: 2, value: (u, v) => (v == null ? String(total(key)) : String(v)),
+        })),
+      ],
       axes: [{}, { size: 50 }],
     }, data, box.current);
     return () => chart.destroy();
