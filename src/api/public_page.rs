@@ -70,9 +70,11 @@ impl<'r> Responder<'r, 'static> for Page {
                     .sized_body(html.len(), Cursor::new(html));
             }
             Page::Feed(xml) => {
-                // Opened in a browser, it is a document of ours: never sniffed, never run.
+                // Opened in a browser, it is a document of ours: never sniffed, never run. Its
+                // title and language follow the reader's, so a cache keeps one per language.
                 response
                     .header(Header::new("Cache-Control", ARCHIVE_CACHE))
+                    .header(Header::new("Vary", "Accept-Language"))
                     .header(ContentType::new("application", "atom+xml"))
                     .header(Header::new("X-Content-Type-Options", "nosniff"))
                     .header(Header::new("Content-Security-Policy", "default-src 'none'; sandbox"))

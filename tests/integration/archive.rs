@@ -38,9 +38,10 @@ async fn page(room: &Mailroom, path: &str) -> (Status, String, Headers) {
     (status, res.into_string().await.unwrap_or_default(), Headers(headers))
 }
 
-const HEADERS: [&str; 4] = ["Content-Security-Policy", "Referrer-Policy", "Cache-Control", "Content-Type"];
+const HEADERS: [&str; 5] =
+    ["Content-Security-Policy", "Referrer-Policy", "Cache-Control", "Content-Type", "Vary"];
 
-struct Headers([String; 4]);
+struct Headers([String; 5]);
 
 impl Headers {
     fn get_one(&self, name: &str) -> Option<&str> {
@@ -163,6 +164,7 @@ async fn a_public_campaign_is_archived_without_personal_data_and_in_the_feed() {
     assert_eq!(status, Status::Ok);
     assert_eq!(headers.get_one("Content-Type"), Some("application/atom+xml"));
     assert!(headers.get_one("Content-Security-Policy").unwrap().contains("sandbox"));
+    assert_eq!(headers.get_one("Vary"), Some("Accept-Language"), "cached once per language");
     let feed = atom_syndication::Feed::from_str(&xml).expect("a valid Atom feed");
     assert_eq!(feed.title.value, "Test project");
     assert_eq!(feed.entries.len(), 1);
