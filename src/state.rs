@@ -79,7 +79,7 @@ impl AppState {
             // Read by the catalogue caps' triggers (migration V22).
             settings::set(tx, "fields_per_project", &config.limits.fields_per_project.to_string())?;
             // Sandbox sender domains are verified only while mail is captured (issue 33).
-            let captured = if config.smtp.relays().is_empty() { "1" } else { "0" };
+            let captured = if config.smtp.captures() { "1" } else { "0" };
             settings::set(tx, crate::core::sandbox::CAPTURED_SETTING, captured)?;
             settings::set(tx, "event_names_per_project", &config.limits.event_names_per_project.to_string())?;
             // Read by the workflow engine as events start executions (issue 29).

@@ -31,7 +31,7 @@ async fn features(state: &State<AppState>) -> Result<Json<ServerConfig>, ApiErro
             oauth: !providers.is_empty(),
             signups,
             tracking: config.tracking.opens || config.tracking.clicks,
-            captured: config.smtp.relays().is_empty(),
+            captured: config.smtp.captures(),
         },
         tracking: Tracking { opens: config.tracking.opens, clicks: config.tracking.clicks },
         oauth_providers: providers,

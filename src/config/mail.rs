@@ -85,6 +85,11 @@ impl SmtpConfig {
     /// The relays mail goes to, in order: `[[smtp.relays]]`, else the single `[smtp]` relay, else
     /// none (the capture outbox). The single form has no per-relay rate cap: its
     /// `max_messages_per_second` is the per-project throttle.
+    /// Whether no relay is configured, so mail is kept in the capture outbox.
+    pub fn captures(&self) -> bool {
+        self.relays.is_empty() && self.host.is_none()
+    }
+
     pub fn relays(&self) -> Vec<RelayConfig> {
         if !self.relays.is_empty() {
             return self.relays.clone();

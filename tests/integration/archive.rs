@@ -257,8 +257,22 @@ async fn renders_are_charged_to_the_project_and_served_from_memory_after() {
     let res = app.client.get(format!("/archive/{project}/{second}")).dispatch().await;
     assert_eq!(res.headers().get_one("Retry-After"), Some("60"));
     assert!(busy.contains("Too many requests"), "{busy}");
-    // Another project's pages are not held up.
+    // Another project's pages are not held up: its first render is made and served.
     let (_, other) = app.user_with_project("other@example.com").await;
-    let (status, _, _) = page(&room, &format!("/archive/{}", other.id)).await;
-    assert_eq!(status, Status::NotFound, "answered at once (it has no archive)");
+    let (_, domain) = app.post("/domains", &other.secret_key, json!({ "domain": "other.test" })).await;
+    for record in domain["records"].as_array().unwrap() {
+        room.dns.txt(record["name"].as_str().unwrap(), record["value"].as_str().unwrap()).await;
+    }
+    app.get(&format!("/domains/{}/verify", domain["id"].as_str().unwrap()), &other.secret_key).await;
+    app.post("/contacts", &other.secret_key, json!({ "email": "bob@example.org" })).await;
+    let body = json!({ "name": "Theirs", "subject": "Their news", "body": "<p>Theirs</p>",
+        "from": "news@other.test", "audienceType": "ALL", "public": true });
+    let (_, made) = app.post("/campaigns", &other.secret_key, body).await;
+    let theirs = made["data"]["id"].as_str().unwrap().to_string();
+    let (status, sent) = app.post(&format!("/campaigns/{theirs}/send"), &other.secret_key, json!({})).await;
+    assert_eq!(status, Status::Ok, "{sent}");
+    room.deliver(3).await;
+    let (status, copy, _) = page(&room, &format!("/archive/{}/{theirs}", other.id)).await;
+    assert_eq!(status, Status::Ok, "{copy}");
+    assert!(copy.contains("Theirs"), "{copy}");
 }
