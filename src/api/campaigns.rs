@@ -326,8 +326,9 @@ async fn cancel(
     Ok(Json(CampaignView::from(&cancelled)))
 }
 
-/// Sends the campaign once to one address, marked as a test (`[Test]` before the subject); it
-/// counts toward nothing and ignores the subscription of a contact with that address.
+/// Sends the campaign once to one address, marked as a test (`[Test]` before the subject),
+/// rendered as `contactId` (else as the contact with that address, if any); it counts toward
+/// nothing and ignores the subscription of a contact with that address.
 #[utoipa::path(
     tag = "Campaigns",
     operation_id = "testCampaign",
@@ -344,11 +345,16 @@ async fn test(
     body: JsonBody<TestBody, Small>,
 ) -> Result<Json<TestSent>, ApiError> {
     let id = id?;
-    let to = body.0.email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
+    let TestBody { email, contact_id } = body.0;
+    let to = email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
     let to = parse_email(&to, "email")?;
     let campaign = find(state, access.project.id, id).await?;
-    let queued =
-        state.db.write(move |tx| campaign_state::send_test(tx, &campaign, &to, clock::now_ms())).await?;
+    let queued = state
+        .db
+        .write(move |tx| {
+            campaign_state::send_test(tx, &campaign, &to, contact_id.as_deref(), clock::now_ms())
+        })
+        .await?;
     Ok(Json(TestSent { email: queued.id, to: queued.to_email, status: queued.status }))
 }
 

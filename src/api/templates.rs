@@ -6,20 +6,22 @@ use rocket::{FromForm, State, delete, get, patch, post};
 
 use super::guards::ProjectAccess;
 use super::ids::Param;
-use super::json::{JsonBody, Message};
+use super::json::{JsonBody, Message, Small};
 use super::pagination;
 use crate::clock;
 use crate::core::compose;
+use crate::core::contacts::parse_email;
 use crate::core::ids::TemplateId;
 use crate::core::templates as core_templates;
 use crate::db::templates::{self, Template};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::NumberedPage;
+use crate::views::campaigns::{TestBody, TestSent};
 use crate::views::templates::{Template as TemplateView, TemplateFields};
 use crate::views::usage::TemplateUsage;
 
-documented_routes!(list, create, read, change, remove, duplicate, usage);
+documented_routes!(list, create, read, change, remove, duplicate, usage, test);
 
 /// A template as the API shows it.
 pub fn view(t: &Template) -> TemplateView {
@@ -237,4 +239,36 @@ async fn usage(
         campaigns: usage.campaigns,
         workflows: usage.workflows,
     }))
+}
+
+/// Sends the template once to one address, marked as a test (`[Test]` before the subject),
+/// rendered as `contactId` (else as the contact with that address, if any); it counts toward
+/// nothing.
+#[utoipa::path(
+    tag = "Templates",
+    operation_id = "testTemplate",
+    params(("id" = String, Path)),
+    request_body = TestBody,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The test email, queued", body = TestSent)),
+)]
+#[post("/templates/<id>/test", data = "<body>")]
+async fn test(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<TemplateId>,
+    body: JsonBody<TestBody, Small>,
+) -> Result<Json<TestSent>, ApiError> {
+    let id = id?;
+    let TestBody { email, contact_id } = body.0;
+    let to = email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
+    let to = parse_email(&to, "email")?;
+    let template = find(state, access.project.id, id).await?;
+    let queued = state
+        .db
+        .write(move |tx| {
+            core_templates::send_test(tx, &template, &to, contact_id.as_deref(), clock::now_ms())
+        })
+        .await?;
+    Ok(Json(TestSent { email: queued.id, to: queued.to_email, status: queued.status }))
 }

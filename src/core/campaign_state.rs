@@ -7,6 +7,7 @@
 use super::campaigns::check_content;
 use super::campaigns::{audience, check_references, test_email};
 use super::conditions::Condition;
+use super::contacts::test_recipient;
 use super::domains::require_verified_sender;
 use super::error::{Error, Result};
 use super::ids::CampaignId;
@@ -17,7 +18,7 @@ use crate::core::vocabulary::EmailSource;
 use crate::db::Tx;
 use crate::db::campaigns::{self, Campaign, Stamps};
 use crate::db::emails::Email;
-use crate::db::{contacts, jobs as queue};
+use crate::db::jobs as queue;
 
 /// Every status's name, as a list filter accepts them.
 pub const STATUSES: [&str; 5] = [
@@ -209,9 +210,10 @@ pub fn publish(
         .ok_or_else(|| CampaignId::missing(&CampaignId::from_row(c.id.as_str())))
 }
 
-/// Queues the campaign once to `to`, marked as a test, from a verified sender.
-pub fn send_test(tx: &Tx, c: &Campaign, to: &str, now: i64) -> Result<Email> {
+/// Queues the campaign once to `to`, marked as a test, from a verified sender, rendered as the
+/// `chosen` contact (else as the contact with that address, if any).
+pub fn send_test(tx: &Tx, c: &Campaign, to: &str, chosen: Option<&str>, now: i64) -> Result<Email> {
     require_verified_sender(tx, &c.project_id, &c.from_email)?;
-    let contact = contacts::by_email(tx, &c.project_id, to)?;
-    Ok(outbound::queue(tx, EmailSource::Test, test_email(c, to, contact.map(|c| c.id)), now)?)
+    let contact = test_recipient(tx, &c.project_id, chosen, to)?;
+    Ok(outbound::queue(tx, EmailSource::Test, test_email(c, to, contact), now)?)
 }

@@ -17,6 +17,7 @@ use super::conditions::resolve::resolve;
 use super::conditions::{Condition, References, canonical};
 use super::contacts::parse_email;
 use super::domains::require_verified_sender;
+use super::formats;
 use crate::clock;
 use crate::core::error::{Error, FieldError, Result};
 use crate::db::campaigns::{self, Campaign};
@@ -47,6 +48,8 @@ pub struct Fields {
     pub topic_id: Option<String>,
     pub public: Option<bool>,
     pub archive_data: Option<Value>,
+    /// What `body` is written in (`html` when left out).
+    pub format: Option<String>,
 }
 
 /// Changes to a campaign's content and audience: `None` keeps a value, `Some(None)` clears it.
@@ -67,6 +70,7 @@ pub struct Changes {
     pub topic_id: Option<Option<String>>,
     pub public: Option<bool>,
     pub archive_data: Option<Option<Value>>,
+    pub format: Option<String>,
 }
 
 impl Changes {
@@ -89,6 +93,7 @@ impl Changes {
             topic_id,
             public,
             archive_data,
+            format,
         } = self;
         (public.is_some() || archive_data.is_some())
             && name.is_none()
@@ -104,6 +109,7 @@ impl Changes {
             && audience_condition.is_none()
             && template_id.is_none()
             && topic_id.is_none()
+            && format.is_none()
     }
 
     /// The campaign's place in the archive with these changes over `current`'s, checked.
@@ -148,7 +154,8 @@ pub fn merge(current: &Campaign, changes: Changes) -> Fields {
         name: changes.name.or_else(|| Some(current.name.clone())),
         description: kept(changes.description, &current.description),
         subject: changes.subject.or_else(|| Some(current.subject.clone())),
-        body: changes.body.or_else(|| Some(current.body.clone())),
+        // What the author wrote: the source of a compiled body.
+        body: changes.body.or_else(|| Some(current.source.clone().unwrap_or_else(|| current.body.clone()))),
         from: changes.from.or_else(|| Some(current.from_email.clone())),
         from_name: kept(changes.from_name, &current.from_name),
         reply_to: kept(changes.reply_to, &current.reply_to),
@@ -166,6 +173,7 @@ pub fn merge(current: &Campaign, changes: Changes) -> Fields {
             None => current.archive_data.as_deref().and_then(|d| serde_json::from_str(d).ok()),
             Some(given) => given,
         },
+        format: changes.format.or_else(|| Some(current.format.clone())),
     }
 }
 
@@ -184,7 +192,7 @@ pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>> {
     let subject = f.subject.ok_or_else(|| required("subject"))?;
     compose::check_subject(&subject, "subject")?;
     let body = f.body.ok_or_else(|| required("body"))?;
-    compose::check_body(&body, "body")?;
+    let content = formats::compile_named(f.format.as_deref(), &body, "body")?;
     let from = parse_email(f.from.as_deref().ok_or_else(|| required("from"))?, "from")?;
     let audience_type = f.audience_type.ok_or_else(|| required("audienceType"))?;
     if !AUDIENCES.contains(&audience_type.as_str()) {
@@ -222,7 +230,9 @@ pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>> {
         return Err(Error::invalid("description", "too_big", "description is at most 500 characters"));
     }
     c.subject = subject;
-    c.body = body;
+    c.body = content.html;
+    c.format = content.format.as_str().into();
+    c.source = content.source;
     c.from_email = from;
     c.from_name =
         f.from_name.map(|n| compose::check_name(&n, "fromName")).transpose()?.filter(|n| !n.is_empty());

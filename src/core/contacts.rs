@@ -23,6 +23,21 @@ pub fn parse_email(address: &str, field: &str) -> Result<String> {
     })
 }
 
+/// The contact a test send to `to` is rendered as: the one named by `chosen` (422 on
+/// `contactId` when the project has none with that id), else the contact with that address, if
+/// any.
+pub fn test_recipient(conn: &Tx, project: &str, chosen: Option<&str>, to: &str) -> Result<Option<String>> {
+    match chosen.map(str::trim).filter(|c| !c.is_empty()) {
+        Some(id) => contacts::by_id(conn, project, id)?.map(|c| Some(c.id)).ok_or_else(|| {
+            Error::Invalid(vec![
+                FieldError::new("contactId", "not_found", "No contact of this project has this id")
+                    .received(json!(id)),
+            ])
+        }),
+        None => Ok(contacts::by_email(conn, project, to)?.map(|c| c.id)),
+    }
+}
+
 /// An upsert by email.
 pub struct Upsert<'a> {
     /// Already normalised (see [`parse_email`]).

@@ -25,6 +25,7 @@ pub mod events;
 pub mod feedback;
 pub mod fields;
 pub mod form_submissions;
+pub mod formats;
 pub mod forms;
 #[cfg(test)]
 mod fuzz;

@@ -4,12 +4,16 @@
 use serde_json::{Value, json};
 
 use super::compose;
-use super::contacts::parse_email;
+use super::contacts::{parse_email, test_recipient};
 use super::domains::require_verified_sender;
 use super::error::{Error, Result};
+use super::formats::{self, Format};
 use super::ids::TemplateId;
+use super::outbound::{self, Draft};
 use super::vocabulary::EmailKind;
+use super::vocabulary::EmailSource;
 use crate::db::Tx;
+use crate::db::emails::Email;
 use crate::db::refs;
 use crate::db::templates::{self, Template};
 
@@ -25,6 +29,8 @@ pub struct Fields {
     /// An address, or empty to remove it.
     pub reply_to: Option<String>,
     pub kind: Option<String>,
+    /// What `body` is written in (`html` when a new template leaves it out).
+    pub format: Option<String>,
 }
 
 /// A new, empty MARKETING template of `project`, to [`apply`] fields to.
@@ -42,11 +48,13 @@ pub fn draft(project: &str, now: i64) -> Template {
         kind: EmailKind::Marketing.into(),
         created_at: now,
         updated_at: now,
+        format: Format::Html.as_str().into(),
+        source: None,
     }
 }
 
-/// Checks `f` and applies it to `t` (the subject and body are parsed as Liquid: run it off the
-/// executor). The sender's domain is checked where the template is saved.
+/// Checks `f` and applies it to `t` (the subject and body are parsed as Liquid and a body not
+/// in HTML is compiled: run it off the executor). The sender's domain is checked where the template is saved.
 pub fn apply(t: &mut Template, f: Fields) -> Result<()> {
     if let Some(name) = f.name {
         let name = name.trim().to_string();
@@ -62,9 +70,17 @@ pub fn apply(t: &mut Template, f: Fields) -> Result<()> {
         compose::check_subject(&subject, "subject")?;
         t.subject = subject;
     }
-    if let Some(body) = f.body {
-        compose::check_body(&body, "body")?;
-        t.body = body;
+    if f.body.is_some() || f.format.is_some() {
+        let format = match f.format {
+            Some(name) => Format::parse(&name, "format")?,
+            None => Format::stored(&t.format),
+        };
+        // A new format alone recompiles what the author wrote.
+        let written = f.body.unwrap_or_else(|| t.source.clone().unwrap_or_else(|| t.body.clone()));
+        let content = formats::compile(format, &written, "body")?;
+        t.format = format.as_str().into();
+        t.body = content.html;
+        t.source = content.source;
     }
     if let Some(from) = f.from {
         t.from_email = parse_email(&from, "from")?;
@@ -98,6 +114,27 @@ pub fn edit(tx: &Tx, t: &Template, from_changed: bool) -> Result<()> {
         require_verified_sender(tx, &t.project_id, &t.from_email)?;
     }
     Ok(templates::save(tx, t)?)
+}
+
+/// Queues template `id` once to `to`, marked as a test (`[Test]` before the subject, outside
+/// every counter, ahead of campaign mail), from a verified sender, rendered as the `chosen`
+/// contact (else as the contact with that address, if any).
+pub fn send_test(tx: &Tx, t: &Template, to: &str, chosen: Option<&str>, now: i64) -> Result<Email> {
+    require_verified_sender(tx, &t.project_id, &t.from_email)?;
+    let contact_id = test_recipient(tx, &t.project_id, chosen, to)?;
+    let draft = Draft {
+        project_id: t.project_id.clone(),
+        contact_id,
+        to: (to.to_string(), None),
+        from: (t.from_email.clone(), t.from_name.clone()),
+        reply_to: t.reply_to.clone(),
+        subject: format!("[Test] {}", t.subject),
+        body: t.body.clone(),
+        kind: t.kind.clone(),
+        template_id: Some(t.id.clone()),
+        ..Draft::default()
+    };
+    Ok(outbound::queue(tx, EmailSource::Test, draft, now)?)
 }
 
 /// Saves a copy of template `id`, named "<name> (copy)".

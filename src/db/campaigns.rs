@@ -41,6 +41,10 @@ pub struct Campaign {
     pub public: bool,
     /// JSON object: what the archived copy is rendered with in place of a contact's data.
     pub archive_data: Option<String>,
+    /// What the author wrote in: `html`, `mjml`, `markdown` or `blocks`.
+    pub format: String,
+    /// The author's text, when `body` was compiled from it (not for `html`).
+    pub source: Option<String>,
 }
 
 /// What happened to a campaign's emails.
@@ -63,7 +67,7 @@ const COLUMNS: &str =
      status, audience_type, segment_id, audience_condition, template_id, scheduled_for, sent_at, finished_at,
      expand_cursor, expanded, total_recipients, sent_count, failed_count, delivered_count, opened_count,
      clicked_count, bounced_count, complained_count, unsubscribed_count, created_at, updated_at, stopped_reason,
-     replied_count, topic_id, public, archive_data";
+     replied_count, topic_id, public, archive_data, format, source";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
     Ok(Campaign {
@@ -105,6 +109,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
         topic_id: r.get(33)?,
         public: r.get(34)?,
         archive_data: r.get(35)?,
+        format: r.get(36)?,
+        source: r.get(37)?,
     })
 }
 
@@ -128,8 +134,8 @@ pub fn insert(conn: &Connection, c: &Campaign) -> Result<()> {
     conn.execute(
         "INSERT INTO campaigns (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type,
              status, audience_type, segment_id, audience_condition, template_id, scheduled_for, created_at, updated_at,
-             topic_id, public, archive_data)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+             topic_id, public, archive_data, format, source)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
         params![
             c.id,
             c.project_id,
@@ -151,7 +157,9 @@ pub fn insert(conn: &Connection, c: &Campaign) -> Result<()> {
             c.updated_at,
             c.topic_id,
             c.public,
-            c.archive_data
+            c.archive_data,
+            c.format,
+            c.source
         ],
     )?;
     Ok(())
@@ -163,7 +171,7 @@ pub fn update_content(conn: &Connection, c: &Campaign) -> Result<()> {
         "UPDATE campaigns SET name = ?2, description = ?3, subject = ?4, body = ?5, from_email = ?6, from_name = ?7,
              reply_to = ?8, type = ?9, audience_type = ?10, segment_id = ?11, audience_condition = ?12,
              template_id = ?13, scheduled_for = ?14, updated_at = ?15, topic_id = ?16, public = ?17,
-             archive_data = ?18
+             archive_data = ?18, format = ?19, source = ?20
          WHERE id = ?1",
         params![
             c.id,
@@ -183,7 +191,9 @@ pub fn update_content(conn: &Connection, c: &Campaign) -> Result<()> {
             c.updated_at,
             c.topic_id,
             c.public,
-            c.archive_data
+            c.archive_data,
+            c.format,
+            c.source
         ],
     )?;
     Ok(())

@@ -18,9 +18,13 @@ pub struct Template {
     pub kind: String,
     pub created_at: i64,
     pub updated_at: i64,
+    /// What the author wrote in: `html`, `mjml`, `markdown` or `blocks`.
+    pub format: String,
+    /// The author's text, when `body` was compiled from it (not for `html`).
+    pub source: Option<String>,
 }
 
-const COLUMNS: &str = "id, project_id, name, description, subject, body, from_email, from_name, reply_to, type, created_at, updated_at";
+const COLUMNS: &str = "id, project_id, name, description, subject, body, from_email, from_name, reply_to, type, created_at, updated_at, format, source";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Template> {
     Ok(Template {
@@ -36,13 +40,15 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Template> {
         kind: r.get(9)?,
         created_at: r.get(10)?,
         updated_at: r.get(11)?,
+        format: r.get(12)?,
+        source: r.get(13)?,
     })
 }
 
 /// Inserts or replaces a template by id.
 pub fn save(conn: &Connection, t: &Template) -> Result<()> {
     conn.execute(
-        &format!("INSERT OR REPLACE INTO templates ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
+        &format!("INSERT OR REPLACE INTO templates ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
         params![
             t.id,
             t.project_id,
@@ -55,7 +61,9 @@ pub fn save(conn: &Connection, t: &Template) -> Result<()> {
             t.reply_to,
             t.kind,
             t.created_at,
-            t.updated_at
+            t.updated_at,
+            t.format,
+            t.source
         ],
     )?;
     Ok(())

@@ -9,7 +9,7 @@ use crate::core::campaigns;
 use crate::db::campaigns::Campaign as Row;
 use crate::views::conditions::ConditionTree;
 use crate::views::present;
-use crate::views::templates::MailKind;
+use crate::views::templates::{BodyFormat, MailKind};
 
 /// A campaign: one email to an audience, now or at a time.
 #[derive(Debug, Serialize, ToSchema)]
@@ -19,8 +19,15 @@ pub struct Campaign {
     pub name: String,
     pub description: Option<String>,
     pub subject: String,
-    /// HTML with Liquid placeholders.
+    /// What the author wrote, in `format`, with Liquid placeholders.
     pub body: String,
+    /// `html`, `mjml`, `markdown` or `blocks` (the block editor's JSON document).
+    #[schema(value_type = BodyFormat)]
+    pub format: String,
+    /// The HTML `body` compiles to (still with its placeholders); only when `format` is not
+    /// `html`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
     #[schema(format = Email)]
     pub from: String,
     pub from_name: Option<String>,
@@ -79,7 +86,9 @@ impl From<&Row> for Campaign {
             name: c.name.clone(),
             description: c.description.clone(),
             subject: c.subject.clone(),
-            body: c.body.clone(),
+            body: c.source.clone().unwrap_or_else(|| c.body.clone()),
+            format: c.format.clone(),
+            html: c.source.as_ref().map(|_| c.body.clone()),
             from: c.from_email.clone(),
             from_name: c.from_name.clone(),
             reply_to: c.reply_to.clone(),
@@ -237,6 +246,9 @@ pub struct CampaignFields {
     /// `{"firstName": "reader"}`: an object of at most 64 KiB.
     #[schema(value_type = Option<Object>)]
     pub archive_data: Option<Value>,
+    /// What `body` is written in: `html` (the default), `mjml`, `markdown` or `blocks`.
+    #[schema(value_type = Option<BodyFormat>)]
+    pub format: Option<String>,
 }
 
 /// The body of `PUT /campaigns/{id}`: the fields of `POST /campaigns`, each left out keeping its
@@ -284,6 +296,9 @@ pub struct CampaignChanges {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Object>)]
     pub archive_data: Option<Option<Value>>,
+    /// What `body` is written in; a new format alone recompiles the campaign's body.
+    #[schema(value_type = Option<BodyFormat>)]
+    pub format: Option<String>,
 }
 
 impl From<CampaignFields> for campaigns::Fields {
@@ -304,6 +319,7 @@ impl From<CampaignFields> for campaigns::Fields {
             topic_id,
             public,
             archive_data,
+            format,
         } = f;
         campaigns::Fields {
             name,
@@ -321,6 +337,7 @@ impl From<CampaignFields> for campaigns::Fields {
             topic_id,
             public,
             archive_data,
+            format,
         }
     }
 }
@@ -343,6 +360,7 @@ impl From<CampaignChanges> for campaigns::Changes {
             topic_id,
             public,
             archive_data,
+            format,
         } = c;
         campaigns::Changes {
             name,
@@ -360,6 +378,7 @@ impl From<CampaignChanges> for campaigns::Changes {
             topic_id,
             public,
             archive_data,
+            format,
         }
     }
 }
@@ -417,12 +436,16 @@ pub struct SendAnswer {
     pub message: String,
 }
 
-/// `POST /campaigns/{id}/test`: the address to send the test to.
+/// `POST /campaigns/{id}/test` and `POST /templates/{id}/test`: the address to send the test
+/// to, and the contact to render it as.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TestBody {
     #[schema(required, format = Email, value_type = String)]
     pub email: Option<String>,
+    /// Render the test as this contact (its fields and links); by default, as the contact with
+    /// the test's address, if there is one.
+    pub contact_id: Option<String>,
 }
 
 /// The test email queued.

@@ -17,8 +17,16 @@ pub struct Template {
     /// Internal note, not sent.
     pub description: Option<String>,
     pub subject: String,
-    /// HTML with Liquid placeholders (`{{ firstName ?? "there" }}`).
+    /// What the author wrote, in `format`, with Liquid placeholders
+    /// (`{{ firstName ?? "there" }}`).
     pub body: String,
+    /// `html`, `mjml`, `markdown` or `blocks` (the block editor's JSON document).
+    #[schema(value_type = BodyFormat)]
+    pub format: String,
+    /// The HTML `body` compiles to (still with its placeholders); only when `format` is not
+    /// `html`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
     /// On a verified domain.
     #[schema(format = Email)]
     pub from: String,
@@ -42,7 +50,9 @@ impl From<&Row> for Template {
             name: t.name.clone(),
             description: t.description.clone(),
             subject: t.subject.clone(),
-            body: t.body.clone(),
+            body: t.source.clone().unwrap_or_else(|| t.body.clone()),
+            format: t.format.clone(),
+            html: t.source.as_ref().map(|_| t.body.clone()),
             from: t.from_email.clone(),
             from_name: t.from_name.clone(),
             reply_to: t.reply_to.clone(),
@@ -65,6 +75,21 @@ pub enum MailKind {
     Marketing,
     #[schema(rename = "HEADLESS")]
     Headless,
+}
+
+/// What a body is written in.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum BodyFormat {
+    /// HTML, sent as written.
+    Html,
+    /// MJML, rendered to responsive HTML.
+    Mjml,
+    /// CommonMark, laid out as a responsive mail.
+    Markdown,
+    /// The block editor's document: `{"style": {...}, "blocks": [...]}` as a string.
+    Blocks,
 }
 
 /// The body of `POST /templates` (`name`, `subject`, `body` and `from` required; a missing
@@ -91,12 +116,16 @@ pub struct TemplateFields {
     #[serde(rename = "type")]
     #[schema(value_type = Option<MailKind>)]
     pub kind: Option<String>,
+    /// What `body` is written in: `html` (the default), `mjml`, `markdown` or `blocks`; a new
+    /// format alone recompiles the template's body.
+    #[schema(value_type = Option<BodyFormat>)]
+    pub format: Option<String>,
 }
 
 impl From<TemplateFields> for crate::core::templates::Fields {
     fn from(f: TemplateFields) -> Self {
-        let TemplateFields { name, description, subject, body, from, from_name, reply_to, kind } = f;
-        Self { name, description, subject, body, from, from_name, reply_to, kind }
+        let TemplateFields { name, description, subject, body, from, from_name, reply_to, kind, format } = f;
+        Self { name, description, subject, body, from, from_name, reply_to, kind, format }
     }
 }
 
@@ -107,6 +136,9 @@ impl From<TemplateFields> for crate::core::templates::Fields {
 pub struct PreviewRequest {
     pub subject: String,
     pub body: String,
+    /// What `body` is written in: `html` (the default), `mjml`, `markdown` or `blocks`.
+    #[schema(value_type = Option<BodyFormat>)]
+    pub format: Option<String>,
     /// Render for this contact (its custom fields and links)...
     pub contact_id: Option<String>,
     /// ...or for this address (the contact's, when it is one).
@@ -133,4 +165,29 @@ pub struct Preview {
     /// The plain-text part made from the HTML.
     pub text: String,
     pub contact: Option<PreviewContact>,
+}
+
+/// A starter layout: a complete mail to begin a template or campaign from.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Starter {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    #[schema(value_type = BodyFormat)]
+    pub format: String,
+    #[serde(rename = "type")]
+    #[schema(value_type = MailKind)]
+    pub kind: String,
+    pub subject: String,
+    /// In `format` (for `blocks`, the document as a JSON string).
+    pub body: String,
+}
+
+impl From<crate::core::formats::starters::Starter> for Starter {
+    fn from(s: crate::core::formats::starters::Starter) -> Self {
+        let crate::core::formats::starters::Starter { id, name, description, format, kind, subject, body } =
+            s;
+        Starter { id, name, description, format, kind, subject, body }
+    }
 }

@@ -27,6 +27,7 @@ mod envelope;
 mod events;
 mod fair_shares;
 mod feedback;
+mod formats;
 mod forms;
 mod github_sign_in;
 mod hostile;

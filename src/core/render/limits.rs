@@ -28,12 +28,35 @@ pub enum Mode {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TemplateError {
     pub line: Option<usize>,
+    /// The column on that line (1-based, in characters of the author's text).
+    pub column: Option<usize>,
+    /// The author's text there: the `{{ … }}` or `{% … %}` at fault, or the line.
+    pub text: Option<String>,
     pub message: String,
+    /// What usually fixes it.
+    pub hint: Option<String>,
 }
 
 impl TemplateError {
     pub(super) fn new(line: Option<usize>, message: impl Into<String>) -> Self {
-        TemplateError { line, message: message.into() }
+        TemplateError { line, column: None, text: None, message: message.into(), hint: None }
+    }
+
+    /// Where the error is, for an error's `received`: `{line, column, text, hint}` as known.
+    pub fn place(&self) -> Option<serde_json::Value> {
+        self.line?;
+        let mut place = serde_json::Map::new();
+        place.insert("line".into(), self.line.into());
+        if let Some(column) = self.column {
+            place.insert("column".into(), column.into());
+        }
+        if let Some(text) = &self.text {
+            place.insert("text".into(), text.clone().into());
+        }
+        if let Some(hint) = &self.hint {
+            place.insert("hint".into(), hint.clone().into());
+        }
+        Some(place.into())
     }
 
     /// Whether a limit (time, size, loop count) stopped the template, rather than its syntax.
@@ -44,9 +67,17 @@ impl TemplateError {
 
 impl fmt::Display for TemplateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "line {line}: {}", self.message),
-            None => f.write_str(&self.message),
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => write!(f, "line {line}, column {column}: {}", self.message)?,
+            (Some(line), None) => write!(f, "line {line}: {}", self.message)?,
+            _ => f.write_str(&self.message)?,
+        }
+        if let Some(text) = &self.text {
+            write!(f, " (at `{text}`)")?;
+        }
+        match &self.hint {
+            Some(hint) => write!(f, ". {hint}"),
+            None => Ok(()),
         }
     }
 }

@@ -23,6 +23,7 @@
 //! A panic inside Liquid becomes an error instead of taking a thread down.
 
 mod budget;
+mod explain;
 mod limits;
 mod plugins;
 mod preprocess;
@@ -39,7 +40,7 @@ pub use limits::{
     MAX_LOOP, MAX_LOOP_DEPTH, MAX_NESTING, MAX_OUTPUT_BYTES, MAX_SOURCE_BYTES, MAX_VALUE_BYTES, Mode,
     RENDER_BUDGET, TemplateError,
 };
-pub use preprocess::preprocess;
+pub use preprocess::{element_spans, preprocess};
 pub use values::{Globals, Node};
 
 use crate::core::error::{Error, FieldError, Result};
@@ -95,7 +96,7 @@ pub fn parse_alone(source: &str, mode: Mode) -> Result<Arc<liquid::Template>, Te
     }));
     let template = match parsed {
         Ok(Ok(template)) => Arc::new(template),
-        Ok(Err(e)) => return Err(parse_error(source, &e)),
+        Ok(Err(e)) => return Err(explain::parse_error(source, &text, &e)),
         Err(_) => return Err(TemplateError::new(None, "the template could not be parsed")),
     };
     if let Err(e) = render_parsed(&template, &Globals::empty())
@@ -104,24 +105,6 @@ pub fn parse_alone(source: &str, mode: Mode) -> Result<Arc<liquid::Template>, Te
         return Err(e);
     }
     Ok(template)
-}
-
-fn parse_error(source: &str, error: &liquid::Error) -> TemplateError {
-    let text = error.to_string();
-    // liquid reports positions as `--> line:column`.
-    let line = text
-        .split("-->")
-        .nth(1)
-        .and_then(|rest| rest.trim().split(':').next())
-        .and_then(|n| n.trim().parse::<usize>().ok())
-        .filter(|n| *n >= 1 && *n <= source.lines().count().max(1));
-    let message = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("the template does not parse")
-        .trim()
-        .to_string();
-    TemplateError { line, message }
 }
 
 /// 422 for a template field that does not parse or breaks a limit on its own, naming the line.
@@ -140,8 +123,8 @@ fn refusal(field: &str, e: TemplateError) -> Error {
     if e.is_limit() {
         item = FieldError::new(field, "template_limit", format!("{field} cannot be rendered: {e}"));
     }
-    if let Some(line) = e.line {
-        item = item.received(serde_json::json!({ "line": line }));
+    if let Some(place) = e.place() {
+        item = item.received(place);
     }
     Error::Invalid(vec![item])
 }

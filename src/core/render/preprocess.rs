@@ -90,6 +90,18 @@ fn next_element(source: &str, from: usize) -> Option<Element<'_>> {
     Some(Element { start, end: end + 2, is_tag, inner: &source[body..end] })
 }
 
+/// The byte spans of every `{{ … }}` and `{% … %}` in `source`, in order, each from its opening
+/// marker to the end of its closing one (an element never closed is not one).
+pub fn element_spans(source: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut at = 0;
+    while let Some(element) = next_element(source, at) {
+        spans.push((element.start, element.end));
+        at = element.end;
+    }
+    spans
+}
+
 /// The first `close` in `text` outside a quoted string, if every quote before it is closed.
 fn find_close(text: &str, close: &str) -> Option<usize> {
     let bytes = text.as_bytes();

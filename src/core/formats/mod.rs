@@ -1,0 +1,294 @@
+//! What a template or campaign body is written in ([`Format`]), and turning it into the HTML
+//! the mail is rendered from (still holding its Liquid, which delivery renders per contact).
+//!
+//! - `html`: the body is that HTML;
+//! - `mjml`: MJML, rendered to responsive HTML by mrml ([`mjml`]);
+//! - `markdown`: CommonMark by pulldown-cmark, laid out in a responsive MJML page ([`markdown`]);
+//! - `blocks`: the dashboard's visual editor's document, a JSON list of blocks, laid out in
+//!   MJML ([`blocks`]).
+//!
+//! A body is compiled once, when it is saved (or previewed), never per recipient: the stored
+//! body is the compiled HTML and the author's text is kept beside it as the source.
+//!
+//! Liquid elements (`{{ … }}`, `{% … %}`) pass through the compilers untouched: each is swapped
+//! for a placeholder made of private-use characters before, and put back after ([`Shield`]), so
+//! a `"` in `{{ name ?? "there" }}` is never escaped, nor a `{% if %}` between two sections
+//! dropped. A source holding those characters itself is refused. The Liquid of a source is
+//! checked on the author's text, so an error names the author's line (and, in blocks, the
+//! block).
+
+pub mod blocks;
+mod markdown;
+pub mod mjml;
+pub mod starters;
+
+use serde_json::json;
+
+use super::compose;
+use super::error::{Error, FieldError, Result};
+use super::render::{self, MAX_SOURCE_BYTES, Mode};
+
+/// What a body is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Html,
+    Mjml,
+    Markdown,
+    Blocks,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [Format::Html, Format::Mjml, Format::Markdown, Format::Blocks];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Html => "html",
+            Format::Mjml => "mjml",
+            Format::Markdown => "markdown",
+            Format::Blocks => "blocks",
+        }
+    }
+
+    /// The format named `name` (stored values and what clients send, any case); 422 on `field`
+    /// for another.
+    pub fn parse(name: &str, field: &str) -> Result<Format> {
+        Format::ALL.into_iter().find(|f| f.as_str().eq_ignore_ascii_case(name.trim())).ok_or_else(|| {
+            Error::Invalid(vec![
+                FieldError::new(
+                    field,
+                    "invalid_enum_value",
+                    format!("{field} must be html, mjml, markdown or blocks"),
+                )
+                .received(json!(name)),
+            ])
+        })
+    }
+
+    /// The stored format, `html` for a value this version does not know.
+    pub fn stored(name: &str) -> Format {
+        Format::parse(name, "format").unwrap_or_default()
+    }
+}
+
+/// A body as it is stored: its format, the HTML mail is rendered from, and the author's text
+/// when that is not the HTML itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Content {
+    pub format: Format,
+    pub html: String,
+    pub source: Option<String>,
+}
+
+impl Content {
+    /// What the author wrote: the source, or the HTML for an `html` body.
+    pub fn written(&self) -> &str {
+        self.source.as_deref().unwrap_or(&self.html)
+    }
+}
+
+/// Checks `body` written in `format` and compiles it (CPU work: run it off the executor). 422 on
+/// `field` when it is empty, does not compile, has Liquid that does not parse, or compiles to
+/// more HTML than a body may hold.
+pub fn compile(format: Format, body: &str, field: &str) -> Result<Content> {
+    if body.trim().is_empty() {
+        return Err(Error::invalid(field, "too_small", format!("{field} must not be empty")));
+    }
+    if format == Format::Html {
+        compose::check_body(body, field)?;
+        return Ok(Content { format, html: body.to_string(), source: None });
+    }
+    if body.len() > MAX_SOURCE_BYTES {
+        return Err(Error::invalid(
+            field,
+            "too_big",
+            format!("{field} is at most {} KiB", MAX_SOURCE_BYTES / 1024),
+        ));
+    }
+    if body.contains([Shield::OPEN, Shield::CLOSE]) {
+        return Err(Error::invalid(
+            field,
+            "invalid_string",
+            format!("{field} holds the private-use characters U+E000 or U+E001, which Tidings reserves"),
+        ));
+    }
+    let html = match format {
+        Format::Html => unreachable!("returned above"),
+        Format::Mjml => {
+            render::check(body, Mode::Html, field)?;
+            let shield = Shield::new(body);
+            shield.restore(&mjml::to_html(&shield.text).map_err(|e| e.refusal(field))?)
+        }
+        Format::Markdown => {
+            render::check(body, Mode::Html, field)?;
+            let shield = Shield::new(body);
+            let page = markdown::to_mjml(&shield.text);
+            shield.restore(&mjml::to_html(&page).map_err(|e| e.refusal(field))?)
+        }
+        Format::Blocks => {
+            let document = blocks::Document::parse(body, field)?;
+            let shield = Shield::new(&document.to_mjml());
+            shield.restore(&mjml::to_html(&shield.text).map_err(|e| e.refusal(field))?)
+        }
+    };
+    if html.len() > MAX_SOURCE_BYTES {
+        return Err(Error::invalid(
+            field,
+            "too_big",
+            format!(
+                "{field} makes {} KiB of HTML; a body is at most {} KiB",
+                html.len() / 1024,
+                MAX_SOURCE_BYTES / 1024
+            ),
+        ));
+    }
+    compose::check_body(&html, field)?;
+    Ok(Content { format, html, source: Some(body.to_string()) })
+}
+
+/// A body given with an optional format (`html` when left out), compiled.
+pub fn compile_named(format: Option<&str>, body: &str, field: &str) -> Result<Content> {
+    let format = format.map(|f| Format::parse(f, "format")).transpose()?.unwrap_or_default();
+    compile(format, body, field)
+}
+
+/// A text with its Liquid elements swapped for placeholders, and the elements to put back.
+struct Shield {
+    text: String,
+    elements: Vec<String>,
+}
+
+impl Shield {
+    const OPEN: char = '\u{E000}';
+    const CLOSE: char = '\u{E001}';
+    /// The placeholders' characters as pulldown-cmark writes them in a link's address, and as
+    /// mrml writes them in an attribute (with Rust's debug escapes).
+    const ENCODED: [(&'static str, char); 4] = [
+        ("%EE%80%80", Self::OPEN),
+        ("%EE%80%81", Self::CLOSE),
+        ("\\u{e000}", Self::OPEN),
+        ("\\u{e001}", Self::CLOSE),
+    ];
+
+    fn new(source: &str) -> Shield {
+        let mut text = String::with_capacity(source.len());
+        let mut elements = Vec::new();
+        let mut at = 0;
+        for (start, end) in render::element_spans(source) {
+            text.push_str(&source[at..start]);
+            text.push(Self::OPEN);
+            text.push_str(&elements.len().to_string());
+            text.push(Self::CLOSE);
+            elements.push(source[start..end].to_string());
+            at = end;
+        }
+        text.push_str(&source[at..]);
+        Shield { text, elements }
+    }
+
+    /// `compiled` with each placeholder replaced by its element (an index a compiler changed
+    /// is left as it is, and fails the Liquid check after).
+    fn restore(&self, compiled: &str) -> String {
+        if self.elements.is_empty() {
+            return compiled.to_string();
+        }
+        let mut compiled = compiled.to_string();
+        for (encoded, c) in Self::ENCODED {
+            if compiled.contains(encoded) {
+                compiled = compiled.replace(encoded, c.encode_utf8(&mut [0; 4]));
+            }
+        }
+        let mut out = String::with_capacity(compiled.len());
+        let mut rest = compiled.as_str();
+        while let Some(open) = rest.find(Self::OPEN) {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + Self::OPEN.len_utf8()..];
+            let element = after.find(Self::CLOSE).and_then(|close| {
+                after[..close].parse::<usize>().ok().and_then(|i| self.elements.get(i)).map(|e| (e, close))
+            });
+            match element {
+                Some((element, close)) => {
+                    out.push_str(element);
+                    rest = &after[close + Self::CLOSE.len_utf8()..];
+                }
+                None => {
+                    out.push(Self::OPEN);
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// A compiler's refusal of a source.
+#[derive(Debug)]
+pub struct CompileError {
+    pub message: String,
+    /// Whether a limit refused it (nesting, size), rather than its syntax.
+    pub limit: bool,
+}
+
+impl CompileError {
+    fn refusal(self, field: &str) -> Error {
+        let code = if self.limit { "template_limit" } else { "invalid_template" };
+        Error::Invalid(vec![FieldError::new(
+            field,
+            code,
+            format!("{field} does not compile: {}", self.message),
+        )])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn liquid_passes_through_every_compiler() {
+        let md = compile(
+            Format::Markdown,
+            "# Hi {{ name ?? \"there\" }}\n\n[Open]({{ url }}) {% if vip %}*VIP*{% endif %}",
+            "body",
+        )
+        .unwrap();
+        assert!(md.html.contains("Hi {{ name ?? \"there\" }}"), "{}", md.html);
+        assert!(md.html.contains("href=\"{{ url }}\""), "{}", md.html);
+        assert!(md.html.contains("{% if vip %}<em>VIP</em>{% endif %}"), "{}", md.html);
+        assert_eq!(
+            md.written(),
+            "# Hi {{ name ?? \"there\" }}\n\n[Open]({{ url }}) {% if vip %}*VIP*{% endif %}"
+        );
+        let mj = "<mjml><mj-body>{% if vip %}<mj-section><mj-column><mj-button href=\"{{ url ?? \"https://a.test\" }}\">Go</mj-button></mj-column></mj-section>{% endif %}</mj-body></mjml>";
+        let out = compile(Format::Mjml, mj, "body").unwrap();
+        assert!(out.html.contains("href=\"{{ url ?? \"https://a.test\" }}\""), "{}", out.html);
+        assert!(out.html.contains("{% if vip %}") && out.html.contains("{% endif %}"));
+        let html = compile(Format::Html, "<p>{{ x }}</p>", "body").unwrap();
+        assert_eq!((html.html.as_str(), html.source), ("<p>{{ x }}</p>", None));
+    }
+
+    #[test]
+    fn refusals_name_the_field_and_the_author_line() {
+        let e = compile(Format::Markdown, "ok\n\n{% iff x %}", "body").unwrap_err();
+        assert_eq!(e.fields()[0].code, "invalid_template");
+        assert_eq!(e.fields()[0].received.as_ref().unwrap()["line"], 3);
+        let e = compile(Format::Mjml, "<mjml><mj-body>", "body").unwrap_err();
+        assert_eq!((e.fields()[0].field.as_str(), e.fields()[0].code.as_str()), ("body", "invalid_template"));
+        let e = compile(Format::Markdown, "a \u{E000}0\u{E001}", "body").unwrap_err();
+        assert_eq!(e.fields()[0].code, "invalid_string");
+        let e = Format::parse("word", "format").unwrap_err();
+        assert_eq!(e.fields()[0].code, "invalid_enum_value");
+        assert_eq!(Format::parse("MJML", "format").unwrap(), Format::Mjml);
+        let e = compile(Format::Markdown, "  ", "body").unwrap_err();
+        assert_eq!(e.fields()[0].code, "too_small");
+    }
+
+    #[test]
+    fn a_small_source_that_makes_too_much_html_is_refused() {
+        // Each empty section expands to about a kilobyte of tables.
+        let many = format!("<mjml><mj-body>{}</mj-body></mjml>", "<mj-section></mj-section>".repeat(4000));
+        let e = compile(Format::Mjml, &many, "body").unwrap_err();
+        assert_eq!(e.fields()[0].code, "too_big", "{:?}", e.fields());
+    }
+}
