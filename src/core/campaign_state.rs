@@ -35,6 +35,7 @@ pub fn draft(project: &str, now: i64) -> Campaign {
         id: crate::db::new_id(),
         project_id: project.to_string(),
         status: CampaignStatus::Draft.as_str().into(),
+        format: crate::core::formats::Format::Html.as_str().into(),
         created_at: now,
         updated_at: now,
         ..Campaign::default()
@@ -173,6 +174,8 @@ pub fn copy_of(original: &Campaign, now: i64) -> Campaign {
         description: original.description.clone(),
         subject: original.subject.clone(),
         body: original.body.clone(),
+        format: original.format.clone(),
+        source: original.source.clone(),
         from_email: original.from_email.clone(),
         from_name: original.from_name.clone(),
         reply_to: original.reply_to.clone(),

@@ -377,6 +377,7 @@ await drive("dashboard", async (browser) => {
   await page.getByLabel("Name", { exact: true }).fill("November news");
   await page.getByLabel("From address").fill("news@example.test");
   await page.getByLabel("Subject", { exact: true }).fill("Hi {{ firstName }}, news from Oslo");
+  await page.check("input[name=body-format][value=html]");
   await page.getByLabel("Body (HTML with Liquid)").fill("<p>Hello {{ firstName }} in {{ city }}</p>");
   await page.getByLabel("Contacts matching a condition").check();
   const oslo = page.getByRole("group", { name: "Condition, group 1, filter 1" });
@@ -393,8 +394,8 @@ await drive("dashboard", async (browser) => {
   await page.getByRole("button", { name: "Create campaign" }).click();
   await page.waitForSelector("#send-panel");
   const campaignId = page.url().split("/").pop();
-  await page.fill("#test-form input[name=email]", "boss@example.com");
-  await page.getByRole("button", { name: "Send a test" }).click();
+  await page.fill("#test-email", "boss@example.com");
+  await page.getByRole("button", { name: "Send test" }).click();
   await toast(page, "Test sent to boss@example.com");
   await page.waitForSelector("#preview-subject");
   await page.waitForSelector(`#recipient-count:text-is("${recipients}")`);

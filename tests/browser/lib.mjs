@@ -73,7 +73,12 @@ export async function shot(page, name) {
 export async function fitsAPhone(page, what) {
   await page.setViewportSize({ width: 375, height: 812 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 1, `${what} fits a phone (overflow ${overflow}px)`);
+  // On failure, name the outermost elements that stick out, to find the culprit at once.
+  const culprits = overflow <= 1 ? [] : await page.evaluate(() => [...document.querySelectorAll("body *")]
+    .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1
+      && !(el.parentElement && el.parentElement.getBoundingClientRect().right > window.innerWidth + 1))
+    .slice(0, 5).map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${[...el.classList].join(".")} (${Math.round(el.getBoundingClientRect().width)}px)`));
+  assert.ok(overflow <= 1, `${what} fits a phone (overflow ${overflow}px): ${culprits.join(", ")}`);
   await audit(page, `${what}, phone`);
   await page.setViewportSize({ width: 1400, height: 900 });
 }

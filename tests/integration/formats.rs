@@ -192,6 +192,12 @@ async fn test_sends_are_rendered_as_the_chosen_contact() {
         (changed["format"].as_str(), changed["body"].as_str()),
         (Some("blocks"), Some(blocks().as_str()))
     );
+    // A copy keeps what was written and how.
+    let (status, copy) = room.app.post(&format!("/campaigns/{campaign}/duplicate"), key, json!({})).await;
+    assert_eq!(status, Status::Ok, "{copy}");
+    let copy = if copy["data"].is_object() { copy["data"].clone() } else { copy };
+    assert_eq!((copy["format"].as_str(), copy["body"].as_str()), (Some("blocks"), Some(blocks().as_str())));
+    assert_eq!(copy["html"], changed["html"]);
     let (status, _) = room.app.post(&format!("/campaigns/{campaign}/send"), key, json!({})).await;
     assert_eq!(status, Status::Ok);
     let got = room.deliver(3).await;

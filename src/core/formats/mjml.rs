@@ -65,10 +65,10 @@ fn check_shape(text: &str) -> Result<(), CompileError> {
                 pending_void = VOID.iter().any(|v| local.as_str().eq_ignore_ascii_case(v));
             }
             Token::ElementEnd { end: ElementEnd::Open, .. } if !pending_void => depth += 1,
-            Token::ElementEnd { end: ElementEnd::Close(_, local), .. } => {
-                if !VOID.iter().any(|v| local.as_str().eq_ignore_ascii_case(v)) {
-                    depth = depth.saturating_sub(1);
-                }
+            Token::ElementEnd { end: ElementEnd::Close(_, local), .. }
+                if !VOID.iter().any(|v| local.as_str().eq_ignore_ascii_case(v)) =>
+            {
+                depth = depth.saturating_sub(1);
             }
             Token::ConditionalCommentStart { .. } => depth += 1,
             Token::ConditionalCommentEnd { .. } => depth = depth.saturating_sub(1),

@@ -66,8 +66,8 @@ fn position(report: &str) -> Option<(usize, usize)> {
     Some((numbers.next()?.parse().ok()?, numbers.next()?.parse().ok()?))
 }
 
-/// The author's place for `column` of `line` in the parsed text: the same column when the line
-/// was not rewritten, else the same-ranked element of the author's line.
+/// The author's place for `column` of `line` in the parsed text: the start of the element there
+/// (found by its rank on the line, which the preprocessor keeps), else the same column.
 fn locate(source: &str, parsed: &str, line: usize, column: usize) -> Option<Place> {
     let own = source.lines().nth(line.checked_sub(1)?).or(if line == 1 { Some("") } else { None })?;
     let rewritten = parsed.lines().nth(line - 1).unwrap_or("");
@@ -76,10 +76,10 @@ fn locate(source: &str, parsed: &str, line: usize, column: usize) -> Option<Plac
     let theirs = element_spans(rewritten);
     let element = theirs.iter().rposition(|&(start, _)| start <= byte).and_then(|k| ours.get(k).copied());
     let (own_byte, text) = match element {
-        _ if own == rewritten => {
-            let at = ours.iter().find(|&&(s, e)| s <= byte && byte < e);
-            (byte.min(own.len()), at.map_or_else(|| excerpt(own), |&(s, e)| own[s..e].to_string()))
-        }
+        _ if own == rewritten => match ours.iter().find(|&&(s, e)| s <= byte && byte < e) {
+            Some(&(start, end)) => (start, own[start..end].to_string()),
+            None => (byte.min(own.len()), excerpt(own)),
+        },
         Some((start, end)) => (start, own[start..end].to_string()),
         None => (byte.min(own.len()), excerpt(own)),
     };
@@ -124,10 +124,10 @@ fn closest<'a>(wanted: &str, names: &'a [String]) -> Option<&'a str> {
 }
 
 fn tag_hint(tag: &str, names: &[String]) -> String {
-    if let Some(opened) = tag.strip_prefix("end") {
-        if names.iter().any(|n| n == opened) {
-            return format!("It closes nothing: there is no open `{{% {opened} %}}` before it.");
-        }
+    if let Some(opened) = tag.strip_prefix("end")
+        && names.iter().any(|n| n == opened)
+    {
+        return format!("It closes nothing: there is no open `{{% {opened} %}}` before it.");
     }
     match closest(tag, names) {
         Some(near) => format!("Did you mean `{{% {near} %}}`?"),
@@ -196,6 +196,8 @@ mod tests {
         let e = fails("a\n{% if plan %}pro");
         assert_eq!(e.line, Some(2));
         assert!(e.hint.as_deref().unwrap().contains("{% endif %}"), "{e:?}");
+        let e = fails("<p>\n<p>{% iff plan %}pro{% endif %}</p>");
+        assert_eq!((e.line, e.column), (Some(2), Some(4)), "an unrewritten line: the element's start");
         let e = fails("<p>\n  {{ name | upcasee }}</p>");
         assert_eq!((e.line, e.column, e.text.as_deref()), (Some(2), Some(3), Some("{{ name | upcasee }}")));
         assert_eq!(e.hint.as_deref(), Some("Did you mean `upcase`?"));

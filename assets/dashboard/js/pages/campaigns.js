@@ -7,9 +7,10 @@ import { api, del, get, post } from "../api.js";
 import { navigate, setQuery, useLocation } from "../router.js";
 import { ConditionBuilder, emptyCondition } from "../conditions.js";
 import { Preview, TemplateError } from "./templates.js";
+import { BodyEditor, StarterPicker, TestSend, emptyBody } from "../editor/body.js";
 import { ArchivePanel } from "./campaign_archive.js";
 import {
-  ActionButton, Badge, Empty, ErrorBox, Field, Form, Loaded, Page, PagePager, Table, date, percent, toast,
+  ActionButton, Badge, Empty, ErrorBox, Field, Loaded, Page, PagePager, Table, date, percent, toast,
   useAction, useDebounced, useLoad, useSearch,
 } from "../ui.js";
 
@@ -113,14 +114,14 @@ function Audience({ draft, setDraft, vocabulary }) {
 }
 
 const EMPTY = {
-  name: "", description: "", subject: "", body: "<p>Hello {{ firstName ?? \"there\" }},</p>\n\n<p><a href=\"{{ unsubscribeUrl }}\">Unsubscribe</a></p>\n",
+  name: "", description: "", subject: "", body: emptyBody("blocks"), format: "blocks",
   from: "", fromName: "", replyTo: "", type: "MARKETING", audienceType: "ALL", segmentId: "", audienceCondition: null, templateId: null,
   topicId: null,
 };
 
 function bodyOf(draft) {
   const body = {
-    name: draft.name, description: draft.description, subject: draft.subject, body: draft.body, from: draft.from,
+    name: draft.name, description: draft.description, subject: draft.subject, body: draft.body, format: draft.format, from: draft.from,
     fromName: draft.fromName, replyTo: draft.replyTo, type: draft.type, audienceType: draft.audienceType,
   };
   if (draft.audienceType === "SEGMENT") body.segmentId = draft.segmentId;
@@ -139,7 +140,7 @@ function Editor({ campaign, isNew, base, vocabulary, onSaved }) {
   const useTemplate = (event) => {
     const template = vocabulary.templates.find((t) => t.id === event.currentTarget.value);
     if (!template) return setDraft({ ...draft, templateId: null });
-    setDraft({ ...draft, templateId: template.id, subject: template.subject, body: template.body, from: template.from,
+    setDraft({ ...draft, templateId: template.id, subject: template.subject, body: template.body, format: template.format || "html", from: template.from,
       fromName: template.fromName || "", replyTo: template.replyTo || "", type: template.type });
   };
   const save = useAction(async () => {
@@ -156,6 +157,7 @@ function Editor({ campaign, isNew, base, vocabulary, onSaved }) {
     save.run();
   };
   return html`
+    ${isNew && html`<${StarterPicker} onPick=${(s) => setDraft((d) => ({ ...d, format: s.format, body: s.body, subject: d.subject || s.subject, name: d.name || s.name }))} />`}
     <div class="split">
       <form class="card stack" id="campaign-form" onSubmit=${onSubmit}>
         <div class="grid2">
@@ -177,13 +179,15 @@ function Editor({ campaign, isNew, base, vocabulary, onSaved }) {
         </div>
         <${Field} label="Reply-to"><input type="email" value=${draft.replyTo} onInput=${set("replyTo")} /><//>
         <${Field} label="Subject"><input required value=${draft.subject} onInput=${set("subject")} /><//>
-        <${Field} label="Body (HTML with Liquid)" hint="Each recipient's own fields: {{ firstName }}, {{ plan ?? \"free\" }}. Marketing mail carries an unsubscribe header; {{ unsubscribeUrl }} links to the page, {{ viewInBrowserUrl }} to the web version.">
-          <textarea class="code" required spellcheck="false" value=${draft.body} onInput=${set("body")}></textarea>
-        <//>
+        <${BodyEditor} format=${draft.format} body=${draft.body} error=${save.error}
+          onChange=${({ format, body }) => setDraft((d) => ({ ...d, format, body }))} />
+        <p class="hint">Each recipient's own fields: {{ firstName }}, {{ plan ?? "free" }}. Marketing mail carries an unsubscribe header;
+          {{ unsubscribeUrl }} links to the page, {{ viewInBrowserUrl }} to the web version.</p>
         <${Field} label="Description" hint="For your team; never sent."><input value=${draft.description} onInput=${set("description")} /><//>
       </form>
-      <${Preview} subject=${draft.subject} body=${draft.body} />
+      <${Preview} subject=${draft.subject} body=${draft.body} format=${draft.format} />
     </div>
+
     <section class="card">
       <${Audience} draft=${draft} setDraft=${setDraft} vocabulary=${vocabulary} />
     </section>
@@ -211,7 +215,6 @@ function SendPanel({ campaign, onChanged }) {
     onChanged();
     return answer;
   }, (a) => a.message);
-  const test = useAction(async (data) => post(`/campaigns/${id}/test`, { email: data.get("email") }), (t) => `Test sent to ${t.to}`);
   const count = recipients.data ? recipients.data.count : null;
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   return html`
@@ -229,10 +232,8 @@ function SendPanel({ campaign, onChanged }) {
         <button type="submit" class="secondary" disabled=${schedule.busy}>Schedule</button>
       </form>
       <${ErrorBox} error=${schedule.error} />
-      <${Form} class="inline" id="test-form" action=${test} submit="Send a test">
-        <${Field} label="Test address" hint="One message, marked [Test]; counts toward nothing."><input type="email" name="email" required /><//>
-      <//>
-    </section>`;
+    </section>
+    <${TestSend} path=${`/campaigns/${id}/test`} />`;
 }
 
 /** Progress while sending and the results after, refreshed every second until it is over. */
@@ -327,7 +328,7 @@ export function CampaignPage({ project, params }) {
                 <dt>Audience</dt><dd>${loaded.audienceType.toLowerCase()}${loaded.segmentId ? ` (${(v.segments.find((s) => s.id === loaded.segmentId) || {}).name || "a deleted segment"})` : ""}</dd>
                 <dt>Type</dt><dd>${loaded.type.toLowerCase()}</dd>
               </dl>
-              <${Preview} subject=${loaded.subject} body=${loaded.body} />
+              <${Preview} subject=${loaded.subject} body=${loaded.body} format=${loaded.format} />
             </section>`}
         ${!isNew && html`<${ArchivePanel} key=${loaded.updatedAt} campaign=${loaded} onSaved=${campaign.setData} />`}`}<//>`}<//>
     <//>`;

@@ -4,6 +4,7 @@
 import { html, useRef, useState } from "../../vendor/preact-htm.js";
 import { api, del, get, patch, post } from "../api.js";
 import { navigate, setQuery, useLocation } from "../router.js";
+import { BodyEditor, StarterPicker, TestSend, emptyBody } from "../editor/body.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Loaded, Page, PagePager, date, toast, useAction,
   useDebounced, useLoad, useSearch, Table, Tabs } from "../ui.js";
@@ -49,26 +50,42 @@ export function Templates({ project }) {
     <//>`;
 }
 
-/** An error of the API about a template, with the Liquid line and the sender rule explained. */
+/** An error of the API about a template: where (line, column, the text there, the block), what and the hint. */
 export function TemplateError({ error, base }) {
   if (!error) return null;
-  const line = error.line;
+  const place = (error.errors || []).map((e) => e.received).find((r) => r && (r.line || r.block)) || {};
   const sender = error.details && error.details.reason === "DOMAIN_NOT_VERIFIED";
+  const where = [place.block && `in ${place.block}`, place.line && `line ${place.line}`, place.column && `column ${place.column}`].filter(Boolean).join(", ");
   return html`
     <div class="error" role="alert">
-      <p>${line ? html`<strong>Line ${line}:</strong> ` : ""}${error.message}</p>
+      <p>${where ? html`<strong>${where[0].toUpperCase()}${where.slice(1)}:</strong> ` : ""}${error.message}</p>
+      ${place.text && html`<p><code class="error-text">${place.text}</code></p>`}
       ${sender && html`<p>Mail can only come from a domain this project has verified (or a subdomain of one), so that it can be DKIM-signed and delivered.
         ${error.suggestion ? ` ${error.suggestion} ` : " "}<a href=${`${base}/domains`}>Go to Domains</a>.</p>`}
     </div>`;
 }
 
-/** The live preview: the subject, the HTML in a sandboxed frame (no scripts) and the text. */
-export function Preview({ subject, body }) {
+// The contact the preview was last rendered for, kept while the dashboard is open: saving a new
+// template moves to its own address, and the preview should still show the same person.
+let lastPreviewContact = null;
+
+// Dark mode as the clients that invert a mail's colours show it (Outlook, Gmail's apps): the
+// page inverted with hues kept, and its images inverted back.
+const DARK = "<style>html { filter: invert(1) hue-rotate(180deg); background: #fff; } img { filter: invert(1) hue-rotate(180deg); }</style>";
+
+const DEVICES = [["desktop", "Desktop"], ["mobile", "Mobile"], ["dark", "Dark mode"], ["text", "Plain text"]];
+
+/**
+ * The live preview: the subject, the HTML in a sandboxed frame (no scripts) at a desktop or a
+ * phone's width or as a dark-mode client inverts it, and the text part.
+ */
+export function Preview({ subject, body, format = "html" }) {
   const [contactQuery, setContactQuery] = useState("");
-  const [contact, setContact] = useState(null);
+  const [contact, setContactState] = useState(lastPreviewContact);
+  const setContact = (c) => { lastPreviewContact = c; setContactState(c); };
   const [shown, setShown] = useState(null);
   const [error, setError] = useState(null);
-  const [tab, setTab] = useState("html");
+  const [device, setDevice] = useState("desktop");
   const options = useLoad(() => get("/contacts", { limit: 8, search: contactQuery.trim() }), [contactQuery]);
   useDebounced(async () => {
     if (!subject.trim() || !body) {
@@ -76,21 +93,21 @@ export function Preview({ subject, body }) {
       return;
     }
     try {
-      const request = { subject, body };
+      const request = { subject, body, format };
       if (contact) request.contactId = contact.id;
       setShown(await post("/templates/preview", request));
       setError(null);
     } catch (e) {
       setError(e);
     }
-  }, [subject, body, contact && contact.id], 300);
+  }, [subject, body, format, contact && contact.id], 300);
   const pick = (event) => {
     const value = event.currentTarget.value;
     const list = (options.data && options.data.data) || [];
-    setContact(list.find((c) => c.id === value) || null);
+    setContact(list.find((c) => c.id === value) || (contact && contact.id === value ? contact : null));
   };
   return html`
-    <section class="card" aria-labelledby="preview-heading">
+    <section class="card preview" aria-labelledby="preview-heading">
       <h2 id="preview-heading">Preview</h2>
       <div class="inline">
         <${Field} label="Find a contact"><input type="search" value=${contactQuery} placeholder="email" onInput=${(e) => setContactQuery(e.currentTarget.value)} /><//>
@@ -105,10 +122,11 @@ export function Preview({ subject, body }) {
       ${error && html`<${TemplateError} error=${error} />`}
       ${shown && html`
         <p class="subject-line" id="preview-subject">${shown.subject}</p>
-        <${Tabs} label="Preview format" tabs=${[["html", "HTML"], ["text", "Plain text"]]} current=${tab} onChange=${setTab}>
-          ${tab === "html"
-            ? html`<iframe class="preview-frame" id="preview-frame" title="Rendered email" sandbox="" srcdoc=${shown.html}></iframe>`
-            : html`<pre>${shown.text}</pre>`}
+        <${Tabs} label="Preview as" tabs=${DEVICES} current=${device} onChange=${setDevice}>
+          ${device === "text"
+            ? html`<pre>${shown.text}</pre>`
+            : html`<div class=${`preview-device ${device}`}><iframe class="preview-frame" id="preview-frame" title=${`Rendered email (${device})`} sandbox=""
+                srcdoc=${device === "dark" ? shown.html + DARK : shown.html}></iframe></div>`}
         <//>`}
       ${!shown && !error && html`<p class="meta">Type a subject and a body to see them rendered.</p>`}
     </section>`;
@@ -118,12 +136,14 @@ export function Preview({ subject, body }) {
  * Uploads an image (the server checks its bytes: PNG, JPEG, GIF or WebP) and hands back the
  * `<img>` tag that shows it, for the body.
  */
-function ImageUpload({ onUploaded }) {
+export function ImageUpload({ onUploaded, format = "html" }) {
   const upload = useAction(async (file) => {
     const form = new FormData();
     form.append("file", file);
     const image = await api("POST", "/uploads/image", form);
-    onUploaded(`<img src="${image.url}" alt="" style="max-width: 100%;">`);
+    onUploaded(format === "markdown" ? `![](${image.url})`
+      : format === "mjml" ? `<mj-image src="${image.url}" alt="" />`
+        : `<img src="${image.url}" alt="" style="max-width: 100%;">`);
     return image;
   }, "Image uploaded and added to the body");
   return html`
@@ -136,7 +156,7 @@ function ImageUpload({ onUploaded }) {
     </div>`;
 }
 
-const EMPTY = { name: "", description: "", subject: "", body: "<p>Hello {{ firstName ?? \"there\" }},</p>\n", from: "", fromName: "", replyTo: "", type: "MARKETING" };
+const EMPTY = { name: "", description: "", subject: "", body: emptyBody("blocks"), format: "blocks", from: "", fromName: "", replyTo: "", type: "MARKETING" };
 
 export function TemplateEditor({ project, params }) {
   const base = `/app/p/${encodeURIComponent(project.id)}`;
@@ -158,7 +178,7 @@ function Editor({ template, isNew, base }) {
   };
   const save = useAction(async () => {
     const body = {
-      name: draft.name, description: draft.description, subject: draft.subject, body: draft.body,
+      name: draft.name, description: draft.description, subject: draft.subject, body: draft.body, format: draft.format,
       from: draft.from, fromName: draft.fromName, replyTo: draft.replyTo, type: draft.type,
     };
     const saved = isNew ? await post("/templates", body) : await patch(`/templates/${encodeURIComponent(template.id)}`, body);
@@ -185,6 +205,7 @@ function Editor({ template, isNew, base }) {
         <${ActionButton} action=${duplicate}>Duplicate<//>
         <${ActionButton} class="danger" action=${remove} confirm=${`Delete the template ${template.name}?`}>Delete<//>`}>
       <${ErrorBox} error=${duplicate.error || remove.error} />
+      ${isNew && html`<${StarterPicker} onPick=${(s) => setDraft((d) => ({ ...d, format: s.format, body: s.body, subject: d.subject || s.subject, type: s.type, name: d.name || s.name }))} />`}
       <div class="split">
         <form class="card stack" id="template-form" onSubmit=${onSubmit}>
           <div class="grid2">
@@ -200,15 +221,17 @@ function Editor({ template, isNew, base }) {
           </div>
           <${Field} label="Reply-to"><input name="replyTo" type="email" value=${draft.replyTo} onInput=${set("replyTo")} /><//>
           <${Field} label="Subject"><input name="subject" required value=${draft.subject} onInput=${set("subject")} /><//>
-          <${Field} label="Body (HTML with Liquid)" hint="Variables: {{ firstName }}, {{ plan ?? \"free\" }}, {{ unsubscribeUrl }}; {% if %} and {% for %} work. Variables are HTML-escaped; {{ x | raw }} is not.">
-            <textarea class="code" name="body" ref=${bodyField} required spellcheck="false" value=${draft.body} onInput=${set("body")}></textarea>
-          <//>
-          <${ImageUpload} onUploaded=${insertIntoBody} />
+          <${BodyEditor} format=${draft.format} body=${draft.body} error=${save.error} textareaRef=${bodyField}
+            onChange=${({ format, body }) => setDraft((d) => ({ ...d, format, body }))} />
+          ${draft.format !== "blocks" && html`<${ImageUpload} format=${draft.format} onUploaded=${insertIntoBody} />`}
           <${TemplateError} error=${save.error} base=${base} />
           <div class="buttons"><button type="submit" disabled=${save.busy}>${save.busy ? "Saving…" : isNew ? "Create template" : "Save template"}</button>
             ${!isNew && html`<span class="meta">Updated ${date(template.updatedAt)}</span>`}</div>
         </form>
-        <${Preview} subject=${draft.subject} body=${draft.body} />
+        <div class="stack preview-column">
+          <${Preview} subject=${draft.subject} body=${draft.body} format=${draft.format} />
+          ${!isNew && html`<${TestSend} path=${`/templates/${encodeURIComponent(template.id)}/test`} />`}
+        </div>
       </div>
     <//>`;
 }
