@@ -24,6 +24,7 @@ mod archive;
 pub mod auth;
 mod billing;
 mod branding;
+pub mod campaign_report;
 pub mod campaigns;
 pub mod confirm;
 pub mod consent;
@@ -101,6 +102,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         verify::routes(),
         templates::routes(),
         campaigns::routes(),
+        campaign_report::routes(),
         preview::routes(),
         send::routes(),
         track::routes(),

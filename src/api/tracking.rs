@@ -3,6 +3,7 @@
 
 use rocket::form::Form;
 use rocket::http::Status;
+use rocket::request::{FromRequest, Outcome, Request};
 use rocket::response::Redirect;
 use rocket::{FromForm, State, get, post};
 
@@ -29,12 +30,12 @@ documented_routes!(open, click, unsubscribe_page, unsubscribe, subscribe_page, s
     responses((status = 200, description = "A transparent 1x1 GIF", content_type = "image/gif", body = Vec<u8>), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[get("/t/o/<token>")]
-async fn open(state: &State<AppState>, token: &str, reader: Reader) -> Page {
+async fn open(state: &State<AppState>, token: &str, reader: Reader, agent: UserAgent) -> Page {
     let token = token.trim_end_matches(".gif");
     let Some(Link::Open { email }) = links::verify(&state.secrets.link, token) else {
         return Shell::plain(&reader).not_found();
     };
-    if let Err(e) = record(state, email, Engagement::Open).await {
+    if let Err(e) = record(state, email, Engagement::Open, agent).await {
         tracing::warn!("could not record an open: {e}");
     }
     Page::Gif
@@ -49,19 +50,44 @@ async fn open(state: &State<AppState>, token: &str, reader: Reader) -> Page {
     responses((status = 302, description = "To the link", headers(("Location" = String, description = "The link as written in the email"))), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[get("/t/c/<token>")]
-async fn click(state: &State<AppState>, token: &str, reader: Reader) -> Result<Redirect, Page> {
+async fn click(
+    state: &State<AppState>,
+    token: &str,
+    reader: Reader,
+    agent: UserAgent,
+) -> Result<Redirect, Page> {
     let Some(Link::Click { email, url }) = links::verify(&state.secrets.link, token) else {
         return Err(Shell::plain(&reader).not_found());
     };
-    if let Err(e) = record(state, email, Engagement::Click(url.clone())).await {
+    if let Err(e) = record(state, email, Engagement::Click(url.clone()), agent).await {
         tracing::warn!("could not record a click: {e}");
     }
     Ok(Redirect::found(url))
 }
 
 /// Records an open or a click (`core::engagement`).
-async fn record(state: &AppState, email: String, what: Engagement) -> Result<(), ApiError> {
-    Ok(state.db.write(move |tx| engagement::record(tx, &email, what, clock::now_ms())).await?)
+async fn record(state: &AppState, email: String, what: Engagement, agent: UserAgent) -> Result<(), ApiError> {
+    let agent = agent.0;
+    Ok(state
+        .db
+        .write(move |tx| engagement::record(tx, &email, what, agent.as_deref(), clock::now_ms()))
+        .await?)
+}
+
+/// The client's `User-Agent` (at most 512 bytes of it), to tell machines' opens and clicks.
+pub(super) struct UserAgent(Option<String>);
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for UserAgent {
+    type Error = std::convert::Infallible;
+
+    async fn from_request(request: &'r Request<'_>) -> Outcome<Self, Self::Error> {
+        let agent = request.headers().get_one("User-Agent").map(|a| {
+            let end = (0..=a.len().min(512)).rev().find(|&i| a.is_char_boundary(i)).unwrap_or(0);
+            a[..end].to_string()
+        });
+        Outcome::Success(UserAgent(agent))
+    }
 }
 
 /// A contact's page: what its link says, the contact, and the page's dress in the contact's

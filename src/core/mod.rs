@@ -8,6 +8,7 @@ pub mod billing;
 pub mod blocking;
 pub mod branding;
 pub mod bulk;
+pub mod campaign_report;
 pub mod campaign_state;
 pub mod campaigns;
 pub mod compose;

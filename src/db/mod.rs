@@ -24,6 +24,7 @@ pub mod domains;
 pub mod effects;
 pub mod email_parts;
 pub mod emails;
+pub mod engagements;
 pub mod error;
 pub mod events;
 pub mod executions;

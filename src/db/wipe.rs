@@ -60,6 +60,7 @@ const STAGES: &[Stage] = &[
     stage("contact_jobs"),
     stage("webhook_deliveries"),
     stage("outbox"),
+    stage("email_engagements"),
     stage("emails"),
     stage("events"),
     stage("inbound_messages"),

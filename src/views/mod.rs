@@ -8,6 +8,7 @@ pub mod accounts;
 pub mod analytics;
 pub mod billing;
 pub mod branding;
+pub mod campaign_report;
 pub mod campaigns;
 pub mod conditions;
 pub mod consent;

@@ -13,6 +13,7 @@ mod binary;
 mod bounces;
 mod browser;
 mod campaign_crash;
+mod campaign_report;
 mod campaigns;
 mod config_extremes;
 mod consent;

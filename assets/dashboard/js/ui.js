@@ -267,6 +267,22 @@ export function percent(share) {
   return `${Math.round((share || 0) * 1000) / 10} %`;
 }
 
+/**
+ * Keeps a uPlot chart as wide as its box (a phone turned, a window narrowed); returns the
+ * cleanup that stops watching and destroys the chart.
+ */
+export function fitChart(chart, box, height) {
+  const watcher = new ResizeObserver(() => {
+    const width = Math.max(240, box.clientWidth);
+    if (Math.abs(width - chart.width) > 1) chart.setSize({ width, height });
+  });
+  watcher.observe(box);
+  return () => {
+    watcher.disconnect();
+    chart.destroy();
+  };
+}
+
 /** JSON shown compactly, for event data and field values. */
 export function Json({ value }) {
   const text = value === undefined ? "" : JSON.stringify(value);

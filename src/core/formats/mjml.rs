@@ -6,8 +6,6 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use htmlparser::{ElementEnd, Token, Tokenizer};
-
 use super::CompileError;
 
 /// Levels of elements (MJML and HTML within it) a text may nest. Real mail nests a dozen or so;
@@ -53,25 +51,37 @@ fn describe(message: &str) -> String {
 }
 
 /// Refuses a text nested deeper than [`MAX_DEPTH`] or with more than [`MAX_ELEMENTS`]
-/// elements. A text the tokenizer cannot read is left for mrml to refuse with its own message.
+/// elements. The count is lexical and errs on the side of depth: every `<name` that is not a
+/// void element and does not end in `/>` opens a level, every `</` closes one, and so do
+/// Outlook's conditional comments. It does not depend on the text being well formed (a
+/// tokenizer that stopped at its first error let a deep tail through to mrml, found by the
+/// fuzzer).
 fn check_shape(text: &str) -> Result<(), CompileError> {
+    let bytes = text.as_bytes();
     let (mut depth, mut elements) = (0usize, 0usize);
-    let mut pending_void = false;
-    for token in Tokenizer::from(text) {
-        let Ok(token) = token else { return Ok(()) };
-        match token {
-            Token::ElementStart { local, .. } => {
+    let mut at = 0;
+    while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
+        let start = at + found;
+        let rest = &bytes[start + 1..];
+        at = start + 1;
+        match rest.first() {
+            Some(b'/') => depth = depth.saturating_sub(1),
+            Some(b'!') if rest.starts_with(b"!--[if") || rest.starts_with(b"![if") => depth += 1,
+            Some(b'!') if rest.starts_with(b"![endif") => depth = depth.saturating_sub(1),
+            Some(c) if c.is_ascii_alphabetic() => {
                 elements += 1;
-                pending_void = VOID.iter().any(|v| local.as_str().eq_ignore_ascii_case(v));
+                let name_end = rest
+                    .iter()
+                    .position(|c| !(c.is_ascii_alphanumeric() || *c == b'-'))
+                    .unwrap_or(rest.len());
+                let name = &rest[..name_end];
+                let close = memchr::memchr(b'>', rest).unwrap_or(rest.len());
+                let empty = close > 0 && rest[close - 1] == b'/';
+                let void = VOID.iter().any(|v| v.as_bytes().eq_ignore_ascii_case(name));
+                if !empty && !void {
+                    depth += 1;
+                }
             }
-            Token::ElementEnd { end: ElementEnd::Open, .. } if !pending_void => depth += 1,
-            Token::ElementEnd { end: ElementEnd::Close(_, local), .. }
-                if !VOID.iter().any(|v| local.as_str().eq_ignore_ascii_case(v)) =>
-            {
-                depth = depth.saturating_sub(1);
-            }
-            Token::ConditionalCommentStart { .. } => depth += 1,
-            Token::ConditionalCommentEnd { .. } => depth = depth.saturating_sub(1),
             _ => {}
         }
         if depth > MAX_DEPTH {

@@ -9,6 +9,7 @@ import { ConditionBuilder, emptyCondition } from "../conditions.js";
 import { Preview, TemplateError } from "./templates.js";
 import { BodyEditor, StarterPicker, TestSend, emptyBody } from "../editor/body.js";
 import { ArchivePanel } from "./campaign_archive.js";
+import { CampaignReport } from "./campaign_report.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Loaded, Page, PagePager, Table, date, percent, toast,
   useAction, useDebounced, useLoad, useSearch,
@@ -317,6 +318,7 @@ export function CampaignPage({ project, params }) {
       <${Loaded} result=${campaign}>${(loaded) => html`<${Loaded} result=${vocabulary}>${(v) => html`
         ${!isNew && (loaded.status === "DRAFT" || loaded.status === "SCHEDULED") && html`<${SendPanel} campaign=${loaded} onChanged=${campaign.reload} />`}
         ${!isNew && !editable && html`<${Results} campaign=${loaded} onChanged=${campaign.reload} />`}
+        ${!isNew && !editable && loaded.sentAt && html`<${CampaignReport} campaign=${loaded} />`}
         ${editable
           ? html`<${Editor} key=${loaded.updatedAt || "new"} campaign=${loaded} isNew=${isNew} base=${base} vocabulary=${v} onSaved=${campaign.setData} />`
           : html`

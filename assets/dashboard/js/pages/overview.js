@@ -3,7 +3,7 @@
 
 import { html, useEffect, useRef, useState } from "../../vendor/preact-htm.js";
 import { get } from "../api.js";
-import { Badge, Json, Loaded, Page, Table, date, percent, useLoad } from "../ui.js";
+import { Badge, Json, Loaded, Page, Table, date, fitChart, percent, useLoad } from "../ui.js";
 
 const SERIES = [
   ["sent", "Sent", "#24527f"],
@@ -23,7 +23,7 @@ function Chart({ series }) {
     const total = (key) => series.reduce((sum, p) => sum + (p[key] || 0), 0);
     const day = (v) => new Date(v * 1000).toLocaleDateString(undefined, { month: "short", day: "numeric" });
     const chart = new window.uPlot({
-      width: Math.max(300, box.current.clientWidth), height: 260,
+      width: Math.max(240, box.current.clientWidth), height: 260,
       series: [
         { label: "Day", value: (u, v) => (v == null ? "All days" : day(v)) },
         ...SERIES.map(([key, label, stroke]) => ({
@@ -32,7 +32,7 @@ function Chart({ series }) {
       ],
       axes: [{}, { size: 50 }],
     }, data, box.current);
-    return () => chart.destroy();
+    return fitChart(chart, box.current, 260);
   }, [JSON.stringify(series)]);
   return html`<div ref=${box} class="chart" id="overview-chart" role="img" aria-label="Sent, delivered, opened, clicked and bounced mail per day"></div>`;
 }

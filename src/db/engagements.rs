@@ -1,0 +1,222 @@
+//! Each open and click of a sent email as it came (V37), and what a campaign's report reads from
+//! it and from the campaign's emails: opens and clicks over time, clicks per link, the
+//! recipients with their status, the receiving domains.
+
+use super::error::Result;
+use rusqlite::{Connection, Row, params};
+
+/// One open or click.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Engagement {
+    pub project_id: String,
+    pub email_id: String,
+    pub campaign_id: Option<String>,
+    /// `open` or `click`.
+    pub kind: &'static str,
+    pub url: Option<String>,
+    /// Why a machine made it (`privacy_proxy`, `scanner`, `crawler`), or `None` for a person.
+    pub machine: Option<&'static str>,
+    pub at: i64,
+}
+
+/// How many opens or clicks of email `id` are recorded.
+pub fn count(conn: &Connection, email: &str, kind: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT count(*) FROM email_engagements WHERE email_id = ?1 AND kind = ?2")?
+        .query_row(params![email, kind], |r| r.get(0))?)
+}
+
+pub fn insert(conn: &Connection, e: &Engagement) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO email_engagements (project_id, email_id, campaign_id, kind, url, machine, at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![e.project_id, e.email_id, e.campaign_id, e.kind, e.url, e.machine, e.at])?;
+    Ok(())
+}
+
+/// Opens and clicks of campaign `campaign` per bucket of `bucket_ms` from `start`:
+/// (bucket, kind, by a machine, count), for the buckets before `buckets`.
+pub fn timeline(
+    conn: &Connection,
+    campaign: &str,
+    start: i64,
+    bucket_ms: i64,
+    buckets: i64,
+) -> Result<Vec<(i64, String, bool, i64)>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT (at - ?2) / ?3 AS bucket, kind, machine IS NOT NULL, count(*) FROM email_engagements
+         WHERE campaign_id = ?1 AND at >= ?2 AND at < ?2 + ?3 * ?4
+         GROUP BY bucket, kind, machine IS NOT NULL ORDER BY bucket",
+    )?;
+    let rows = statement.query_map(params![campaign, start, bucket_ms, buckets], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A link's clicks: by people, by distinct recipients among them, and by machines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkClicks {
+    pub url: String,
+    pub clicks: i64,
+    pub unique: i64,
+    pub machine: i64,
+}
+
+/// The most clicked links of campaign `campaign`, or of every email of `project` sent between
+/// `range` when `campaign` is `None`, at most `limit`.
+pub fn links(
+    conn: &Connection,
+    project: &str,
+    campaign: Option<&str>,
+    range: (i64, i64),
+    limit: i64,
+) -> Result<Vec<LinkClicks>> {
+    let scope = match campaign {
+        Some(_) => "campaign_id = ?2",
+        None => "project_id = ?1 AND at >= ?3 AND at < ?4",
+    };
+    let sql = format!(
+        "SELECT url, sum(machine IS NULL), count(DISTINCT CASE WHEN machine IS NULL THEN email_id END),
+                sum(machine IS NOT NULL)
+         FROM email_engagements WHERE {scope} AND kind = 'click' AND project_id = ?1
+         GROUP BY url ORDER BY 2 DESC, 4 DESC, url LIMIT ?5"
+    );
+    let mut statement = conn.prepare_cached(&sql)?;
+    let rows = statement.query_map(params![project, campaign, range.0, range.1, limit], |r| {
+        Ok(LinkClicks { url: r.get(0)?, clicks: r.get(1)?, unique: r.get(2)?, machine: r.get(3)? })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Recipients of campaign `campaign` who opened (or clicked): (by a person, only by machines).
+pub fn people_and_machines(conn: &Connection, campaign: &str, kind: &str) -> Result<(i64, i64)> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*) FILTER (WHERE people > 0), count(*) FILTER (WHERE people = 0) FROM (
+               SELECT sum(machine IS NULL) AS people FROM email_engagements
+               WHERE campaign_id = ?1 AND kind = ?2 GROUP BY email_id)",
+        )?
+        .query_row(params![campaign, kind], |r| Ok((r.get(0)?, r.get(1)?)))?)
+}
+
+/// What became of one recipient's email.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recipient {
+    pub email_id: String,
+    pub contact_id: Option<String>,
+    pub email: String,
+    /// `queued`, `sent`, `delivered`, `opened`, `clicked`, `bounced`, `complained`,
+    /// `unsubscribed` or `failed`: the furthest it went.
+    pub status: String,
+    pub sent_at: Option<i64>,
+    pub opened_at: Option<i64>,
+    pub clicked_at: Option<i64>,
+    pub bounce_type: Option<String>,
+    pub unsubscribed_at: Option<i64>,
+    pub error: Option<String>,
+}
+
+/// A recipient's status from its email's row, the furthest it went.
+const STATUS: &str = "CASE WHEN unsubscribed_at IS NOT NULL THEN 'unsubscribed'
+    WHEN status = 'COMPLAINED' THEN 'complained' WHEN status = 'BOUNCED' THEN 'bounced'
+    WHEN status = 'FAILED' THEN 'failed' WHEN status = 'CLICKED' THEN 'clicked'
+    WHEN status = 'OPENED' THEN 'opened' WHEN status = 'DELIVERED' THEN 'delivered'
+    WHEN status = 'SENT' THEN 'sent' ELSE 'queued' END";
+
+/// The statuses a recipient can have.
+pub const RECIPIENT_STATUSES: [&str; 9] =
+    ["queued", "sent", "delivered", "opened", "clicked", "bounced", "complained", "unsubscribed", "failed"];
+
+fn recipient(r: &Row<'_>) -> rusqlite::Result<Recipient> {
+    Ok(Recipient {
+        email_id: r.get(0)?,
+        contact_id: r.get(1)?,
+        email: r.get(2)?,
+        status: r.get(3)?,
+        sent_at: r.get(4)?,
+        opened_at: r.get(5)?,
+        clicked_at: r.get(6)?,
+        bounce_type: r.get(7)?,
+        unsubscribed_at: r.get(8)?,
+        error: r.get(9)?,
+    })
+}
+
+/// Which recipients: with a status, with an address containing a text.
+#[derive(Debug, Clone, Default)]
+pub struct RecipientFilter {
+    pub status: Option<String>,
+    pub search: Option<String>,
+}
+
+/// A page of campaign `campaign`'s recipients in the order of their emails' ids (the order they
+/// were queued) after `after` (an email id). A contact deleted since leaves its email, without
+/// a contact id, so the page goes by the email.
+pub fn recipients(
+    conn: &Connection,
+    campaign: &str,
+    filter: &RecipientFilter,
+    after: Option<&str>,
+    limit: i64,
+) -> Result<Vec<Recipient>> {
+    let sql = format!(
+        "SELECT id, contact_id, to_email, {STATUS} AS state, sent_at, opened_at, clicked_at, bounce_type,
+                unsubscribed_at, CASE WHEN status = 'FAILED' THEN last_error END
+         FROM emails WHERE campaign_id = ?1 AND source_type = 'CAMPAIGN' AND (?2 IS NULL OR state = ?2)
+           AND (?3 IS NULL OR instr(to_email, lower(?3)) > 0) AND (?4 IS NULL OR id > ?4)
+         ORDER BY id LIMIT ?5"
+    );
+    let mut statement = conn.prepare_cached(&sql)?;
+    let rows =
+        statement.query_map(params![campaign, filter.status, filter.search, after, limit], recipient)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// How many of campaign `campaign`'s recipients the filter matches.
+pub fn recipient_count(conn: &Connection, campaign: &str, filter: &RecipientFilter) -> Result<i64> {
+    let sql = format!(
+        "SELECT count(*) FROM emails WHERE campaign_id = ?1 AND source_type = 'CAMPAIGN' AND (?2 IS NULL OR {STATUS} = ?2)
+           AND (?3 IS NULL OR instr(to_email, lower(?3)) > 0)"
+    );
+    Ok(conn.prepare_cached(&sql)?.query_row(params![campaign, filter.status, filter.search], |r| r.get(0))?)
+}
+
+/// A receiving domain's results among a campaign's recipients.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DomainResults {
+    pub domain: String,
+    pub recipients: i64,
+    pub delivered: i64,
+    pub opened: i64,
+    pub clicked: i64,
+    pub bounced: i64,
+    pub complained: i64,
+    pub failed: i64,
+}
+
+/// Campaign `campaign`'s recipients (not its test sends) by the domain of their address, most first (at most
+/// `limit` domains).
+pub fn domains(conn: &Connection, campaign: &str, limit: i64) -> Result<Vec<DomainResults>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT substr(to_email, instr(to_email, '@') + 1) AS domain, count(*),
+                sum(status IN ('DELIVERED', 'OPENED', 'CLICKED')), sum(opened_at IS NOT NULL),
+                sum(clicked_at IS NOT NULL), sum(status = 'BOUNCED'), sum(status = 'COMPLAINED'),
+                sum(status = 'FAILED')
+         FROM emails WHERE campaign_id = ?1 AND source_type = 'CAMPAIGN' GROUP BY domain ORDER BY 2 DESC, domain LIMIT ?2",
+    )?;
+    let rows = statement.query_map(params![campaign, limit], |r| {
+        Ok(DomainResults {
+            domain: r.get(0)?,
+            recipients: r.get(1)?,
+            delivered: r.get(2)?,
+            opened: r.get(3)?,
+            clicked: r.get(4)?,
+            bounced: r.get(5)?,
+            complained: r.get(6)?,
+            failed: r.get(7)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
