@@ -35,7 +35,7 @@ documented_routes!(
 );
 
 const HOUR: i64 = 3_600_000;
-const DAY: i64 = 24 * HOUR;
+pub(super) const DAY: i64 = 24 * HOUR;
 
 /// Activity types and the events they are; `event` is every tracked event.
 const TYPES: &[(&str, &str)] = &[
@@ -83,7 +83,7 @@ fn names_of(types: Option<&str>) -> Result<Vec<&'static str>, ApiError> {
 /// A range from `from` and `to` (dates or ms, as [`clock::instant`] reads them, so any two
 /// subtract without overflowing; default the last `default_days` days), no longer than
 /// `max_days`.
-fn range(
+pub(super) fn range(
     from: Option<&str>,
     to: Option<&str>,
     default_days: i64,

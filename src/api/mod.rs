@@ -20,6 +20,7 @@ macro_rules! documented_routes {
 
 pub mod aliases;
 pub mod analytics;
+pub mod analytics_views;
 mod archive;
 pub mod auth;
 mod billing;
@@ -125,6 +126,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         inbound::routes(),
         inbound_domains::routes(),
         analytics::routes(),
+        analytics_views::routes(),
         outbox::routes(),
         uploads::routes(),
         tracking::routes(),

@@ -167,6 +167,7 @@ fn parts() -> Vec<Document> {
         super::track::Doc::openapi(),
         super::events::Doc::openapi(),
         super::analytics::Doc::openapi(),
+        super::analytics_views::Doc::openapi(),
         super::verify::Doc::openapi(),
         super::templates::Doc::openapi(),
         super::preview::Doc::openapi(),

@@ -72,7 +72,7 @@ pub fn report(conn: &Tx, c: &Campaign, now: i64) -> Result<Report> {
         since: c.sent_at,
         bucket_ms,
         timeline,
-        links: engagements::links(conn, &c.project_id, Some(&c.id), (0, 0), MAX_LINKS)?,
+        links: engagements::links(conn, &c.id, MAX_LINKS)?,
         opened,
         clicked,
         providers: providers(engagements::domains(conn, &c.id, 500)?),

@@ -3,6 +3,7 @@
 //! layer"); what goes wrong is a [`Error`].
 
 pub mod accounts;
+pub mod analytics_views;
 pub mod archive;
 pub mod billing;
 pub mod blocking;

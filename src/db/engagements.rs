@@ -64,27 +64,15 @@ pub struct LinkClicks {
     pub machine: i64,
 }
 
-/// The most clicked links of campaign `campaign`, or of every email of `project` sent between
-/// `range` when `campaign` is `None`, at most `limit`.
-pub fn links(
-    conn: &Connection,
-    project: &str,
-    campaign: Option<&str>,
-    range: (i64, i64),
-    limit: i64,
-) -> Result<Vec<LinkClicks>> {
-    let scope = match campaign {
-        Some(_) => "campaign_id = ?2",
-        None => "project_id = ?1 AND at >= ?3 AND at < ?4",
-    };
-    let sql = format!(
+/// The most clicked links of campaign `campaign`, at most `limit`.
+pub fn links(conn: &Connection, campaign: &str, limit: i64) -> Result<Vec<LinkClicks>> {
+    let mut statement = conn.prepare_cached(
         "SELECT url, sum(machine IS NULL), count(DISTINCT CASE WHEN machine IS NULL THEN email_id END),
                 sum(machine IS NOT NULL)
-         FROM email_engagements WHERE {scope} AND kind = 'click' AND project_id = ?1
-         GROUP BY url ORDER BY 2 DESC, 4 DESC, url LIMIT ?5"
-    );
-    let mut statement = conn.prepare_cached(&sql)?;
-    let rows = statement.query_map(params![project, campaign, range.0, range.1, limit], |r| {
+         FROM email_engagements WHERE campaign_id = ?1 AND kind = 'click'
+         GROUP BY url ORDER BY 2 DESC, 4 DESC, url LIMIT ?2",
+    )?;
+    let rows = statement.query_map(params![campaign, limit], |r| {
         Ok(LinkClicks { url: r.get(0)?, clicks: r.get(1)?, unique: r.get(2)?, machine: r.get(3)? })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

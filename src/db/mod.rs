@@ -12,6 +12,7 @@
 //! share one transaction.
 
 pub mod account_tokens;
+pub mod analytics_views;
 pub mod audience;
 pub mod billing;
 pub mod branding;

@@ -6,6 +6,7 @@
 
 pub mod accounts;
 pub mod analytics;
+pub mod analytics_views;
 pub mod billing;
 pub mod branding;
 pub mod campaign_report;

@@ -39,6 +39,13 @@ await drive("dashboard", async (browser) => {
     await page.getByRole("link", { name: "My shop" }).click();
     await page.waitForSelector("#checklist h2:has-text('0 of 5 done')");
     assert.equal(await page.locator("#checklist li.todo a").count(), 5);
+    // The first event's request carries this project's own public key, ready to paste.
+    const publicKey = (await card.textContent()).match(/pk_[A-Za-z0-9]{40}/)[0];
+    assert.match(await page.textContent("#track-snippet"), new RegExp(`Bearer ${publicKey}`));
+    const snippet = (await page.textContent("#track-snippet")).replace(/\\\n/g, " ");
+    const tracked = await fetch(`${base}/v1/track`, { method: "POST", headers: { authorization: `Bearer ${publicKey}`, "content-type": "application/json" },
+      body: JSON.stringify(JSON.parse(snippet.match(/-d '([^']+)'/)[1])) });
+    assert.equal(tracked.status, 200, "the snippet's request works as written");
     await audit(page, "contacts with the onboarding checklist");
     await page.goto(`${base}/app/projects`);
     await page.waitForSelector("article[data-project]");

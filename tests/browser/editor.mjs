@@ -176,6 +176,12 @@ await drive("editor", async (browser) => {
   await shot(page, "campaign-report");
   await fitsAPhone(page, "campaign report");
 
+  step("campaigns: the list reads the subject as a reader would, not as Liquid");
+  await nav(page, "Campaigns");
+  const listed = page.locator('#campaigns-table tr[data-campaign="Spring offer"] .meta');
+  assert.equal(await listed.textContent(), "Spring, friend");
+  assert.equal(await listed.getAttribute("title"), "Spring, {{ firstName ?? \"friend\" }}");
+
   step("clean up, for dashboard.mjs");
   assert.equal((await api("DELETE", `/campaigns/${campaignId}`)).status, 204);
   assert.equal((await api("DELETE", `/templates/${templateId}`)).status, 204);

@@ -176,7 +176,36 @@ async fn the_report_tells_people_from_machines_and_lists_every_recipient() {
     assert_eq!(lines.len(), 2, "{csv}");
     assert!(lines[1].starts_with("cy@outlook.com,opened,"), "{csv}");
 
+    // The project-wide views (Plunk v2's newest analytics) over the same mail.
+    let (status, links) = room.app.get("/analytics/links?stream=campaign", key).await;
+    assert_eq!(status, Status::Ok, "{links}");
+    assert_eq!(links["links"], report["links"]);
+    let (_, heat) = room.app.get("/analytics/heatmap?tz=Europe/Berlin", key).await;
+    let cells = heat["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 168);
+    let sum = |key: &str| cells.iter().map(|c| c[key].as_i64().unwrap()).sum::<i64>();
+    assert_eq!((sum("opens"), sum("clicks")), (3, 3), "people only, the test send's open included: {heat}");
+    let (status, _) = room.app.get("/analytics/heatmap?tz=Mars/Olympus", key).await;
+    assert_eq!(status, Status::UnprocessableEntity);
+    let (status, _) = room.app.get("/analytics/links?stream=carrier-pigeon", key).await;
+    assert_eq!(status, Status::UnprocessableEntity);
+    let (_, delivery) = room.app.get("/analytics/deliverability?stream=CAMPAIGN", key).await;
+    assert_eq!(
+        (delivery["sent"].clone(), delivery["providers"][0]["name"].clone()),
+        (json!(4), json!("Gmail")),
+        "{delivery}"
+    );
+    let (_, all) = room.app.get("/analytics/deliverability", key).await;
+    assert_eq!(all["sent"], json!(5), "the test send too: {all}");
+    let (_, audience) = room.app.get("/analytics/audience", key).await;
+    let days = audience["days"].as_array().unwrap();
+    assert_eq!(days.iter().map(|d| d["created"].as_i64().unwrap()).sum::<i64>(), 4, "{audience}");
+    assert_eq!((audience["total"].clone(), audience["subscribed"].clone()), (json!(4), json!(4)));
+
     // Another project's key sees none of it.
+    let (_, theirs) =
+        room.app.get("/analytics/links", &room.app.project(&room.session, "Third").await.secret_key).await;
+    assert_eq!(theirs["links"], json!([]));
     let other = room.app.project(&room.session, "Other").await;
     let (status, _) = room.app.get(&format!("/campaigns/{id}/report"), &other.secret_key).await;
     assert_eq!(status, Status::NotFound);

@@ -53,7 +53,7 @@ export function Campaigns({ project }) {
               <th scope="col" class="num">Sent</th><th scope="col" class="num">Opened</th><th scope="col">When</th></tr></thead>
             <tbody>${p.data.map((c) => html`
               <tr key=${c.id} data-campaign=${c.name}>
-                <td><a href=${`${base}/campaigns/${encodeURIComponent(c.id)}`}>${c.name}</a><div class="meta">${c.subject}</div></td>
+                <td><a href=${`${base}/campaigns/${encodeURIComponent(c.id)}`}>${c.name}</a><div class="meta" title=${c.subject}>${readable(c.subject)}</div></td>
                 <td><${StatusBadge} status=${c.status} /></td>
                 <td class="num">${c.totalRecipients}</td><td class="num">${c.sentCount}</td>
                 <td class="num">${c.sentCount ? percent(c.openedCount / c.sentCount) : "—"}</td>
@@ -112,6 +112,23 @@ function Audience({ draft, setDraft, vocabulary }) {
           : html`<p>Goes to <strong id="recipient-count">${count.value === null ? "…" : count.value}</strong> contacts now${draft.type === "MARKETING" ? " (subscribed contacts only: this is marketing mail)" : ""}.</p>`}
       </div>
     </fieldset>`;
+}
+
+/**
+ * A subject as a reader would see it with no contact in mind: a merge tag with a default shows
+ * the default, another its name in brackets (`Hi [firstName]`), a tag nothing at all.
+ */
+function readable(subject) {
+  return subject
+    .replace(/\{\{([^}]*)\}\}/g, (whole, inner) => {
+      const fallback = inner.match(/\?\?\s*["']([^"']*)["']/) || inner.match(/default:\s*["']([^"']*)["']/);
+      if (fallback) return fallback[1];
+      const name = inner.split(/[|?]/)[0].trim().replace(/^data\./, "");
+      return name ? `[${name}]` : "";
+    })
+    .replace(/\{%[^%]*%\}/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
 }
 
 const EMPTY = {

@@ -139,9 +139,7 @@ export function Events({ project }) {
     <${Page} title="Events">
       <${Loaded} result=${names}>${(list) => html`
         <${Recent} base=${base} names=${list} />
-        <div class="split">
-          <${Names} names=${list} onChanged=${names.reload} />
-          <${Stats} />
-        </div>`}<//>
+        <${Names} names=${list} onChanged=${names.reload} />
+        <${Stats} />`}<//>
     <//>`;
 }

@@ -4,7 +4,15 @@
 
 import { html } from "../../vendor/preact-htm.js";
 import { get } from "../api.js";
-import { useLoad } from "../ui.js";
+import { Copy, useLoad } from "../ui.js";
+
+/** The request that tracks a first event, with this project's public key and this server. */
+function trackSnippet(project) {
+  return `curl -X POST ${location.origin}/v1/track \\
+  -H "Authorization: Bearer ${project.publicKey || "<public key>"}" \\
+  -H "Content-Type: application/json" \\
+  -d '{"event": "signed_up", "email": "someone@example.com"}'`;
+}
 
 const STEPS = [
   ["domainVerified", "Verify a sending domain", "domains", "Add its DNS records; mail is signed with DKIM once it is verified."],
@@ -28,6 +36,8 @@ export function Checklist({ project }) {
             <span aria-hidden="true">${s[key] ? "✓" : "○"}</span>
             ${s[key] ? html`<span>${label} <span class="visually-hidden">(done)</span></span>` : html`<a href=${`${base}/${page}`}>${label}</a>`}
             <small class="hint">${hint}</small>
+            ${key === "firstEvent" && !s[key] && html`
+              <div class="snippet"><pre id="track-snippet">${trackSnippet(project)}</pre><${Copy} text=${trackSnippet(project)} label="Copy the request" /></div>`}
           </li>`)}
       </ol>
     </section>`;

@@ -219,7 +219,7 @@ function ConfigInputs({ type, config, setConfig, vocabulary }) {
           <div class="duration">
             <input type="number" min="1" step="1" required aria-label="Delay amount" value=${config.amount ?? 1}
               onInput=${(e) => set("amount", Number(e.currentTarget.value))} />
-            <select aria-label="Delay unit" value=${config.unit || "hours"} onChange=${(e) => set("unit", e.currentTarget.value)}>
+            <select aria-label="Delay unit" value=${config.unit || "days"} onChange=${(e) => set("unit", e.currentTarget.value)}>
               ${["seconds", "minutes", "hours", "days"].map((u) => html`<option value=${u}>${u}</option>`)}
             </select>
           </div>
@@ -312,7 +312,7 @@ function StepEditor({ workflow, step, vocabulary, onChanged, onDeleted }) {
 function starter(type, vocabulary) {
   switch (type) {
     case "SEND_EMAIL": return { templateId: vocabulary.templates[0] ? vocabulary.templates[0].id : "" };
-    case "DELAY": return { amount: 1, unit: "hours" };
+    case "DELAY": return { amount: 1, unit: "days" };
     case "WAIT_FOR_EVENT": return { eventName: vocabulary.events[0] ? vocabulary.events[0].name : "event.name" };
     case "CONDITION": return { condition: emptyCondition() };
     case "WEBHOOK": return { url: "https://example.com/hook", method: "POST" };
