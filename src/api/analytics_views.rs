@@ -10,8 +10,9 @@ use rocket::{FromForm, State, get};
 use super::analytics::{DAY, range};
 use super::guards::ProjectAccess;
 use crate::clock;
-use crate::core::analytics_views as views_core;
-use crate::db::analytics_views::{self as queries, Delivery, Stream};
+use crate::core::{analytics_views as views_core, campaign_report};
+use crate::db::analytics_views::{self as queries, Stream};
+use crate::db::engagements::DomainResults;
 use crate::db::rollups;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -146,38 +147,30 @@ async fn deliverability(
     let project = access.project.id;
     let domains =
         state.db.run(move |conn| queries::deliverability(conn, &project, stream, (from, to), 1000)).await?;
-    let mut all = Delivery::default();
-    for d in &domains {
-        all.sent += d.sent;
-        all.delivered += d.delivered;
-        all.opened += d.opened;
-        all.hard_bounces += d.hard_bounces;
-        all.soft_bounces += d.soft_bounces;
-        all.complained += d.complained;
-        all.failed += d.failed;
-    }
-    let providers = views_core::by_provider(domains)
+    let mut all = DomainResults::default();
+    domains.iter().for_each(|d| all.add(d));
+    let bounces = |d: &DomainResults| Bounces { hard: d.hard_bounces, soft: d.soft_bounces };
+    let providers = campaign_report::providers(domains, 50)
         .into_iter()
-        .take(50)
-        .map(|(name, domains, d)| ProviderDelivery {
-            name,
-            domains,
-            sent: d.sent,
-            delivered: d.delivered,
-            opened: d.opened,
-            bounced: Bounces { hard: d.hard_bounces, soft: d.soft_bounces },
-            complained: d.complained,
-            failed: d.failed,
+        .map(|p| ProviderDelivery {
+            bounced: bounces(&p.results),
+            name: p.name,
+            domains: p.domains,
+            sent: p.results.recipients,
+            delivered: p.results.delivered,
+            opened: p.results.opened,
+            complained: p.results.complained,
+            failed: p.results.failed,
         })
         .collect();
     Ok(Json(DeliverabilityView {
         from: clock::iso(from),
         to: clock::iso(to),
         stream: name,
-        sent: all.sent,
+        sent: all.recipients,
         delivered: all.delivered,
         opened: all.opened,
-        bounced: Bounces { hard: all.hard_bounces, soft: all.soft_bounces },
+        bounced: bounces(&all),
         complained: all.complained,
         failed: all.failed,
         providers,

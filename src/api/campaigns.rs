@@ -345,9 +345,7 @@ async fn test(
     body: JsonBody<TestBody, Small>,
 ) -> Result<Json<TestSent>, ApiError> {
     let id = id?;
-    let TestBody { email, contact_id } = body.0;
-    let to = email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
-    let to = parse_email(&to, "email")?;
+    let (to, contact_id) = test_target(body.0)?;
     let campaign = find(state, access.project.id, id).await?;
     let queued = state
         .db
@@ -355,7 +353,15 @@ async fn test(
             campaign_state::send_test(tx, &campaign, &to, contact_id.as_deref(), clock::now_ms())
         })
         .await?;
-    Ok(Json(TestSent { email: queued.id, to: queued.to_email, status: queued.status }))
+    Ok(Json(TestSent::from(queued)))
+}
+
+/// The address a test goes to (422 when it is missing or no address) and the contact it is
+/// rendered as, from a test's body (campaigns' and templates').
+pub(super) fn test_target(body: TestBody) -> Result<(String, Option<String>), ApiError> {
+    let TestBody { email, contact_id } = body;
+    let to = email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
+    Ok((parse_email(&to, "email")?, contact_id))
 }
 
 /// The campaign's counters and rates.

@@ -10,7 +10,6 @@ use super::json::{JsonBody, Message, Small};
 use super::pagination;
 use crate::clock;
 use crate::core::compose;
-use crate::core::contacts::parse_email;
 use crate::core::ids::TemplateId;
 use crate::core::templates as core_templates;
 use crate::db::templates::{self, Template};
@@ -260,9 +259,7 @@ async fn test(
     body: JsonBody<TestBody, Small>,
 ) -> Result<Json<TestSent>, ApiError> {
     let id = id?;
-    let TestBody { email, contact_id } = body.0;
-    let to = email.ok_or_else(|| ApiError::invalid_field("email", "required", "email is required"))?;
-    let to = parse_email(&to, "email")?;
+    let (to, contact_id) = super::campaigns::test_target(body.0)?;
     let template = find(state, access.project.id, id).await?;
     let queued = state
         .db
@@ -270,5 +267,5 @@ async fn test(
             core_templates::send_test(tx, &template, &to, contact_id.as_deref(), clock::now_ms())
         })
         .await?;
-    Ok(Json(TestSent { email: queued.id, to: queued.to_email, status: queued.status }))
+    Ok(Json(TestSent::from(queued)))
 }

@@ -1,12 +1,9 @@
 //! The project-wide analytics views that need more than a query: the heatmap's weekdays and
-//! hours in the reader's time zone (an IANA name, daylight saving included), and deliverability
-//! grouped by receiving provider.
+//! hours in the reader's time zone (an IANA name, daylight saving included). Deliverability is
+//! grouped by provider as a campaign's report is ([`super::campaign_report::providers`]).
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-
-use super::campaign_report::provider_of;
-use crate::db::analytics_views::Delivery;
 
 /// The time zone named `name` (`Europe/Berlin`, `UTC`, or a fixed offset such as `+02:00`),
 /// if it is one.
@@ -49,30 +46,6 @@ pub fn heatmap(zone: &TimeZone, hourly: &[(i64, i64, i64)]) -> Vec<(i64, i64, i6
         cell.3 += clicks;
     }
     cells
-}
-
-/// Domains' delivery grouped by provider (the big ones named, the rest by domain), most mail
-/// first: (name, its domains, the sums).
-pub fn by_provider(domains: Vec<Delivery>) -> Vec<(String, Vec<String>, Delivery)> {
-    let mut grouped: Vec<(String, Vec<String>, Delivery)> = Vec::new();
-    for d in domains {
-        let name = provider_of(&d.domain).map_or_else(|| d.domain.clone(), str::to_string);
-        match grouped.iter_mut().find(|(n, _, _)| *n == name) {
-            Some((_, list, sum)) => {
-                sum.sent += d.sent;
-                sum.delivered += d.delivered;
-                sum.opened += d.opened;
-                sum.hard_bounces += d.hard_bounces;
-                sum.soft_bounces += d.soft_bounces;
-                sum.complained += d.complained;
-                sum.failed += d.failed;
-                list.push(d.domain);
-            }
-            None => grouped.push((name, vec![d.domain.clone()], d)),
-        }
-    }
-    grouped.sort_by(|a, b| b.2.sent.cmp(&a.2.sent).then(a.0.cmp(&b.0)));
-    grouped
 }
 
 #[cfg(test)]

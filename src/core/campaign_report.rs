@@ -17,7 +17,7 @@ const MAX_BUCKETS: i64 = 90;
 /// Links listed at most.
 pub const MAX_LINKS: i64 = 100;
 /// Providers listed by name at most; the rest are summed into one.
-const MAX_PROVIDERS: usize = 12;
+pub const MAX_PROVIDERS: usize = 12;
 
 /// Opens and clicks in one bucket.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -75,7 +75,7 @@ pub fn report(conn: &Tx, c: &Campaign, now: i64) -> Result<Report> {
         links: engagements::links(conn, &c.id, MAX_LINKS)?,
         opened,
         clicked,
-        providers: providers(engagements::domains(conn, &c.id, 500)?),
+        providers: providers(engagements::domains(conn, &c.id, 500)?, MAX_PROVIDERS),
     })
 }
 
@@ -121,26 +121,26 @@ pub fn provider_of(domain: &str) -> Option<&'static str> {
     Some(name)
 }
 
-/// Domains' results grouped by provider, most recipients first, past [`MAX_PROVIDERS`] summed
-/// as "Other domains".
-fn providers(domains: Vec<DomainResults>) -> Vec<Provider> {
+/// Domains' results grouped by provider, most recipients first, past `max` summed as "Other
+/// domains".
+pub fn providers(domains: Vec<DomainResults>, max: usize) -> Vec<Provider> {
     let mut grouped: Vec<Provider> = Vec::new();
     for d in domains {
         let name = provider_of(&d.domain).map_or_else(|| d.domain.clone(), str::to_string);
         match grouped.iter_mut().find(|p| p.name == name) {
             Some(p) => {
-                add(&mut p.results, &d);
+                p.results.add(&d);
                 p.domains.push(d.domain);
             }
             None => grouped.push(Provider { name, domains: vec![d.domain.clone()], results: d }),
         }
     }
     grouped.sort_by(|a, b| b.results.recipients.cmp(&a.results.recipients).then(a.name.cmp(&b.name)));
-    if grouped.len() > MAX_PROVIDERS {
-        let rest = grouped.split_off(MAX_PROVIDERS - 1);
+    if grouped.len() > max {
+        let rest = grouped.split_off(max.saturating_sub(1));
         let mut other = Provider { name: "Other domains".into(), ..Provider::default() };
         for p in rest {
-            add(&mut other.results, &p.results);
+            other.results.add(&p.results);
             other.domains.extend(p.domains);
         }
         grouped.push(other);
@@ -149,16 +149,6 @@ fn providers(domains: Vec<DomainResults>) -> Vec<Provider> {
         p.results.domain = p.domains.first().cloned().unwrap_or_default();
     }
     grouped
-}
-
-fn add(to: &mut DomainResults, d: &DomainResults) {
-    to.recipients += d.recipients;
-    to.delivered += d.delivered;
-    to.opened += d.opened;
-    to.clicked += d.clicked;
-    to.bounced += d.bounced;
-    to.complained += d.complained;
-    to.failed += d.failed;
 }
 
 #[cfg(test)]
@@ -176,7 +166,7 @@ mod tests {
         let mut list =
             vec![d("gmail.com", 5), d("googlemail.com", 2), d("hotmail.co.uk", 3), d("acme.test", 4)];
         list.extend((0..20).map(|i| d(&format!("d{i}.test"), 1)));
-        let out = providers(list);
+        let out = providers(list, MAX_PROVIDERS);
         assert_eq!(out[0].name, "Gmail");
         assert_eq!((out[0].results.recipients, out[0].results.opened), (7, 2));
         assert_eq!(out[0].domains, ["gmail.com", "googlemail.com"]);

@@ -4,7 +4,7 @@
 use super::error::Result;
 use rusqlite::{Connection, params};
 
-use super::engagements::LinkClicks;
+use super::engagements::{DOMAIN_FIGURES, DomainResults, LinkClicks, domain_results};
 
 /// Which mail: every kind, or the mail of `/v1/send`, of campaigns or of workflows
 /// (`emails.source_type`; test sends belong to none but every).
@@ -71,51 +71,24 @@ pub fn links(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// What became of mail sent between `range`, per receiving domain.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Delivery {
-    pub domain: String,
-    pub sent: i64,
-    pub delivered: i64,
-    pub opened: i64,
-    pub hard_bounces: i64,
-    pub soft_bounces: i64,
-    pub complained: i64,
-    pub failed: i64,
-}
-
-/// The project's mail sent between `range` by receiving domain, most first (at most `limit`).
+/// The project's mail created between `range` and no longer queued, by receiving domain, most
+/// first (at most `limit`).
 pub fn deliverability(
     conn: &Connection,
     project: &str,
     stream: Stream,
     range: (i64, i64),
     limit: i64,
-) -> Result<Vec<Delivery>> {
+) -> Result<Vec<DomainResults>> {
     let sql = format!(
-        "SELECT substr(e.to_email, instr(e.to_email, '@') + 1) AS domain, count(*),
-                sum(e.status IN ('DELIVERED', 'OPENED', 'CLICKED')), sum(e.opened_at IS NOT NULL),
-                sum(e.status = 'BOUNCED' AND e.bounce_type = 'hard'),
-                sum(e.status = 'BOUNCED' AND coalesce(e.bounce_type, 'soft') = 'soft'),
-                sum(e.status = 'COMPLAINED'), sum(e.status = 'FAILED')
+        "SELECT substr(e.to_email, instr(e.to_email, '@') + 1) AS domain, {DOMAIN_FIGURES}
          FROM emails e WHERE e.project_id = ?1 AND e.created_at >= ?2 AND e.created_at < ?3
            AND e.status <> 'QUEUED' AND {}
          GROUP BY domain ORDER BY 2 DESC, domain LIMIT ?4",
         stream.sql()
     );
     let mut statement = conn.prepare_cached(&sql)?;
-    let rows = statement.query_map(params![project, range.0, range.1, limit], |r| {
-        Ok(Delivery {
-            domain: r.get(0)?,
-            sent: r.get(1)?,
-            delivered: r.get(2)?,
-            opened: r.get(3)?,
-            hard_bounces: r.get(4)?,
-            soft_bounces: r.get(5)?,
-            complained: r.get(6)?,
-            failed: r.get(7)?,
-        })
-    })?;
+    let rows = statement.query_map(params![project, range.0, range.1, limit], domain_results)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 

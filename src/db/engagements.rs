@@ -171,7 +171,7 @@ pub fn recipient_count(conn: &Connection, campaign: &str, filter: &RecipientFilt
     Ok(conn.prepare_cached(&sql)?.query_row(params![campaign, filter.status, filter.search], |r| r.get(0))?)
 }
 
-/// A receiving domain's results among a campaign's recipients.
+/// A receiving domain's results among the recipients of some mail.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DomainResults {
     pub domain: String,
@@ -179,32 +179,60 @@ pub struct DomainResults {
     pub delivered: i64,
     pub opened: i64,
     pub clicked: i64,
-    pub bounced: i64,
+    pub hard_bounces: i64,
+    pub soft_bounces: i64,
     pub complained: i64,
     pub failed: i64,
 }
 
-/// Campaign `campaign`'s recipients (not its test sends) by the domain of their address, most first (at most
-/// `limit` domains).
+impl DomainResults {
+    /// Adds `other`'s figures to these.
+    pub fn add(&mut self, other: &DomainResults) {
+        self.recipients += other.recipients;
+        self.delivered += other.delivered;
+        self.opened += other.opened;
+        self.clicked += other.clicked;
+        self.hard_bounces += other.hard_bounces;
+        self.soft_bounces += other.soft_bounces;
+        self.complained += other.complained;
+        self.failed += other.failed;
+    }
+
+    pub fn bounced(&self) -> i64 {
+        self.hard_bounces + self.soft_bounces
+    }
+}
+
+/// The figures of a [`DomainResults`] as SQL over `emails` (as `e`), after its domain.
+pub(super) const DOMAIN_FIGURES: &str = "count(*), sum(e.status IN ('DELIVERED', 'OPENED', 'CLICKED')),
+    sum(e.opened_at IS NOT NULL), sum(e.clicked_at IS NOT NULL),
+    sum(e.status = 'BOUNCED' AND e.bounce_type = 'hard'), sum(e.status = 'BOUNCED' AND coalesce(e.bounce_type, 'soft') = 'soft'),
+    sum(e.status = 'COMPLAINED'), sum(e.status = 'FAILED')";
+
+/// A row of `domain, DOMAIN_FIGURES`.
+pub(super) fn domain_results(r: &Row<'_>) -> rusqlite::Result<DomainResults> {
+    Ok(DomainResults {
+        domain: r.get(0)?,
+        recipients: r.get(1)?,
+        delivered: r.get(2)?,
+        opened: r.get(3)?,
+        clicked: r.get(4)?,
+        hard_bounces: r.get(5)?,
+        soft_bounces: r.get(6)?,
+        complained: r.get(7)?,
+        failed: r.get(8)?,
+    })
+}
+
+/// Campaign `campaign`'s recipients (not its test sends) by the domain of their address, most
+/// first (at most `limit` domains).
 pub fn domains(conn: &Connection, campaign: &str, limit: i64) -> Result<Vec<DomainResults>> {
-    let mut statement = conn.prepare_cached(
-        "SELECT substr(to_email, instr(to_email, '@') + 1) AS domain, count(*),
-                sum(status IN ('DELIVERED', 'OPENED', 'CLICKED')), sum(opened_at IS NOT NULL),
-                sum(clicked_at IS NOT NULL), sum(status = 'BOUNCED'), sum(status = 'COMPLAINED'),
-                sum(status = 'FAILED')
-         FROM emails WHERE campaign_id = ?1 AND source_type = 'CAMPAIGN' GROUP BY domain ORDER BY 2 DESC, domain LIMIT ?2",
-    )?;
-    let rows = statement.query_map(params![campaign, limit], |r| {
-        Ok(DomainResults {
-            domain: r.get(0)?,
-            recipients: r.get(1)?,
-            delivered: r.get(2)?,
-            opened: r.get(3)?,
-            clicked: r.get(4)?,
-            bounced: r.get(5)?,
-            complained: r.get(6)?,
-            failed: r.get(7)?,
-        })
-    })?;
+    let sql = format!(
+        "SELECT substr(e.to_email, instr(e.to_email, '@') + 1) AS domain, {DOMAIN_FIGURES}
+         FROM emails e WHERE e.campaign_id = ?1 AND e.source_type = 'CAMPAIGN'
+         GROUP BY domain ORDER BY 2 DESC, domain LIMIT ?2"
+    );
+    let mut statement = conn.prepare_cached(&sql)?;
+    let rows = statement.query_map(params![campaign, limit], domain_results)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

@@ -155,7 +155,7 @@ impl From<Provider> for ProviderReport {
             delivered: r.delivered,
             opened: r.opened,
             clicked: r.clicked,
-            bounced: r.bounced,
+            bounced: r.bounced(),
             complained: r.complained,
             failed: r.failed,
         }

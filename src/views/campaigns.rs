@@ -457,3 +457,8 @@ pub struct TestSent {
     pub to: String,
     pub status: String,
 }
+impl From<crate::db::emails::Email> for TestSent {
+    fn from(queued: crate::db::emails::Email) -> Self {
+        TestSent { email: queued.id, to: queued.to_email, status: queued.status }
+    }
+}

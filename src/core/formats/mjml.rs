@@ -6,7 +6,13 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::CompileError;
+/// A compiler's refusal of a source.
+#[derive(Debug)]
+pub struct CompileError {
+    pub message: String,
+    /// Whether a limit refused it (nesting, size), rather than its syntax.
+    pub limit: bool,
+}
 
 /// Levels of elements (MJML and HTML within it) a text may nest. Real mail nests a dozen or so;
 /// 40 levels fit well inside a 2 MiB thread stack even in a debug build (tested).

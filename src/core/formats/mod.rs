@@ -27,6 +27,7 @@ use serde_json::json;
 use super::compose;
 use super::error::{Error, FieldError, Result};
 use super::render::{self, MAX_SOURCE_BYTES, Mode};
+use mjml::CompileError;
 
 /// What a body is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -222,14 +223,6 @@ impl Shield {
     }
 }
 
-/// A compiler's refusal of a source.
-#[derive(Debug)]
-pub struct CompileError {
-    pub message: String,
-    /// Whether a limit refused it (nesting, size), rather than its syntax.
-    pub limit: bool,
-}
-
 impl CompileError {
     fn refusal(self, field: &str) -> Error {
         let code = if self.limit { "template_limit" } else { "invalid_template" };
@@ -244,6 +237,7 @@ impl CompileError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn liquid_passes_through_every_compiler() {
@@ -290,5 +284,115 @@ mod tests {
         let many = format!("<mjml><mj-body>{}</mj-body></mjml>", "<mj-section></mj-section>".repeat(4000));
         let e = compile(Format::Mjml, &many, "body").unwrap_err();
         assert_eq!(e.fields()[0].code, "too_big", "{:?}", e.fields());
+    }
+
+    // The block editor's documents.
+
+    fn compiled(doc: serde_json::Value) -> crate::core::error::Result<String> {
+        compile(Format::Blocks, &doc.to_string(), "body").map(|c| c.html)
+    }
+
+    #[test]
+    fn every_block_lays_out_and_merge_tags_survive() {
+        let doc = json!({ "style": { "accentColor": "#0f766e" }, "blocks": [
+            { "type": "heading", "text": "Hi {{ firstName ?? \"there\" }} & <co>" },
+            { "type": "text", "html": "<p>Our <b>news</b>, <a href=\"https://a.test\">read</a></p>" },
+            { "type": "image", "src": "https://cdn.test/a.png", "alt": "A", "href": "https://a.test", "width": 300 },
+            { "type": "button", "label": "Open", "href": "{{ url ?? \"https://a.test\" }}" },
+            { "type": "divider" }, { "type": "spacer", "height": 24 },
+            { "type": "columns", "columns": [[{ "type": "text", "html": "left" }], [{ "type": "text", "html": "right" }]] },
+            { "type": "social", "links": [{ "network": "github", "href": "https://github.com/x" }] },
+            { "type": "footer", "html": "Acme, 1 Road" }
+        ]});
+        let html = compiled(doc).unwrap();
+        for part in [
+            "Hi {{ firstName ?? \"there\" }} &amp; &lt;co&gt;",
+            "<b>news</b>",
+            "src=\"https://cdn.test/a.png\"",
+            "href=\"{{ url ?? \"https://a.test\" }}\"",
+            "background:#0f766e",
+            "mj-column-per-50",
+            ">GitHub</a>",
+            "Acme, 1 Road",
+            "{% if unsubscribeUrl != \"\" %}",
+            "href=\"{{ unsubscribeUrl }}\"",
+        ] {
+            assert!(html.contains(part), "{part} missing from {html}");
+        }
+        assert!(!html.contains("fonts.googleapis"), "no third-party fonts");
+    }
+
+    #[test]
+    fn bad_documents_are_refused_with_the_block_named() {
+        let refused = |doc: serde_json::Value| {
+            let e = compiled(doc).unwrap_err();
+            let item = e.fields()[0].clone();
+            (
+                item.code,
+                item.received.map(|r| r["block"].as_str().unwrap_or("").to_string()).unwrap_or_default(),
+            )
+        };
+        let cases = [
+            (
+                json!({ "blocks": [{ "type": "button", "label": "x", "href": "javascript:alert(1)" }] }),
+                "invalid_url",
+                "blocks[0].href",
+            ),
+            (
+                json!({ "blocks": [{ "type": "heading", "text": "a", "level": 7 }] }),
+                "invalid_value",
+                "blocks[0].level",
+            ),
+            (
+                json!({ "blocks": [{ "type": "text", "html": "{% iff x %}" }] }),
+                "invalid_template",
+                "blocks[0].html",
+            ),
+            (
+                json!({ "blocks": [{ "type": "divider", "color": "red\" onload=\"x" }] }),
+                "invalid_value",
+                "blocks[0].color",
+            ),
+            (
+                json!({ "blocks": [{ "type": "columns", "columns": [[{ "type": "columns", "columns": [[], []] }], []] }] }),
+                "invalid_value",
+                "blocks[0].columns[0][0]",
+            ),
+            (json!({ "blocks": [{ "type": "marquee" }] }), "invalid_blocks", "blocks[0].type"),
+            (
+                json!({ "blocks": [{ "type": "spacer", "height": 20, "extra": 1 }] }),
+                "invalid_blocks",
+                "blocks[0]",
+            ),
+            (json!({ "style": { "font": "comic" }, "blocks": [] }), "invalid_blocks", "style.font"),
+            (json!({ "blocks": vec![json!({ "type": "divider" }); 201] }), "too_big", "blocks[200]"),
+        ];
+        for (doc, code, path) in cases {
+            assert_eq!(refused(doc.clone()), (code.to_string(), path.to_string()), "{doc}");
+        }
+        let e = compile(Format::Blocks, "<p>not json</p>", "body").unwrap_err();
+        assert_eq!(e.fields()[0].code, "invalid_blocks");
+    }
+
+    // Markdown.
+
+    #[test]
+    fn markdown_is_laid_out_as_responsive_mail() {
+        let out = compile(
+            Format::Markdown,
+            "# Welcome\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n~~old~~ **new**",
+            "body",
+        )
+        .unwrap()
+        .html;
+        for part in
+            ["<h1>Welcome</h1>", "<table>", "<del>old</del>", "<strong>new</strong>", "max-width:600px"]
+        {
+            assert!(out.contains(part), "{part} in {out}");
+        }
+        // Pathological inputs stay linear and bounded (pulldown-cmark has no recursion).
+        let deep = format!("{}x", "> ".repeat(20_000));
+        let e = compile(Format::Markdown, &deep, "body").unwrap_err();
+        assert!(["too_big", "template_limit"].contains(&e.fields()[0].code.as_str()), "{:?}", e.fields());
     }
 }

@@ -170,38 +170,3 @@ fn lowercase_first(text: &str) -> String {
         None => String::new(),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::super::{Mode, parse};
-
-    fn fails(source: &str) -> super::TemplateError {
-        parse(source, Mode::Html).err().expect("does not parse")
-    }
-
-    #[test]
-    fn an_unknown_tag_is_placed_and_a_near_one_suggested() {
-        let e = fails("<p>Hello</p>\n<p>{{ name }} {% iff plan %}pro{% endif %}</p>");
-        assert_eq!((e.line, e.column), (Some(2), Some(15)), "{e:?}");
-        assert_eq!(e.text.as_deref(), Some("{% iff plan %}"));
-        assert_eq!(e.message, "`iff` is not a tag");
-        assert_eq!(e.hint.as_deref(), Some("Did you mean `{% if %}`?"));
-        assert!(e.to_string().starts_with("line 2, column 15: `iff` is not a tag"), "{e}");
-    }
-
-    #[test]
-    fn a_stray_end_tag_an_unclosed_block_and_a_bad_filter() {
-        let e = fails("x {% endif %}");
-        assert_eq!(e.hint.as_deref(), Some("It closes nothing: there is no open `{% if %}` before it."));
-        let e = fails("a\n{% if plan %}pro");
-        assert_eq!(e.line, Some(2));
-        assert!(e.hint.as_deref().unwrap().contains("{% endif %}"), "{e:?}");
-        let e = fails("<p>\n<p>{% iff plan %}pro{% endif %}</p>");
-        assert_eq!((e.line, e.column), (Some(2), Some(4)), "an unrewritten line: the element's start");
-        let e = fails("<p>\n  {{ name | upcasee }}</p>");
-        assert_eq!((e.line, e.column, e.text.as_deref()), (Some(2), Some(3), Some("{{ name | upcasee }}")));
-        assert_eq!(e.hint.as_deref(), Some("Did you mean `upcase`?"));
-        let e = fails("{% if plan = \"pro\" %}x{% endif %}");
-        assert!(e.hint.as_deref().unwrap().contains("=="), "{e:?}");
-    }
-}
