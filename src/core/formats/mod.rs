@@ -107,11 +107,7 @@ pub fn compile(format: Format, body: &str, field: &str) -> Result<Content> {
         ));
     }
     if body.contains([Shield::OPEN, Shield::CLOSE]) {
-        return Err(Error::invalid(
-            field,
-            "invalid_string",
-            format!("{field} holds the private-use characters U+E000 or U+E001, which Tidings reserves"),
-        ));
+        return Err(reserved(field));
     }
     let html = match format {
         Format::Html => unreachable!("returned above"),
@@ -127,8 +123,13 @@ pub fn compile(format: Format, body: &str, field: &str) -> Result<Content> {
             shield.restore(&mjml::to_html(&page).map_err(|e| e.refusal(field))?)
         }
         Format::Blocks => {
-            let document = blocks::Document::parse(body, field)?;
-            let shield = Shield::new(&document.to_mjml());
+            let mjml = blocks::Document::parse(body, field)?.to_mjml();
+            // JSON may write the reserved characters as escapes (`\ue000`) the check above
+            // does not see.
+            if mjml.contains([Shield::OPEN, Shield::CLOSE]) {
+                return Err(reserved(field));
+            }
+            let shield = Shield::new(&mjml);
             shield.restore(&mjml::to_html(&shield.text).map_err(|e| e.refusal(field))?)
         }
     };
@@ -145,6 +146,15 @@ pub fn compile(format: Format, body: &str, field: &str) -> Result<Content> {
     }
     compose::check_body(&html, field)?;
     Ok(Content { format, html, source: Some(body.to_string()) })
+}
+
+/// The refusal of a body holding the placeholders' characters.
+fn reserved(field: &str) -> Error {
+    Error::invalid(
+        field,
+        "invalid_string",
+        format!("{field} holds the private-use characters U+E000 or U+E001, which Tidings reserves"),
+    )
 }
 
 /// A body given with an optional format (`html` when left out), compiled.
@@ -271,6 +281,9 @@ mod tests {
         assert_eq!((e.fields()[0].field.as_str(), e.fields()[0].code.as_str()), ("body", "invalid_template"));
         let e = compile(Format::Markdown, "a \u{E000}0\u{E001}", "body").unwrap_err();
         assert_eq!(e.fields()[0].code, "invalid_string");
+        let escaped = r#"{"blocks": [{"type": "text", "html": "\ue0000\ue001"}]}"#;
+        let e = compile(Format::Blocks, escaped, "body").unwrap_err();
+        assert_eq!(e.fields()[0].code, "invalid_string", "written as JSON escapes too");
         let e = Format::parse("word", "format").unwrap_err();
         assert_eq!(e.fields()[0].code, "invalid_enum_value");
         assert_eq!(Format::parse("MJML", "format").unwrap(), Format::Mjml);
