@@ -89,9 +89,17 @@ export function step(name) {
   console.log(`- ${name}`);
 }
 
+const timings = [];
+/**
+ * Opens a section from the navigation. How long it took from the click to the page's heading
+ * is recorded and printed when the script ends (measured, not asserted: a timed assertion
+ * would fail on a busy machine rather than on a slow page).
+ */
 export async function nav(page, label) {
+  const started = Date.now();
   await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: label, exact: true }).click();
   await page.waitForSelector(`h1:text-is("${label}")`);
+  timings.push([label, Date.now() - started]);
 }
 
 /** Signs in on the sign-in page and opens the project Acme. */
@@ -136,6 +144,11 @@ export async function drive(name, script) {
     await script(browser);
     assert.deepEqual(violations, [], `accessibility violations:\n${violations.join("\n")}`);
     assert.deepEqual(errors, [], "no script errors");
+    if (timings.length) {
+      const sorted = timings.map(([, ms]) => ms).sort((a, b) => a - b);
+      const slowest = timings.reduce((a, b) => (b[1] > a[1] ? b : a));
+      console.log(`${name}: ${timings.length} pages opened from the navigation, median ${sorted[sorted.length >> 1]} ms, slowest ${slowest[0]} ${slowest[1]} ms`);
+    }
     console.log(`${name} ok`);
   } catch (e) {
     console.error(`failed at: ${current}`);

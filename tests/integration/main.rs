@@ -20,6 +20,7 @@ mod consent;
 mod contacts;
 mod crash;
 mod dashboard_api;
+mod dashboard_budget;
 mod delivery;
 mod dkim;
 mod dns;
