@@ -51,6 +51,7 @@ const SECTIONS = [
   ["smtp", "SMTP"],
   ["inbound", "Inbound"],
   ["settings", "Settings"],
+  ["reference", "API reference"],
 ];
 
 /** Routes under /app/p/:pid, first match wins. */

@@ -709,6 +709,13 @@ await drive("dashboard", async (browser) => {
   await page.fill("#reference-filter", "track");
   await page.waitForSelector("#op-sendEmail", { state: "detached" });
   await page.locator("#op-track").waitFor();
+  // Its request samples are against this server, with this project's public key.
+  const trackOp = page.locator("#op-track");
+  await trackOp.locator("details.samples summary").click();
+  await trackOp.locator("details.samples pre").nth(2).waitFor();
+  assert.equal(await trackOp.locator("details.samples pre").count(), 3, "curl, JavaScript and Python");
+  const curl = await trackOp.locator("details.samples pre").first().textContent();
+  assert.ok(curl.includes(`curl -X POST "${base}/v1/track"`) && /Bearer pk_[A-Za-z0-9]{40}/.test(curl), curl);
   assert.ok((await page.locator("article.operation").count()) < operations);
   await page.getByRole("navigation", { name: "API sections" }).getByRole("link", { name: "Events" }).click();
   assert.equal(new URL(page.url()).hash, "#tag-Events", "a section link stays on the page");
@@ -717,6 +724,9 @@ await drive("dashboard", async (browser) => {
   await page.fill("#reference-filter", "");
   await audit(page, "API reference");
   await shot(page, "reference");
+  // It is in the navigation too.
+  await nav(page, "Contacts");
+  await nav(page, "API reference");
 
   step("the project switcher keeps the page and changes the project");
   await page.goto(`${base}/app/projects`);

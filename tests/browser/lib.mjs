@@ -2,7 +2,7 @@
 // calls it, axe-core audits, steps, signing in, and the browser itself.
 
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
 
@@ -97,7 +97,7 @@ const timings = [];
  */
 export async function nav(page, label) {
   const started = Date.now();
-  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: label, exact: true }).click();
+  await page.getByRole("navigation", { name: "Sections", exact: true }).getByRole("link", { name: label, exact: true }).click();
   await page.waitForSelector(`h1:text-is("${label}")`);
   timings.push([label, Date.now() - started]);
 }
@@ -147,7 +147,10 @@ export async function drive(name, script) {
     if (timings.length) {
       const sorted = timings.map(([, ms]) => ms).sort((a, b) => a - b);
       const slowest = timings.reduce((a, b) => (b[1] > a[1] ? b : a));
-      console.log(`${name}: ${timings.length} pages opened from the navigation, median ${sorted[sorted.length >> 1]} ms, slowest ${slowest[0]} ${slowest[1]} ms`);
+      const summary = `${name}: ${timings.length} pages opened from the navigation, median ${sorted[sorted.length >> 1]} ms, slowest ${slowest[0]} ${slowest[1]} ms`;
+      console.log(summary);
+      // Beside the screenshots, where a run keeps what it saw.
+      if (shots) writeFileSync(`${shots}/timings-${name}.txt`, `${summary}\n${timings.map(([l, ms]) => `${ms}\t${l}`).join("\n")}\n`);
     }
     console.log(`${name} ok`);
   } catch (e) {

@@ -18,11 +18,10 @@ const SCHEMES = {
 };
 
 export function Reference({ project }) {
-  const settings = `/app/p/${encodeURIComponent(project.id)}/settings`;
   const doc = useLoad(() => get("/openapi.json"), []);
   return html`
-    <${Page} title="API reference" back=${{ href: settings, label: "Settings" }}>
-      <${Loaded} result=${doc}>${(d) => html`<${Document} doc=${d} />`}<//>
+    <${Page} title="API reference">
+      <${Loaded} result=${doc}>${(d) => html`<${Document} doc=${d} project=${project} />`}<//>
     <//>`;
 }
 
@@ -46,7 +45,7 @@ function matches({ path, method, op }, words) {
   return words.every((w) => text.includes(w));
 }
 
-function Document({ doc }) {
+function Document({ doc, project }) {
   const [filter, setFilter] = useState("");
   const groups = useMemo(() => grouped(doc), [doc]);
   const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
@@ -71,7 +70,7 @@ function Document({ doc }) {
           <section key=${g.tag} aria-labelledby=${`tag-${g.tag}`}>
             <h2 id=${`tag-${g.tag}`}>${g.tag}</h2>
             ${g.description && html`<p class="meta">${prose(g.description)}</p>`}
-            ${g.operations.map((o) => html`<${Operation} key=${o.method + o.path} doc=${doc} ...${o} />`)}
+            ${g.operations.map((o) => html`<${Operation} key=${o.method + o.path} doc=${doc} project=${project} ...${o} />`)}
           </section>`)}
       </div>
     </div>`;
@@ -121,7 +120,7 @@ function auth(security) {
     .join(", or ") + (security.some((req) => Object.keys(req).length === 0) ? ", or none" : "");
 }
 
-function Operation({ doc, path, method, op }) {
+function Operation({ doc, path, method, op, project }) {
   const params = (op.parameters || []).map((p) => resolve(doc, p));
   const body = op.requestBody && resolve(doc, op.requestBody);
   return html`
@@ -146,6 +145,7 @@ function Operation({ doc, path, method, op }) {
             <${Schema} doc=${doc} schema=${media.schema || {}} depth=${0} seen=${[]} />
             <${Example} doc=${doc} media=${media} />
           </div>`)}`}
+      <${Samples} doc=${doc} path=${path} method=${method} op=${op} project=${project} body=${body} />
       <h4>Answers</h4>
       <ul class="plain answers">${Object.entries(op.responses || {}).map(([status, r]) => {
         const response = resolve(doc, r);
@@ -267,4 +267,37 @@ function Example({ doc, media }) {
   const example = media.example !== undefined ? media.example : resolve(doc, media.schema || {}).example;
   if (example === undefined) return null;
   return html`<details class="example"><summary>Example</summary><pre>${JSON.stringify(example, null, 2)}</pre></details>`;
+}
+
+/**
+ * The request in curl, JavaScript and Python, against this server, with the project's public key
+ * where the operation takes one (the secret key is never shown again: a placeholder stands in).
+ */
+function Samples({ doc, path, method, op, project, body }) {
+  // Written only when opened: the page holds every operation, and three samples each would
+  // make it several times heavier.
+  const [open, setOpen] = useState(false);
+  const schemes = (op.security || []).flatMap((s) => Object.keys(s));
+  if (schemes.length && !schemes.some((s) => s === "publicKey" || s === "secretKey")) return null;
+  if (!open) {
+    return html`<details class="samples" data-samples=${op.operationId} onToggle=${(e) => setOpen(e.currentTarget.open)}><summary>Request samples</summary></details>`;
+  }
+  const key = schemes.includes("publicKey") ? project.publicKey || "YOUR_PUBLIC_KEY" : "YOUR_SECRET_KEY";
+  const url = `${location.origin}${path}`;
+  const json = body && body.content && body.content["application/json"];
+  const example = json && (json.example !== undefined ? json.example : resolve(doc, json.schema || {}).example);
+  const data = example === undefined ? null : JSON.stringify(example, null, 2);
+  const verb = method.toUpperCase();
+  const auth = schemes.length > 0;
+  const curl = [`curl -X ${verb} "${url}"`, auth && `  -H "Authorization: Bearer ${key}"`,
+    data && `  -H "Content-Type: application/json"`, data && `  -d '${data.replace(/'/g, "'\\''")}'`].filter(Boolean).join(" \\\n");
+  const headers = [auth && `Authorization: "Bearer ${key}"`, data && `"Content-Type": "application/json"`].filter(Boolean);
+  const js = `const res = await fetch("${url}", {\n  method: "${verb}",${headers.length ? `\n  headers: { ${headers.join(", ")} },` : ""}${data ? `\n  body: JSON.stringify(${data.replace(/\n/g, "\n  ")}),` : ""}\n});\nconsole.log(res.status, await res.json());`;
+  const py = `import requests\n\nres = requests.request(\n    "${verb}",\n    "${url}",${auth ? `\n    headers={"Authorization": "Bearer ${key}"},` : ""}${data ? `\n    json=${data.replace(/\btrue\b/g, "True").replace(/\bfalse\b/g, "False").replace(/\bnull\b/g, "None").replace(/\n/g, "\n    ")},` : ""}\n)\nprint(res.status_code, res.json())`;
+  return html`
+    <details class="samples" data-samples=${op.operationId} open onToggle=${(e) => setOpen(e.currentTarget.open)}>
+      <summary>Request samples</summary>
+      ${[["curl", curl], ["JavaScript", js], ["Python", py]].map(([name, text]) => html`
+        <div class="sample" key=${name}><p class="meta">${name} <${Copy} text=${text} label=${`Copy the ${name} sample`} /></p><pre>${text}</pre></div>`)}
+    </details>`;
 }
