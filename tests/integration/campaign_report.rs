@@ -39,6 +39,15 @@ fn links_of(got: &[Received], to: &str) -> (String, Vec<String>) {
     (grab("/t/o/").remove(0), grab("/t/c/"))
 }
 
+/// A DRAFT campaign named `name` of [`BODY`] to every contact; its id.
+async fn campaign(room: &Mailroom, name: &str) -> String {
+    let fields = json!({ "name": name, "subject": "An offer", "body": BODY,
+        "from": "news@example.test", "audienceType": "ALL" });
+    let (status, made) = room.app.post("/campaigns", &room.keys.secret_key, fields).await;
+    assert_eq!(status, Status::Ok, "{made}");
+    made["data"]["id"].as_str().unwrap().to_string()
+}
+
 #[rocket::async_test]
 async fn the_report_tells_people_from_machines_and_lists_every_recipient() {
     let room = Mailroom::new().await;
@@ -53,16 +62,7 @@ async fn the_report_tells_people_from_machines_and_lists_every_recipient() {
             room.app.post("/contacts", key, json!({ "email": email, "data": { "firstName": name } })).await;
         assert_eq!(status, Status::Ok);
     }
-    let (_, made) = room
-        .app
-        .post(
-            "/campaigns",
-            key,
-            json!({ "name": "Offer", "subject": "An offer", "body": BODY,
-            "from": "news@example.test", "audienceType": "ALL" }),
-        )
-        .await;
-    let id = made["data"]["id"].as_str().unwrap().to_string();
+    let id = campaign(&room, "Offer").await;
     // A test send is no recipient, and its opens are no part of the report.
     let (status, _) =
         room.app.post(&format!("/campaigns/{id}/test"), key, json!({ "email": "boss@acme.test" })).await;
@@ -219,16 +219,7 @@ async fn a_pixel_fetched_in_a_loop_records_a_bounded_number_of_opens() {
     let key = &room.keys.secret_key;
     let (status, _) = room.app.post("/contacts", key, json!({ "email": "ada@example.org" })).await;
     assert_eq!(status, Status::Ok);
-    let (_, made) = room
-        .app
-        .post(
-            "/campaigns",
-            key,
-            json!({ "name": "Loop", "subject": "s", "body": BODY,
-            "from": "news@example.test", "audienceType": "ALL" }),
-        )
-        .await;
-    let id = made["data"]["id"].as_str().unwrap().to_string();
+    let id = campaign(&room, "Loop").await;
     room.app.post(&format!("/campaigns/{id}/send"), key, json!({})).await;
     let got = room.deliver(1).await;
     let (open, _) = links_of(&got, "ada@example.org");
