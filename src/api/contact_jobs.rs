@@ -325,6 +325,8 @@ async fn bulk_query(
         descending: true,
         after: crate::db::contacts::After::Start,
         limit: 0,
+        offset: 0,
+        within: Vec::new(),
     };
     let total = state
         .db

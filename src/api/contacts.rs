@@ -13,10 +13,9 @@ use crate::clock;
 use crate::core::confirmations::Mailer;
 use crate::core::contacts::{self as core_contacts, Changes, Upsert};
 use crate::core::data::DataPatch;
-use crate::core::ids::ContactId;
+use crate::core::ids::{ContactId, SegmentId};
 use crate::core::topics;
-use crate::db::DbError;
-use crate::db::contacts::{self, After, Indexing, ListQuery, Sort};
+use crate::db::contacts::{self, After, Indexing, ListQuery, Sort, Within};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::CursorPage;
@@ -63,6 +62,43 @@ struct ListParams<'r> {
     /// `desc` (the default) or `asc`.
     #[param(value_type = Option<String>)]
     dir: Option<&'r str>,
+    /// Part of the email or of any custom field's value, any case.
+    #[param(value_type = Option<String>)]
+    q: Option<&'r str>,
+    /// Only the members of this segment (a dynamic one's as its condition holds now).
+    #[field(name = "segmentId")]
+    #[param(rename = "segmentId", value_type = Option<String>)]
+    segment_id: Option<&'r str>,
+    /// Only the contacts subscribed to this topic (by choice, or by the topic's default).
+    #[field(name = "topicId")]
+    #[param(rename = "topicId", value_type = Option<String>)]
+    topic_id: Option<&'r str>,
+    /// A numbered page (1 for the first) instead of a `cursor`; `total` is then counted on
+    /// every page.
+    #[param(value_type = Option<i64>, minimum = 1)]
+    page: Option<&'r str>,
+}
+
+/// The restrictions of `GET /contacts` beyond email and subscription, each checked against the
+/// project (404 for a segment or topic it does not have).
+fn restrictions(
+    conn: &crate::db::Tx,
+    project: &str,
+    (q, segment, topic): (Option<&str>, Option<&SegmentId>, Option<&str>),
+) -> Result<Vec<Within>, crate::core::Error> {
+    let mut within = Vec::new();
+    if let Some(q) = q {
+        within.push(Within::anywhere(q));
+    }
+    if let Some(id) = segment {
+        let segment = crate::core::segments::find(conn, project, id)?;
+        within.push(crate::core::segments::list_filter(conn, &segment, clock::now_ms())?);
+    }
+    if let Some(id) = topic {
+        let topic = topics::find(conn, project, id)?;
+        within.push(Within::topic(&topic.id, topic.default_opt_in));
+    }
+    Ok(within)
 }
 
 /// Lists the project's contacts, newest first unless sorted otherwise.
@@ -79,8 +115,22 @@ async fn list(
     access: ProjectAccess,
     params: ListParams<'_>,
 ) -> Result<Json<CursorPage<ListedContact>>, ApiError> {
-    let ListParams { limit, cursor, search, subscribed, sort, dir } = params;
+    let ListParams { limit, cursor, search, subscribed, sort, dir, q, segment_id, topic_id, page } = params;
     let limit = pagination::limit(limit)?;
+    let page = match page {
+        None => None,
+        Some(_) if cursor.is_some_and(|c| !c.is_empty()) => {
+            return Err(ApiError::bad_request("Give either page or cursor, not both"));
+        }
+        Some(raw) => Some(pagination::page_params(Some(raw), None, 1)?.0),
+    };
+    let text = |raw: Option<&str>| raw.map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty());
+    let q = text(q);
+    let segment_id = match segment_id.map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some(raw) => Some(SegmentId::parse(raw).ok_or_else(|| SegmentId::missing(raw))?),
+    };
+    let topic_id = topic_id.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
     let subscribed = pagination::boolean("subscribed", subscribed)?;
     let (sort, sort_name) = match sort {
         Some("email") => (Sort::Email, "email"),
@@ -104,8 +154,9 @@ async fn list(
             }
         }
     };
-    let search = search.map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty());
+    let search = text(search);
     let first_page = after == After::Start;
+    let offset = page.map_or(0, |p| pagination::offset(p, limit as i64)) as usize;
     let mut query = ListQuery {
         project: access.project.id,
         search,
@@ -114,22 +165,34 @@ async fn list(
         sort,
         descending,
         after,
+        offset,
         limit: limit + 1,
+        within: Vec::new(),
+    };
+    let project = query.project.clone();
+    // Searching the fields or a dynamic segment reads every contact of the project: one such
+    // list at a time per project, as with segment counts.
+    let _turn = match (&q, &segment_id) {
+        (None, None) => None,
+        _ => Some(crate::core::segments::counting_turn(&project).await?),
     };
     let (mut rows, total, mut views) = state
         .db
         .run(move |conn| {
+            query.within =
+                restrictions(conn, &project, (q.as_deref(), segment_id.as_ref(), topic_id.as_deref()))?;
             if let Some(search) = &query.search {
                 query.search_indexed = contacts::plan_search(conn, search)?;
             }
             let rows = contacts::list(conn, &query)?;
-            let total = if first_page { Some(contacts::count(conn, &query)?) } else { None };
+            let total =
+                if first_page || page.is_some() { Some(contacts::count(conn, &query)?) } else { None };
             // The page's suppressions (a point lookup each, at most a page of them).
             let suppressed = rows
                 .iter()
                 .map(|c| crate::db::suppressions::get(conn, &c.id))
                 .collect::<crate::db::Result<Vec<_>>>()?;
-            Ok::<_, DbError>((rows, total, suppressed))
+            Ok::<_, crate::core::Error>((rows, total, suppressed))
         })
         .await
         .map(|(rows, total, suppressed)| {

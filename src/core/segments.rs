@@ -281,13 +281,18 @@ fn counting_gate(project: &str) -> std::sync::Arc<tokio::sync::Semaphore> {
     gates.entry(project.to_string()).or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(1))).clone()
 }
 
+/// A turn at the project's counting gate, for other reads of every contact of a project.
+pub async fn counting_turn(project: &str) -> Result<tokio::sync::OwnedSemaphorePermit> {
+    counting_gate(project)
+        .acquire_owned()
+        .await
+        .map_err(|e| Error::permanent(format!("the counting gate closed: {e}")))
+}
+
 /// How many of `project`'s contacts match a checked condition now (see [`count`]); a project's
 /// counts run one at a time.
 pub async fn count_condition(db: &Db, project: &str, condition: Condition) -> Result<i64> {
-    let _turn = counting_gate(project)
-        .acquire_owned()
-        .await
-        .map_err(|e| Error::permanent(format!("the counting gate closed: {e}")))?;
+    let _turn = counting_turn(project).await?;
     let last = db.run(|conn| Ok::<i64, Error>(crate::db::contacts::last_seq(conn)?)).await?;
     let parts = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4) as i64;
     let parts = if last < 10_000 { 1 } else { parts };
@@ -333,6 +338,15 @@ pub fn contacts_page(
     }
     let condition = condition_of(conn, segment)?;
     Ok(audience::matching_page(conn, &segment.project_id, (&condition, now), page_size, offset)?)
+}
+
+/// The segment's contacts as a restriction of a contact list: its stored members, or those its
+/// condition holds for at `now`.
+pub fn list_filter(conn: &Tx, segment: &Segment, now: i64) -> Result<contacts::Within> {
+    if segment.is_static() {
+        return Ok(contacts::Within::members_of(&segment.id));
+    }
+    Ok(audience::within(&condition_of(conn, segment)?, &segment.project_id, now))
 }
 
 fn membership_event(

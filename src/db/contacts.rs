@@ -222,7 +222,51 @@ pub struct ListQuery {
     pub sort: Sort,
     pub descending: bool,
     pub after: After,
+    /// Rows skipped before the page (a numbered page; 0 with a cursor).
+    pub offset: usize,
     pub limit: usize,
+    /// Further restrictions, all of which hold.
+    pub within: Vec<Within>,
+}
+
+/// A restriction of a contact list: a condition over `contacts c` and its positional (`?`)
+/// parameters, in order.
+#[derive(Debug, Clone, Default)]
+pub struct Within {
+    pub sql: String,
+    pub params: Vec<SqlValue>,
+}
+
+impl Within {
+    /// The stored members of a static segment.
+    pub fn members_of(segment: &str) -> Within {
+        Within {
+            sql: "c.seq IN (SELECT m.contact_seq FROM segment_members m WHERE m.segment_id = ?)".into(),
+            params: vec![segment.to_string().into()],
+        }
+    }
+
+    /// The contacts subscribed to a topic: by their choice, or the topic's default when they
+    /// made none.
+    pub fn topic(topic: &str, default_opt_in: bool) -> Within {
+        Within {
+            sql: "coalesce((SELECT t.subscribed FROM contact_topics t WHERE t.topic_id = ? AND t.contact_seq = c.seq), ?) = 1"
+                .into(),
+            params: vec![topic.to_string().into(), SqlValue::Integer(default_opt_in.into())],
+        }
+    }
+
+    /// The contacts whose email or any custom-field value (nested ones too) contains `text`,
+    /// any case (`text` is lowercase).
+    pub fn anywhere(text: &str) -> Within {
+        let glob = SqlValue::Text(substring_glob(text));
+        Within {
+            sql: "(c.email GLOB ? OR EXISTS (SELECT 1 FROM json_tree(c.data) j
+                   WHERE j.atom IS NOT NULL AND j.type <> 'null' AND lower(j.atom) GLOB ?))"
+                .into(),
+            params: vec![glob.clone(), glob],
+        }
+    }
 }
 
 /// Searches of at least this many characters use the trigram index.
@@ -285,6 +329,11 @@ fn from_where(q: &ListQuery, sql: &mut String, args: &mut Vec<SqlValue>) {
         args.push(SqlValue::Integer(subscribed.into()));
         sql.push_str(&format!(" AND c.subscribed = ?{}", args.len()));
     }
+    // Positional parameters after numbered ones take the numbers that follow.
+    for within in &q.within {
+        sql.push_str(&format!(" AND ({})", within.sql));
+        args.extend(within.params.iter().cloned());
+    }
 }
 
 /// What a bulk job over a list's filters visits: the contacts of `project` with a `seq` in
@@ -338,14 +387,15 @@ pub fn list(conn: &Connection, q: &ListQuery) -> Result<Vec<Contact>> {
         Sort::Email => sql.push_str(&format!(" ORDER BY c.email {dir}")),
     }
     args.push(SqlValue::Integer(q.limit as i64));
-    sql.push_str(&format!(" LIMIT ?{}", args.len()));
+    args.push(SqlValue::Integer(q.offset as i64));
+    sql.push_str(&format!(" LIMIT ?{} OFFSET ?{}", args.len() - 1, args.len()));
     let mut stmt = conn.prepare_cached(&sql)?;
     Ok(stmt.query_map(params_from_iter(args), from_row)?.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// How many contacts the list's filters match (ignoring the page position).
 pub fn count(conn: &Connection, q: &ListQuery) -> Result<i64> {
-    if q.search.is_none() {
+    if q.search.is_none() && q.within.is_empty() {
         let (total, subscribed) = counts(conn, &q.project)?;
         return Ok(match q.subscribed {
             None => total,
@@ -401,6 +451,8 @@ mod plan_tests {
                         descending,
                         after: After::Start,
                         limit: 7,
+                        offset: 0,
+                        within: Vec::new(),
                     };
                     let indexed: Vec<String> =
                         list(&conn, &q).unwrap().into_iter().map(|c| c.email).collect();
@@ -431,6 +483,8 @@ mod pending_tests {
             descending: false,
             after: After::Start,
             limit: 100,
+            offset: 0,
+            within: Vec::new(),
         };
         list(conn, &q).unwrap().into_iter().map(|c| c.email).collect()
     }

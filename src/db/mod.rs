@@ -57,6 +57,7 @@ pub mod suppressions;
 pub mod templates;
 #[cfg(test)]
 pub mod testing;
+pub mod timeline;
 pub mod topics;
 pub mod uploads;
 pub mod users;

@@ -30,6 +30,7 @@ pub mod server;
 pub mod smtp;
 pub mod suppressions;
 pub mod templates;
+pub mod timeline;
 pub mod topics;
 pub mod track;
 pub mod uploads;

@@ -17,6 +17,7 @@ mod campaign_report;
 mod campaigns;
 mod config_extremes;
 mod consent;
+mod contact_views;
 mod contacts;
 mod crash;
 mod dashboard_api;

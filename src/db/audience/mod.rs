@@ -101,6 +101,12 @@ pub fn matching_page(
         .collect::<rusqlite::Result<_>>()?)
 }
 
+/// `condition` at `now` as a restriction of a contact list of `project`.
+pub fn within(condition: &Condition, project: &str, now: i64) -> crate::db::contacts::Within {
+    let compiled = compile(condition, project, now);
+    crate::db::contacts::Within { sql: format!("coalesce(({}), 0)", compiled.sql), params: compiled.params }
+}
+
 /// The end of the batch range after `after` of at most `span` rows, and whether it reaches the
 /// last contact there is.
 pub fn range(conn: &Connection, after: i64, span: usize) -> Result<(i64, bool)> {
