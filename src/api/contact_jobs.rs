@@ -13,6 +13,7 @@ use super::guards::ProjectAccess;
 use super::ids::Param;
 use super::json::{JsonBody, Medium};
 use crate::clock;
+use crate::core::contact_filters::Narrowing;
 use crate::core::ids::ContactJobId;
 use crate::core::import_options::Options as ImportOptions;
 use crate::core::{bulk, import};
@@ -308,6 +309,12 @@ async fn bulk_query(
             format!("search is at most {} characters", bulk::MAX_SEARCH),
         ));
     }
+    let narrowing = Narrowing::new(
+        filter.q.as_deref(),
+        filter.segment_id.as_deref(),
+        filter.topic_id.as_deref(),
+        "filter.q",
+    )?;
     let exclude = body.exclude_ids.unwrap_or_default();
     if exclude.len() > bulk::MAX_EXCLUDED {
         return Err(ApiError::invalid_field(
@@ -328,16 +335,22 @@ async fn bulk_query(
         offset: 0,
         within: Vec::new(),
     };
+    let (project, counted) = (access.project.id.clone(), narrowing.clone());
+    let _turn = match narrowing.scans() {
+        false => None,
+        true => Some(crate::core::segments::counting_turn(&project).await?),
+    };
     let total = state
         .db
         .run(move |conn| {
+            query.within = counted.within(conn, &project, crate::clock::now_ms())?;
             if let Some(search) = &query.search {
                 query.search_indexed = crate::db::contacts::plan_search(conn, search)?;
             }
-            crate::db::contacts::count(conn, &query)
+            Ok::<_, crate::core::Error>(crate::db::contacts::count(conn, &query)?)
         })
         .await?;
-    let selection = bulk::Selection::Query { search, subscribed: filter.subscribed, exclude };
+    let selection = bulk::Selection::Query { search, subscribed: filter.subscribed, exclude, narrowing };
     let input = serde_json::to_vec(&selection).map_err(|e| ApiError::internal(e.to_string()))?;
     let job = queue(state, access.project.id, operation, input, total).await?;
     Ok((Status::Accepted, Json(Queued { job_id: job.id, status: job.status })))

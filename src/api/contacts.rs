@@ -11,11 +11,12 @@ use super::json::{JsonBody, Medium};
 use super::pagination;
 use crate::clock;
 use crate::core::confirmations::Mailer;
+use crate::core::contact_filters::Narrowing;
 use crate::core::contacts::{self as core_contacts, Changes, Upsert};
 use crate::core::data::DataPatch;
-use crate::core::ids::{ContactId, SegmentId};
+use crate::core::ids::ContactId;
 use crate::core::topics;
-use crate::db::contacts::{self, After, Indexing, ListQuery, Sort, Within};
+use crate::db::contacts::{self, After, Indexing, ListQuery, Sort};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::CursorPage;
@@ -79,28 +80,6 @@ struct ListParams<'r> {
     page: Option<&'r str>,
 }
 
-/// The restrictions of `GET /contacts` beyond email and subscription, each checked against the
-/// project (404 for a segment or topic it does not have).
-fn restrictions(
-    conn: &crate::db::Tx,
-    project: &str,
-    (q, segment, topic): (Option<&str>, Option<&SegmentId>, Option<&str>),
-) -> Result<Vec<Within>, crate::core::Error> {
-    let mut within = Vec::new();
-    if let Some(q) = q {
-        within.push(Within::anywhere(q));
-    }
-    if let Some(id) = segment {
-        let segment = crate::core::segments::find(conn, project, id)?;
-        within.push(crate::core::segments::list_filter(conn, &segment, clock::now_ms())?);
-    }
-    if let Some(id) = topic {
-        let topic = topics::find(conn, project, id)?;
-        within.push(Within::topic(&topic.id, topic.default_opt_in));
-    }
-    Ok(within)
-}
-
 /// Lists the project's contacts, newest first unless sorted otherwise.
 #[utoipa::path(
     tag = "Contacts",
@@ -124,13 +103,7 @@ async fn list(
         }
         Some(raw) => Some(pagination::page_params(Some(raw), None, 1)?.0),
     };
-    let text = |raw: Option<&str>| raw.map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty());
-    let q = text(q);
-    let segment_id = match segment_id.map(str::trim).filter(|s| !s.is_empty()) {
-        None => None,
-        Some(raw) => Some(SegmentId::parse(raw).ok_or_else(|| SegmentId::missing(raw))?),
-    };
-    let topic_id = topic_id.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+    let narrowing = Narrowing::new(q, segment_id, topic_id, "q")?;
     let subscribed = pagination::boolean("subscribed", subscribed)?;
     let (sort, sort_name) = match sort {
         Some("email") => (Sort::Email, "email"),
@@ -154,7 +127,7 @@ async fn list(
             }
         }
     };
-    let search = text(search);
+    let search = search.map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty());
     let first_page = after == After::Start;
     let offset = page.map_or(0, |p| pagination::offset(p, limit as i64)) as usize;
     let mut query = ListQuery {
@@ -172,15 +145,14 @@ async fn list(
     let project = query.project.clone();
     // Searching the fields or a dynamic segment reads every contact of the project: one such
     // list at a time per project, as with segment counts.
-    let _turn = match (&q, &segment_id) {
-        (None, None) => None,
-        _ => Some(crate::core::segments::counting_turn(&project).await?),
+    let _turn = match narrowing.scans() {
+        false => None,
+        true => Some(crate::core::segments::counting_turn(&project).await?),
     };
     let (mut rows, total, mut views) = state
         .db
         .run(move |conn| {
-            query.within =
-                restrictions(conn, &project, (q.as_deref(), segment_id.as_ref(), topic_id.as_deref()))?;
+            query.within = narrowing.within(conn, &project, clock::now_ms())?;
             if let Some(search) = &query.search {
                 query.search_indexed = contacts::plan_search(conn, search)?;
             }

@@ -7,6 +7,7 @@ use crate::db::Tx;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::contact_filters::Narrowing;
 use super::contacts as core_contacts;
 use super::fields::FieldChanges;
 use crate::core::error::{Error, Result};
@@ -23,13 +24,27 @@ pub const MAX_EXCLUDED: usize = 5000;
 pub const MAX_SEARCH: usize = 255;
 
 /// What a bulk job acts on, as stored for it: a list of ids, or every contact whose email
-/// contains `search` (lowercase) and whose subscription is `subscribed`, but those in `exclude`
-/// (Plunk's query mode).
+/// contains `search` (lowercase), whose subscription is `subscribed` and that the list's other
+/// filters (`narrowing`, read at each batch) match, but those in `exclude` (Plunk's query mode).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Selection {
     Ids(Vec<String>),
-    Query { search: Option<String>, subscribed: Option<bool>, exclude: Vec<String> },
+    Query {
+        search: Option<String>,
+        subscribed: Option<bool>,
+        exclude: Vec<String>,
+        #[serde(default, skip_serializing_if = "Narrowing::is_empty")]
+        narrowing: Narrowing,
+    },
+}
+
+/// The filters of a query-mode bulk job.
+pub struct QueryFilters<'a> {
+    pub search: Option<&'a str>,
+    pub subscribed: Option<bool>,
+    pub narrowing: &'a Narrowing,
+    pub exclude: &'a HashSet<String>,
 }
 
 /// Applies a bulk operation to one contact; returns whether it changed anything.
@@ -106,12 +121,19 @@ pub fn run(conn: &Tx, job: &ContactJob, ids: &[String], now: i64) -> Result<()> 
 pub fn run_query_batch(
     conn: &Tx,
     job: &ContactJob,
-    (search, subscribed, exclude): (Option<&str>, Option<bool>, &HashSet<String>),
+    filters: &QueryFilters<'_>,
     max_rows: usize,
     now: i64,
 ) -> Result<bool> {
+    let QueryFilters { search, subscribed, narrowing, exclude } = filters;
     let (end, done) = crate::db::audience::range(conn, job.cursor, max_rows)?;
-    let batch = contacts::matching_in_range(conn, &job.project_id, (search, subscribed), (job.cursor, end))?;
+    let within = narrowing.within(conn, &job.project_id, now)?;
+    let batch = contacts::matching_in_range(
+        conn,
+        &job.project_id,
+        (*search, *subscribed, &within),
+        (job.cursor, end),
+    )?;
     let mut progress = job.clone();
     let mut fields = FieldChanges::default();
     for contact in batch {
@@ -150,7 +172,7 @@ pub fn remove_field_batch(
     now: i64,
 ) -> Result<bool> {
     let (end, done) = crate::db::audience::range(conn, job.cursor, max_rows)?;
-    let batch = contacts::matching_in_range(conn, &job.project_id, (None, None), (job.cursor, end))?;
+    let batch = contacts::matching_in_range(conn, &job.project_id, (None, None, &[]), (job.cursor, end))?;
     let mut progress = job.clone();
     let mut fields = FieldChanges::default();
     for mut contact in batch.iter().cloned() {

@@ -16,6 +16,7 @@ pub mod compose;
 pub mod conditions;
 pub mod confirmations;
 pub mod consent;
+pub mod contact_filters;
 pub mod contacts;
 pub mod data;
 pub mod delivery;

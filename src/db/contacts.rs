@@ -338,11 +338,12 @@ fn from_where(q: &ListQuery, sql: &mut String, args: &mut Vec<SqlValue>) {
 
 /// What a bulk job over a list's filters visits: the contacts of `project` with a `seq` in
 /// `after + 1 ..= end` (a range of the table's rows, see [`crate::db::audience::range`]) whose
-/// email contains `search` (lowercase) and whose subscription is `subscribed`, in order.
+/// email contains `search` (lowercase), whose subscription is `subscribed` and for whom every
+/// restriction in `within` holds, in order.
 pub fn matching_in_range(
     conn: &Connection,
     project: &str,
-    (search, subscribed): (Option<&str>, Option<bool>),
+    (search, subscribed, within): (Option<&str>, Option<bool>, &[Within]),
     (after, end): (i64, i64),
 ) -> Result<Vec<Contact>> {
     let mut sql =
@@ -355,6 +356,10 @@ pub fn matching_in_range(
     if let Some(subscribed) = subscribed {
         args.push(SqlValue::Integer(subscribed.into()));
         sql.push_str(&format!(" AND c.subscribed = ?{}", args.len()));
+    }
+    for restriction in within {
+        sql.push_str(&format!(" AND ({})", restriction.sql));
+        args.extend(restriction.params.iter().cloned());
     }
     sql.push_str(" ORDER BY c.seq");
     Ok(conn

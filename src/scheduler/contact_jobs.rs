@@ -10,6 +10,7 @@ use serde::Deserialize;
 use super::handlers::{JobContext, JobError, JobOutcome, JobResult, Registry};
 use crate::clock;
 use crate::core::Error as CoreError;
+use crate::core::contact_filters::Narrowing;
 use crate::core::jobs::JobKind;
 use crate::core::{bulk, import};
 use crate::db::contact_jobs;
@@ -58,7 +59,7 @@ enum Work {
     Import(Vec<u8>),
     DeleteField(String),
     Ids(Vec<String>),
-    Query { search: Option<String>, subscribed: Option<bool>, exclude: HashSet<String> },
+    Query { search: Option<String>, subscribed: Option<bool>, exclude: HashSet<String>, narrowing: Narrowing },
 }
 
 async fn work(ctx: &JobContext, id: &str) -> Result<(), CoreError> {
@@ -81,8 +82,8 @@ async fn work(ctx: &JobContext, id: &str) -> Result<(), CoreError> {
             .map_err(|e| CoreError::Permanent(format!("bulk job input: {e}")))?
         {
             bulk::Selection::Ids(ids) => Work::Ids(ids),
-            bulk::Selection::Query { search, subscribed, exclude } => {
-                Work::Query { search, subscribed, exclude: exclude.into_iter().collect() }
+            bulk::Selection::Query { search, subscribed, exclude, narrowing } => {
+                Work::Query { search, subscribed, exclude: exclude.into_iter().collect(), narrowing }
             }
         },
     });
@@ -96,13 +97,15 @@ async fn work(ctx: &JobContext, id: &str) -> Result<(), CoreError> {
                     Work::Import(input) => import::run_batch(tx, &job, input, IMPORT_BATCH, now),
                     Work::DeleteField(path) => bulk::remove_field_batch(tx, &job, path, FIELD_BATCH, now),
                     Work::Ids(ids) => bulk::run(tx, &job, ids, now).map(|()| true),
-                    Work::Query { search, subscribed, exclude } => bulk::run_query_batch(
-                        tx,
-                        &job,
-                        (search.as_deref(), *subscribed, exclude),
-                        QUERY_BATCH,
-                        now,
-                    ),
+                    Work::Query { search, subscribed, exclude, narrowing } => {
+                        let filters = bulk::QueryFilters {
+                            search: search.as_deref(),
+                            subscribed: *subscribed,
+                            narrowing,
+                            exclude,
+                        };
+                        bulk::run_query_batch(tx, &job, &filters, QUERY_BATCH, now)
+                    }
                 }
             })
             .await?;

@@ -136,7 +136,7 @@ pub enum BulkMode {
     Query,
 }
 
-/// The filters of `GET /contacts` a query-mode bulk job applies.
+/// The filters of `GET /contacts` a query-mode bulk job applies (all but the page and order).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BulkFilter {
@@ -144,6 +144,15 @@ pub struct BulkFilter {
     #[schema(max_length = 255)]
     pub search: Option<String>,
     pub subscribed: Option<bool>,
+    /// Part of the email or of any custom field's value, any case (at most 255 characters).
+    #[schema(max_length = 255)]
+    pub q: Option<String>,
+    /// Only the segment's members (a dynamic segment's as its condition holds when each batch runs).
+    #[serde(rename = "segmentId")]
+    pub segment_id: Option<String>,
+    /// Only the contacts subscribed to this topic.
+    #[serde(rename = "topicId")]
+    pub topic_id: Option<String>,
 }
 
 /// A CSV file, as the multipart part `file`.

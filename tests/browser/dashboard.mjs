@@ -89,6 +89,7 @@ await drive("dashboard", async (browser) => {
   assert.match(page.url(), new RegExp(`/contacts/${grace.id}$`));
 
   step("contact: add a field, unsubscribe");
+  await page.getByRole("button", { name: "Edit fields" }).click();
   await page.getByRole("button", { name: "Add field" }).click();
   const row = page.locator(".data-row").last();
   await row.getByLabel("Key").fill("plan");
@@ -96,17 +97,35 @@ await drive("dashboard", async (browser) => {
   await page.getByRole("button", { name: "Save fields" }).click();
   await toast(page, "Fields saved");
   assert.equal((await api("GET", `/contacts/${grace.id}`)).body.data.plan, "pro");
+  await page.waitForSelector("section[aria-labelledby=data-heading] dl.kv dd:text-is('pro')");
   await page.getByRole("button", { name: "Unsubscribe", exact: true }).click();
   await toast(page, "Unsubscribed");
   assert.equal((await api("GET", `/contacts/${grace.id}`)).body.subscribed, false);
+  await page.waitForSelector("#timeline li[data-kind=subscription]:has-text('Unsubscribed from marketing mail through the API')");
   await audit(page, "contact");
 
-  step("contact: its events and emails");
+  step("contact: one history of its emails, events and subscription changes");
   await page.goto(`${home}/contacts`);
   await page.getByRole("link", { name: "ada@example.com" }).click();
-  await page.waitForSelector("td:text('signed_up')");
-  await page.waitForSelector("td:has-text('Welcome')");
+  await page.waitForSelector("#timeline li[data-kind=event] strong:text('signed_up')");
+  await page.waitForSelector("#timeline li[data-kind=email]:has-text('Welcome')");
   await shot(page, "contact");
+  await audit(page, "contact timeline");
+
+  step("contacts: a field's value found by the search, shown in a chosen column, the total counted");
+  await page.goto(`${home}/contacts`);
+  await page.click(".column-chooser summary");
+  await page.getByRole("checkbox", { name: "plan" }).check();
+  await page.click(".column-chooser summary");
+  await page.getByLabel("Search").fill("PRO");
+  await page.waitForSelector("[data-total]:has-text('match')");
+  assert.match(await page.locator("[data-total]").textContent(), /^\d+ contacts? match$/);
+  await page.waitForSelector('#contacts-table tr[data-contact="grace@example.com"] td[data-label="plan"]:text-is("pro")');
+  assert.match(page.url(), /[?&]q=PRO/, "the search is in the address, to share or reload");
+  await audit(page, "contacts searched with a chosen column");
+  await page.reload();
+  await page.waitForSelector('#contacts-table th code:text-is("plan")');
+  assert.equal(await page.locator('#contacts-table th code:text-is("plan")').evaluate((e) => getComputedStyle(e).textTransform), "none", "a key keeps its case");
 
   step("contacts: a contact who complained is suppressed, on the list and on her page");
   await page.goto(`${home}/contacts`);
@@ -135,7 +154,7 @@ await drive("dashboard", async (browser) => {
   step("contacts: every contact a search matches, but one unticked, deleted in one job");
   const bulkListed = ["one", "two", "three"].map((n) => `${n}@bulk.example.org`);
   for (const email of bulkListed) assert.equal((await api("POST", "/contacts", { email })).status, 200);
-  await page.goto(`${home}/contacts?search=bulk.example.org`);
+  await page.goto(`${home}/contacts?q=bulk.example.org`);
   await page.waitForSelector('#contacts-table tr[data-contact="two@bulk.example.org"]');
   await page.getByLabel("Select one@bulk.example.org").check();
   const bulkBar = page.getByRole("region", { name: "Bulk actions" });

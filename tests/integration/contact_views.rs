@@ -225,3 +225,68 @@ async fn a_contacts_timeline_is_its_emails_events_and_subscription_changes() {
     let (status, body) = app.get(&format!("/contacts/{id}/timeline?cursor=nonsense"), key).await;
     assert_eq!((status, body["error"]["code"].clone()), (Status::BadRequest, json!("BAD_REQUEST")));
 }
+
+#[rocket::async_test]
+async fn a_bulk_job_takes_every_filter_of_the_list() {
+    let app = TestApp::new().await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    let key = &keys.secret_key;
+    let mut ids = Vec::new();
+    for (email, plan, city) in [
+        ("ana@example.com", "pro", "Lisbon"),
+        ("bo@example.com", "pro", "Oslo"),
+        ("cy@example.com", "free", "Lisbon"),
+        ("di@example.com", "pro", "Lisbon"),
+    ] {
+        ids.push(add(&app, key, json!({ "email": email, "data": { "plan": plan, "city": city } })).await);
+    }
+    let condition = json!({ "groups": [{ "filters": [{ "field": "data.plan", "operator": "equals", "value": "pro" }] }] });
+    let (_, pro) = app.post("/segments", key, json!({ "name": "Pro", "condition": condition })).await;
+    let (_, news) = app.post("/topics", key, json!({ "name": "News", "defaultOptIn": true })).await;
+    let body = json!({ "topics": { news["id"].as_str().unwrap(): false } });
+    app.call(Method::Patch, &format!("/contacts/{}", ids[3]), key, Some(body)).await;
+
+    // The pro members in Lisbon who take the news: Ana only (Bo is in Oslo, Cy is free, Di
+    // left the topic).
+    let filter = json!({ "q": "LISBON", "segmentId": pro["id"], "topicId": news["id"] });
+    let listed = app
+        .get(
+            &format!(
+                "/contacts?q=LISBON&segmentId={}&topicId={}",
+                pro["id"].as_str().unwrap(),
+                news["id"].as_str().unwrap()
+            ),
+            key,
+        )
+        .await
+        .1;
+    assert_eq!(emails(&listed), ["ana@example.com"], "{listed}");
+    let (status, queued) =
+        app.post("/contacts/bulk-unsubscribe", key, json!({ "mode": "query", "filter": filter })).await;
+    assert_eq!(status, Status::Accepted, "{queued}");
+    let path = format!("/contacts/bulk/{}", queued["jobId"].as_str().unwrap());
+    assert_eq!(app.get(&path, key).await.1["total"], json!(1), "the total is what the list counts");
+    let done = app.finish_job(&path, key).await;
+    assert_eq!(done["result"]["updated"], json!(1), "{done}");
+    let (_, unsubscribed) = app.get("/contacts?subscribed=false", key).await;
+    assert_eq!(emails(&unsubscribed), ["ana@example.com"]);
+
+    // A filter naming what the project lacks, or a search too long: refused, nothing queued.
+    let jobs = app.store().count("contact_jobs", &[]);
+    for bad in [
+        json!({ "segmentId": "00000000-0000-0000-0000-000000000000" }),
+        json!({ "topicId": "nope" }),
+        json!({ "q": "x".repeat(256) }),
+        json!({ "segment": pro["id"] }),
+    ] {
+        let (status, refused) =
+            app.post("/contacts/bulk-delete", key, json!({ "mode": "query", "filter": bad.clone() })).await;
+        assert!(
+            status == Status::NotFound || status == Status::UnprocessableEntity,
+            "{bad}: {status} {refused}"
+        );
+        assert!(refused["error"]["message"].is_string(), "{refused}");
+    }
+    assert_eq!(app.store().count("contact_jobs", &[]), jobs);
+    assert_eq!(app.store().count("contacts", &[]), 4);
+}

@@ -257,7 +257,14 @@ async fn a_query_mode_job_stopped_between_batches_resumes_and_does_nothing_twice
     let batch = |id: String, exclude: std::collections::HashSet<String>| {
         app.state.db.write(move |tx| {
             let job = contact_jobs::by_id(tx, &id)?.unwrap();
-            bulk::run_query_batch(tx, &job, (None, None, &exclude), 3, tidings::clock::now_ms())
+            let narrowing = tidings::core::contact_filters::Narrowing::default();
+            let filters = bulk::QueryFilters {
+                search: None,
+                subscribed: None,
+                narrowing: &narrowing,
+                exclude: &exclude,
+            };
+            bulk::run_query_batch(tx, &job, &filters, 3, tidings::clock::now_ms())
         })
     };
     assert!(!batch(id.clone(), exclude.clone()).await.unwrap());

@@ -312,12 +312,28 @@ export function CursorPager({ pager, list, label }) {
     </nav>`;
 }
 
+/** The page numbers a pager offers: the first, the last, and those next to `page`, with gaps. */
+function pageNumbers(page, total) {
+  const wanted = new Set([1, total, page - 1, page, page + 1].filter((n) => n >= 1 && n <= total));
+  const out = [];
+  for (const n of [...wanted].sort((a, b) => a - b)) {
+    if (out.length && n - out[out.length - 1] > 1) out.push("gap");
+    out.push(n);
+  }
+  return out;
+}
+
 export function PagePager({ page, totalPages, onPage, label }) {
   if (!totalPages || totalPages <= 1) return null;
   return html`
     <nav class="pager" aria-label=${`${label} pages`}>
       <button type="button" class="secondary" disabled=${page <= 1} onClick=${() => onPage(page - 1)}>Previous</button>
-      <span>Page ${page} of ${totalPages}</span>
+      <span class="page-numbers">
+        ${pageNumbers(page, totalPages).map((n, i) => n === "gap"
+          ? html`<span key=${`gap${i}`} aria-hidden="true">…</span>`
+          : html`<button type="button" key=${n} class=${n === page ? "" : "ghost"} aria-current=${n === page ? "page" : undefined}
+              aria-label=${`Page ${n} of ${totalPages}`} onClick=${() => onPage(n)}>${n}</button>`)}
+      </span>
       <button type="button" class="secondary" disabled=${page >= totalPages} onClick=${() => onPage(page + 1)}>Next</button>
     </nav>`;
 }

@@ -1,116 +1,56 @@
-// One contact: its address and subscription, its custom fields (edited with the custom-field
-// rules: only changed keys are sent, a removed key is sent as null), its events, its emails and
-// the mail received from it (replies included).
+// One contact: its address and subscription, its custom fields (read, or edited with the
+// custom-field rules: only changed keys are sent, a removed key is sent as null), its history
+// (emails, events and subscription changes as one timeline) and the mail received from it.
 
 import { html, useState } from "../../vendor/preact-htm.js";
 import { del, get, patch } from "../api.js";
 import { Verdicts } from "./inbound.js";
 import { ContactConsent } from "./consent.js";
 import { ContactTopics } from "./topics.js";
+import { FieldRows, KeyValues, dataOf, rowsOf } from "./contact_fields.js";
 import { navigate } from "../router.js";
 import {
-  ActionButton, Badge, CursorPager, ErrorBox, Field, Form, Json, Loaded, Page, date, toast, useAction,
+  ActionButton, Badge, CursorPager, ErrorBox, Field, Form, Loaded, Page, date, toast, useAction,
   useCursor, useLoad, Table } from "../ui.js";
 
-const TYPES = [
-  ["string", "Text"],
-  ["number", "Number"],
-  ["boolean", "True/false"],
-  ["date", "Date"],
-  ["json", "List or object (JSON)"],
-];
-
-function typeOf(value) {
-  if (typeof value === "number") return "number";
-  if (typeof value === "boolean") return "boolean";
-  if (value !== null && typeof value === "object") return "json";
-  if (typeof value === "string" && /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z)?$/.test(value)) return "date";
-  return "string";
-}
-
-function textOf(value, type) {
-  if (type === "json") return JSON.stringify(value, null, 0);
-  return value === null || value === undefined ? "" : String(value);
-}
-
-/** The typed value of an edited row, or throws with a message naming the field. */
-function valueOf(row) {
-  const text = row.text.trim();
-  switch (row.type) {
-    case "number": {
-      const n = Number(text);
-      if (text === "" || !Number.isFinite(n)) throw new Error(`${row.key} must be a number`);
-      return n;
-    }
-    case "boolean":
-      return row.text === "true";
-    case "date":
-      if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z?)?$/.test(text)) throw new Error(`${row.key} must be a date like 2025-01-31 or 2025-01-31T09:30:00Z`);
-      return text.length === 16 ? `${text}:00Z` : text.length === 19 ? `${text}Z` : text;
-    case "json":
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw new Error(`${row.key} must be valid JSON`);
-      }
-    default:
-      return row.text;
-  }
-}
-
-function rowsOf(data) {
-  return Object.entries(data || {}).map(([key, value], i) => {
-    const type = typeOf(value);
-    return { id: i, key, type, text: textOf(value, type), original: key };
-  });
-}
-
-function DataEditor({ contact, onSaved }) {
-  const [rows, setRows] = useState(rowsOf(contact.data));
-  const [serial, setSerial] = useState(rows.length);
-  const set = (id, changes) => setRows((list) => list.map((r) => (r.id === id ? { ...r, ...changes } : r)));
+function Fields({ contact, onSaved }) {
+  const [editing, setEditing] = useState(false);
+  const [rows, setRows] = useState(() => rowsOf(contact.data));
   const save = useAction(async () => {
+    const wanted = dataOf(rows);
     const patchData = {};
-    const kept = new Set();
-    for (const row of rows) {
-      const key = row.key.trim();
-      if (!key) continue;
-      if (kept.has(key)) throw new Error(`The key ${key} is listed twice`);
-      kept.add(key);
-      const value = valueOf({ ...row, key });
+    for (const [key, value] of Object.entries(wanted)) {
       if (JSON.stringify(contact.data[key]) !== JSON.stringify(value)) patchData[key] = value;
     }
-    for (const key of Object.keys(contact.data || {})) if (!kept.has(key)) patchData[key] = null;
-    if (Object.keys(patchData).length === 0) return contact;
-    const saved = await patch(`/contacts/${encodeURIComponent(contact.id)}`, { data: patchData });
-    setRows(rowsOf(saved.data));
+    for (const key of Object.keys(contact.data || {})) if (!(key in wanted)) patchData[key] = null;
+    const saved = Object.keys(patchData).length === 0
+      ? contact
+      : await patch(`/contacts/${encodeURIComponent(contact.id)}`, { data: patchData });
     onSaved(saved);
+    setEditing(false);
     return saved;
   }, "Fields saved");
+  const count = Object.keys(contact.data || {}).length;
   return html`
     <section class="card" aria-labelledby="data-heading">
-      <h2 id="data-heading">Custom fields</h2>
-      <p class="meta">Keys are stored in <code>data</code>; templates read them as <code>{{ key }}</code> and segments as <code>data.key</code>. A field's type is fixed by the first value the project saw.
-        Only changed keys are saved; Remove deletes a key; an empty text leaves the stored value as it is, and reserved keys (<code>id</code>, <code>email</code>, the link variables) are dropped.</p>
-      <${Form} action=${save} submit="Save fields">
-        ${rows.length === 0 && html`<p class="meta">No custom fields yet.</p>`}
-        ${rows.map((row) => html`
-          <div class="inline data-row" key=${row.id}>
-            <${Field} label="Key"><input value=${row.key} required onInput=${(e) => set(row.id, { key: e.currentTarget.value })} /><//>
-            <${Field} label="Type">
-              <select value=${row.type} onChange=${(e) => set(row.id, { type: e.currentTarget.value, text: e.currentTarget.value === "boolean" ? "true" : row.text })}>
-                ${TYPES.map(([value, label]) => html`<option value=${value}>${label}</option>`)}
-              </select>
-            <//>
-            <${Field} label="Value">
-              ${row.type === "boolean"
-                ? html`<select value=${row.text} onChange=${(e) => set(row.id, { text: e.currentTarget.value })}><option value="true">true</option><option value="false">false</option></select>`
-                : html`<input value=${row.text} inputmode=${row.type === "number" ? "decimal" : undefined} onInput=${(e) => set(row.id, { text: e.currentTarget.value })} />`}
-            <//>
-            <button type="button" class="danger" aria-label=${`Remove ${row.key || "this field"}`} onClick=${() => setRows((list) => list.filter((r) => r.id !== row.id))}>Remove</button>
-          </div>`)}
-        <div><button type="button" class="secondary" onClick=${() => { setRows([...rows, { id: serial, key: "", type: "string", text: "" }]); setSerial(serial + 1); }}>Add field</button></div>
-      <//>
+      <div class="card-head">
+        <h2 id="data-heading">Custom fields</h2>
+        ${!editing && html`<button type="button" class="secondary" onClick=${() => { setRows(rowsOf(contact.data)); setEditing(true); }}>Edit fields</button>`}
+      </div>
+      <p class="meta">Templates read a field as <code>{{ key }}</code> and segments as <code>data.key</code>.
+        Fields are set here, by imports and forms, and by the API: <strong>data sent with a tracked event or a send is saved
+        to the contact's fields too</strong>, unless sent as <code>{"value": …, "persistent": false}</code>.</p>
+      ${!editing && (count === 0
+        ? html`<p class="meta">No custom fields yet.</p>`
+        : html`<${KeyValues} data=${contact.data} />`)}
+      ${editing && html`
+        <${Form} action=${save} submit="Save fields">
+          <p class="meta">A field's type is fixed by the first value the project saw. Only changed keys are saved; Remove deletes a key;
+            reserved keys (<code>id</code>, <code>email</code>, the link variables) are dropped.</p>
+          ${rows.length === 0 && html`<p class="meta">No custom fields yet.</p>`}
+          <${FieldRows} rows=${rows} setRows=${setRows} />
+          <div><button type="button" class="ghost" onClick=${() => setEditing(false)}>Cancel</button></div>
+        <//>`}
     </section>`;
 }
 
@@ -152,19 +92,86 @@ function Details({ contact, onChanged }) {
     </section>`;
 }
 
-function History({ title, path, params = {}, empty, columns, row }) {
+const STATUS_KIND = { FAILED: "bad", BOUNCED: "bad", COMPLAINED: "bad", QUEUED: "warn" };
+
+const SOURCES = {
+  api: "through the API",
+  bulk: "by a bulk action",
+  import: "by an import",
+  form: "by a form",
+  link: "with a link in an email or the preference page",
+  inbound: "by replying",
+  smtp: "through SMTP",
+  workflow: "by a workflow",
+  bounce: "after a hard bounce",
+  complaint: "after a complaint",
+};
+
+/** One entry of the history, as a sentence with what it links to. */
+function Entry({ entry, base }) {
+  if (entry.kind === "email") {
+    const from = entry.campaignId
+      ? html` from <a href=${`${base}/campaigns/${encodeURIComponent(entry.campaignId)}`}>a campaign</a>`
+      : entry.workflowId
+        ? html` from <a href=${`${base}/workflows/${encodeURIComponent(entry.workflowId)}`}>a workflow</a>`
+        : entry.sourceType === "TEST" ? " as a test" : " through the API";
+    return html`
+      <div><${Badge}>email<//> Sent <strong>${entry.subject || "(no subject)"}</strong>${from}
+        ${" "}<${Badge} kind=${STATUS_KIND[entry.status] || "ok"}>${entry.status.toLowerCase()}<//></div>
+      ${entry.error && html`<div class="meta">${entry.error}</div>`}`;
+  }
+  if (entry.kind === "subscription") {
+    const what = entry.topic ? html`the topic <strong>${entry.topic}</strong>` : "marketing mail";
+    return html`
+      <div><${Badge} kind=${entry.subscribed ? "ok" : ""}>${entry.subscribed ? "subscribed" : "unsubscribed"}<//>
+        ${" "}${entry.subscribed ? "Subscribed to " : "Unsubscribed from "}${what}${entry.source ? ` ${SOURCES[entry.source] || `(${entry.source})`}` : ""}</div>`;
+  }
+  const data = entry.data && typeof entry.data === "object" && !Array.isArray(entry.data) ? entry.data : null;
+  if (entry.name === "contact.snoozed" || entry.name === "contact.unsnoozed") {
+    const until = data && data.until ? ` until ${date(data.until)}` : "";
+    return html`<div><${Badge}>${entry.name === "contact.snoozed" ? "paused" : "resumed"}<//>
+      ${" "}${entry.name === "contact.snoozed" ? `Marketing mail paused${until}` : "Marketing mail resumed"}${data && data.source ? ` ${SOURCES[data.source] || `(${data.source})`}` : ""}</div>`;
+  }
+  return html`
+    <div><${Badge} kind="info">event<//> <strong>${entry.name}</strong></div>
+    ${data && Object.keys(data).length > 0 && html`<${KeyValues} data=${data} />`}`;
+}
+
+function Timeline({ contact, base }) {
   const pager = useCursor();
-  const key = `${path}?${JSON.stringify(params)}`;
-  const list = useLoad(() => get(path, { ...params, limit: 20, cursor: pager.cursor }), [key, pager.cursor]);
+  const list = useLoad(() => get(`/contacts/${encodeURIComponent(contact.id)}/timeline`, { limit: 20, cursor: pager.cursor }),
+    [contact.id, contact.updatedAt, pager.cursor]);
+  return html`
+    <section class="card" aria-labelledby="timeline-heading">
+      <h2 id="timeline-heading">History</h2>
+      <p class="meta">Emails with how far each went, events and subscription changes, newest first.</p>
+      <${Loaded} result=${list}>${(page) => page.data.length === 0 ? html`<p class="meta">Nothing has happened yet.</p>` : html`
+        <ol class="timeline" id="timeline">
+          ${page.data.map((e) => html`
+            <li key=${`${e.kind}${e.id}`} data-kind=${e.kind}>
+              <time datetime=${e.at}>${date(e.at)}</time>
+              <div class="timeline-body"><${Entry} entry=${e} base=${base} /></div>
+            </li>`)}
+        </ol>
+        <${CursorPager} pager=${pager} list=${page} label="History" />`}<//>
+    </section>`;
+}
+
+function Received({ contact, project }) {
+  const pager = useCursor();
+  const list = useLoad(() => get("/inbound", { contactId: contact.id, limit: 20, cursor: pager.cursor }), [contact.id, pager.cursor]);
   return html`
     <section class="card">
-      <h2>${title}</h2>
-      <${Loaded} result=${list}>${(page) => page.data.length === 0 ? html`<p class="meta">${empty}</p>` : html`
-        <${Table} label=${title}>
-          <thead><tr>${columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
-          <tbody>${page.data.map(row)}</tbody>
+      <h2>Mail received</h2>
+      <${Loaded} result=${list}>${(page) => page.data.length === 0 ? html`<p class="meta">No mail received from this contact.</p>` : html`
+        <${Table} label="Mail received" class="table cards">
+          <thead><tr><th scope="col">When</th><th scope="col">Subject</th><th scope="col">Authentication</th></tr></thead>
+          <tbody>${page.data.map((m) => html`
+            <tr key=${m.id} data-received=${m.subject}><td data-label="When">${date(m.receivedAt)}</td>
+              <td data-label="Subject"><a href=${`/app/p/${encodeURIComponent(project.id)}/inbound/${m.id}`}>${m.subject || "(no subject)"}</a>${m.replyToEmailId && html` <${Badge} kind="ok">reply<//>`}</td>
+              <td data-label="Authentication"><${Verdicts} m=${m} /></td></tr>`)}</tbody>
         <//>
-        <${CursorPager} pager=${pager} list=${page} label=${title} />`}<//>
+        <${CursorPager} pager=${pager} list=${page} label="Mail received" />`}<//>
     </section>`;
 }
 
@@ -186,20 +193,8 @@ export function Contact({ project, params }) {
         <${Details} contact=${c} onChanged=${result.setData} />
         <${ContactTopics} contact=${c} onChanged=${result.setData} />
         <${ContactConsent} contact=${c} />
-        <${DataEditor} key=${c.updatedAt} contact=${c} onSaved=${result.setData} />
-        <div>
-          <${History} title="Events" path=${`/events/contact/${encodeURIComponent(c.id)}`} empty="No events yet."
-            columns=${["When", "Event", "Data"]}
-            row=${(e) => html`<tr key=${e.id}><td>${date(e.createdAt)}</td><td>${e.name}</td><td><${Json} value=${e.data} /></td></tr>`} />
-          <${History} title="Emails" path=${`/contacts/${encodeURIComponent(c.id)}/emails`} empty="No emails sent to this contact yet."
-            columns=${["When", "Subject", "Status"]}
-            row=${(m) => html`<tr key=${m.id}><td>${date(m.createdAt)}</td><td>${m.subject}</td>
-              <td><${Badge} kind=${m.status === "FAILED" ? "bad" : m.status === "QUEUED" ? "warn" : "ok"}>${m.status.toLowerCase()}<//>${m.error && html`<div class="meta">${m.error}</div>`}</td></tr>`} />
-          <${History} title="Mail received" path="/inbound" params=${{ contactId: c.id }} empty="No mail received from this contact."
-            columns=${["When", "Subject", "Authentication"]}
-            row=${(m) => html`<tr key=${m.id} data-received=${m.subject}><td>${date(m.receivedAt)}</td>
-              <td><a href=${`/app/p/${encodeURIComponent(project.id)}/inbound/${m.id}`}>${m.subject || "(no subject)"}</a>${m.replyToEmailId && html` <${Badge} kind="ok">reply<//>`}</td>
-              <td><${Verdicts} m=${m} /></td></tr>`} />
-        </div>`}<//>
+        <${Fields} key=${c.updatedAt} contact=${c} onSaved=${result.setData} />
+        <${Timeline} contact=${c} base=${base} />
+        <${Received} contact=${c} project=${project} />`}<//>
     <//>`;
 }

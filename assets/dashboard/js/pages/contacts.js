@@ -1,13 +1,15 @@
-// Contacts: search, the subscription filter, cursor pages, a new contact, and bulk actions on
-// the selected contacts, or on every contact the filters match (but those unticked), with the
-// job's progress.
+// Contacts: search across the address and the custom fields, filters on subscription, segment
+// and topic, numbered pages with the total, columns of one's choosing (kept per project in this
+// browser), a new contact with its fields, and bulk actions on the selected contacts, or on
+// every contact the filters match (but those unticked).
 
 import { html, useEffect, useState } from "../../vendor/preact-htm.js";
 import { get, post } from "../api.js";
 import { navigate, setQuery, useLocation } from "../router.js";
 import { Checklist } from "./onboarding.js";
+import { FieldRows, dataOf, shown } from "./contact_fields.js";
 import {
-  Badge, CursorPager, Empty, ErrorBox, Field, Form, JobProgress, Loaded, Page, date, useAction, useCursor,
+  Badge, Empty, ErrorBox, Field, Form, JobProgress, Loaded, Page, PagePager, date, useAction,
   useLoad, useSearch, Table } from "../ui.js";
 
 const PAGE_SIZE = 25;
@@ -18,18 +20,79 @@ const BULK = {
   delete: ["/contacts/bulk-delete", "Delete"],
 };
 
+/** A contact's name, from the fields a name is usually kept in. */
+function nameOf(data) {
+  const d = data || {};
+  const parts = [d.firstName || d.first_name, d.lastName || d.last_name].filter((v) => typeof v === "string" && v);
+  if (parts.length) return parts.join(" ");
+  return typeof d.name === "string" && d.name ? d.name : "";
+}
+
+/** The columns one may show, besides the address: built-in ones, then each custom field. */
+const BUILT_IN = [
+  ["name", "Name", (c) => nameOf(c.data) || "—"],
+  ["subscribed", "Subscribed", (c) => html`${c.subscribed ? html`<${Badge} kind="ok">subscribed<//>` : html`<${Badge}>unsubscribed<//>`}
+    ${c.suppression && html` <${Badge} kind="bad">suppressed: ${c.suppression.reason === "complaint" ? "complaint" : "hard bounce"}<//>`}`],
+  ["fields", "Fields", (c) => Object.keys(c.data || {}).length],
+  ["created", "Created", (c) => date(c.createdAt)],
+  ["updated", "Updated", (c) => date(c.updatedAt)],
+];
+const DEFAULT_COLUMNS = ["name", "subscribed", "created"];
+
+function useColumns(project) {
+  const key = `tidings.columns.${project.id}`;
+  const [chosen, setChosen] = useState(() => {
+    try {
+      const saved = JSON.parse(localStorage.getItem(key));
+      return Array.isArray(saved) ? saved : DEFAULT_COLUMNS;
+    } catch {
+      return DEFAULT_COLUMNS;
+    }
+  });
+  const toggle = (column, on) => {
+    const next = on ? [...chosen.filter((c) => c !== column), column] : chosen.filter((c) => c !== column);
+    setChosen(next);
+    try { localStorage.setItem(key, JSON.stringify(next)); } catch { /* private mode: this page only */ }
+  };
+  return [chosen, toggle];
+}
+
+function ColumnChooser({ chosen, toggle, custom }) {
+  return html`
+    <details class="column-chooser">
+      <summary>Columns</summary>
+      <fieldset>
+        <legend class="label">Show</legend>
+        ${BUILT_IN.map(([key, label]) => html`
+          <label class="check" key=${key}><input type="checkbox" checked=${chosen.includes(key)} onChange=${(e) => toggle(key, e.currentTarget.checked)} /> ${label}</label>`)}
+        ${custom.map((field) => html`
+          <label class="check" key=${field}><input type="checkbox" checked=${chosen.includes(field)} onChange=${(e) => toggle(field, e.currentTarget.checked)} /> <code>${field.slice(5)}</code></label>`)}
+      </fieldset>
+    </details>`;
+}
+
 function NewContact({ base }) {
+  const [rows, setRows] = useState([]);
   const create = useAction(async (data) => {
-    const contact = await post("/contacts", { email: data.get("email"), subscribed: data.get("subscribed") === "on" });
+    const fields = dataOf(rows);
+    const body = { email: data.get("email"), subscribed: data.get("subscribed") === "on" };
+    if (Object.keys(fields).length) body.data = fields;
+    const contact = await post("/contacts", body);
     navigate(`${base}/contacts/${encodeURIComponent(contact.id)}`);
     return contact;
   }, (c) => (c._meta && c._meta.isNew ? `Contact ${c.email} created` : `${c.email} already existed; opened it`));
   return html`
     <details class="card" id="new-contact">
       <summary>New contact</summary>
-      <${Form} class="inline" action=${create} submit="Create contact">
-        <${Field} label="Email"><input name="email" type="email" required /><//>
-        <label class="field check"><input type="checkbox" name="subscribed" checked /> Subscribed</label>
+      <${Form} action=${create} submit="Create contact">
+        <div class="inline">
+          <${Field} label="Email"><input name="email" type="email" required /><//>
+          <label class="field check"><input type="checkbox" name="subscribed" checked /> Subscribed</label>
+        </div>
+        <fieldset class="plain">
+          <legend class="label">Custom fields</legend>
+          <${FieldRows} rows=${rows} setRows=${setRows} />
+        </fieldset>
       <//>
     </details>`;
 }
@@ -79,21 +142,27 @@ export function Contacts({ project }) {
   const base = `/app/p/${encodeURIComponent(project.id)}`;
   const { params } = useLocation();
   const [subscribed, setSubscribed] = useState(params.get("subscribed") || "");
+  const [segment, setSegment] = useState(params.get("segment") || "");
+  const [topic, setTopic] = useState(params.get("topic") || "");
+  const [page, setPage] = useState(Number(params.get("page")) || 1);
   const [selected, setSelected] = useState(new Set());
   const [all, setAll] = useState(null);
-  const [total, setTotal] = useState(0);
-  const pager = useCursor();
-  const search = useSearch(params.get("search"), pager.reset);
-  const applied = search.applied;
+  const [chosen, toggleColumn] = useColumns(project);
+  const search = useSearch(params.get("q"), () => setPage(1));
+  const applied = search.applied.trim();
+  const choices = useLoad(async () => {
+    const [segments, topics, fields] = await Promise.all([get("/segments"), get("/topics"), get("/contacts/fields")]);
+    return { segments, topics, custom: fields.fields.filter((f) => f.isCustom).map((f) => f.field) };
+  }, []);
   const list = useLoad(async () => {
-    setQuery({ search: applied, subscribed });
-    const page = await get("/contacts", { limit: PAGE_SIZE, search: applied.trim(), subscribed, cursor: pager.cursor });
-    if (!pager.cursor) setTotal(page.total);
-    return page;
-  }, [applied, subscribed, pager.cursor]);
+    setQuery({ q: applied, subscribed, segment, topic, page: page > 1 ? page : "" });
+    return get("/contacts", { limit: PAGE_SIZE, page, q: applied, subscribed, segmentId: segment, topicId: topic });
+  }, [applied, subscribed, segment, topic, page]);
   // Other filters, another selection.
   const clear = () => { setSelected(new Set()); setAll(null); };
-  useEffect(clear, [applied, subscribed]);
+  useEffect(clear, [applied, subscribed, segment, topic]);
+  const filter = (set) => (e) => { set(e.currentTarget.value); setPage(1); };
+  const total = list.data ? list.data.total : 0;
 
   const ticked = (id) => (all ? !all.excluded.has(id) : selected.has(id));
   const flip = (set, ids, on) => {
@@ -110,8 +179,19 @@ export function Contacts({ project }) {
   const selectAll = () => setAll({
     total,
     excluded: new Set(),
-    filter: { search: applied.trim() || undefined, subscribed: subscribed === "" ? undefined : subscribed === "true" },
+    filter: {
+      q: applied || undefined,
+      subscribed: subscribed === "" ? undefined : subscribed === "true",
+      segmentId: segment || undefined,
+      topicId: topic || undefined,
+    },
   });
+  const custom = choices.data ? choices.data.custom : [];
+  const columns = [
+    ...BUILT_IN.filter(([key]) => chosen.includes(key)),
+    ...custom.filter((f) => chosen.includes(f)).map((f) => [f, f.slice(5), (c) => shown((c.data || {})[f.slice(5)]), true]),
+  ];
+  const filtered = applied || subscribed || segment || topic;
 
   return html`
     <${Page} title="Contacts" actions=${html`
@@ -120,40 +200,53 @@ export function Contacts({ project }) {
       <${Checklist} project=${project} />
       <${NewContact} base=${base} />
       <div class="toolbar" role="search">
-        <${Field} label="Search by email"><input type="search" value=${search.text} onInput=${(e) => search.setText(e.currentTarget.value)} placeholder="part of an address" /><//>
+        <${Field} label="Search"><input type="search" value=${search.text} onInput=${(e) => search.setText(e.currentTarget.value)} placeholder="address or any field's value" /><//>
         <div class="field narrow-field">
           <label class="label" for="subscribed-filter">Subscription</label>
-          <select id="subscribed-filter" value=${subscribed} onChange=${(e) => { setSubscribed(e.currentTarget.value); pager.reset(); }}>
+          <select id="subscribed-filter" value=${subscribed} onChange=${filter(setSubscribed)}>
             <option value="">All</option>
             <option value="true">Subscribed</option>
             <option value="false">Unsubscribed</option>
           </select>
         </div>
+        <div class="field narrow-field">
+          <label class="label" for="segment-filter">Segment</label>
+          <select id="segment-filter" value=${segment} onChange=${filter(setSegment)}>
+            <option value="">Any</option>
+            ${(choices.data ? choices.data.segments : []).map((s) => html`<option value=${s.id} key=${s.id}>${s.name}</option>`)}
+          </select>
+        </div>
+        <div class="field narrow-field">
+          <label class="label" for="topic-filter">Topic</label>
+          <select id="topic-filter" value=${topic} onChange=${filter(setTopic)}>
+            <option value="">Any</option>
+            ${(choices.data ? choices.data.topics : []).map((t) => html`<option value=${t.id} key=${t.id}>${t.name}</option>`)}
+          </select>
+        </div>
+        <${ColumnChooser} chosen=${chosen} toggle=${toggleColumn} custom=${custom} />
       </div>
       <${BulkBar} selected=${selected} all=${all} total=${total} onSelectAll=${selectAll} onClear=${clear}
         onDone=${() => list.reload()} />
-      <${Loaded} result=${list}>${(page) => page.data.length === 0
-        ? html`<${Empty}>${applied || subscribed ? "No contacts match." : "No contacts yet. Create one above, import a CSV, or send and track through the API."}<//>`
+      <${Loaded} result=${list}>${(result) => result.data.length === 0
+        ? html`<${Empty}>${filtered ? "No contacts match." : "No contacts yet. Create one above, import a CSV, or send and track through the API."}<//>`
         : html`
-          ${pager.page === 1 && html`<p class="meta" data-total>${page.total} contact${page.total === 1 ? "" : "s"}</p>`}
-          <${Table} label="Contacts" id="contacts-table">
+          <p class="meta" data-total>${result.total} contact${result.total === 1 ? "" : "s"}${filtered ? " match" : ""}</p>
+          <${Table} label="Contacts" id="contacts-table" class="table cards">
               <thead><tr>
                 <th scope="col"><input type="checkbox" aria-label="Select all on this page"
-                  checked=${page.data.every((c) => ticked(c.id))} onChange=${(e) => toggleAll(page.data, e.currentTarget.checked)} /></th>
-                <th scope="col">Email</th><th scope="col">Subscribed</th><th scope="col">Fields</th><th scope="col">Created</th>
+                  checked=${result.data.every((c) => ticked(c.id))} onChange=${(e) => toggleAll(result.data, e.currentTarget.checked)} /></th>
+                <th scope="col">Email</th>
+                ${columns.map(([key, label, , isKey]) => html`<th scope="col" key=${key}>${isKey ? html`<code>${label}</code>` : label}</th>`)}
               </tr></thead>
               <tbody>
-                ${page.data.map((c) => html`
+                ${result.data.map((c) => html`
                   <tr key=${c.id} data-contact=${c.email}>
-                    <td><input type="checkbox" aria-label=${`Select ${c.email}`} checked=${ticked(c.id)} onChange=${() => toggle(c.id)} /></td>
-                    <td><a href=${`${base}/contacts/${encodeURIComponent(c.id)}`}>${c.email}</a></td>
-                    <td>${c.subscribed ? html`<${Badge} kind="ok">subscribed<//>` : html`<${Badge}>unsubscribed<//>`}
-                      ${c.suppression && html` <${Badge} kind="bad">suppressed: ${c.suppression.reason === "complaint" ? "complaint" : "hard bounce"}<//>`}</td>
-                    <td>${Object.keys(c.data || {}).length}</td>
-                    <td>${date(c.createdAt)}</td>
+                    <td data-label="Select"><input type="checkbox" aria-label=${`Select ${c.email}`} checked=${ticked(c.id)} onChange=${() => toggle(c.id)} /></td>
+                    <td data-label="Email"><a href=${`${base}/contacts/${encodeURIComponent(c.id)}`}>${c.email}</a></td>
+                    ${columns.map(([key, label, cell]) => html`<td key=${key} data-label=${label}>${cell(c)}</td>`)}
                   </tr>`)}
               </tbody>
             <//>
-          <${CursorPager} pager=${pager} list=${page} label="Contacts" />`}<//>
+          <${PagePager} page=${page} totalPages=${Math.ceil(result.total / PAGE_SIZE)} onPage=${setPage} label="Contacts" />`}<//>
     <//>`;
 }
