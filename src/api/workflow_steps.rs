@@ -20,7 +20,7 @@ use crate::views::workflows::{
     NewStep, NewTransition, Step as StepView, StepPatch, Transition as TransitionView,
 };
 
-documented_routes!(add_step, update_step, remove_step, add_transition, remove_transition);
+documented_routes!(add_step, insert_step, update_step, remove_step, add_transition, remove_transition);
 
 /// `{x, y}` numbers, where the editor draws the step.
 fn check_position(position: Option<Value>) -> Result<Option<String>, ApiError> {
@@ -39,25 +39,9 @@ fn check_position(position: Option<Value>) -> Result<Option<String>, ApiError> {
     }
 }
 
-/// Adds a step, after the last step that leads nowhere yet unless `autoConnect` is `false`;
-/// refused (409) while executions are active.
-#[utoipa::path(
-    tag = "Workflows",
-    operation_id = "addWorkflowStep",
-    params(("id" = String, Path)),
-    request_body = NewStep,
-    security(("secretKey" = []), ("session" = [], "projectId" = [])),
-    responses((status = 200, description = "The step", body = StepView)),
-)]
-#[post("/workflows/<id>/steps", data = "<body>")]
-async fn add_step(
-    state: &State<AppState>,
-    access: ProjectAccess,
-    id: Param<WorkflowId>,
-    body: JsonBody<NewStep, Small>,
-) -> Result<Json<StepView>, ApiError> {
-    let id = id?;
-    let body = body.0;
+/// A step to add, from the request: its type, name, config (with a top-level `templateId`)
+/// and position checked.
+async fn new_step(body: NewStep, connect: bool) -> Result<edit::NewStep, ApiError> {
     let kind = body.kind.ok_or_else(|| ApiError::invalid_field("type", "required", "type is required"))?;
     if !STEP_TYPES.contains(&kind.as_str()) {
         return Err(ApiError::validation(vec![
@@ -82,13 +66,30 @@ async fn add_step(
     let (config, refs) =
         crate::core::blocking::blocking(move || core_workflows::check_config(&kind, &config, "config"))
             .await??;
-    let new = edit::NewStep {
-        config,
-        refs,
-        name,
-        position: check_position(body.position)?,
-        connect: body.auto_connect.unwrap_or(true),
-    };
+    Ok(edit::NewStep { config, refs, name, position: check_position(body.position)?, connect })
+}
+
+/// Adds a step, after the last step that leads nowhere yet unless `autoConnect` is `false`;
+/// refused (409) while executions are active.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "addWorkflowStep",
+    params(("id" = String, Path)),
+    request_body = NewStep,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The step", body = StepView)),
+)]
+#[post("/workflows/<id>/steps", data = "<body>")]
+async fn add_step(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<WorkflowId>,
+    body: JsonBody<NewStep, Small>,
+) -> Result<Json<StepView>, ApiError> {
+    let id = id?;
+    let body = body.0;
+    let connect = body.auto_connect.unwrap_or(true);
+    let new = new_step(body, connect).await?;
     let project = access.project.id;
     let view = state
         .db
@@ -255,4 +256,37 @@ async fn remove_transition(
         .write(move |tx| edit::remove_transition(tx, &project, &id, &transition_id, clock::now_ms()))
         .await?;
     Ok(Status::NoContent)
+}
+
+/// Puts a new step in the middle of a transition: A → B becomes A → new → B (the new step
+/// leads on to B on its first branch, `yes` or `event`). The body is that of adding a step
+/// (`autoConnect` aside); an EXIT step is refused here, and so is any change while executions
+/// are active (409).
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "insertWorkflowStep",
+    params(("id" = String, Path), ("transition_id" = String, Path)),
+    request_body = NewStep,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The step", body = StepView)),
+)]
+#[post("/workflows/<id>/transitions/<transition_id>/insert-step", data = "<body>")]
+async fn insert_step(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<WorkflowId>,
+    transition_id: Param<TransitionId>,
+    body: JsonBody<NewStep, Small>,
+) -> Result<Json<StepView>, ApiError> {
+    let (id, transition_id) = (id?, transition_id?);
+    let new = new_step(body.0, false).await?;
+    let project = access.project.id;
+    let view = state
+        .db
+        .write(move |tx| {
+            let step = edit::insert_step(tx, &project, &id, &transition_id, new, clock::now_ms())?;
+            Ok::<_, ApiError>(StepView::from(&step))
+        })
+        .await?;
+    Ok(Json(view))
 }

@@ -22,10 +22,11 @@ use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
 use crate::views::NumberedPage;
 use crate::views::workflows::{
-    ConditionFields, EventField, EventFields, NewWorkflow, Workflow as WorkflowView, WorkflowPatch,
+    ConditionFields, EventField, EventFields, NewWorkflow, StepCount, StepCounts, Workflow as WorkflowView,
+    WorkflowPatch,
 };
 
-documented_routes!(list, fields, create, read, update, remove);
+documented_routes!(list, fields, create, read, update, remove, duplicate, step_counts, step_execution_counts);
 
 #[derive(FromForm, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -277,4 +278,85 @@ async fn remove(
     let project = access.project.id;
     state.db.write(move |tx| edit::remove(tx, &project, &id)).await?;
     Ok(Status::NoContent)
+}
+
+/// A copy of a workflow, with its steps and transitions under new ids: disabled, without
+/// executions, named `… (copy)`.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "duplicateWorkflow",
+    params(("id" = String, Path)),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The copy", body = WorkflowView)),
+)]
+#[post("/workflows/<id>/duplicate")]
+async fn duplicate(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<WorkflowId>,
+) -> Result<Json<WorkflowView>, ApiError> {
+    let id = id?;
+    let project = access.project.id;
+    let view = state
+        .db
+        .write(move |tx| {
+            let copy = edit::duplicate(tx, &project, &id, clock::now_ms())?;
+            Ok::<_, ApiError>(full_view(tx, &copy)?)
+        })
+        .await?;
+    Ok(Json(view))
+}
+
+async fn counts(
+    state: &AppState,
+    access: ProjectAccess,
+    id: Param<WorkflowId>,
+) -> Result<StepCounts, ApiError> {
+    let id = id?;
+    let project = access.project.id;
+    state
+        .db
+        .run(move |conn| {
+            let w = find(conn, &project, &id)?;
+            let steps = workflows::step_counts(conn, &w.id)?
+                .into_iter()
+                .map(|(step_id, active, completed, failed)| StepCount { step_id, active, completed, failed })
+                .collect();
+            Ok::<_, ApiError>(StepCounts { workflow_id: w.id, steps })
+        })
+        .await
+}
+
+/// How many executions are at each step now, and how many completed or failed it.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "workflowStepCounts",
+    params(("id" = String, Path)),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The counts", body = StepCounts)),
+)]
+#[get("/workflows/<id>/step-counts")]
+async fn step_counts(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<WorkflowId>,
+) -> Result<Json<StepCounts>, ApiError> {
+    Ok(Json(counts(state, access, id).await?))
+}
+
+/// The same counts under Plunk v2's name.
+#[utoipa::path(
+    tag = "Workflows",
+    operation_id = "workflowStepExecutionCounts",
+    params(("id" = String, Path)),
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The counts", body = StepCounts)),
+)]
+#[get("/workflows/<id>/step-execution-counts")]
+async fn step_execution_counts(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<WorkflowId>,
+) -> Result<Json<StepCounts>, ApiError> {
+    Ok(Json(counts(state, access, id).await?))
 }

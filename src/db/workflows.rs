@@ -289,3 +289,32 @@ pub fn next_step(conn: &Connection, from: &str, branch: Option<&str>) -> Result<
     .query_row(params![from, branch], |r| r.get(0))
     .optional()?)
 }
+
+/// How many executions each step of a workflow holds now (RUNNING or WAITING there) and how
+/// many completed or failed it, kept as runs are written (migration V38): `(step, active,
+/// completed, failed)`, for every step.
+pub fn step_counts(conn: &Connection, workflow: &str) -> Result<Vec<(String, i64, i64, i64)>> {
+    let mut active = std::collections::HashMap::<String, i64>::new();
+    let mut at = conn.prepare_cached(
+        "SELECT current_step_id, count(*) FROM workflow_executions
+         WHERE workflow_id = ?1 AND status IN ('RUNNING', 'WAITING') AND current_step_id IS NOT NULL
+         GROUP BY current_step_id",
+    )?;
+    for row in at.query_map([workflow], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+        let (step, count) = row?;
+        active.insert(step, count);
+    }
+    let mut counted = conn.prepare_cached(
+        "SELECT s.id, coalesce(c.completed, 0), coalesce(c.failed, 0)
+         FROM workflow_steps s LEFT JOIN workflow_step_counts c ON c.step_id = s.id
+         WHERE s.workflow_id = ?1 ORDER BY s.type <> 'TRIGGER', s.created_at, s.id",
+    )?;
+    let rows = counted.query_map([workflow], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?)))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (step, completed, failed) = row?;
+        let now = active.get(&step).copied().unwrap_or(0);
+        out.push((step, now, completed, failed));
+    }
+    Ok(out)
+}

@@ -434,3 +434,24 @@ pub struct NewExecution {
     #[schema(value_type = Option<Object>)]
     pub context: Option<Value>,
 }
+
+/// How far a workflow's executions got, step by step.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepCounts {
+    pub workflow_id: String,
+    /// Every step, the TRIGGER first.
+    pub steps: Vec<StepCount>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepCount {
+    pub step_id: String,
+    /// Executions at this step now (running it, or waiting there).
+    pub active: i64,
+    /// Executions that completed this step, all time.
+    pub completed: i64,
+    /// Executions that failed at this step, all time.
+    pub failed: i64,
+}

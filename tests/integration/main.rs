@@ -72,6 +72,7 @@ mod trust;
 mod uploads;
 mod verify;
 mod webhooks;
+mod workflow_canvas;
 mod workflow_crash;
 mod workflow_executions;
 mod workflow_loops;

@@ -3,8 +3,8 @@
 //! transaction and checks its change against the graph as it is there, so two editors cannot
 //! break a rule between them; each rewrites the workflow's row in the references registry.
 
-use super::graph::{auto_connect, check_transition, splice};
-use super::rules::MAX_STEPS;
+use super::graph::{auto_connect, branches, check_transition, splice};
+use super::rules::{MAX_STEPS, invalid};
 use super::step::{StepConfig, StepRefs, Trigger};
 use crate::core::conditions::resolve::resolve;
 use crate::core::error::{Error, FieldError, Result};
@@ -377,4 +377,89 @@ pub fn remove_transition(
     }
     workflows::touch(tx, &w.id, now)?;
     Ok(())
+}
+
+/// Puts a new step in the middle of transition `transition_id`: A → B becomes A → new → B, the
+/// new step taking the transition's branch from A and leading on to B on its first branch
+/// (`yes` for a CONDITION, `event` for a WAIT_FOR_EVENT). An EXIT cannot lead on, so it is
+/// refused here; refused (409) while executions are active.
+pub fn insert_step(
+    tx: &Tx,
+    project: &str,
+    id: &WorkflowId,
+    transition_id: &TransitionId,
+    mut new: NewStep,
+    now: i64,
+) -> Result<Step> {
+    let w = find(tx, project, id)?;
+    structure_unlocked(tx, &w)?;
+    let Some(old) = workflows::transitions(tx, &w.id)?.into_iter().find(|t| t.id == transition_id.as_str())
+    else {
+        return Err(TransitionId::missing(transition_id));
+    };
+    if new.config.kind() == "EXIT" {
+        return Err(invalid(
+            "type",
+            "invalid_step",
+            "an EXIT step ends the execution, so nothing could follow it here: add it after the last step",
+        ));
+    }
+    new.connect = false;
+    let step = add_step(tx, project, id, new, now)?;
+    workflows::delete_transition(tx, &w.id, &old.id)?;
+    let steps = workflows::steps(tx, &w.id)?;
+    let mut transitions = workflows::transitions(tx, &w.id)?;
+    let onward = branches(&step.kind).map(|b| b[0].to_string());
+    for (from, to, branch) in
+        [(old.from_step_id, step.id.clone(), old.branch), (step.id.clone(), old.to_step_id, onward)]
+    {
+        let branch = check_transition(&steps, &transitions, &from, &to, branch.as_deref())?;
+        let transition = Transition::new(&w.id, (from, to), branch, now);
+        workflows::insert_transition(tx, &transition)?;
+        transitions.push(transition);
+    }
+    Ok(step)
+}
+
+/// The name of a copy: `name (copy)`, cut to fit the 200 characters a name may have.
+fn copy_name(name: &str) -> String {
+    const SUFFIX: &str = " (copy)";
+    let kept: String = name.chars().take(200 - SUFFIX.chars().count()).collect();
+    format!("{}{SUFFIX}", kept.trim_end())
+}
+
+/// A copy of workflow `id`: its settings, steps (with their positions) and transitions, under
+/// new ids, disabled and without executions.
+pub fn duplicate(tx: &Tx, project: &str, id: &WorkflowId, now: i64) -> Result<Workflow> {
+    let w = find(tx, project, id)?;
+    let copy = Workflow {
+        id: new_id(),
+        name: copy_name(&w.name),
+        enabled: false,
+        created_at: now,
+        updated_at: now,
+        ..w.clone()
+    };
+    workflows::insert(tx, &copy)?;
+    let mut ids = std::collections::HashMap::new();
+    for step in workflows::steps(tx, &w.id)? {
+        let made = Step {
+            id: new_id(),
+            workflow_id: copy.id.clone(),
+            created_at: now,
+            updated_at: now,
+            ..step.clone()
+        };
+        workflows::insert_step(tx, &made)?;
+        ids.insert(step.id, made.id);
+    }
+    for t in workflows::transitions(tx, &w.id)? {
+        let (Some(from), Some(to)) = (ids.get(&t.from_step_id), ids.get(&t.to_step_id)) else { continue };
+        workflows::insert_transition(
+            tx,
+            &Transition::new(&copy.id, (from.clone(), to.clone()), t.branch, now),
+        )?;
+    }
+    save_refs(tx, &copy)?;
+    Ok(copy)
 }
