@@ -6,7 +6,7 @@
 // With SCREENSHOTS=<dir> it also saves the pictures the README shows.
 
 import assert from "node:assert/strict";
-import { F, api, audit, base, drive, lookup, nav, shot, signInToAcme, step, toast, useSecretKey, watch } from "./lib.mjs";
+import { F, api, audit, base, drive, fitsAPhone, lookup, nav, shot, signInToAcme, step, toast, useSecretKey, watch } from "./lib.mjs";
 
 await drive("dashboard", async (browser) => {
   // ---------------------------------------------------------------------------------------
@@ -473,7 +473,7 @@ await drive("dashboard", async (browser) => {
   await audit(page, "overview");
   await shot(page, "overview");
 
-  step("workflows: build a graph, configure its steps, enable it, run it by hand, cancel, switch it off");
+  step("workflows: built on the canvas only: + under each step, + on an arrow, the editor beside, the switch at the top");
   await nav(page, "Workflows");
   await page.waitForSelector("text=No workflows yet");
   await page.fill("#workflow-create input[name=name]", "Welcome flow");
@@ -481,42 +481,41 @@ await drive("dashboard", async (browser) => {
   await page.getByRole("button", { name: "Create workflow" }).click();
   await page.waitForSelector("h1:text-is('Welcome flow')");
   const workflowId = page.url().split("/").pop();
-  // Nothing selected: the first step follows the trigger by itself (autoConnect).
-  await page.waitForSelector("#add-step >> text=It will follow the last step that leads nowhere yet");
-  await page.locator("#add-step select[name=type]").selectOption("SEND_EMAIL");
-  await page.getByRole("button", { name: "Add step" }).click();
-  await toast(page, "Send email step added");
-  await page.waitForSelector("#step-heading:text-is('Send email step')");
-  await page.locator("#add-step select[name=type]").selectOption("DELAY");
-  await page.getByRole("button", { name: "Add step" }).click();
-  await toast(page, "Delay step added");
-  await page.waitForSelector("#step-heading:text-is('Delay step')");
+  const graph = page.getByRole("group", { name: "Workflow graph" });
+  const addFrom = async (plus, type, added) => {
+    await graph.getByRole("button", { name: plus, exact: true }).click();
+    await page.locator(`#step-chooser button[data-type=${type}]`).click();
+    await toast(page, `${added} step added`);
+    await page.waitForSelector(`#step-heading:text-is('${added} step')`);
+  };
+  await addFrom("Add a step after Trigger", "SEND_EMAIL", "Send email");
+  await addFrom("Add a step after Send email", "DELAY", "Delay");
   await page.getByLabel("Delay amount").fill("2");
   await page.getByLabel("Delay unit").selectOption("days");
   await page.getByRole("button", { name: "Save step" }).click();
   await toast(page, "Step saved");
-  await page.locator("#add-step select[name=type]").selectOption("CONDITION");
-  await page.getByRole("button", { name: "Add step" }).click();
-  await toast(page, "Condition step added");
-  await page.waitForSelector("#step-heading:text-is('Condition step')");
-  await page.locator("#add-step select[name=branch]").selectOption("no");
-  await page.locator("#add-step select[name=type]").selectOption("EXIT");
-  await page.getByRole("button", { name: "Add step" }).click();
-  await toast(page, "Exit step added");
+  await addFrom("Add a step after Delay", "CONDITION", "Condition");
+  await addFrom("Add a step after Condition on no", "EXIT", "Exit");
   await page.waitForSelector("#workflow-graph .edge[data-branch=no] text:text-is('no')");
+  await graph.getByRole("button", { name: "Add a step after Condition on yes", exact: true }).waitFor();
+  // A step put between two on the arrow that joins them.
+  await addFrom("Add a step between Send email and Delay", "UPDATE_CONTACT", "Update contact");
   let built = (await api("GET", `/workflows/${workflowId}`)).body;
-  assert.deepEqual(built.steps.map((s) => s.type), ["TRIGGER", "SEND_EMAIL", "DELAY", "CONDITION", "EXIT"]);
+  const typeOf = (sid) => built.steps.find((x) => x.id === sid).type;
+  assert.deepEqual(built.steps.map((s) => s.type), ["TRIGGER", "SEND_EMAIL", "DELAY", "CONDITION", "EXIT", "UPDATE_CONTACT"]);
+  assert.deepEqual(built.transitions.map((t) => `${typeOf(t.fromStepId)} -${t.branch || ""}-> ${typeOf(t.toStepId)}`).sort(), [
+    "CONDITION -no-> EXIT", "DELAY --> CONDITION", "SEND_EMAIL --> UPDATE_CONTACT", "TRIGGER --> SEND_EMAIL", "UPDATE_CONTACT --> DELAY"]);
   assert.deepEqual(built.steps[2].config, { amount: 2, unit: "days" });
   assert.equal((await api("GET", `/templates/${built.steps[1].config.templateId}`)).status, 200, "the first template is picked");
-  assert.equal(built.transitions.length, 4);
-  assert.equal(built.transitions.find((t) => t.fromStepId === built.steps[0].id).toStepId, built.steps[1].id);
-  assert.equal(built.transitions.find((t) => t.fromStepId === built.steps[3].id).branch, "no");
-  await page.locator("#workflow-form input[name=enabled]").check();
-  await page.getByRole("button", { name: "Save workflow" }).click();
-  await toast(page, "Workflow saved");
+  // The switch at the top takes effect at once.
+  assert.equal(await page.locator("#workflow-enabled").getAttribute("aria-checked"), "false");
+  await page.locator("#workflow-enabled").click();
+  await toast(page, "Welcome flow enabled");
+  await page.waitForSelector("#workflow-enabled[aria-checked=true]:has-text('Enabled')");
   assert.equal((await api("GET", `/workflows/${workflowId}`)).body.enabled, true);
-  await audit(page, "workflow editor");
+  await audit(page, "workflow canvas");
   await shot(page, "workflow");
+  await fitsAPhone(page, "workflow canvas");
   await page.fill("#start-execution input[name=email]", "ada@example.com");
   await page.fill("#start-execution input[name=context]", '{"plan": "pro"}');
   await page.getByRole("button", { name: "Start", exact: true }).click();
@@ -526,16 +525,29 @@ await drive("dashboard", async (browser) => {
     if (list.total === 1) break;
     await page.waitForTimeout(100);
   }
-  await page.getByRole("button", { name: "Refresh" }).click();
+  await page.getByRole("button", { name: "Refresh", exact: true }).click();
   await page.waitForSelector('#executions-table tr[data-execution="ada@example.com"] .badge:text("waiting")');
   await page.locator('#executions-table tr[data-execution="ada@example.com"]').getByRole("button", { name: "Steps" }).click();
   await page.waitForSelector(".steps-history li:has-text('Send email')");
+  // The graph counts where executions are and what they went through.
+  await page.waitForSelector('#workflow-graph .node[data-type=DELAY] .node-count[data-counts="1/0/0"]');
+  await page.waitForSelector('#workflow-graph .node[data-type=SEND_EMAIL] .node-count[data-counts="0/1/0"]');
   await audit(page, "workflow executions");
   await page.getByRole("button", { name: "Cancel the execution of ada@example.com" }).click();
   await toast(page, "Execution cancelled");
   const runs = (await api("GET", `/workflows/${workflowId}/executions`)).body.data;
   assert.equal(runs[0].status, "CANCELLED");
   assert.equal(runs[0].steps[1].status, "COMPLETED", "the email step ran before the delay");
+  step("workflows: a copy, disabled, with the same graph");
+  await page.getByRole("button", { name: "Duplicate" }).click();
+  await toast(page, "Copied as Welcome flow (copy)");
+  await page.waitForSelector("h1:text-is('Welcome flow (copy)')");
+  await page.waitForSelector("#workflow-enabled[aria-checked=false]");
+  const flowCopyId = page.url().split("/").pop();
+  const flowCopy = (await api("GET", `/workflows/${flowCopyId}`)).body;
+  assert.equal(flowCopy.steps.length, 6);
+  assert.equal(flowCopy.transitions.length, 5);
+  assert.equal((await api("DELETE", `/workflows/${flowCopyId}`)).status, 204);
   await nav(page, "Workflows");
   await page.getByLabel("Welcome flow enabled").click();
   await toast(page, "Welcome flow disabled");
