@@ -464,14 +464,24 @@ await drive("dashboard", async (browser) => {
   await page.waitForSelector("#contacts-table tr[data-contact]");
   assert.equal(await page.locator("#checklist").count(), 0);
 
-  step("overview: the mail chart and rates, the activity feed");
+  step("overview: headline figures against the period before, the chart, the activity as sentences");
   await nav(page, "Overview");
   await page.waitForSelector("#overview-chart canvas");
   const sentStat = (await api("GET", "/activity/stats")).body.counts.send;
   await page.waitForSelector(`#overview-rates:has-text("${sentStat} sent")`);
-  await page.waitForSelector('#activity-table tr[data-activity="send"]');
+  await page.waitForSelector(`#figure-sent .figure-value:text-is("${sentStat.toLocaleString("en-US")}")`);
+  assert.match(await page.locator("#figure-sent .figure-change").textContent(), /vs the 30 days before \(0\)/, "nothing was sent before this test");
+  await page.waitForSelector('#activity-feed li[data-activity="send"]:has-text("Sent")');
+  const sentence = page.locator('#activity-feed li[data-activity="send"]').first();
+  assert.ok(await sentence.locator("a[href*='/contacts/']").count() > 0, "the sentence links to the contact");
+  const legend = await page.locator("#overview-chart .u-legend").textContent();
+  assert.ok(!legend.includes("--"), `the legend shows values: ${legend}`);
+  await page.locator("#overview-period").selectOption("7");
+  await page.waitForSelector("#mail-heading:text-is('The last 7 days')");
+  assert.match(page.url(), /[?&]days=7/);
   await audit(page, "overview");
   await shot(page, "overview");
+  await fitsAPhone(page, "overview");
 
   step("workflows: built on the canvas only: + under each step, + on an arrow, the editor beside, the switch at the top");
   await nav(page, "Workflows");
