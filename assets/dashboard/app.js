@@ -140,8 +140,8 @@ function Shell({ user, projects, project, onSignOut, children }) {
     <header class="bar">
       <a class="brand" href=${base ? `${base}/contacts` : "/app/projects"}>Tidings</a>
       <${ProjectSwitcher} projects=${projects} current=${project} />
-      ${project && html`<button type="button" class="ghost menu" aria-expanded=${open} aria-controls="sections" onClick=${() => setOpen(!open)}>Menu</button>`}
-      <div class="bar-end">
+      <button type="button" class="ghost menu" aria-expanded=${open} aria-controls=${project ? "sections account-menu" : "account-menu"} onClick=${() => setOpen(!open)}>Menu</button>
+      <div class=${open ? "bar-end open" : "bar-end"} id="account-menu">
         <${ThemeToggle} />
         <span class="who">${user.email}</span>
         <button type="button" class="secondary" onClick=${onSignOut}>Sign out</button>

@@ -730,6 +730,7 @@ await drive("dashboard", async (browser) => {
   await page.locator("#keys").getByRole("link", { name: "API reference" }).click();
   await page.waitForSelector("h1:text-is('API reference')");
   await page.waitForSelector("#op-sendEmail");
+  await page.waitForSelector(".reference-body[data-complete=true]");
   const described = await (await page.request.get(`${base}/openapi.json`)).json();
   const operations = Object.values(described.paths).flatMap((item) => Object.keys(item)).length;
   assert.equal(await page.locator("article.operation").count(), operations, "every operation of the document is on the page");

@@ -70,7 +70,7 @@ export async function shot(page, name) {
  * Checks that `page` fits a phone's screen (375 px) and audits it there, `what` naming it; then
  * goes back to 1400 px.
  */
-export async function fitsAPhone(page, what) {
+export async function fitsAPhone(page, what, shotName) {
   await page.setViewportSize({ width: 375, height: 812 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   // On failure, name the outermost elements that stick out, to find the culprit at once.
@@ -80,6 +80,7 @@ export async function fitsAPhone(page, what) {
     .slice(0, 5).map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${[...el.classList].join(".")} (${Math.round(el.getBoundingClientRect().width)}px)`));
   assert.ok(overflow <= 1, `${what} fits a phone (overflow ${overflow}px): ${culprits.join(", ")}`);
   await audit(page, `${what}, phone`);
+  if (shotName) await shot(page, shotName);
   await page.setViewportSize({ width: 1400, height: 900 });
 }
 
@@ -90,15 +91,19 @@ export function step(name) {
 }
 
 const timings = [];
+/** Records how long a page took to become interactive, for the script's timings. */
+export const record = (label, ms) => timings.push([label, ms]);
 /**
- * Opens a section from the navigation. How long it took from the click to the page's heading
- * is recorded and printed when the script ends (measured, not asserted: a timed assertion
- * would fail on a busy machine rather than on a slow page).
+ * Opens a section from the navigation. How long it took from the click until the page is
+ * interactive (its heading shown and nothing of it still loading) is recorded and printed when
+ * the script ends (measured, not asserted: a timed assertion would fail on a busy machine
+ * rather than on a slow page).
  */
 export async function nav(page, label) {
   const started = Date.now();
   await page.getByRole("navigation", { name: "Sections", exact: true }).getByRole("link", { name: label, exact: true }).click();
   await page.waitForSelector(`h1:text-is("${label}")`);
+  await page.waitForFunction(() => !document.querySelector("main .loading"), null, { polling: 10 });
   timings.push([label, Date.now() - started]);
 }
 

@@ -8,7 +8,7 @@
 //! server on loopback, so `example.test` can be verified. The test seeds a project through the
 //! CLI and the API (contacts, a tracked event, a template, captured messages, a complaint over
 //! SMTP), then `dashboard.mjs` signs in and works every page, checking what it does through the
-//! API. Then a hard bounce takes the project over its (lowered) bounce threshold, and
+//! API; `pages.mjs` then opens every page at 1400 and 375 px with axe and saves each. Then a hard bounce takes the project over its (lowered) bounce threshold, and
 //! `suspended.mjs` reads the suspension in Settings and enables the project again. Then
 //! `accounts.mjs` opens the links of the mail the server sent itself (read from the capture
 //! outbox): a password reset, an invitation and an address verification, and `sso.mjs` signs in
@@ -294,6 +294,7 @@ async fn dashboard_in_chromium() {
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "editor", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "dashboard", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "sandbox", &fixture));
+    tokio::task::block_in_place(|| drive(&root, &chromium, &server, "pages", &fixture));
 
     // Ada's welcome mail bounces for good: over the threshold, the project is suspended.
     let bounce =

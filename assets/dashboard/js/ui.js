@@ -1,7 +1,7 @@
 // Shared pieces of every page: the page frame, loading, empty and error states, forms that
 // show the server's message where the action was, toasts, copy buttons, pagers, job progress.
 
-import { html, useCallback, useEffect, useRef, useState } from "../vendor/preact-htm.js";
+import { html, useCallback, useEffect, useLayoutEffect, useRef, useState } from "../vendor/preact-htm.js";
 import { ApiError, get } from "./api.js";
 
 export { html };
@@ -62,6 +62,26 @@ export function useDebounced(fn, deps, ms = 350) {
     const timer = setTimeout(fn, ms);
     return () => clearTimeout(timer);
   }, deps);
+}
+
+/**
+ * Loads `ms` after the last change of `deps` and hands the result (or the error) to `apply`,
+ * unless a later load has started meanwhile: answers can come back out of order, and a preview
+ * or count must show what was asked last, not what came back last.
+ */
+export function useDebouncedLoad(load, apply, deps, ms = 350) {
+  const latest = useRef(0);
+  useDebounced(async () => {
+    const mine = ++latest.current;
+    let result;
+    let error = null;
+    try {
+      result = await load();
+    } catch (e) {
+      error = e;
+    }
+    if (mine === latest.current) apply(result, error);
+  }, deps, ms);
 }
 
 /**
@@ -218,10 +238,28 @@ export function Copy({ text, label = "Copy" }) {
  * A table in a scrolling box: the box can take the keyboard focus (so a wide table scrolls
  * without a mouse) and is a region named `label`.
  */
-export function Table({ label, id, class: cls = "table", children }) {
+/**
+ * A table in a scrolling, labelled region. On a phone its rows become cards (class `cards`,
+ * the default): each cell is labelled with its column's heading, read from the table's head
+ * after every render, so no page has to repeat its headings cell by cell.
+ */
+export function Table({ label, id, class: cls = "table cards", children }) {
+  const table = useRef(null);
+  useLayoutEffect(() => {
+    const el = table.current;
+    if (!el || !el.classList.contains("cards")) return;
+    const headings = [...el.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+    for (const row of el.querySelectorAll("tbody tr")) {
+      let column = 0;
+      for (const cell of row.children) {
+        if (!cell.hasAttribute("data-label") && cell.colSpan === 1 && headings[column]) cell.setAttribute("data-label", headings[column]);
+        column += cell.colSpan || 1;
+      }
+    }
+  });
   return html`
     <div class="table-wrap" role="region" aria-label=${label} tabindex="0">
-      <table class=${cls} id=${id}>${children}</table>
+      <table class=${cls} id=${id} ref=${table}>${children}</table>
     </div>`;
 }
 

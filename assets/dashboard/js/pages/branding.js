@@ -4,7 +4,7 @@
 
 import { html, useEffect, useState } from "../../vendor/preact-htm.js";
 import { api, get, patch, postForText } from "../api.js";
-import { ErrorBox, Field, Form, Loaded, Page, useAction, useDebounced, useLoad } from "../ui.js";
+import { ErrorBox, Field, Form, Loaded, Page, useAction, useDebouncedLoad, useLoad } from "../ui.js";
 
 const PAGES = [["manage", "Preferences"], ["unsubscribe", "Unsubscribe"], ["confirm", "Confirmation"]];
 const SECTIONS = {
@@ -17,15 +17,12 @@ function Preview({ changes, languages }) {
   const [page, setPage] = useState("manage");
   const [language, setLanguage] = useState("");
   const [shown, setShown] = useState({ html: "", error: null });
-  useDebounced(async () => {
-    try {
-      const body = { page, changes };
-      if (language) body.language = language;
-      setShown({ html: await postForText("/branding/preview", body), error: null });
-    } catch (error) {
-      setShown((s) => ({ ...s, error }));
-    }
-  }, [page, language, JSON.stringify(changes)], 250);
+  useDebouncedLoad(() => {
+    const body = { page, changes };
+    if (language) body.language = language;
+    return postForText("/branding/preview", body);
+  }, (text, error) => setShown((s) => (error ? { ...s, error } : { html: text, error: null })),
+  [page, language, JSON.stringify(changes)], 250);
   return html`
     <section class="card" aria-labelledby="branding-preview-heading" id="branding-preview">
       <h2 id="branding-preview-heading">Preview</h2>

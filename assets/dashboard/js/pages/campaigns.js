@@ -12,7 +12,7 @@ import { ArchivePanel } from "./campaign_archive.js";
 import { CampaignReport } from "./campaign_report.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Loaded, Page, PagePager, Table, date, percent, toast,
-  useAction, useDebounced, useLoad, useSearch,
+  useAction, useDebouncedLoad, useLoad, useSearch,
 } from "../ui.js";
 
 const STATUSES = ["DRAFT", "SCHEDULED", "SENDING", "SENT", "CANCELLED"];
@@ -70,17 +70,10 @@ function Audience({ draft, setDraft, vocabulary }) {
   const audience = { type: draft.type, audienceType: draft.audienceType, segmentId: draft.segmentId || null,
     audienceCondition: draft.audienceType === "FILTERED" ? draft.audienceCondition : null,
     topicId: draft.type === "MARKETING" ? draft.topicId || null : null };
-  useDebounced(async () => {
-    if (draft.audienceType === "SEGMENT" && !draft.segmentId) {
-      setCount({ value: null, error: null });
-      return;
-    }
-    try {
-      setCount({ value: (await post("/campaigns/count", audience)).count, error: null });
-    } catch (error) {
-      setCount({ value: null, error });
-    }
-  }, [JSON.stringify(audience)], 400);
+  useDebouncedLoad(async () => {
+    if (draft.audienceType === "SEGMENT" && !draft.segmentId) return null;
+    return (await post("/campaigns/count", audience)).count;
+  }, (value, error) => setCount({ value: error ? null : value, error }), [JSON.stringify(audience)], 400);
   const choose = (audienceType) => setDraft({ ...draft, audienceType });
   return html`
     <fieldset>

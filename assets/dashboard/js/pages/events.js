@@ -4,6 +4,7 @@
 import { html, useState } from "../../vendor/preact-htm.js";
 import { del, get, post } from "../api.js";
 import { setQuery, useLocation } from "../router.js";
+import { KeyValues } from "./contact_fields.js";
 import {
   ActionButton, Badge, CursorPager, Empty, ErrorBox, Field, Json, Loaded, Page, Table, date, useAction, useCursor, useLoad,
 } from "../ui.js";
@@ -61,7 +62,8 @@ function Recent({ base, names }) {
               <tbody>${page.data.map((e) => html`
                 <tr key=${e.id}><td>${date(e.createdAt)}</td><td>${e.name}</td>
                   <td>${e.contact ? html`<a href=${`${base}/contacts/${encodeURIComponent(e.contact.id)}`}>${e.contact.email}</a>` : "—"}</td>
-                  <td><${Json} value=${e.data} /></td></tr>`)}</tbody>
+                  <td>${e.data && typeof e.data === "object" && !Array.isArray(e.data) && Object.keys(e.data).length
+                    ? html`<${KeyValues} data=${e.data} />` : html`<${Json} value=${e.data} />`}</td></tr>`)}</tbody>
             <//>
             <${CursorPager} pager=${pager} list=${page} label="Events" />`}<//>
     </section>`;

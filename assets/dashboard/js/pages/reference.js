@@ -2,7 +2,7 @@
 // Every operation with its authentication, parameters, request body and answers; schemas are
 // drawn from the document's components, so the page says exactly what the server serves.
 
-import { html, useMemo, useState } from "../../vendor/preact-htm.js";
+import { Component, html, useEffect, useMemo, useState } from "../../vendor/preact-htm.js";
 import { get } from "../api.js";
 import { Copy, Empty, Loaded, Page, Table, useLoad } from "../ui.js";
 
@@ -17,8 +17,14 @@ const SCHEMES = {
   metricsToken: "metrics token",
 };
 
+/** The document, read once per visit of the dashboard (it changes only with the server). */
+let described = null;
+
 export function Reference({ project }) {
-  const doc = useLoad(() => get("/openapi.json"), []);
+  const doc = useLoad(async () => {
+    described = described || (await get("/openapi.json"));
+    return described;
+  }, []);
   return html`
     <${Page} title="API reference">
       <${Loaded} result=${doc}>${(d) => html`<${Document} doc=${d} project=${project} />`}<//>
@@ -45,14 +51,32 @@ function matches({ path, method, op }, words) {
   return words.every((w) => text.includes(w));
 }
 
+/** Operations written in the first paint, and in each later frame until all are. */
+const CHUNK = 24;
+
 function Document({ doc, project }) {
   const [filter, setFilter] = useState("");
+  // Written a chunk a frame: the page is there and answers at once, and fills in the rest
+  // without one long task holding the browser.
+  const [budget, setBudget] = useState(CHUNK);
   const groups = useMemo(() => grouped(doc), [doc]);
   const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
   const shown = groups
     .map((g) => ({ ...g, operations: g.operations.filter((o) => matches(o, words)) }))
     .filter((g) => g.operations.length);
   const count = shown.reduce((n, g) => n + g.operations.length, 0);
+  useEffect(() => {
+    if (budget >= count) return undefined;
+    const timer = setTimeout(() => setBudget((b) => b + CHUNK), 16);
+    return () => clearTimeout(timer);
+  }, [budget, count]);
+  let left = budget;
+  const written = [];
+  for (const g of shown) {
+    if (left <= 0) break;
+    written.push({ ...g, operations: g.operations.slice(0, left) });
+    left -= g.operations.length;
+  }
   return html`
     <${Intro} doc=${doc} />
     <div class="reference">
@@ -64,9 +88,9 @@ function Document({ doc, project }) {
         <p class="meta" role="status">${count} operation${count === 1 ? "" : "s"}</p>
         <ul>${shown.map((g) => html`<li key=${g.tag}><a href=${`#tag-${g.tag}`}>${g.tag}</a> <span class="meta">${g.operations.length}</span></li>`)}</ul>
       </nav>
-      <div class="reference-body">
+      <div class="reference-body" data-complete=${budget >= count}>
         ${shown.length === 0 && html`<${Empty}>No operation matches “${filter}”.<//>`}
-        ${shown.map((g) => html`
+        ${written.map((g) => html`
           <section key=${g.tag} aria-labelledby=${`tag-${g.tag}`}>
             <h2 id=${`tag-${g.tag}`}>${g.tag}</h2>
             ${g.description && html`<p class="meta">${prose(g.description)}</p>`}
@@ -120,7 +144,32 @@ function auth(security) {
     .join(", or ") + (security.some((req) => Object.keys(req).length === 0) ? ", or none" : "");
 }
 
-function Operation({ doc, path, method, op, project }) {
+/**
+ * A `<details>` whose content (`children`, a function) is written only once it is opened: the
+ * page holds every operation, and every answer's schema written out would make it tens of
+ * thousands of elements, slow to lay out and to leave.
+ */
+function LazyDetails({ summary, children, class: cls }) {
+  const [opened, setOpened] = useState(false);
+  return html`
+    <details class=${cls} onToggle=${(e) => { if (e.currentTarget.open) setOpened(true); }}>
+      <summary>${summary}</summary>
+      ${opened && children()}
+    </details>`;
+}
+
+/** An operation's card; written once, and again only if its operation or project changes. */
+class Operation extends Component {
+  shouldComponentUpdate(next) {
+    return next.op !== this.props.op || next.project !== this.props.project || next.doc !== this.props.doc;
+  }
+
+  render(props) {
+    return html`<${OperationCard} ...${props} />`;
+  }
+}
+
+function OperationCard({ doc, path, method, op, project }) {
   const params = (op.parameters || []).map((p) => resolve(doc, p));
   const body = op.requestBody && resolve(doc, op.requestBody);
   return html`
@@ -152,10 +201,9 @@ function Operation({ doc, path, method, op, project }) {
         const content = Object.entries(response.content || {});
         return html`
           <li key=${status}>
-            <details>
-              <summary><strong>${status}</strong> <span class="answer">${prose(response.description || "")}</span>${content.length > 0 && html` <span class="meta">${content.map(([t]) => t).join(", ")}</span>`}</summary>
-              ${content.map(([type, media]) => html`<div key=${type} class="media"><${Schema} doc=${doc} schema=${media.schema || {}} depth=${0} seen=${[]} /></div>`)}
-            </details>
+            <${LazyDetails} summary=${html`<strong>${status}</strong> <span class="answer">${prose(response.description || "")}</span>${content.length > 0 && html` <span class="meta">${content.map(([t]) => t).join(", ")}</span>`}`}>
+              ${() => content.map(([type, media]) => html`<div key=${type} class="media"><${Schema} doc=${doc} schema=${media.schema || {}} depth=${0} seen=${[]} /></div>`)}
+            <//>
           </li>`;
       })}</ul>
     </article>`;
@@ -266,7 +314,7 @@ function Schema({ doc, schema, depth, seen }) {
 function Example({ doc, media }) {
   const example = media.example !== undefined ? media.example : resolve(doc, media.schema || {}).example;
   if (example === undefined) return null;
-  return html`<details class="example"><summary>Example</summary><pre>${JSON.stringify(example, null, 2)}</pre></details>`;
+  return html`<${LazyDetails} class="example" summary="Example">${() => html`<pre>${JSON.stringify(example, null, 2)}</pre>`}<//>`;
 }
 
 /**

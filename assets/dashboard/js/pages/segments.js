@@ -8,7 +8,7 @@ import { navigate } from "../router.js";
 import { ConditionBuilder, emptyCondition } from "../conditions.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Form, Loaded, Page, PagePager, date, toast, useAction,
-  useDebounced, useLoad, Table } from "../ui.js";
+  useDebouncedLoad, useLoad, Table } from "../ui.js";
 
 export function Segments({ project }) {
   const base = `/app/p/${encodeURIComponent(project.id)}`;
@@ -42,15 +42,11 @@ function useVocabulary() {
 /** The live count of a condition as it is being built. */
 function LiveCount({ condition }) {
   const [state, setState] = useState({ count: null, error: null, busy: false });
-  useDebounced(async () => {
+  useDebouncedLoad(async () => {
     setState((s) => ({ ...s, busy: true }));
-    try {
-      const { count } = await post("/segments/count", { condition });
-      setState({ count, error: null, busy: false });
-    } catch (error) {
-      setState({ count: null, error, busy: false });
-    }
-  }, [JSON.stringify(condition)], 400);
+    return (await post("/segments/count", { condition })).count;
+  }, (count, error) => setState(error ? { count: null, error, busy: false } : { count, error: null, busy: false }),
+  [JSON.stringify(condition)], 400);
   return html`
     <div class="count-live" aria-live="polite">
       ${state.error

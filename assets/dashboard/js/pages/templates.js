@@ -7,7 +7,7 @@ import { navigate, setQuery, useLocation } from "../router.js";
 import { BodyEditor, StarterPicker, TestSend, emptyBody } from "../editor/body.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Loaded, Page, PagePager, date, toast, useAction,
-  useDebounced, useLoad, useSearch, Table, Tabs } from "../ui.js";
+  useDebouncedLoad, useLoad, useSearch, Table, Tabs } from "../ui.js";
 
 const TYPES = ["MARKETING", "TRANSACTIONAL", "HEADLESS"];
 
@@ -87,19 +87,15 @@ export function Preview({ subject, body, format = "html" }) {
   const [error, setError] = useState(null);
   const [device, setDevice] = useState("desktop");
   const options = useLoad(() => get("/contacts", { limit: 8, search: contactQuery.trim() }), [contactQuery]);
-  useDebounced(async () => {
-    if (!subject.trim() || !body) {
-      setShown(null);
-      return;
-    }
-    try {
-      const request = { subject, body, format };
-      if (contact) request.contactId = contact.id;
-      setShown(await post("/templates/preview", request));
-      setError(null);
-    } catch (e) {
-      setError(e);
-    }
+  useDebouncedLoad(async () => {
+    if (!subject.trim() || !body) return null;
+    const request = { subject, body, format };
+    if (contact) request.contactId = contact.id;
+    return post("/templates/preview", request);
+  }, (preview, e) => {
+    if (e) return setError(e);
+    setShown(preview);
+    setError(null);
   }, [subject, body, format, contact && contact.id], 300);
   const pick = (event) => {
     const value = event.currentTarget.value;
