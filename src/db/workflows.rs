@@ -236,6 +236,14 @@ pub fn delete_transition(conn: &Connection, workflow: &str, id: &str) -> Result<
         > 0)
 }
 
+/// How many workflows a project has.
+pub fn count(conn: &Connection, project: &str) -> Result<u64> {
+    let n: i64 = conn
+        .prepare_cached("SELECT count(*) FROM workflows WHERE project_id = ?1")?
+        .query_row([project], |r| r.get(0))?;
+    Ok(n.max(0) as u64)
+}
+
 /// How many of a workflow's executions are RUNNING or WAITING.
 pub fn active_executions(conn: &Connection, workflow: &str) -> Result<i64> {
     Ok(conn.prepare_cached(

@@ -207,6 +207,31 @@ async fn a_duplicate_is_the_same_graph_disabled_under_new_ids() {
     );
     let (_, still) = app.get(&format!("/workflows/{id}"), key).await;
     assert_eq!(shape(&still), shape(&original));
+
+    // A project holds at most MAX_WORKFLOWS: a copy is one request, so it is counted too.
+    let max = tidings::core::workflows::MAX_WORKFLOWS as i64;
+    app.state
+        .db
+        .conn()
+        .unwrap()
+        .execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+             INSERT INTO workflows (id, project_id, name, trigger_type, enabled, allow_reentry, created_at, updated_at)
+             SELECT 'filler-' || i, ?1, 'filler', 'EVENT', 0, 0, 1, 1 FROM n",
+            rusqlite::params![keys.id, max - 1],
+        )
+        .unwrap();
+    let full = app.store().count("workflows", &[("project_id", keys.id.as_str().into())]);
+    assert_eq!(full, max);
+    for (path, body) in [
+        (format!("/workflows/{id}/duplicate"), json!({})),
+        ("/workflows".to_string(), json!({ "name": "one more" })),
+    ] {
+        let (status, refused) = app.post(&path, key, body).await;
+        assert_eq!(status, Status::BadRequest, "{path}: {refused}");
+        assert!(refused["error"]["message"].as_str().unwrap().contains("at most"), "{refused}");
+    }
+    assert_eq!(app.store().count("workflows", &[("project_id", keys.id.as_str().into())]), full);
 }
 
 #[rocket::async_test]

@@ -4,7 +4,7 @@
 //! break a rule between them; each rewrites the workflow's row in the references registry.
 
 use super::graph::{auto_connect, branches, check_transition, splice};
-use super::rules::{MAX_STEPS, invalid};
+use super::rules::{MAX_STEPS, MAX_WORKFLOWS, invalid};
 use super::step::{StepConfig, StepRefs, Trigger};
 use crate::core::conditions::resolve::resolve;
 use crate::core::error::{Error, FieldError, Result};
@@ -123,8 +123,19 @@ pub struct NewWorkflow {
     pub allow_reentry: bool,
 }
 
-/// Makes an EVENT workflow of `project` with its TRIGGER step.
+/// Refuses one more workflow in a project that has [`MAX_WORKFLOWS`].
+fn room_for_one(tx: &Tx, project: &str) -> Result<()> {
+    if workflows::count(tx, project)? >= MAX_WORKFLOWS {
+        return Err(Error::malformed(format!(
+            "a project has at most {MAX_WORKFLOWS} workflows: delete one you no longer use"
+        )));
+    }
+    Ok(())
+}
+
+/// Makes an EVENT workflow of `project` with its TRIGGER step (at most [`MAX_WORKFLOWS`]).
 pub fn create(tx: &Tx, project: &str, new: NewWorkflow, now: i64) -> Result<Workflow> {
+    room_for_one(tx, project)?;
     let workflow = Workflow {
         id: new_id(),
         project_id: project.to_string(),
@@ -429,9 +440,10 @@ fn copy_name(name: &str) -> String {
 }
 
 /// A copy of workflow `id`: its settings, steps (with their positions) and transitions, under
-/// new ids, disabled and without executions.
+/// new ids, disabled and without executions (at most [`MAX_WORKFLOWS`] in the project).
 pub fn duplicate(tx: &Tx, project: &str, id: &WorkflowId, now: i64) -> Result<Workflow> {
     let w = find(tx, project, id)?;
+    room_for_one(tx, project)?;
     let copy = Workflow {
         id: new_id(),
         name: copy_name(&w.name),

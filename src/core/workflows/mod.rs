@@ -23,5 +23,7 @@ pub mod webhook;
 
 pub use config::{check_config, check_trigger_config, with_template};
 pub use graph::{auto_connect, branch_named, branches, check_transition, splice};
-pub use rules::{MAX_STEPS, MAX_WAIT_SECS, STEP_TYPES, WEBHOOK_TIMEOUT_SECS, check_name, check_text};
+pub use rules::{
+    MAX_STEPS, MAX_WAIT_SECS, MAX_WORKFLOWS, STEP_TYPES, WEBHOOK_TIMEOUT_SECS, check_name, check_text,
+};
 pub use step::{StepConfig, StepRefs};

@@ -10,6 +10,8 @@ pub const STEP_TYPES: &[&str] =
 pub const WEBHOOK_TIMEOUT_SECS: u64 = 10;
 /// Most steps in one workflow.
 pub const MAX_STEPS: usize = 200;
+/// Most workflows in one project: each can hold 200 steps, and a copy is one request.
+pub const MAX_WORKFLOWS: u64 = 1000;
 /// The longest DELAY, and the longest timeout of a WAIT_FOR_EVENT.
 pub const MAX_WAIT_SECS: i64 = 365 * 24 * 3600;
 const MAX_TEXT: usize = 500;
