@@ -256,15 +256,14 @@ impl Within {
         }
     }
 
-    /// The contacts whose email or any custom-field value (nested ones too) contains `text`,
-    /// any case (`text` is lowercase).
+    /// The contacts whose email or any custom-field value (nested ones and list items too; text
+    /// and numbers) contains `text`, any case in any script (`text` is lowercase).
     pub fn anywhere(text: &str) -> Within {
-        let glob = SqlValue::Text(substring_glob(text));
         Within {
             sql: "(c.email GLOB ? OR EXISTS (SELECT 1 FROM json_tree(c.data) j
-                   WHERE j.atom IS NOT NULL AND j.type <> 'null' AND lower(j.atom) GLOB ?))"
+                   WHERE j.type IN ('text', 'integer', 'real') AND tidings_contains(j.atom, ?)))"
                 .into(),
-            params: vec![glob.clone(), glob],
+            params: vec![SqlValue::Text(substring_glob(text)), SqlValue::Text(text.to_string())],
         }
     }
 }
