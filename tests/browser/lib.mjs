@@ -82,6 +82,8 @@ export async function fitsAPhone(page, what, shotName) {
   await audit(page, `${what}, phone`);
   if (shotName) await shot(page, shotName);
   await page.setViewportSize({ width: 1400, height: 900 });
+  // Let the browser lay the page out again at the new width before anything is timed after it.
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
 }
 
 let current = "start";

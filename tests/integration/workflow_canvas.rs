@@ -210,17 +210,19 @@ async fn a_duplicate_is_the_same_graph_disabled_under_new_ids() {
 
     // A project holds at most MAX_WORKFLOWS: a copy is one request, so it is counted too.
     let max = tidings::core::workflows::MAX_WORKFLOWS as i64;
-    app.state
-        .db
-        .conn()
-        .unwrap()
-        .execute(
-            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
-             INSERT INTO workflows (id, project_id, name, trigger_type, enabled, allow_reentry, created_at, updated_at)
-             SELECT 'filler-' || i, ?1, 'filler', 'EVENT', 0, 0, 1, 1 FROM n",
-            rusqlite::params![keys.id, max - 1],
-        )
-        .unwrap();
+    for n in 1..max {
+        app.store().insert(
+            "workflows",
+            &[
+                ("id", format!("filler-{n}").as_str().into()),
+                ("project_id", keys.id.as_str().into()),
+                ("name", "filler".into()),
+                ("trigger_type", "EVENT".into()),
+                ("created_at", 1.into()),
+                ("updated_at", 1.into()),
+            ],
+        );
+    }
     let full = app.store().count("workflows", &[("project_id", keys.id.as_str().into())]);
     assert_eq!(full, max);
     for (path, body) in [

@@ -28,6 +28,13 @@ function nameOf(data) {
   return typeof d.name === "string" && d.name ? d.name : "";
 }
 
+/** The value at a field's path (`address.city`), a key holding dots read whole first. */
+function valueAt(data, path) {
+  if (!data) return undefined;
+  if (path in data) return data[path];
+  return path.split(".").reduce((at, key) => (at && typeof at === "object" ? at[key] : undefined), data);
+}
+
 /** The columns one may show, besides the address: built-in ones, then each custom field. */
 const BUILT_IN = [
   ["name", "Name", (c) => nameOf(c.data) || "—"],
@@ -189,7 +196,7 @@ export function Contacts({ project }) {
   const custom = choices.data ? choices.data.custom : [];
   const columns = [
     ...BUILT_IN.filter(([key]) => chosen.includes(key)),
-    ...custom.filter((f) => chosen.includes(f)).map((f) => [f, f.slice(5), (c) => shown((c.data || {})[f.slice(5)]), true]),
+    ...custom.filter((f) => chosen.includes(f)).map((f) => [f, f.slice(5), (c) => shown(valueAt(c.data, f.slice(5))), true]),
   ];
   const filtered = applied || subscribed || segment || topic;
 
