@@ -130,6 +130,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         outbox::routes(),
         uploads::routes(),
         tracking::routes(),
+        tracking::head_routes(),
         archive::routes(),
         dashboard::routes(),
     ];

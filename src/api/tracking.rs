@@ -31,6 +31,33 @@ documented_routes!(open, click, unsubscribe_page, unsubscribe, subscribe_page, s
 )]
 #[get("/t/o/<token>")]
 async fn open(state: &State<AppState>, token: &str, reader: Reader, agent: UserAgent) -> Page {
+    opened(state, token, reader, agent).await
+}
+
+/// The routes that answer `HEAD` on the tracking links. Rocket would answer a `HEAD` with the
+/// `GET` route, but as a `GET`: a link checker's `HEAD` would count as a person's visit. Under
+/// their own routes they are recorded as a machine's (HTTP has every `GET` answer `HEAD`, so the
+/// API document does not list them apart).
+pub fn head_routes() -> Vec<rocket::Route> {
+    rocket::routes![open_head, click_head]
+}
+
+#[rocket::head("/t/o/<token>")]
+async fn open_head(state: &State<AppState>, token: &str, reader: Reader, agent: UserAgent) -> Page {
+    opened(state, token, reader, agent.checking()).await
+}
+
+#[rocket::head("/t/c/<token>")]
+async fn click_head(
+    state: &State<AppState>,
+    token: &str,
+    reader: Reader,
+    agent: UserAgent,
+) -> Result<Redirect, Page> {
+    clicked(state, token, reader, agent.checking()).await
+}
+
+async fn opened(state: &AppState, token: &str, reader: Reader, agent: UserAgent) -> Page {
     let token = token.trim_end_matches(".gif");
     let Some(Link::Open { email }) = links::verify(&state.secrets.link, token) else {
         return Shell::plain(&reader).not_found();
@@ -56,6 +83,10 @@ async fn click(
     reader: Reader,
     agent: UserAgent,
 ) -> Result<Redirect, Page> {
+    clicked(state, token, reader, agent).await
+}
+
+async fn clicked(state: &AppState, token: &str, reader: Reader, agent: UserAgent) -> Result<Redirect, Page> {
     let Some(Link::Click { email, url }) = links::verify(&state.secrets.link, token) else {
         return Err(Shell::plain(&reader).not_found());
     };
@@ -67,15 +98,26 @@ async fn click(
 
 /// Records an open or a click (`core::engagement`).
 async fn record(state: &AppState, email: String, what: Engagement, agent: UserAgent) -> Result<(), ApiError> {
-    let agent = agent.0;
+    let UserAgent(agent, head) = agent;
     Ok(state
         .db
-        .write(move |tx| engagement::record(tx, &email, what, agent.as_deref(), clock::now_ms()))
+        .write(move |tx| {
+            let client = engagement::Client { user_agent: agent.as_deref(), head };
+            engagement::record(tx, &email, what, client, clock::now_ms())
+        })
         .await?)
 }
 
-/// The client's `User-Agent` (at most 512 bytes of it), to tell machines' opens and clicks.
-pub(super) struct UserAgent(Option<String>);
+/// The client's `User-Agent` (at most 512 bytes of it), and whether it asked with `HEAD`, to
+/// tell machines' opens and clicks.
+pub(super) struct UserAgent(Option<String>, bool);
+
+impl UserAgent {
+    /// The same client, asking with `HEAD`.
+    fn checking(self) -> Self {
+        UserAgent(self.0, true)
+    }
+}
 
 #[rocket::async_trait]
 impl<'r> FromRequest<'r> for UserAgent {
@@ -86,7 +128,7 @@ impl<'r> FromRequest<'r> for UserAgent {
             let end = (0..=a.len().min(512)).rev().find(|&i| a.is_char_boundary(i)).unwrap_or(0);
             a[..end].to_string()
         });
-        Outcome::Success(UserAgent(agent))
+        Outcome::Success(UserAgent(agent, false))
     }
 }
 

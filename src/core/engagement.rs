@@ -5,8 +5,8 @@
 //! Each open and click is also recorded as it came (for the campaign report), with whether a
 //! machine made it ([`machine`]): a privacy proxy that fetches every image when the mail is
 //! delivered (Apple Mail Privacy Protection sends only `Mozilla/5.0`), a link scanner or a
-//! crawler (a known bot's User-Agent, none at all, or a click within seconds of sending, before
-//! a person could have read the mail). The status, counters and events stay as they were: they
+//! crawler (a known bot's User-Agent, none at all, a `HEAD` request, which checks a link without
+//! reading it, or a click within seconds of sending, before a person could have read the mail). The status, counters and events stay as they were: they
 //! are the API's contract, and a person's open behind a proxy looks the same. At most
 //! [`RECORDED`] opens and as many clicks are kept an email, so a pixel fetched in a loop cannot
 //! grow the table.
@@ -30,6 +30,14 @@ pub enum Engagement {
     Click(String),
 }
 
+/// Who fetched a tracked link or the open pixel.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Client<'a> {
+    pub user_agent: Option<&'a str>,
+    /// The request was a `HEAD`: the headers only, as a link checker asks. No person reads that way.
+    pub head: bool,
+}
+
 /// Opens, and clicks, recorded an email.
 pub const RECORDED: i64 = 20;
 /// A click sooner than this after sending was a scanner's: no person reads that fast.
@@ -37,10 +45,13 @@ pub const HUMAN_DELAY_MS: i64 = 5_000;
 
 static BOTS: LazyLock<isbot::Bots> = LazyLock::new(isbot::Bots::default);
 
-/// Why a machine made an open or click by a client with `user_agent`, `after_send` ms after the
-/// email was sent, if one did.
-pub fn machine(what: &Engagement, user_agent: Option<&str>, after_send: Option<i64>) -> Option<&'static str> {
-    let agent = user_agent.map(str::trim).unwrap_or("");
+/// Why a machine made an open or click by `client`, `after_send` ms after the email was sent, if
+/// one did.
+pub fn machine(what: &Engagement, client: Client<'_>, after_send: Option<i64>) -> Option<&'static str> {
+    if client.head {
+        return Some("scanner");
+    }
+    let agent = client.user_agent.map(str::trim).unwrap_or("");
     if matches!(what, Engagement::Open) && agent == "Mozilla/5.0" {
         return Some("privacy_proxy");
     }
@@ -55,9 +66,9 @@ pub fn machine(what: &Engagement, user_agent: Option<&str>, after_send: Option<i
     None
 }
 
-/// Records `what` the recipient of email `id` did, from a client with `user_agent`; an email
-/// that is gone is nothing to record.
-pub fn record(tx: &Tx, id: &str, what: Engagement, user_agent: Option<&str>, now: i64) -> Result<()> {
+/// Records `what` the recipient of email `id` did, through `client`; an email that is gone is
+/// nothing to record.
+pub fn record(tx: &Tx, id: &str, what: Engagement, client: Client<'_>, now: i64) -> Result<()> {
     let Some(row) = emails::get(tx, id)? else { return Ok(()) };
     let kind = if matches!(what, Engagement::Open) { "open" } else { "click" };
     if row.sent_at.is_some() && engagements::count(tx, id, kind)? < RECORDED {
@@ -76,7 +87,7 @@ pub fn record(tx: &Tx, id: &str, what: Engagement, user_agent: Option<&str>, now
                     Engagement::Click(url) => Some(url.clone()),
                     Engagement::Open => None,
                 },
-                machine: machine(&what, user_agent, row.sent_at.map(|at| now - at)),
+                machine: machine(&what, client, row.sent_at.map(|at| now - at)),
                 at: now,
             },
         )?;
@@ -104,7 +115,11 @@ pub fn record(tx: &Tx, id: &str, what: Engagement, user_agent: Option<&str>, now
 
 #[cfg(test)]
 mod tests {
-    use super::{Engagement, machine};
+    use super::{Client, Engagement};
+
+    fn machine(what: &Engagement, user_agent: Option<&str>, after_send: Option<i64>) -> Option<&'static str> {
+        super::machine(what, Client { user_agent, head: false }, after_send)
+    }
 
     const CHROME: &str =
         "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120 Safari/537.36";
@@ -129,5 +144,8 @@ mod tests {
         assert_eq!(machine(&click, Some("python-requests/2.31"), Some(60_000)), Some("scanner"));
         assert_eq!(machine(&click, Some(CHROME), Some(1_000)), Some("scanner"), "too soon for a reader");
         assert_eq!(machine(&click, Some(CHROME), Some(60_000)), None);
+        let checked = Client { user_agent: Some(CHROME), head: true };
+        assert_eq!(super::machine(&click, checked, Some(60_000)), Some("scanner"), "a HEAD reads nothing");
+        assert_eq!(super::machine(&Engagement::Open, checked, Some(60_000)), Some("scanner"));
     }
 }

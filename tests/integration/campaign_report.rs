@@ -95,6 +95,10 @@ async fn the_report_tells_people_from_machines_and_lists_every_recipient() {
     let (cy_open, _) = links_of(&got, "cy@outlook.com");
     let gmail = "Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)";
     assert_eq!(hit(&room, &cy_open, gmail).await, Status::Ok);
+    // Bob's other link is checked with a HEAD and a browser's User-Agent: a machine still.
+    let path = bob_clicks[1].split_once("/t/").map(|(_, rest)| format!("/t/{rest}")).unwrap();
+    let checked = room.app.client.head(path).header(Header::new("User-Agent", CHROME)).dispatch().await;
+    assert_eq!(checked.status(), Status::Found, "a HEAD is answered as the GET, without a body");
 
     let (status, report) = room.app.get(&format!("/campaigns/{id}/report"), key).await;
     assert_eq!(status, Status::Ok, "{report}");
@@ -107,13 +111,13 @@ async fn the_report_tells_people_from_machines_and_lists_every_recipient() {
         report["links"],
         json!([
             { "url": "https://example.org/offer", "clicks": 2, "uniqueClicks": 1, "machineClicks": 1 },
-            { "url": "https://example.org/about", "clicks": 1, "uniqueClicks": 1, "machineClicks": 0 },
+            { "url": "https://example.org/about", "clicks": 1, "uniqueClicks": 1, "machineClicks": 1 },
         ])
     );
     assert_eq!(report["bucket"], json!("hour"));
     let timeline = report["timeline"].as_array().unwrap();
     let sum = |key: &str| timeline.iter().map(|p| p[key].as_i64().unwrap()).sum::<i64>();
-    assert_eq!((sum("opens"), sum("clicks"), sum("machineOpens"), sum("machineClicks")), (2, 3, 1, 1));
+    assert_eq!((sum("opens"), sum("clicks"), sum("machineOpens"), sum("machineClicks")), (2, 3, 1, 2));
     let providers: Vec<(&str, i64, i64)> = report["providers"]
         .as_array()
         .unwrap()
