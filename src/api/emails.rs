@@ -87,16 +87,19 @@ async fn timeline(
     let limit = pagination::limit(limit)?;
     let after: Option<Position> = cursor.filter(|c| !c.is_empty()).map(pagination::decode).transpose()?;
     let (project, contact) = (access.project.id, id);
-    let mut rows = state
+    let first = after.is_none();
+    let (mut rows, total) = state
         .db
         .run(move |conn| {
             core_contacts::find(conn, &project, &contact)?;
-            Ok::<_, ApiError>(history::page(conn, &project, &contact, after.as_ref(), limit + 1)?)
+            let rows = history::page(conn, &project, &contact, after.as_ref(), limit + 1)?;
+            let total = if first { Some(history::count(conn, &project, &contact)?) } else { None };
+            Ok::<_, ApiError>((rows, total))
         })
         .await?;
     let has_more = rows.len() > limit;
     rows.truncate(limit);
     let next = if has_more { rows.last().map(|(_, p)| pagination::encode(p)) } else { None };
     let entries = rows.into_iter().map(|(entry, position)| TimelineEntry::new(entry, &position)).collect();
-    Ok(Json(CursorPage::new(entries, next, None)))
+    Ok(Json(CursorPage::new(entries, next, total)))
 }

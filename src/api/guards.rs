@@ -335,15 +335,24 @@ impl<'r> FromRequest<'r> for ClientIp {
     }
 }
 
-/// The request's `User-Agent`, if any.
+/// The request's `User-Agent`, if any: at most its first 512 bytes (a header may be far longer
+/// than anything kept or compared).
 pub struct UserAgent(pub Option<String>);
+
+/// The most of a `User-Agent` read.
+const MAX_USER_AGENT_BYTES: usize = 512;
 
 #[rocket::async_trait]
 impl<'r> FromRequest<'r> for UserAgent {
     type Error = std::convert::Infallible;
 
     async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
-        Outcome::Success(UserAgent(req.headers().get_one("User-Agent").map(str::to_string)))
+        let agent = req.headers().get_one("User-Agent").map(|a| {
+            let end =
+                (0..=a.len().min(MAX_USER_AGENT_BYTES)).rev().find(|&i| a.is_char_boundary(i)).unwrap_or(0);
+            a[..end].to_string()
+        });
+        Outcome::Success(UserAgent(agent))
     }
 }
 

@@ -3,10 +3,10 @@
 
 use rocket::form::Form;
 use rocket::http::Status;
-use rocket::request::{FromRequest, Outcome, Request};
 use rocket::response::Redirect;
 use rocket::{FromForm, State, get, post};
 
+use super::guards::UserAgent;
 use super::public_page::{Page, Reader, Shell, button_form};
 
 use crate::clock;
@@ -31,7 +31,7 @@ documented_routes!(open, click, unsubscribe_page, unsubscribe, subscribe_page, s
 )]
 #[get("/t/o/<token>")]
 async fn open(state: &State<AppState>, token: &str, reader: Reader, agent: UserAgent) -> Page {
-    opened(state, token, reader, agent).await
+    opened(state, token, reader, (agent, false)).await
 }
 
 /// The routes that answer `HEAD` on the tracking links. Rocket would answer a `HEAD` with the
@@ -44,7 +44,7 @@ pub fn head_routes() -> Vec<rocket::Route> {
 
 #[rocket::head("/t/o/<token>")]
 async fn open_head(state: &State<AppState>, token: &str, reader: Reader, agent: UserAgent) -> Page {
-    opened(state, token, reader, agent.checking()).await
+    opened(state, token, reader, (agent, true)).await
 }
 
 #[rocket::head("/t/c/<token>")]
@@ -54,10 +54,13 @@ async fn click_head(
     reader: Reader,
     agent: UserAgent,
 ) -> Result<Redirect, Page> {
-    clicked(state, token, reader, agent.checking()).await
+    clicked(state, token, reader, (agent, true)).await
 }
 
-async fn opened(state: &AppState, token: &str, reader: Reader, agent: UserAgent) -> Page {
+/// Who asked: its `User-Agent`, and whether it asked with `HEAD` (the headers only).
+type Asker = (UserAgent, bool);
+
+async fn opened(state: &AppState, token: &str, reader: Reader, agent: Asker) -> Page {
     let token = token.trim_end_matches(".gif");
     let Some(Link::Open { email }) = links::verify(&state.secrets.link, token) else {
         return Shell::plain(&reader).not_found();
@@ -83,10 +86,10 @@ async fn click(
     reader: Reader,
     agent: UserAgent,
 ) -> Result<Redirect, Page> {
-    clicked(state, token, reader, agent).await
+    clicked(state, token, reader, (agent, false)).await
 }
 
-async fn clicked(state: &AppState, token: &str, reader: Reader, agent: UserAgent) -> Result<Redirect, Page> {
+async fn clicked(state: &AppState, token: &str, reader: Reader, agent: Asker) -> Result<Redirect, Page> {
     let Some(Link::Click { email, url }) = links::verify(&state.secrets.link, token) else {
         return Err(Shell::plain(&reader).not_found());
     };
@@ -97,8 +100,8 @@ async fn clicked(state: &AppState, token: &str, reader: Reader, agent: UserAgent
 }
 
 /// Records an open or a click (`core::engagement`).
-async fn record(state: &AppState, email: String, what: Engagement, agent: UserAgent) -> Result<(), ApiError> {
-    let UserAgent(agent, head) = agent;
+async fn record(state: &AppState, email: String, what: Engagement, agent: Asker) -> Result<(), ApiError> {
+    let (UserAgent(agent), head) = agent;
     Ok(state
         .db
         .write(move |tx| {
@@ -106,30 +109,6 @@ async fn record(state: &AppState, email: String, what: Engagement, agent: UserAg
             engagement::record(tx, &email, what, client, clock::now_ms())
         })
         .await?)
-}
-
-/// The client's `User-Agent` (at most 512 bytes of it), and whether it asked with `HEAD`, to
-/// tell machines' opens and clicks.
-pub(super) struct UserAgent(Option<String>, bool);
-
-impl UserAgent {
-    /// The same client, asking with `HEAD`.
-    fn checking(self) -> Self {
-        UserAgent(self.0, true)
-    }
-}
-
-#[rocket::async_trait]
-impl<'r> FromRequest<'r> for UserAgent {
-    type Error = std::convert::Infallible;
-
-    async fn from_request(request: &'r Request<'_>) -> Outcome<Self, Self::Error> {
-        let agent = request.headers().get_one("User-Agent").map(|a| {
-            let end = (0..=a.len().min(512)).rev().find(|&i| a.is_char_boundary(i)).unwrap_or(0);
-            a[..end].to_string()
-        });
-        Outcome::Success(UserAgent(agent, false))
-    }
 }
 
 /// A contact's page: what its link says, the contact, and the page's dress in the contact's

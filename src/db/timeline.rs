@@ -118,3 +118,14 @@ pub fn page(
     entries.truncate(limit);
     Ok(entries)
 }
+
+/// How many entries contact `contact`'s history has in all.
+pub fn count(conn: &Connection, project: &str, contact: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT (SELECT count(*) FROM emails WHERE contact_id = ?1 AND project_id = ?2)
+                  + (SELECT count(*) FROM events
+                     WHERE contact_id = ?1 AND project_id = ?2 AND name NOT LIKE 'email.%')",
+        )?
+        .query_row(params![contact, project], |r| r.get(0))?)
+}

@@ -191,6 +191,7 @@ async fn a_contacts_timeline_is_its_emails_events_and_subscription_changes() {
     let (status, whole) = app.get(&format!("/contacts/{id}/timeline?limit=100"), key).await;
     assert_eq!(status, Status::Ok, "{whole}");
     let entries = whole["data"].as_array().unwrap();
+    assert_eq!(whole["total"], json!(4), "counted on the first page, email.* events folded in: {whole}");
     let kinds: Vec<(&str, &str)> = entries
         .iter()
         .map(|e| (e["kind"].as_str().unwrap(), e["name"].as_str().or(e["subject"].as_str()).unwrap()))
