@@ -6,7 +6,7 @@ use rocket::http::Status;
 use rocket::response::Redirect;
 use rocket::{FromForm, State, get, post};
 
-use super::guards::UserAgent;
+use super::guards::{ClientIp, UserAgent};
 use super::public_page::{Page, Reader, Shell, button_form};
 
 use crate::clock;
@@ -30,8 +30,8 @@ documented_routes!(open, click, unsubscribe_page, unsubscribe, subscribe_page, s
     responses((status = 200, description = "A transparent 1x1 GIF", content_type = "image/gif", body = Vec<u8>), (status = 404, description = "A forged, altered or expired link: a page saying so (or the error envelope when the path itself cannot be read)", content((String = "text/html"), (Envelope = "application/json")))),
 )]
 #[get("/t/o/<token>")]
-async fn open(state: &State<AppState>, token: &str, reader: Reader, agent: UserAgent) -> Page {
-    opened(state, token, reader, (agent, false)).await
+async fn open(state: &State<AppState>, token: &str, reader: Reader, agent: UserAgent, ip: ClientIp) -> Page {
+    opened(state, token, reader, (agent, ip, false)).await
 }
 
 /// The routes that answer `HEAD` on the tracking links. Rocket would answer a `HEAD` with the
@@ -43,8 +43,14 @@ pub fn head_routes() -> Vec<rocket::Route> {
 }
 
 #[rocket::head("/t/o/<token>")]
-async fn open_head(state: &State<AppState>, token: &str, reader: Reader, agent: UserAgent) -> Page {
-    opened(state, token, reader, (agent, true)).await
+async fn open_head(
+    state: &State<AppState>,
+    token: &str,
+    reader: Reader,
+    agent: UserAgent,
+    ip: ClientIp,
+) -> Page {
+    opened(state, token, reader, (agent, ip, true)).await
 }
 
 #[rocket::head("/t/c/<token>")]
@@ -53,12 +59,13 @@ async fn click_head(
     token: &str,
     reader: Reader,
     agent: UserAgent,
+    ip: ClientIp,
 ) -> Result<Redirect, Page> {
-    clicked(state, token, reader, (agent, true)).await
+    clicked(state, token, reader, (agent, ip, true)).await
 }
 
-/// Who asked: its `User-Agent`, and whether it asked with `HEAD` (the headers only).
-type Asker = (UserAgent, bool);
+/// Who asked: its `User-Agent`, its address, and whether it asked with `HEAD` (the headers only).
+type Asker = (UserAgent, ClientIp, bool);
 
 async fn opened(state: &AppState, token: &str, reader: Reader, agent: Asker) -> Page {
     let token = token.trim_end_matches(".gif");
@@ -85,8 +92,9 @@ async fn click(
     token: &str,
     reader: Reader,
     agent: UserAgent,
+    ip: ClientIp,
 ) -> Result<Redirect, Page> {
-    clicked(state, token, reader, (agent, false)).await
+    clicked(state, token, reader, (agent, ip, false)).await
 }
 
 async fn clicked(state: &AppState, token: &str, reader: Reader, agent: Asker) -> Result<Redirect, Page> {
@@ -101,11 +109,13 @@ async fn clicked(state: &AppState, token: &str, reader: Reader, agent: Asker) ->
 
 /// Records an open or a click (`core::engagement`).
 async fn record(state: &AppState, email: String, what: Engagement, agent: Asker) -> Result<(), ApiError> {
-    let (UserAgent(agent), head) = agent;
+    let (UserAgent(agent), ClientIp(ip), head) = agent;
+    let networks = state.config.tracking.scanner_networks.clone();
     Ok(state
         .db
         .write(move |tx| {
-            let client = engagement::Client { user_agent: agent.as_deref(), head };
+            let client =
+                engagement::Client { user_agent: agent.as_deref(), head, ip, scanner_networks: &networks };
             engagement::record(tx, &email, what, client, clock::now_ms())
         })
         .await?)

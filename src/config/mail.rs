@@ -113,11 +113,27 @@ impl SmtpConfig {
 pub struct TrackingConfig {
     pub opens: bool,
     pub clicks: bool,
+    /// Networks whose opens and clicks are a machine's, whatever their User-Agent: mail
+    /// filters that follow every link of a message before a person sees it. The default is
+    /// Microsoft's Exchange Online Protection (Safe Links); add a filtering service's ranges.
+    pub scanner_networks: Vec<ipnet::IpNet>,
 }
+
+/// Exchange Online Protection's published ranges: mail servers and their link checkers, where
+/// no person browses from.
+pub const DEFAULT_SCANNER_NETWORKS: [&str; 4] =
+    ["40.92.0.0/15", "40.107.0.0/16", "52.100.0.0/14", "104.47.0.0/17"];
 
 impl Default for TrackingConfig {
     fn default() -> Self {
-        Self { opens: true, clicks: true }
+        Self {
+            opens: true,
+            clicks: true,
+            scanner_networks: DEFAULT_SCANNER_NETWORKS
+                .iter()
+                .map(|n| n.parse().expect("a valid network"))
+                .collect(),
+        }
     }
 }
 

@@ -6,12 +6,22 @@
 //! machine made it ([`machine`]): a privacy proxy that fetches every image when the mail is
 //! delivered (Apple Mail Privacy Protection sends only `Mozilla/5.0`), a link scanner or a
 //! crawler (a known bot's User-Agent, none at all, a `HEAD` request, which checks a link without
-//! reading it, or a click within seconds of sending, before a person could have read the mail). The status, counters and events stay as they were: they
-//! are the API's contract, and a person's open behind a proxy looks the same. At most
-//! [`RECORDED`] opens and as many clicks are kept an email, so a pixel fetched in a loop cannot
-//! grow the table.
+//! reading it, a request from a known scanner network, a click within seconds of sending,
+//! before a person could have read the mail, or clicks on several links of one email within
+//! [`BURST_MS`], which no person does). The status and counters stay as they were: they are
+//! the API's contract, and a person's open behind a proxy looks the same.
+//!
+//! A machine's `email.opened` and `email.clicked` events carry `machine` (why) in their data
+//! and are marked in the store: webhooks receive them, condition filters skip them unless
+//! they ask (`includeMachine`), and they never start or resume a workflow. When the first open
+//! was a machine's, a person's first open later emits `email.opened` again, unmarked. At most
+//! [`RECORDED`] opens and as many clicks are kept an email (and a person's first beyond
+//! that), so a pixel fetched in a loop cannot grow the table.
 
+use std::net::IpAddr;
 use std::sync::LazyLock;
+
+use ipnet::IpNet;
 
 use serde_json::json;
 
@@ -36,19 +46,25 @@ pub struct Client<'a> {
     pub user_agent: Option<&'a str>,
     /// The request was a `HEAD`: the headers only, as a link checker asks. No person reads that way.
     pub head: bool,
+    /// Where the request came from, and the networks where only scanners are.
+    pub ip: Option<IpAddr>,
+    pub scanner_networks: &'a [IpNet],
 }
 
 /// Opens, and clicks, recorded an email.
 pub const RECORDED: i64 = 20;
 /// A click sooner than this after sending was a scanner's: no person reads that fast.
 pub const HUMAN_DELAY_MS: i64 = 5_000;
+/// Clicks on two different links of one email within this time were a scanner's following
+/// every link: a person goes back to the mail between two links.
+pub const BURST_MS: i64 = 2_000;
 
 static BOTS: LazyLock<isbot::Bots> = LazyLock::new(isbot::Bots::default);
 
 /// Why a machine made an open or click by `client`, `after_send` ms after the email was sent, if
 /// one did.
 pub fn machine(what: &Engagement, client: Client<'_>, after_send: Option<i64>) -> Option<&'static str> {
-    if client.head {
+    if client.head || client.ip.is_some_and(|ip| client.scanner_networks.iter().any(|n| n.contains(&ip))) {
         return Some("scanner");
     }
     let agent = client.user_agent.map(str::trim).unwrap_or("");
@@ -71,7 +87,25 @@ pub fn machine(what: &Engagement, client: Client<'_>, after_send: Option<i64>) -
 pub fn record(tx: &Tx, id: &str, what: Engagement, client: Client<'_>, now: i64) -> Result<()> {
     let Some(row) = emails::get(tx, id)? else { return Ok(()) };
     let kind = if matches!(what, Engagement::Open) { "open" } else { "click" };
-    if row.sent_at.is_some() && engagements::count(tx, id, kind)? < RECORDED {
+    let mut made_by = machine(&what, client, row.sent_at.map(|at| now - at));
+    if let (Engagement::Click(url), None) = (&what, made_by) {
+        // A scanner following every link: this click and the other links' just before it.
+        if engagements::other_link_since(tx, id, url, now - BURST_MS)? {
+            made_by = Some("scanner");
+            engagements::mark_machine(tx, id, now - BURST_MS, "scanner")?;
+            if let Some(contact) = &row.contact_id {
+                crate::db::events::mark_machine(tx, contact, "email.clicked", id, now - BURST_MS, "scanner")?;
+            }
+        }
+    }
+    let (recorded, by_people) = engagements::count(tx, id, kind)?;
+    let first_by_a_person = made_by.is_none() && by_people == 0;
+    let recording = row.sent_at.is_some() && (recorded < RECORDED || first_by_a_person);
+    // A person's click waits for a second link that would show a scanner; one not recorded
+    // (past the cap) cannot be held and is emitted now.
+    let held =
+        (recording && made_by.is_none() && matches!(what, Engagement::Click(_))).then_some(now + BURST_MS);
+    if recording {
         engagements::insert(
             tx,
             &engagements::Engagement {
@@ -87,10 +121,14 @@ pub fn record(tx: &Tx, id: &str, what: Engagement, client: Client<'_>, now: i64)
                     Engagement::Click(url) => Some(url.clone()),
                     Engagement::Open => None,
                 },
-                machine: machine(&what, client, row.sent_at.map(|at| now - at)),
+                machine: made_by,
                 at: now,
+                held_until: held,
             },
         )?;
+    }
+    if let Some(at) = held {
+        crate::db::jobs::enqueue_unless_queued(tx, &super::jobs::click_release(&row.project_id, at))?;
     }
     let first_open = row.opened_at.is_none();
     let status = match what {
@@ -99,18 +137,46 @@ pub fn record(tx: &Tx, id: &str, what: Engagement, client: Client<'_>, now: i64)
     };
     emails::advance(tx, id, status.as_str(), now)?;
     let mut data = events::email_data(&row, &row.subject);
+    if let Some(why) = made_by {
+        data["machine"] = json!(why);
+    }
     let name = match what {
+        Engagement::Click(_) if held.is_some() => None,
         Engagement::Click(link) => {
             data["link"] = json!(link);
             Some("email.clicked")
         }
-        Engagement::Open if first_open && row.sent_at.is_some() => Some("email.opened"),
+        // The first open, and a person's first after a machine's.
+        Engagement::Open if row.sent_at.is_some() && (first_open || first_by_a_person) => {
+            Some("email.opened")
+        }
         Engagement::Open => None,
     };
     if let Some(name) = name {
-        events::emit(tx, &row.project_id, row.contact_id.as_deref(), name, &data, now)?;
+        events::emit_by(tx, &row.project_id, row.contact_id.as_deref(), name, &data, now, made_by)?;
     }
     Ok(())
+}
+
+/// Held clicks emitted a run, at most.
+pub const RELEASE_BATCH: i64 = 500;
+
+/// Emits the `email.clicked` events of project `project`'s held clicks due by `now` (as a
+/// machine's when a burst showed them to be): at most [`RELEASE_BATCH`]. Returns when the
+/// next held click is due, if one is held.
+pub fn release_held(tx: &Tx, project: &str, now: i64) -> Result<Option<i64>> {
+    for click in engagements::held_due(tx, project, now, RELEASE_BATCH)? {
+        engagements::released(tx, click.id)?;
+        let Some(row) = emails::get(tx, &click.email_id)? else { continue };
+        let mut data = events::email_data(&row, &row.subject);
+        data["link"] = json!(click.url);
+        if let Some(why) = &click.machine {
+            data["machine"] = json!(why);
+        }
+        let contact = row.contact_id.as_deref();
+        events::emit_by(tx, &row.project_id, contact, "email.clicked", &data, now, click.machine.as_deref())?;
+    }
+    Ok(engagements::next_held(tx, project)?)
 }
 
 #[cfg(test)]
@@ -118,7 +184,7 @@ mod tests {
     use super::{Client, Engagement};
 
     fn machine(what: &Engagement, user_agent: Option<&str>, after_send: Option<i64>) -> Option<&'static str> {
-        super::machine(what, Client { user_agent, head: false }, after_send)
+        super::machine(what, Client { user_agent, ..Client::default() }, after_send)
     }
 
     const CHROME: &str =
@@ -144,8 +210,21 @@ mod tests {
         assert_eq!(machine(&click, Some("python-requests/2.31"), Some(60_000)), Some("scanner"));
         assert_eq!(machine(&click, Some(CHROME), Some(1_000)), Some("scanner"), "too soon for a reader");
         assert_eq!(machine(&click, Some(CHROME), Some(60_000)), None);
-        let checked = Client { user_agent: Some(CHROME), head: true };
+        let checked = Client { user_agent: Some(CHROME), head: true, ..Client::default() };
         assert_eq!(super::machine(&click, checked, Some(60_000)), Some("scanner"), "a HEAD reads nothing");
         assert_eq!(super::machine(&Engagement::Open, checked, Some(60_000)), Some("scanner"));
+        let networks: Vec<ipnet::IpNet> = vec!["40.92.0.0/15".parse().unwrap()];
+        let from = |ip: &str| Client {
+            user_agent: Some(CHROME),
+            ip: Some(ip.parse().unwrap()),
+            scanner_networks: &networks,
+            ..Client::default()
+        };
+        assert_eq!(
+            super::machine(&click, from("40.93.1.2"), Some(60_000)),
+            Some("scanner"),
+            "a scanner network"
+        );
+        assert_eq!(super::machine(&click, from("40.94.1.2"), Some(60_000)), None);
     }
 }

@@ -32,14 +32,30 @@ pub fn emit(
     data: &Value,
     now: i64,
 ) -> crate::db::Result<String> {
+    emit_by(conn, project, contact, name, data, now, None)
+}
+
+/// [`emit`] for an event a person made (`machine` is `None`) or a machine (`machine` names
+/// why: a privacy proxy's open, a scanner's click). A machine's event is stored and sent to
+/// webhooks as any other, marked, but never starts or resumes a workflow: a workflow waits
+/// for what a person does.
+pub fn emit_by(
+    conn: &Tx,
+    project: &str,
+    contact: Option<&str>,
+    name: &str,
+    data: &Value,
+    now: i64,
+    machine: Option<&str>,
+) -> crate::db::Result<String> {
     // The system project's mail (verification, resets, invitations) records no events: no
     // one reads them, and they would only swell the tables.
     if project == crate::db::projects::SYSTEM {
         return Ok(String::new());
     }
-    let id = events::insert(conn, project, contact, name, data, now)?;
+    let id = events::insert_by(conn, project, contact, name, data, now, machine)?;
     let (workflows, webhooks) = events::interest(conn, project, contact, name)?;
-    if let Some(contact) = contact.filter(|_| workflows) {
+    if let Some(contact) = contact.filter(|_| workflows && machine.is_none()) {
         crate::core::workflows::start::on_event(conn, project, contact, name, data, &id, now)?;
     }
     if webhooks {

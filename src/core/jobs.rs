@@ -31,6 +31,8 @@ pub enum JobKind {
     JobSweep,
     /// Deletes received messages past `[inbound] retention_days` (periodic).
     InboundSweep,
+    /// Emits the `email.clicked` events of a project's held clicks that are due.
+    ClickRelease,
 }
 
 impl JobKind {
@@ -47,6 +49,7 @@ impl JobKind {
             Self::IdempotencySweep => "sweep.idempotency",
             Self::JobSweep => "sweep.jobs",
             Self::InboundSweep => "sweep.inbound",
+            Self::ClickRelease => "engagements.release",
         }
     }
 
@@ -79,6 +82,12 @@ pub fn event_delete(project: &str, name: &str) -> NewJob {
     kind.job(&json!({ "project": project, "name": name }))
         .project(project)
         .dedupe(format!("{}:{project}:{name}", kind.name()))
+}
+
+/// Emits `project`'s held clicks at `at` (with `db::jobs::enqueue_unless_queued`: one waits per
+/// project).
+pub fn click_release(project: &str, at: i64) -> NewJob {
+    JobKind::ClickRelease.job(&json!({ "project": project })).project(project).at(at)
 }
 
 /// Computes segment `id`'s membership (one per segment at a time).

@@ -60,6 +60,9 @@ pub struct Counts {
     pub unsubscribed: i64,
     /// Emails answered by their recipient (inbound mail naming them).
     pub replied: i64,
+    /// Emails opened, and clicked, by a person at least once (not only by machines).
+    pub opened_by_people: i64,
+    pub clicked_by_people: i64,
 }
 
 const COLUMNS: &str =
@@ -67,7 +70,7 @@ const COLUMNS: &str =
      status, audience_type, segment_id, audience_condition, template_id, scheduled_for, sent_at, finished_at,
      expand_cursor, expanded, total_recipients, sent_count, failed_count, delivered_count, opened_count,
      clicked_count, bounced_count, complained_count, unsubscribed_count, created_at, updated_at, stopped_reason,
-     replied_count, topic_id, public, archive_data, format, source";
+     replied_count, topic_id, public, archive_data, format, source, people_opened_count, people_clicked_count";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
     Ok(Campaign {
@@ -102,6 +105,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
             complained: r.get(27)?,
             unsubscribed: r.get(28)?,
             replied: r.get(32)?,
+            opened_by_people: r.get(38)?,
+            clicked_by_people: r.get(39)?,
         },
         created_at: r.get(29)?,
         updated_at: r.get(30)?,

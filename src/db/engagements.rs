@@ -17,21 +17,83 @@ pub struct Engagement {
     /// Why a machine made it (`privacy_proxy`, `scanner`, `crawler`), or `None` for a person.
     pub machine: Option<&'static str>,
     pub at: i64,
+    /// A person's click whose event waits until then (`core::engagement::BURST_MS`).
+    pub held_until: Option<i64>,
 }
 
-/// How many opens or clicks of email `id` are recorded.
-pub fn count(conn: &Connection, email: &str, kind: &str) -> Result<i64> {
+/// A click whose event is held.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    pub id: i64,
+    pub email_id: String,
+    pub url: Option<String>,
+    pub machine: Option<String>,
+}
+
+/// How many opens or clicks of email `email` are recorded: in all, and by people.
+pub fn count(conn: &Connection, email: &str, kind: &str) -> Result<(i64, i64)> {
     Ok(conn
-        .prepare_cached("SELECT count(*) FROM email_engagements WHERE email_id = ?1 AND kind = ?2")?
-        .query_row(params![email, kind], |r| r.get(0))?)
+        .prepare_cached(
+            "SELECT count(*), count(*) FILTER (WHERE machine IS NULL) FROM email_engagements
+             WHERE email_id = ?1 AND kind = ?2",
+        )?
+        .query_row(params![email, kind], |r| Ok((r.get(0)?, r.get(1)?)))?)
+}
+
+/// Whether a link of email `email` other than `url` was clicked since `since`.
+pub fn other_link_since(conn: &Connection, email: &str, url: &str, since: i64) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM email_engagements
+                            WHERE email_id = ?1 AND kind = 'click' AND at >= ?3 AND url IS NOT ?2)",
+        )?
+        .query_row(params![email, url, since], |r| r.get(0))?)
+}
+
+/// Marks as a machine's (`machine` names why) the clicks of email `email` since `since`.
+pub fn mark_machine(conn: &Connection, email: &str, since: i64, machine: &str) -> Result<usize> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE email_engagements SET machine = ?3
+             WHERE email_id = ?1 AND kind = 'click' AND at >= ?2 AND machine IS NULL",
+        )?
+        .execute(params![email, since, machine])?)
 }
 
 pub fn insert(conn: &Connection, e: &Engagement) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO email_engagements (project_id, email_id, campaign_id, kind, url, machine, at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO email_engagements (project_id, email_id, campaign_id, kind, url, machine, at, held_until)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
-    .execute(params![e.project_id, e.email_id, e.campaign_id, e.kind, e.url, e.machine, e.at])?;
+    .execute(params![e.project_id, e.email_id, e.campaign_id, e.kind, e.url, e.machine, e.at, e.held_until])?;
+    Ok(())
+}
+
+/// Project `project`'s held clicks due by `now`, oldest first, at most `limit`.
+pub fn held_due(conn: &Connection, project: &str, now: i64, limit: i64) -> Result<Vec<Held>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT id, email_id, url, machine FROM email_engagements
+         WHERE project_id = ?1 AND held_until IS NOT NULL AND held_until <= ?2 ORDER BY held_until LIMIT ?3",
+    )?;
+    let rows = statement.query_map(params![project, now, limit], |r| {
+        Ok(Held { id: r.get(0)?, email_id: r.get(1)?, url: r.get(2)?, machine: r.get(3)? })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// When project `project`'s next held click is due, if one is held.
+pub fn next_held(conn: &Connection, project: &str) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT min(held_until) FROM email_engagements WHERE project_id = ?1 AND held_until IS NOT NULL",
+        )?
+        .query_row(params![project], |r| r.get(0))?)
+}
+
+/// The held click `id`'s event was emitted.
+pub fn released(conn: &Connection, id: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE email_engagements SET held_until = NULL WHERE id = ?1")?
+        .execute(params![id])?;
     Ok(())
 }
 

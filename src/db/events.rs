@@ -13,26 +13,66 @@ pub fn insert(
     data: &Value,
     now: i64,
 ) -> Result<String> {
+    insert_by(conn, project, contact, name, data, now, None)
+}
+
+/// Stores an event a machine made (`machine` names why: `privacy_proxy`, `scanner`,
+/// `crawler`), or a person when `None`; returns its id.
+pub fn insert_by(
+    conn: &Connection,
+    project: &str,
+    contact: Option<&str>,
+    name: &str,
+    data: &Value,
+    now: i64,
+    machine: Option<&str>,
+) -> Result<String> {
     let id = super::ids::new_id();
     conn.prepare_cached(
-        "INSERT INTO events (id, project_id, contact_id, name, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO events (id, project_id, contact_id, name, data, created_at, machine)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
-    .execute(params![id, project, contact, name, data.to_string(), now])?;
+    .execute(params![id, project, contact, name, data.to_string(), now, machine])?;
     Ok(id)
 }
 
-/// The names of a contact's events, oldest first (for tests and the activity feed).
-/// The first and the last time `contact` triggered `name`, if ever.
-pub fn first_and_last(conn: &Connection, contact: &str, name: &str) -> Result<Option<(i64, i64)>> {
+/// Marks as a machine's (`machine` names why) the `name` events of `contact` about email
+/// `email` since `since`: a burst found to be a scanner's after its first clicks were stored.
+pub fn mark_machine(
+    conn: &Connection,
+    contact: &str,
+    name: &str,
+    email: &str,
+    since: i64,
+    machine: &str,
+) -> Result<usize> {
     Ok(conn
         .prepare_cached(
-            "SELECT min(created_at), max(created_at) FROM events WHERE contact_id = ?1 AND name = ?2",
+            "UPDATE events SET machine = ?5 WHERE contact_id = ?1 AND created_at >= ?4 AND name = ?2
+               AND machine IS NULL AND json_extract(data, '$.emailId') = ?3",
         )?
-        .query_row(params![contact, name], |r| {
+        .execute(params![contact, name, email, since, machine])?)
+}
+
+/// The first and the last time `contact` triggered `name`, if ever; by people only unless
+/// `machines`.
+pub fn first_and_last(
+    conn: &Connection,
+    contact: &str,
+    name: &str,
+    machines: bool,
+) -> Result<Option<(i64, i64)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT min(created_at), max(created_at) FROM events
+             WHERE contact_id = ?1 AND name = ?2 AND (?3 OR machine IS NULL)",
+        )?
+        .query_row(params![contact, name, machines], |r| {
             Ok(r.get::<_, Option<i64>>(0)?.zip(r.get::<_, Option<i64>>(1)?))
         })?)
 }
 
+/// The names of a contact's events, oldest first (for tests and the activity feed).
 pub fn names_for_contact(conn: &Connection, contact: &str) -> Result<Vec<String>> {
     let mut stmt =
         conn.prepare_cached("SELECT name FROM events WHERE contact_id = ?1 ORDER BY created_at, rowid")?;

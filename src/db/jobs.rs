@@ -116,6 +116,24 @@ pub fn enqueue(conn: &Connection, job: &NewJob) -> Result<Option<i64>> {
     Ok((inserted > 0).then(|| conn.last_insert_rowid()))
 }
 
+/// Adds `job` unless a job of its kind for its project is queued (not yet claimed): that one
+/// will do this one's work. A job already running does not count, since it may have looked
+/// at its work before the caller's.
+pub fn enqueue_unless_queued(conn: &Connection, job: &NewJob) -> Result<()> {
+    let now = crate::clock::now_ms();
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO jobs (kind, payload, project_id, status, run_at, max_attempts, created_at, updated_at)
+             SELECT ?1, ?2, ?3, 'queued', ?4, ?5, ?6, ?6
+             WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE project_id IS ?3 AND status = 'queued' AND kind = ?1)",
+        )?
+        .execute(params![job.kind, job.payload, job.project_id, job.run_at, job.max_attempts, now])?;
+    if inserted > 0 {
+        super::effects::wake(super::effects::Wake::Jobs);
+    }
+    Ok(())
+}
+
 /// As [`enqueue`], but when a queued job with the same dedupe key exists, it is brought forward
 /// to this job's time if that is sooner (a scheduled start that is asked for now).
 pub fn enqueue_soonest(conn: &Connection, job: &NewJob) -> Result<()> {

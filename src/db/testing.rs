@@ -60,6 +60,16 @@ pub fn event(conn: &Connection, project: &str, contact_seq: Option<i64>, name: &
     .unwrap();
 }
 
+/// Adds an event a machine made (`machine` names why).
+pub fn machine_event(conn: &Connection, project: &str, contact_seq: i64, name: &str, at: i64, machine: &str) {
+    conn.execute(
+        "INSERT INTO events (id, project_id, contact_id, name, data, created_at, machine)
+         VALUES (?1, ?2, (SELECT id FROM contacts WHERE seq = ?3), ?4, '{}', ?5, ?6)",
+        params![super::new_id(), project, contact_seq, name, at, machine],
+    )
+    .unwrap();
+}
+
 /// Every contact, in seq order.
 pub fn all_contacts(conn: &Connection) -> Vec<Contact> {
     let mut stmt =

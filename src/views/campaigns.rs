@@ -131,6 +131,11 @@ impl From<&Row> for Campaign {
 pub struct Rates {
     pub open: f64,
     pub click: f64,
+    /// Opens and clicks by people only (a privacy proxy's fetch and a scanner's click left out).
+    #[serde(rename = "peopleOpen")]
+    pub people_open: f64,
+    #[serde(rename = "peopleClick")]
+    pub people_click: f64,
     pub bounce: f64,
     pub complaint: f64,
     pub unsubscribe: f64,
@@ -150,6 +155,10 @@ pub struct CampaignStats {
     pub delivered: i64,
     pub opened: i64,
     pub clicked: i64,
+    /// Emails opened, and clicked, by a person at least once; `opened` and `clicked` count
+    /// machines' too (a privacy proxy fetches every image on delivery).
+    pub opened_by_people: i64,
+    pub clicked_by_people: i64,
     pub bounced: i64,
     pub complained: i64,
     pub unsubscribed: i64,
@@ -179,12 +188,16 @@ impl From<&Row> for CampaignStats {
             delivered: n.delivered,
             opened: n.opened,
             clicked: n.clicked,
+            opened_by_people: n.opened_by_people,
+            clicked_by_people: n.clicked_by_people,
             bounced: n.bounced,
             complained: n.complained,
             unsubscribed: n.unsubscribed,
             rates: Rates {
                 open: rate(n.opened),
                 click: rate(n.clicked),
+                people_open: rate(n.opened_by_people),
+                people_click: rate(n.clicked_by_people),
                 bounce: rate(n.bounced),
                 complaint: rate(n.complained),
                 unsubscribe: rate(n.unsubscribed),

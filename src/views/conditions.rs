@@ -41,4 +41,8 @@ pub struct Filter {
     pub value: Option<Value>,
     /// `minutes`, `hours` or `days` (the default), with the time operators.
     pub unit: Option<String>,
+    /// Event operators only: count events a machine made too (an `email.opened` fetched by a
+    /// privacy proxy, an `email.clicked` by a link scanner). Left out or `false`, only people's.
+    #[serde(rename = "includeMachine", skip_serializing_if = "Option::is_none")]
+    pub include_machine: Option<bool>,
 }

@@ -33,6 +33,7 @@ mod feedback;
 mod formats;
 mod forms;
 mod github_sign_in;
+mod honest_counts;
 mod hostile;
 mod hostile_corpus;
 mod idempotency;

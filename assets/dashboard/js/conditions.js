@@ -36,6 +36,9 @@ const SEGMENT_OPERATORS = [
 // Operators the API takes as other names of the ones above: offered only to a filter that already
 // uses one, so the list does not show the same test twice.
 const ALIASES = new Set(["gt", "lt"]);
+/** The events a machine may make (a privacy proxy's open, a scanner's click): their filters
+ * count people's only unless `includeMachine` is set. */
+const MACHINE_EVENTS = /^(event\.)?email\.(opened|clicked)$/;
 const DURATION = new Set(["within", "olderThan", "triggeredWithin", "notTriggeredWithin", "triggeredOlderThan"]);
 const NO_VALUE = new Set(["exists", "notExists", "triggered", "notTriggered"]);
 const STANDARD_FIELDS = [["email", "string"], ["subscribed", "boolean"], ["snoozed", "boolean"], ["createdAt", "date"], ["updatedAt", "date"]];
@@ -135,8 +138,19 @@ function FilterRow({ filter, catalogue, events, segments, onChange, onRemove, la
       <//>
       ${kind === "field" && html`<${Field} label="Field">
         <input list="condition-fields" required value=${filter.field} onInput=${(e) => setField(e.currentTarget.value)} /><//>`}
-      ${kind === "event" && html`<${Field} label="Event">
-        <input list="condition-events" required value=${filter.field} onInput=${(e) => onChange({ ...filter, field: e.currentTarget.value })} /><//>`}
+      ${kind === "event" && html`<div class="event-cell">
+        <${Field} label="Event">
+          <input list="condition-events" required value=${filter.field} onInput=${(e) => onChange({ ...filter, field: e.currentTarget.value })} /><//>
+        ${MACHINE_EVENTS.test(filter.field) && html`<label class="field check machine-check"
+            title="A privacy proxy fetches every image on delivery; a link scanner follows every link. Left out unless ticked.">
+          <input type="checkbox" checked=${!!filter.includeMachine} onChange=${(e) => {
+            const next = { ...filter };
+            if (e.currentTarget.checked) next.includeMachine = true; else delete next.includeMachine;
+            onChange(next);
+          }} />
+          <span>Count machines' too</span>
+        </label>`}
+      </div>`}
       ${kind === "segment" && html`<div></div>`}
       <${Field} label="Operator">
         <select value=${filter.operator} onChange=${(e) => {

@@ -11,7 +11,8 @@ use crate::db::{Tx, events, segments, topics};
 /// What a condition needs to know about a contact beyond its own fields.
 pub trait Facts {
     /// The first and the last time the contact triggered `name`, if ever.
-    fn event_times(&self, name: &str) -> Option<(i64, i64)>;
+    /// The first and last time the contact triggered `name`: by people only, or by machines too.
+    fn event_times(&self, name: &str, machines: bool) -> Option<(i64, i64)>;
     /// Whether the contact is a stored member of the (static) segment `id`.
     fn member_of(&self, segment: &str) -> bool;
     /// The contact's own choice for topic `id`, if it made one.
@@ -41,8 +42,8 @@ pub fn matches(condition: &Condition, contact: &Contact, facts: &dyn Facts, now:
 fn filter(filter: &Filter, contact: &Contact, facts: &dyn Facts, now: i64) -> bool {
     match filter {
         Filter::Field { field, test } => field_test(field, test, contact, facts, now),
-        Filter::Event { name, test } => {
-            let times = facts.event_times(name);
+        Filter::Event { name, test, machines } => {
+            let times = facts.event_times(name, *machines);
             match test {
                 EventTest::Triggered => times.is_some(),
                 EventTest::NotTriggered => times.is_none(),
@@ -161,8 +162,8 @@ impl Facts for DbFacts<'_> {
         self.context
     }
 
-    fn event_times(&self, name: &str) -> Option<(i64, i64)> {
-        events::first_and_last(self.conn, self.contact_id, name).unwrap_or_else(|e| {
+    fn event_times(&self, name: &str, machines: bool) -> Option<(i64, i64)> {
+        events::first_and_last(self.conn, self.contact_id, name, machines).unwrap_or_else(|e| {
             tracing::error!("reading a contact's events for a condition: {e}");
             None
         })

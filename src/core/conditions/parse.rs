@@ -266,7 +266,13 @@ fn parse_filter(value: &Value, path: &str, context: bool) -> Result<Filter> {
             &Value::String(type_name(value).into()),
         ));
     };
-    known_keys(node, &["field", "operator", "value", "unit"], path)?;
+    let is_event =
+        node.get("operator").and_then(Value::as_str).is_some_and(|op| EVENT_OPERATORS.contains(&op));
+    if is_event {
+        known_keys(node, &["field", "operator", "value", "unit", "includeMachine"], path)?;
+    } else {
+        known_keys(node, &["field", "operator", "value", "unit"], path)?;
+    }
     let operator = match node.get("operator") {
         Some(Value::String(op)) => op.as_str(),
         None | Some(Value::Null) => {
@@ -313,7 +319,19 @@ fn parse_filter(value: &Value, path: &str, context: bool) -> Result<Filter> {
             "notTriggeredWithin" => EventTest::NotWithin(span()?),
             _ => EventTest::OlderThan(span()?),
         };
-        Ok(Filter::Event { name: name.to_string(), test })
+        let machines = match node.get("includeMachine") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                return Err(err_received(
+                    &format!("{path}.includeMachine"),
+                    "invalid_type",
+                    "includeMachine is a boolean",
+                    other,
+                ));
+            }
+        };
+        Ok(Filter::Event { name: name.to_string(), test, machines })
     } else if SEGMENT_OPERATORS.contains(&operator) {
         let Some(id) = segment_named(Some(field), value) else {
             return Err(err_received(&value_path, "required", "value is the id of a segment", value));

@@ -279,6 +279,23 @@ fn event_operators() {
 }
 
 #[test]
+fn machine_events_match_only_filters_that_ask_for_them() {
+    let fx = Fixture::new();
+    let person = fx.contact("a@x.io", true, json!({}), 0);
+    let proxy = fx.contact("b@x.io", true, json!({}), 0);
+    let none = fx.contact("c@x.io", true, json!({}), 0);
+    fx.event(person, "email.opened", NOW - 60_000);
+    testing::machine_event(&fx.conn, PROJECT, proxy, "email.opened", NOW - 60_000, "privacy_proxy");
+    let opened = |op: &str, machines: Value| json!({ "field": "email.opened", "operator": op, "value": 1, "unit": "days", "includeMachine": machines });
+    assert_eq!(fx.matching(opened("triggered", Value::Null)), [person]);
+    assert_eq!(fx.matching(opened("notTriggered", json!(false))), [proxy, none]);
+    assert_eq!(fx.matching(opened("triggeredWithin", json!(true))), [person, proxy]);
+    assert_eq!(fx.matching(opened("notTriggeredWithin", json!(true))), [none]);
+    let e = Condition::parse(&tree_of(opened("triggered", json!("yes"))), "c").unwrap_err();
+    assert_eq!(e.fields()[0].field, "c.groups[0].filters[0].includeMachine");
+}
+
+#[test]
 fn plunk_names_for_fields_events_and_segments_mean_the_same() {
     let fx = Fixture::new();
     let a = fx.contact("a@x.io", true, json!({ "plan": "pro" }), 0);
@@ -415,7 +432,7 @@ fn segments_cannot_refer_to_themselves() {
 struct InContext(serde_json::Map<String, Value>);
 
 impl super::eval::Facts for InContext {
-    fn event_times(&self, _: &str) -> Option<(i64, i64)> {
+    fn event_times(&self, _: &str, _: bool) -> Option<(i64, i64)> {
         None
     }
     fn member_of(&self, _: &str) -> bool {

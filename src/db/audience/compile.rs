@@ -123,7 +123,7 @@ impl Builder<'_> {
         self.text(if negated { "NOT coalesce(" } else { "(" });
         match filter {
             Filter::Field { field, test } => self.field(field, test),
-            Filter::Event { name, test } => self.event(name, *test),
+            Filter::Event { name, test, machines } => self.event(name, *test, *machines),
             Filter::Segment { id, target, .. } => match target {
                 Target::Unresolved => self.text("0"),
                 Target::Static => {
@@ -137,12 +137,15 @@ impl Builder<'_> {
         self.text(if negated { ", 0)" } else { ")" });
     }
 
-    fn event(&mut self, name: &str, test: EventTest) {
+    fn event(&mut self, name: &str, test: EventTest, machines: bool) {
         self.text("c.id IN (SELECT contact_id FROM events WHERE project_id = ");
         self.bind(SqlValue::Text(self.project.to_string()));
         self.text(" AND name = ");
         self.bind(SqlValue::Text(name.to_string()));
         self.text(" AND contact_id IS NOT NULL");
+        if !machines {
+            self.text(" AND machine IS NULL");
+        }
         match test {
             EventTest::Triggered | EventTest::NotTriggered => {}
             EventTest::Within(span) | EventTest::NotWithin(span) => {

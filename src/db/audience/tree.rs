@@ -28,8 +28,9 @@ pub struct Group {
 pub enum Filter {
     /// A test on a contact field.
     Field { field: Field, test: Test },
-    /// A test on this contact's events of one name.
-    Event { name: String, test: EventTest },
+    /// A test on this contact's events of one name: people's only, or machines' too when
+    /// `machines` (an open by a privacy proxy, a scanner's click).
+    Event { name: String, test: EventTest, machines: bool },
     /// Membership of another segment.
     Segment { id: String, member: bool, target: Target },
 }

@@ -276,8 +276,10 @@ function Results({ campaign, onChanged }) {
         <dl class="counts" id="campaign-stats">
           <dt>Recipients</dt><dd data-stat="recipients">${s.totalRecipients}</dd>
           <dt>Sent</dt><dd data-stat="sent">${s.sent}</dd>
-          <dt>Opened</dt><dd data-stat="opened">${s.opened} (${percent(s.rates.open)})</dd>
-          <dt>Clicked</dt><dd data-stat="clicked">${s.clicked} (${percent(s.rates.click)})</dd>
+          <dt>Opened by people</dt><dd data-stat="opened">${s.openedByPeople} (${percent(s.rates.peopleOpen)})
+            <span class="meta" title="A privacy proxy (Apple Mail) fetches every image on delivery">· ${s.opened} with machines</span></dd>
+          <dt>Clicked by people</dt><dd data-stat="clicked">${s.clickedByPeople} (${percent(s.rates.peopleClick)})
+            <span class="meta" title="Link scanners follow every link before a person sees the mail">· ${s.clicked} with scanners</span></dd>
           <dt>Bounced</dt><dd>${s.bounced} (${percent(s.rates.bounce)})</dd>
           <dt>Complaints</dt><dd>${s.complained}</dd>
           <dt>Unsubscribed</dt><dd>${s.unsubscribed} (${percent(s.rates.unsubscribe)})</dd>
