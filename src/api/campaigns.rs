@@ -15,6 +15,7 @@ use crate::clock;
 use crate::core::campaign_state;
 use crate::core::campaigns::{self as core_campaigns, Fields};
 use crate::core::contacts::parse_email;
+use crate::core::follow_ups;
 use crate::core::ids::CampaignId;
 use crate::core::segments::count_condition;
 use crate::db::campaigns::{self, Campaign};
@@ -22,11 +23,13 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use crate::views::campaigns::{
     AudienceBody, Campaign as CampaignView, CampaignChanges, CampaignFields, CampaignStats, Count,
-    SendAnswer, SendCampaign, SentCampaign, TestBody, TestSent,
+    FollowUpBody, SendAnswer, SendCampaign, SentCampaign, TestBody, TestSent,
 };
 use crate::views::{NumberedPage, Success};
 
-documented_routes!(list, create, count, read, replace, remove, duplicate, send, cancel, test, stats);
+documented_routes!(
+    list, create, count, read, replace, remove, duplicate, follow_up, send, cancel, test, stats
+);
 
 #[derive(FromForm, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -260,6 +263,47 @@ async fn duplicate(
     let original = find(state, access.project.id, id).await?;
     let copy = state.db.write(move |tx| campaign_state::duplicate(tx, &original, clock::now_ms())).await?;
     Ok(Json(CampaignView::from(&copy)))
+}
+
+/// Follows a sent campaign up: a new campaign with its content (and a new subject if given) to
+/// the recipients no person opened it for (or who did not click), as a DRAFT, or scheduled
+/// `delayHours` after the original's send. 400 for a campaign not sent, or when a scheduled
+/// follow-up would reach nobody (nothing is saved then).
+#[utoipa::path(
+    tag = "Campaigns",
+    operation_id = "followUpCampaign",
+    params(("id" = String, Path)),
+    request_body = Option<FollowUpBody>,
+    security(("secretKey" = []), ("session" = [], "projectId" = [])),
+    responses((status = 200, description = "The follow-up campaign", body = CampaignView)),
+)]
+#[post("/campaigns/<id>/follow-up", data = "<body>")]
+async fn follow_up(
+    state: &State<AppState>,
+    access: ProjectAccess,
+    id: Param<CampaignId>,
+    body: OptionalJsonBody<FollowUpBody, Small>,
+) -> Result<Json<CampaignView>, ApiError> {
+    let id = id?;
+    let body = body.0;
+    let asked = follow_ups::FollowUp {
+        missed: follow_ups::Missed::parse(body.as_ref().and_then(|b| b.audience.as_deref()))?,
+        name: body.as_ref().and_then(|b| b.name.clone()),
+        subject: body.as_ref().and_then(|b| b.subject.clone()),
+        delay_hours: body.as_ref().and_then(|b| b.delay_hours),
+    };
+    let original = find(state, access.project.id, id).await?;
+    let (copy, at) = follow_ups::plan(&original, &asked, clock::now_ms())?;
+    let scheduled = match at {
+        None => None,
+        Some(at) => {
+            let checked = copy.clone();
+            let audience = state.db.run(move |conn| campaign_state::send_audience(conn, &checked)).await?;
+            Some((at, count_condition(&state.db, &copy.project_id, audience).await?))
+        }
+    };
+    let made = state.db.write(move |tx| follow_ups::create(tx, &copy, scheduled, clock::now_ms())).await?;
+    Ok(Json(CampaignView::from(&made)))
 }
 
 /// Sends now (SENDING) or at `scheduledFor` (SCHEDULED). 400 for a campaign that is not DRAFT or

@@ -27,6 +27,7 @@ pub mod error;
 pub mod events;
 pub mod feedback;
 pub mod fields;
+pub mod follow_ups;
 pub mod form_submissions;
 pub mod formats;
 pub mod forms;

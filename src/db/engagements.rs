@@ -298,3 +298,39 @@ pub fn domains(conn: &Connection, campaign: &str, limit: i64) -> Result<Vec<Doma
     let rows = statement.query_map(params![campaign, limit], domain_results)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
+
+/// What a contact did with the email campaign `campaign` sent them, for a condition decided in
+/// memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Received {
+    /// Opened (a click counts) and clicked, by anyone.
+    pub opened: bool,
+    pub clicked: bool,
+    /// Opened (a click counts) and clicked by a person.
+    pub opened_by_people: bool,
+    pub clicked_by_people: bool,
+}
+
+/// What contact `contact` did with campaign `campaign`'s email, if it was sent to them.
+pub fn received(conn: &Connection, campaign: &str, contact: &str) -> Result<Option<Received>> {
+    use rusqlite::OptionalExtension;
+    Ok(conn
+        .prepare_cached(
+            "SELECT m.opened_at IS NOT NULL, m.clicked_at IS NOT NULL,
+                    EXISTS (SELECT 1 FROM email_engagements e WHERE e.email_id = m.id
+                            AND e.kind IN ('open', 'click') AND e.machine IS NULL),
+                    EXISTS (SELECT 1 FROM email_engagements e WHERE e.email_id = m.id
+                            AND e.kind = 'click' AND e.machine IS NULL)
+             FROM emails m WHERE m.campaign_id = ?1 AND m.contact_id = ?2 AND m.source_type = 'CAMPAIGN'
+               AND m.sent_at IS NOT NULL",
+        )?
+        .query_row(params![campaign, contact], |r| {
+            Ok(Received {
+                opened: r.get(0)?,
+                clicked: r.get(1)?,
+                opened_by_people: r.get(2)?,
+                clicked_by_people: r.get(3)?,
+            })
+        })
+        .optional()?)
+}

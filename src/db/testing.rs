@@ -70,6 +70,43 @@ pub fn machine_event(conn: &Connection, project: &str, contact_seq: i64, name: &
     .unwrap();
 }
 
+/// A sent campaign `id` of `project`.
+pub fn campaign(conn: &Connection, project: &str, id: &str) {
+    conn.execute(
+        "INSERT INTO campaigns (id, project_id, name, subject, body, from_email, type, status, audience_type,
+                                created_at, updated_at)
+         VALUES (?1, ?2, ?1, 's', 'b', 'a@x.io', 'MARKETING', 'SENT', 'ALL', 0, 0)",
+        params![id, project],
+    )
+    .unwrap();
+}
+
+/// Campaign `campaign`'s email to the contact `contact_seq`, sent, with its opens and clicks as
+/// (kind, machine) pairs; the email's own times are set by any of them.
+pub fn campaign_email(conn: &Connection, campaign: &str, contact_seq: i64, engaged: &[(&str, Option<&str>)]) {
+    let id = super::new_id();
+    let opened = (!engaged.is_empty()).then_some(1);
+    let clicked = engaged.iter().any(|(kind, _)| *kind == "click").then_some(1);
+    conn.execute(
+        "INSERT INTO emails (id, project_id, contact_id, to_email, from_email, subject, body, type, source_type,
+                             campaign_id, status, message_id, next_attempt_at, created_at, updated_at, sent_at,
+                             opened_at, clicked_at)
+         SELECT ?1, project_id, id, email, 'a@x.io', 's', 'b', 'MARKETING', 'CAMPAIGN', ?2, 'SENT', ?1, 0, 0, 0, 0,
+                ?4, ?5
+         FROM contacts WHERE seq = ?3",
+        params![id, campaign, contact_seq, opened, clicked],
+    )
+    .unwrap();
+    for (kind, machine) in engaged {
+        conn.execute(
+            "INSERT INTO email_engagements (project_id, email_id, campaign_id, kind, machine, at)
+             SELECT project_id, id, campaign_id, ?2, ?3, 1 FROM emails WHERE id = ?1",
+            params![id, kind, machine],
+        )
+        .unwrap();
+    }
+}
+
 /// Every contact, in seq order.
 pub fn all_contacts(conn: &Connection) -> Vec<Contact> {
     let mut stmt =

@@ -420,6 +420,23 @@ pub struct Count {
     pub count: i64,
 }
 
+/// `POST /campaigns/{id}/follow-up`: a new campaign to the recipients who did not open (or
+/// click) a sent one.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FollowUpBody {
+    /// The new campaign's name; `<name> (follow-up)` when left out.
+    pub name: Option<String>,
+    /// A new subject; the original's when left out.
+    pub subject: Option<String>,
+    /// `notOpened` (the default: no person opened it; a privacy proxy's fetch is no open, a
+    /// click is one) or `notClicked`.
+    pub audience: Option<String>,
+    /// Schedule it this many hours (0 to 720) after the original was sent, or now if that has
+    /// passed; left out, the follow-up is a DRAFT to edit and send.
+    pub delay_hours: Option<i64>,
+}
+
 /// `POST /campaigns/{id}/send`: now, or at `scheduledFor`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

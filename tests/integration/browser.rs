@@ -291,6 +291,7 @@ async fn dashboard_in_chromium() {
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "forms", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "branding", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "archive", &fixture));
+    tokio::task::block_in_place(|| drive(&root, &chromium, &server, "sending", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "editor", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "dashboard", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "sandbox", &fixture));

@@ -36,7 +36,7 @@ impl Mailroom {
     }
 
     /// Runs the scheduler and the delivery worker until the campaign is in `status`.
-    async fn until_status(&self, id: &str, status: &str) -> Value {
+    pub(crate) async fn until_status(&self, id: &str, status: &str) -> Value {
         let mut last = Value::Null;
         self.app
             .run_jobs_until(&format!("campaign {status}"), async || {

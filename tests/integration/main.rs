@@ -30,6 +30,7 @@ mod envelope;
 mod events;
 mod fair_shares;
 mod feedback;
+mod follow_ups;
 mod formats;
 mod forms;
 mod github_sign_in;

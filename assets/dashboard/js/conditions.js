@@ -33,6 +33,14 @@ const SEGMENT_OPERATORS = [
   ["memberOfSegment", "is in segment"],
   ["notMemberOfSegment", "is not in segment"],
 ];
+const CAMPAIGN_OPERATORS = [
+  ["received", "was sent"],
+  ["notReceived", "was not sent"],
+  ["opened", "was sent and opened"],
+  ["notOpened", "was sent and not opened"],
+  ["clicked", "was sent and clicked"],
+  ["notClicked", "was sent and not clicked"],
+];
 // Operators the API takes as other names of the ones above: offered only to a filter that already
 // uses one, so the list does not show the same test twice.
 const ALIASES = new Set(["gt", "lt"]);
@@ -40,7 +48,7 @@ const ALIASES = new Set(["gt", "lt"]);
  * count people's only unless `includeMachine` is set. */
 const MACHINE_EVENTS = /^(event\.)?email\.(opened|clicked)$/;
 const DURATION = new Set(["within", "olderThan", "triggeredWithin", "notTriggeredWithin", "triggeredOlderThan"]);
-const NO_VALUE = new Set(["exists", "notExists", "triggered", "notTriggered"]);
+const NO_VALUE = new Set(["exists", "notExists", "triggered", "notTriggered", ...CAMPAIGN_OPERATORS.map(([op]) => op)]);
 const STANDARD_FIELDS = [["email", "string"], ["subscribed", "boolean"], ["snoozed", "boolean"], ["createdAt", "date"], ["updatedAt", "date"]];
 
 /** A contact field's type: a topic's (`topic.<id>`) and `snoozed` are booleans, others the catalogue's. */
@@ -49,9 +57,10 @@ function typeOfField(field, catalogue) {
   return (catalogue.find((f) => f.field === field) || {}).type;
 }
 
-/** What a filter tests: a contact field, an event, or a segment. */
+/** What a filter tests: a contact field, an event, a segment, or a campaign's email. */
 export function kindOf(filter) {
   if (SEGMENT_OPERATORS.some(([op]) => op === filter.operator)) return "segment";
+  if (CAMPAIGN_OPERATORS.some(([op]) => op === filter.operator)) return "campaign";
   if (EVENT_OPERATORS.some(([op]) => op === filter.operator)) return "event";
   return "field";
 }
@@ -111,15 +120,30 @@ function ValueInput({ filter, type, segments, onChange, label }) {
     onInput=${(e) => onChange({ ...filter, value: e.currentTarget.value })} /><//>`;
 }
 
-function FilterRow({ filter, catalogue, events, segments, onChange, onRemove, label }) {
+/** "Count machines' too" for a filter on what machines also do (a privacy proxy's open, a
+ * scanner's click): left out, only people's count. */
+function MachineCheck({ filter, onChange }) {
+  return html`<label class="field check machine-check"
+      title="A privacy proxy fetches every image on delivery; a link scanner follows every link. Left out unless ticked.">
+    <input type="checkbox" checked=${!!filter.includeMachine} onChange=${(e) => {
+      const next = { ...filter };
+      if (e.currentTarget.checked) next.includeMachine = true; else delete next.includeMachine;
+      onChange(next);
+    }} />
+    <span>Count machines' too</span>
+  </label>`;
+}
+
+function FilterRow({ filter, catalogue, events, segments, campaigns, onChange, onRemove, label }) {
   const kind = kindOf(filter);
   const type = kind === "field" ? typeOfField(filter.field, catalogue) : null;
   const setKind = (next) => {
     if (next === "field") onChange(emptyFilter());
     else if (next === "event") onChange({ field: events[0] ? events[0].name : "", operator: "triggered" });
+    else if (next === "campaign") onChange({ field: campaigns[0] ? `campaign.${campaigns[0].id}` : "", operator: "notOpened" });
     else onChange({ operator: "memberOfSegment", value: segments[0] ? segments[0].id : "" });
   };
-  const operators = (kind === "field" ? FIELD_OPERATORS : kind === "event" ? EVENT_OPERATORS : SEGMENT_OPERATORS)
+  const operators = ({ field: FIELD_OPERATORS, event: EVENT_OPERATORS, campaign: CAMPAIGN_OPERATORS }[kind] || SEGMENT_OPERATORS)
     .filter(([op]) => !ALIASES.has(op) || op === filter.operator);
   // A new field of another type starts from an empty value (a boolean's `true` is no plan name).
   const setField = (field) => {
@@ -134,6 +158,7 @@ function FilterRow({ filter, catalogue, events, segments, onChange, onRemove, la
       <${Field} label="Test">
         <select value=${kind} onChange=${(e) => setKind(e.currentTarget.value)}>
           <option value="field">A field</option><option value="event">An event</option><option value="segment">A segment</option>
+          <option value="campaign">A campaign</option>
         </select>
       <//>
       ${kind === "field" && html`<${Field} label="Field">
@@ -141,15 +166,16 @@ function FilterRow({ filter, catalogue, events, segments, onChange, onRemove, la
       ${kind === "event" && html`<div class="event-cell">
         <${Field} label="Event">
           <input list="condition-events" required value=${filter.field} onInput=${(e) => onChange({ ...filter, field: e.currentTarget.value })} /><//>
-        ${MACHINE_EVENTS.test(filter.field) && html`<label class="field check machine-check"
-            title="A privacy proxy fetches every image on delivery; a link scanner follows every link. Left out unless ticked.">
-          <input type="checkbox" checked=${!!filter.includeMachine} onChange=${(e) => {
-            const next = { ...filter };
-            if (e.currentTarget.checked) next.includeMachine = true; else delete next.includeMachine;
-            onChange(next);
-          }} />
-          <span>Count machines' too</span>
-        </label>`}
+        ${MACHINE_EVENTS.test(filter.field) && html`<${MachineCheck} filter=${filter} onChange=${onChange} />`}
+      </div>`}
+      ${kind === "campaign" && html`<div class="event-cell">
+        <${Field} label="Campaign">
+          <select required value=${filter.field || ""} onChange=${(e) => onChange({ ...filter, field: e.currentTarget.value })}>
+            <option value="">Choose a sent campaign</option>
+            ${filter.field && !campaigns.some((c) => `campaign.${c.id}` === filter.field) && html`<option value=${filter.field}>${filter.field}</option>`}
+            ${campaigns.map((c) => html`<option value=${`campaign.${c.id}`} key=${c.id}>${c.name}</option>`)}
+          </select><//>
+        ${filter.operator !== "received" && filter.operator !== "notReceived" && html`<${MachineCheck} filter=${filter} onChange=${onChange} />`}
       </div>`}
       ${kind === "segment" && html`<div></div>`}
       <${Field} label="Operator">
@@ -169,10 +195,13 @@ function FilterRow({ filter, catalogue, events, segments, onChange, onRemove, la
 }
 
 /** Edits `value` (a condition) and reports every change through `onChange`. */
-export function ConditionBuilder({ value, onChange, catalogue, events, segments, topics: given, depth = 0, label = "Condition" }) {
-  // The project's topics, offered as fields `topic.<id>`: read once, by the outermost builder.
+export function ConditionBuilder({ value, onChange, catalogue, events, segments, topics: given, campaigns: sent, depth = 0, label = "Condition" }) {
+  // The project's topics, offered as fields `topic.<id>`, and its sent campaigns, for the
+  // campaign filters: read once, by the outermost builder.
   const loaded = useLoad(() => (given ? Promise.resolve(given) : get("/topics")), []);
   const topics = given || loaded.data || [];
+  const loadedCampaigns = useLoad(() => (sent ? Promise.resolve(sent) : get("/campaigns?status=SENT&pageSize=100").then((p) => p.data)), []);
+  const campaigns = sent || loadedCampaigns.data || [];
   const condition = value || emptyCondition();
   const groups = condition.groups || [];
   const set = (path, f) => onChange(update(condition, path, f));
@@ -195,12 +224,12 @@ export function ConditionBuilder({ value, onChange, catalogue, events, segments,
           <legend>Group ${g + 1}</legend>
           <p class="meta">Every filter of the group must hold.</p>
           ${(group.filters || []).map((filter, f) => html`
-            <${FilterRow} key=${f} filter=${filter} catalogue=${catalogue} events=${events} segments=${segments} label=${`${groupLabel}, filter ${f + 1}`}
+            <${FilterRow} key=${f} filter=${filter} catalogue=${catalogue} events=${events} segments=${segments} campaigns=${campaigns} label=${`${groupLabel}, filter ${f + 1}`}
               onChange=${(next) => set(["groups", g, "filters", f], () => next)}
               onRemove=${() => set(["groups", g, "filters"], (list) => list.filter((_, i) => i !== f))} />`)}
           ${group.conditions && html`
             <div class="nested">
-              <${ConditionBuilder} value=${group.conditions} catalogue=${catalogue} events=${events} segments=${segments} topics=${topics} depth=${depth + 1} label=${`${groupLabel}, nested`}
+              <${ConditionBuilder} value=${group.conditions} catalogue=${catalogue} events=${events} segments=${segments} topics=${topics} campaigns=${campaigns} depth=${depth + 1} label=${`${groupLabel}, nested`}
                 onChange=${(next) => set(["groups", g, "conditions"], () => next)} />
             </div>`}
           <div class="buttons">

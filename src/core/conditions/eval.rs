@@ -3,16 +3,20 @@
 
 use serde_json::{Map, Value};
 
-use super::{Bound, Condition, EventTest, Field, Filter, Logic, Target, Test};
+use super::{Bound, CampaignTest, Condition, EventTest, Field, Filter, Logic, Target, Test};
 use crate::clock;
 use crate::db::contacts::Contact;
+use crate::db::engagements::Received;
 use crate::db::{Tx, events, segments, topics};
 
 /// What a condition needs to know about a contact beyond its own fields.
 pub trait Facts {
-    /// The first and the last time the contact triggered `name`, if ever.
     /// The first and last time the contact triggered `name`: by people only, or by machines too.
     fn event_times(&self, name: &str, machines: bool) -> Option<(i64, i64)>;
+    /// What the contact did with campaign `id`'s email, if it was sent to them.
+    fn campaign_email(&self, _campaign: &str) -> Option<Received> {
+        None
+    }
     /// Whether the contact is a stored member of the (static) segment `id`.
     fn member_of(&self, segment: &str) -> bool;
     /// The contact's own choice for topic `id`, if it made one.
@@ -59,6 +63,19 @@ fn filter(filter: &Filter, contact: &Contact, facts: &dyn Facts, now: i64) -> bo
                 Target::Dynamic(condition) => matches(condition, contact, facts, now),
             };
             is_member == *member
+        }
+        Filter::Campaign { id, test, machines } => {
+            let got = facts.campaign_email(id);
+            let opened = got.is_some_and(|r| if *machines { r.opened } else { r.opened_by_people });
+            let clicked = got.is_some_and(|r| if *machines { r.clicked } else { r.clicked_by_people });
+            match test {
+                CampaignTest::Received => got.is_some(),
+                CampaignTest::NotReceived => got.is_none(),
+                CampaignTest::Opened => opened,
+                CampaignTest::NotOpened => got.is_some() && !opened,
+                CampaignTest::Clicked => clicked,
+                CampaignTest::NotClicked => got.is_some() && !clicked,
+            }
         }
     }
 }
@@ -165,6 +182,13 @@ impl Facts for DbFacts<'_> {
     fn event_times(&self, name: &str, machines: bool) -> Option<(i64, i64)> {
         events::first_and_last(self.conn, self.contact_id, name, machines).unwrap_or_else(|e| {
             tracing::error!("reading a contact's events for a condition: {e}");
+            None
+        })
+    }
+
+    fn campaign_email(&self, campaign: &str) -> Option<Received> {
+        crate::db::engagements::received(self.conn, campaign, self.contact_id).unwrap_or_else(|e| {
+            tracing::error!("reading a contact's campaign email for a condition: {e}");
             None
         })
     }

@@ -35,6 +35,7 @@
 //!   `contact.data.<path>`, and a membership filter's `field: "segment.<id>"`.
 
 pub mod eval;
+mod names;
 mod parse;
 pub mod resolve;
 #[cfg(test)]
@@ -43,12 +44,13 @@ pub(crate) mod tests;
 use serde_json::Value;
 
 use crate::core::error::Result;
+pub use names::canonical;
 #[cfg(test)]
-pub(crate) use parse::{EVENT_OPERATORS, FIELD_OPERATORS, SEGMENT_OPERATORS};
-pub use parse::{MAX_EVENT_NAME, MAX_FILTERS, MAX_GROUPS, MAX_NESTING, canonical};
+pub(crate) use names::{EVENT_OPERATORS, FIELD_OPERATORS, SEGMENT_OPERATORS};
+pub use parse::{MAX_EVENT_NAME, MAX_FILTERS, MAX_GROUPS, MAX_NESTING};
 
 pub use crate::db::audience::tree::{
-    Bound, Comparison, Condition, EventTest, Field, Filter, Group, Logic, Scalar, Target, Test,
+    Bound, CampaignTest, Comparison, Condition, EventTest, Field, Filter, Group, Logic, Scalar, Target, Test,
 };
 
 impl Condition {
@@ -93,6 +95,8 @@ impl Condition {
                 Filter::Field { field, .. } => refs.fields.push(field.name()),
                 Filter::Event { name, .. } => refs.events.push(name.clone()),
                 Filter::Segment { id, .. } => refs.segments.push(id.clone()),
+                // Checked when the condition is resolved; a campaign is not a registry kind.
+                Filter::Campaign { .. } => {}
             }
         }
         for list in [&mut refs.fields, &mut refs.events, &mut refs.segments, &mut refs.topics] {

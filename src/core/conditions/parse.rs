@@ -3,11 +3,14 @@
 
 use serde_json::{Map, Value};
 
+use super::names::{
+    CAMPAIGN_OPERATORS, EVENT_OPERATORS, FIELD_OPERATORS, SEGMENT_OPERATORS, segment_named, unaliased,
+};
 use crate::clock;
 use crate::core::data::type_name;
 use crate::core::error::{Error, FieldError, Result};
 use crate::db::audience::tree::{
-    Bound, Comparison, Condition, EventTest, Field, Filter, Group, Logic, Scalar, Target, Test,
+    Bound, CampaignTest, Comparison, Condition, EventTest, Field, Filter, Group, Logic, Scalar, Target, Test,
 };
 
 /// Most filters in one tree, counting nested conditions and the conditions of segments it
@@ -19,114 +22,6 @@ pub const MAX_GROUPS: usize = 100;
 pub const MAX_NESTING: usize = 5;
 /// Longest event name.
 pub const MAX_EVENT_NAME: usize = 200;
-
-pub(crate) const FIELD_OPERATORS: &[&str] = &[
-    "equals",
-    "notEquals",
-    "contains",
-    "notContains",
-    "greaterThan",
-    "lessThan",
-    "greaterThanOrEqual",
-    "lessThanOrEqual",
-    "gt",
-    "lt",
-    "exists",
-    "notExists",
-    "within",
-    "olderThan",
-];
-pub(crate) const EVENT_OPERATORS: &[&str] =
-    &["triggered", "triggeredWithin", "triggeredOlderThan", "notTriggered", "notTriggeredWithin"];
-pub(crate) const SEGMENT_OPERATORS: &[&str] = &["memberOfSegment", "notMemberOfSegment"];
-
-/// A filter's field in the form this evaluator reads, from the names Plunk's clients also use:
-/// `event.<name>` for an event filter's event, `contact.email`, `contact.subscribed`,
-/// `contact.createdAt`, `contact.updatedAt` and `contact.data.<path>` for contact fields.
-fn unaliased<'a>(field: &'a str, operator: &str) -> &'a str {
-    if EVENT_OPERATORS.contains(&operator) {
-        return field.strip_prefix("event.").filter(|name| !name.trim().is_empty()).unwrap_or(field);
-    }
-    match field.strip_prefix("contact.") {
-        Some(rest)
-            if FIELD_OPERATORS.contains(&operator)
-                && (matches!(rest, "email" | "subscribed" | "createdAt" | "updatedAt")
-                    || rest.starts_with("data.")) =>
-        {
-            rest
-        }
-        _ => field,
-    }
-}
-
-/// The segment a membership filter names: its `value`, or Plunk's `field: "segment.<id>"`.
-fn segment_named<'a>(field: Option<&'a str>, value: &'a Value) -> Option<&'a str> {
-    match value {
-        Value::Null => field.and_then(|f| f.strip_prefix("segment.")),
-        other => other.as_str(),
-    }
-    .map(str::trim)
-    .filter(|id| !id.is_empty())
-}
-
-/// A filter written the one way the API shows it: aliased fields in their own form, a
-/// membership filter's segment in `value`.
-fn canonical_filter(filter: &Value) -> Value {
-    let Value::Object(node) = filter else { return filter.clone() };
-    let Some(operator) = node.get("operator").and_then(Value::as_str) else { return filter.clone() };
-    let mut out = node.clone();
-    if SEGMENT_OPERATORS.contains(&operator) {
-        let field = node.get("field").and_then(Value::as_str);
-        if let Some(id) = segment_named(field, node.get("value").unwrap_or(&Value::Null)) {
-            out.insert("value".into(), Value::String(id.to_string()));
-            if field.is_some_and(|f| f.starts_with("segment.")) {
-                out.remove("field");
-            }
-        }
-    } else if let Some(field) = node.get("field").and_then(Value::as_str) {
-        out.insert("field".into(), Value::String(unaliased(field, operator).to_string()));
-    }
-    Value::Object(out)
-}
-
-/// A tree that [`Condition::parse`] accepted, written the one way the API shows it: `logic` in
-/// capitals (`AND` where it was left out or null), `filters` always an array, a null
-/// `conditions` left out, and the fields Plunk's clients name otherwise in their own form
-/// (see [`unaliased`]). What is stored is this form, so what is read back matches the
-/// documented `ConditionTree`.
-pub fn canonical(tree: &Value) -> Value {
-    let Value::Object(node) = tree else { return tree.clone() };
-    let logic = match node.get("logic").and_then(Value::as_str) {
-        Some(l) if l.eq_ignore_ascii_case("or") => "OR",
-        _ => "AND",
-    };
-    let groups: Vec<Value> = node
-        .get("groups")
-        .and_then(Value::as_array)
-        .map(|groups| {
-            groups
-                .iter()
-                .map(|group| {
-                    let mut out = Map::new();
-                    let filters = group
-                        .get("filters")
-                        .and_then(Value::as_array)
-                        .map(|filters| filters.iter().map(canonical_filter).collect())
-                        .unwrap_or_default();
-                    out.insert("filters".into(), Value::Array(filters));
-                    if let Some(nested) = group.get("conditions").filter(|c| !c.is_null()) {
-                        out.insert("conditions".into(), canonical(nested));
-                    }
-                    Value::Object(out)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut out = Map::new();
-    out.insert("logic".into(), Value::String(logic.into()));
-    out.insert("groups".into(), Value::Array(groups));
-    Value::Object(out)
-}
 
 fn err(path: &str, code: &str, message: impl Into<String>) -> Error {
     Error::Invalid(vec![FieldError::new(path, code, message)])
@@ -266,8 +161,10 @@ fn parse_filter(value: &Value, path: &str, context: bool) -> Result<Filter> {
             &Value::String(type_name(value).into()),
         ));
     };
-    let is_event =
-        node.get("operator").and_then(Value::as_str).is_some_and(|op| EVENT_OPERATORS.contains(&op));
+    let is_event = node
+        .get("operator")
+        .and_then(Value::as_str)
+        .is_some_and(|op| EVENT_OPERATORS.contains(&op) || CAMPAIGN_OPERATORS.contains(&op));
     if is_event {
         known_keys(node, &["field", "operator", "value", "unit", "includeMachine"], path)?;
     } else {
@@ -319,19 +216,25 @@ fn parse_filter(value: &Value, path: &str, context: bool) -> Result<Filter> {
             "notTriggeredWithin" => EventTest::NotWithin(span()?),
             _ => EventTest::OlderThan(span()?),
         };
-        let machines = match node.get("includeMachine") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                return Err(err_received(
-                    &format!("{path}.includeMachine"),
-                    "invalid_type",
-                    "includeMachine is a boolean",
-                    other,
-                ));
-            }
+        Ok(Filter::Event { name: name.to_string(), test, machines: include_machine(node, path)? })
+    } else if CAMPAIGN_OPERATORS.contains(&operator) {
+        let Some(id) = field.strip_prefix("campaign.").map(str::trim).filter(|id| !id.is_empty()) else {
+            return Err(err_received(
+                &field_path,
+                "invalid_string",
+                "field is campaign.<id> with the campaign operators",
+                &Value::String(field.into()),
+            ));
         };
-        Ok(Filter::Event { name: name.to_string(), test, machines })
+        let test = match operator {
+            "received" => CampaignTest::Received,
+            "notReceived" => CampaignTest::NotReceived,
+            "opened" => CampaignTest::Opened,
+            "notOpened" => CampaignTest::NotOpened,
+            "clicked" => CampaignTest::Clicked,
+            _ => CampaignTest::NotClicked,
+        };
+        Ok(Filter::Campaign { id: id.to_string(), test, machines: include_machine(node, path)? })
     } else if SEGMENT_OPERATORS.contains(&operator) {
         let Some(id) = segment_named(Some(field), value) else {
             return Err(err_received(&value_path, "required", "value is the id of a segment", value));
@@ -346,13 +249,29 @@ fn parse_filter(value: &Value, path: &str, context: bool) -> Result<Filter> {
             &format!("{path}.operator"),
             "unknown_operator",
             format!(
-                "unknown operator {operator:?}; operators are {}, {} and {}",
+                "unknown operator {operator:?}; operators are {}, {}, {} and {}",
                 FIELD_OPERATORS.join(", "),
                 EVENT_OPERATORS.join(", "),
-                SEGMENT_OPERATORS.join(", ")
+                SEGMENT_OPERATORS.join(", "),
+                CAMPAIGN_OPERATORS.join(", ")
             ),
             &Value::String(operator.into()),
         ))
+    }
+}
+
+/// An event or campaign filter's `includeMachine`: count what machines did too (false when
+/// left out).
+fn include_machine(node: &Map<String, Value>, path: &str) -> Result<bool> {
+    match node.get("includeMachine") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(err_received(
+            &format!("{path}.includeMachine"),
+            "invalid_type",
+            "includeMachine is a boolean",
+            other,
+        )),
     }
 }
 

@@ -7,7 +7,7 @@ use crate::db::Tx;
 
 use super::{Condition, Field, Filter, MAX_FILTERS, MAX_NESTING, Target};
 use crate::core::error::{Error, FieldError, Result};
-use crate::db::{segments, topics};
+use crate::db::{campaigns, segments, topics};
 
 /// Most filters once referred segments are included.
 const MAX_RESOLVED_FILTERS: usize = 5 * MAX_FILTERS;
@@ -54,6 +54,12 @@ fn resolve_in(
                     return Err(fail("not_found", format!("no topic {id} in this project"), id));
                 };
                 *default_opt_in = topic.default_opt_in;
+                continue;
+            }
+            if let Filter::Campaign { id, .. } = filter {
+                if campaigns::get(conn, project, id)?.is_none() {
+                    return Err(fail("not_found", format!("no campaign {id} in this project"), id));
+                }
                 continue;
             }
             let Filter::Segment { id, target, .. } = filter else { continue };

@@ -296,6 +296,37 @@ fn machine_events_match_only_filters_that_ask_for_them() {
 }
 
 #[test]
+fn campaign_filters_read_what_each_recipient_did_with_its_email() {
+    let fx = Fixture::new();
+    testing::campaign(&fx.conn, PROJECT, "c1");
+    let person = fx.contact("a@x.io", true, json!({}), 0);
+    let proxy = fx.contact("b@x.io", true, json!({}), 0);
+    let nothing = fx.contact("c@x.io", true, json!({}), 0);
+    let clicker = fx.contact("d@x.io", true, json!({}), 0);
+    let scanned = fx.contact("e@x.io", true, json!({}), 0);
+    let not_sent = fx.contact("f@x.io", true, json!({}), 0);
+    testing::campaign_email(&fx.conn, "c1", person, &[("open", Some("privacy_proxy")), ("open", None)]);
+    testing::campaign_email(&fx.conn, "c1", proxy, &[("open", Some("privacy_proxy"))]);
+    testing::campaign_email(&fx.conn, "c1", nothing, &[]);
+    testing::campaign_email(&fx.conn, "c1", clicker, &[("click", None)]);
+    testing::campaign_email(&fx.conn, "c1", scanned, &[("click", Some("scanner"))]);
+    let on = |op: &str, machines: bool| json!({ "field": "campaign.c1", "operator": op, "includeMachine": machines });
+    assert_eq!(fx.matching(on("received", false)), [person, proxy, nothing, clicker, scanned]);
+    assert_eq!(fx.matching(on("notReceived", false)), [not_sent]);
+    assert_eq!(fx.matching(on("opened", false)), [person, clicker], "a click is an open");
+    assert_eq!(fx.matching(on("notOpened", false)), [proxy, nothing, scanned], "machines' opens are none");
+    assert_eq!(fx.matching(on("notOpened", true)), [nothing]);
+    assert_eq!(fx.matching(on("clicked", false)), [clicker]);
+    assert_eq!(fx.matching(on("clicked", true)), [clicker, scanned]);
+    assert_eq!(fx.matching(on("notClicked", false)), [person, proxy, nothing, scanned]);
+    let mut unknown =
+        Condition::parse(&tree_of(json!({ "field": "campaign.c9", "operator": "opened" })), "c").unwrap();
+    let e = resolve(&fx.conn, PROJECT, &mut unknown, None, "c").unwrap_err();
+    assert_eq!(e.fields()[0].code, "not_found");
+    assert!(Condition::parse(&tree_of(json!({ "field": "c1", "operator": "opened" })), "c").is_err());
+}
+
+#[test]
 fn plunk_names_for_fields_events_and_segments_mean_the_same() {
     let fx = Fixture::new();
     let a = fx.contact("a@x.io", true, json!({ "plan": "pro" }), 0);

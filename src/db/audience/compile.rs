@@ -10,7 +10,9 @@
 //! Elsewhere NULL may stay: AND and OR of tests where NULL means false give the same rows as
 //! with every NULL read as false.
 
-use super::tree::{Bound, Comparison, Condition, EventTest, Field, Filter, Logic, Scalar, Target, Test};
+use super::tree::{
+    Bound, CampaignTest, Comparison, Condition, EventTest, Field, Filter, Logic, Scalar, Target, Test,
+};
 use crate::db::fields::json_path;
 
 /// A value bound to a statement's parameter.
@@ -117,6 +119,7 @@ impl Builder<'_> {
             },
             Filter::Event { test, .. } => matches!(test, EventTest::NotTriggered | EventTest::NotWithin(_)),
             Filter::Segment { member, .. } => !member,
+            Filter::Campaign { test, .. } => *test == CampaignTest::NotReceived,
         };
         // A test on a missing value is NULL. Under AND and OR a NULL acts as false, which is
         // what a missing value means, so only negated tests need it turned into 0 first.
@@ -133,6 +136,7 @@ impl Builder<'_> {
                 }
                 Target::Dynamic(condition) => self.condition(condition),
             },
+            Filter::Campaign { id, test, machines } => self.campaign(id, *test, *machines),
         }
         self.text(if negated { ", 0)" } else { ")" });
     }
@@ -158,6 +162,32 @@ impl Builder<'_> {
             }
         }
         self.text(")");
+    }
+
+    /// The contacts campaign `id` was sent to, narrowed by what they did with it (a
+    /// `NotReceived` filter is this set negated by the caller).
+    fn campaign(&mut self, id: &str, test: CampaignTest, machines: bool) {
+        self.text(
+            "c.id IN (SELECT m.contact_id FROM emails m WHERE m.source_type = 'CAMPAIGN' AND m.sent_at IS NOT NULL
+             AND m.contact_id IS NOT NULL AND m.campaign_id = ",
+        );
+        self.bind(SqlValue::Text(id.to_string()));
+        let (negated, kinds, column) = match test {
+            CampaignTest::Received | CampaignTest::NotReceived => return self.text(")"),
+            CampaignTest::Opened => (false, "'open', 'click'", "m.opened_at"),
+            CampaignTest::NotOpened => (true, "'open', 'click'", "m.opened_at"),
+            CampaignTest::Clicked => (false, "'click'", "m.clicked_at"),
+            CampaignTest::NotClicked => (true, "'click'", "m.clicked_at"),
+        };
+        self.text(if negated { " AND NOT " } else { " AND " });
+        if machines {
+            self.text(&format!("{column} IS NOT NULL)"));
+        } else {
+            self.text(&format!(
+                "EXISTS (SELECT 1 FROM email_engagements e WHERE e.email_id = m.id AND e.kind IN ({kinds})
+                 AND e.machine IS NULL))"
+            ));
+        }
     }
 
     fn field(&mut self, field: &Field, test: &Test) {

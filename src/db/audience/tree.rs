@@ -33,6 +33,21 @@ pub enum Filter {
     Event { name: String, test: EventTest, machines: bool },
     /// Membership of another segment.
     Segment { id: String, member: bool, target: Target },
+    /// What the contact did with campaign `id`'s email: people's opens and clicks only, or
+    /// machines' too when `machines`.
+    Campaign { id: String, test: CampaignTest, machines: bool },
+}
+
+/// What a campaign filter tests. Every test but `NotReceived` is about a contact the campaign
+/// was sent to: `NotOpened` is sent and not opened (a click counts as an open).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CampaignTest {
+    Received,
+    NotReceived,
+    Opened,
+    NotOpened,
+    Clicked,
+    NotClicked,
 }
 
 /// A contact field a filter reads.

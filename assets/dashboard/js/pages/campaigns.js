@@ -10,6 +10,7 @@ import { Preview, TemplateError } from "./templates.js";
 import { BodyEditor, StarterPicker, TestSend, emptyBody } from "../editor/body.js";
 import { ArchivePanel } from "./campaign_archive.js";
 import { CampaignReport } from "./campaign_report.js";
+import { FollowUpPanel } from "./campaign_follow_up.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Loaded, Page, PagePager, Table, date, percent, toast,
   useAction, useDebouncedLoad, useLoad, useSearch,
@@ -331,6 +332,7 @@ export function CampaignPage({ project, params }) {
         ${!isNew && (loaded.status === "DRAFT" || loaded.status === "SCHEDULED") && html`<${SendPanel} campaign=${loaded} onChanged=${campaign.reload} />`}
         ${!isNew && !editable && html`<${Results} campaign=${loaded} onChanged=${campaign.reload} />`}
         ${!isNew && !editable && loaded.sentAt && html`<${CampaignReport} campaign=${loaded} />`}
+        ${!isNew && !editable && loaded.sentAt && loaded.status !== "CANCELLED" && html`<${FollowUpPanel} campaign=${loaded} base=${base} />`}
         ${editable
           ? html`<${Editor} key=${loaded.updatedAt || "new"} campaign=${loaded} isNew=${isNew} base=${base} vocabulary=${v} onSaved=${campaign.setData} />`
           : html`

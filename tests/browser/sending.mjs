@@ -1,0 +1,71 @@
+// Sending well (issue 34) in the dashboard: a sent campaign's results put people's opens and
+// clicks first, with machines' beside them; its Follow up panel counts who missed it and makes
+// the follow-up, whose audience the condition builder shows as a campaign filter with "Count
+// machines' too". At 1400 and 375 px with axe. Run by the cargo test
+// `browser::dashboard_in_chromium` after archive.mjs; it deletes what it made.
+
+import assert from "node:assert/strict";
+import { F, api, audit, base, drive, fitsAPhone, lookup, shot, signInToAcme, step, toast, watch } from "./lib.mjs";
+
+await drive("sending", async (browser) => {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  watch(page);
+  await signInToAcme(page, F.owner);
+
+  step("a campaign goes out to two contacts");
+  const emails = ["kim@example.com", "lee@example.com"];
+  for (const email of emails) assert.equal((await api("POST", "/contacts", { email, subscribed: true })).status, 200);
+  const made = await api("POST", "/campaigns", {
+    name: "Spring sale", subject: "Spring sale", body: "<p>Hello</p>", from: "hello@example.test", audienceType: "FILTERED",
+    audienceCondition: { logic: "OR", groups: emails.map((value) => ({ filters: [{ field: "email", operator: "equals", value }] })) },
+  });
+  assert.equal(made.status, 200, JSON.stringify(made.body));
+  const id = made.body.data.id;
+  assert.equal((await api("POST", `/campaigns/${id}/send`, {})).status, 200);
+  for (let i = 0; i < 300 && (await api("GET", `/campaigns/${id}`)).body.status !== "SENT"; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const projectBase = `${base}/app/p/${encodeURIComponent(F.projectId)}`;
+  await page.goto(`${projectBase}/campaigns/${encodeURIComponent(id)}`);
+  await page.waitForSelector("#results[data-status=SENT]");
+  await page.waitForSelector('#campaign-stats dt:text-is("Opened by people")');
+  await page.waitForSelector('[data-stat="opened"]:has-text("with machines")');
+
+  step("the follow-up panel counts who missed it and makes a draft");
+  await page.waitForSelector('#follow-up-count:text("2 so far")');
+  await page.selectOption("#follow-up-audience", "notClicked");
+  await page.waitForSelector('#follow-up-count:text("2 so far")');
+  await page.fill("#follow-up-subject", "Last days of the spring sale");
+  await page.locator('input[name="follow-up-when"]').nth(1).check();
+  assert.equal(await page.locator("#follow-up-delay").isDisabled(), true, "a draft has no delay");
+  await audit(page, "campaign page with its follow-up panel");
+  await page.locator("#follow-up").scrollIntoViewIfNeeded();
+  await shot(page, "campaign-follow-up");
+  await fitsAPhone(page, "campaign follow-up", "campaign-follow-up-375");
+  await page.click("#follow-up-create");
+  await toast(page, "Created Spring sale (follow-up)");
+  await page.waitForSelector('h1:text-is("Spring sale (follow-up)")');
+  const follow = (await api("GET", "/campaigns?search=follow-up")).body.data.find((c) => c.name === "Spring sale (follow-up)");
+  assert.equal(follow.subject, "Last days of the spring sale");
+  assert.deepEqual(follow.audienceCondition.groups[0].filters[0], { field: `campaign.${id}`, operator: "notClicked" });
+
+  step("the follow-up's audience is a campaign filter in the condition builder");
+  const campaignSelect = page.getByRole("combobox", { name: "Campaign", exact: true });
+  await campaignSelect.waitFor();
+  assert.equal(await campaignSelect.inputValue(), `campaign.${id}`);
+  const machines = page.getByRole("checkbox", { name: "Count machines' too" });
+  assert.equal(await machines.isChecked(), false, "people's clicks only, unless asked");
+  await machines.check();
+  await audit(page, "a follow-up's audience in the condition builder");
+  await shot(page, "follow-up-audience");
+  await fitsAPhone(page, "follow-up audience", "follow-up-audience-375");
+
+  step("clean up");
+  for (const c of [follow.id, id]) assert.equal((await api("DELETE", `/campaigns/${c}`)).status, 204);
+  for (const email of emails) {
+    const contact = await lookup(email);
+    assert.equal((await api("DELETE", `/contacts/${contact.id}`)).status, 204);
+  }
+  await context.close();
+});
