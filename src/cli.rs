@@ -378,6 +378,13 @@ fn cores() -> usize {
 fn serve(config: Config) -> Result<(), CliError> {
     crate::memory::configure();
     init_tracing(&config);
+    if config.scheduler.clock_offset_secs != 0 {
+        crate::clock::set_offset_ms(config.scheduler.clock_offset_secs.saturating_mul(1000));
+        tracing::warn!(
+            offset_secs = config.scheduler.clock_offset_secs,
+            "the clock is shifted ([scheduler] clock_offset_secs): for rehearsals, not for production"
+        );
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("tidings")

@@ -1,6 +1,8 @@
 //! Wall-clock time as stored in the database (milliseconds since the Unix epoch) and as shown in
 //! the API (RFC 3339 in UTC with milliseconds, like JavaScript's `toISOString`).
 
+use std::sync::atomic::{AtomicI64, Ordering};
+
 use time::OffsetDateTime;
 use time::format_description::FormatItem;
 use time::macros::format_description;
@@ -8,10 +10,18 @@ use time::macros::format_description;
 const ISO: &[FormatItem<'static>] =
     format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
 
+/// What `[scheduler] clock_offset_secs` shifts the clock by, in ms (0 unless `serve` set it).
+static OFFSET_MS: AtomicI64 = AtomicI64::new(0);
+
+/// Shifts [`now_ms`] by `ms` for the rest of the process (`serve`, from the configuration).
+pub fn set_offset_ms(ms: i64) {
+    OFFSET_MS.store(ms, Ordering::Relaxed);
+}
+
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
     let now = OffsetDateTime::now_utc();
-    (now.unix_timestamp_nanos() / 1_000_000) as i64
+    (now.unix_timestamp_nanos() / 1_000_000) as i64 + OFFSET_MS.load(Ordering::Relaxed)
 }
 
 /// `2026-11-21T12:34:56.789Z` for a millisecond timestamp.

@@ -46,6 +46,14 @@
     const texts = textsOf(form);
     const status = form.querySelector("[data-tidings-status]");
     const proof = form.querySelector("input[name=altcha]");
+    // The browser's time zone, which a new contact takes (marketing mail sent "at 09:00" then
+    // arrives at 09:00 where they are).
+    let zone = form.querySelector("input[name=_tz]");
+    if (!zone) {
+      zone = Object.assign(document.createElement("input"), { type: "hidden", name: "_tz" });
+      form.append(zone);
+    }
+    try { zone.value = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { zone.value = ""; }
     const say = (text, bad) => {
       if (!status) return;
       status.textContent = text;

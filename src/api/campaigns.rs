@@ -325,18 +325,25 @@ async fn send(
     body: OptionalJsonBody<SendCampaign, Small>,
 ) -> Result<Json<SendAnswer>, ApiError> {
     let id = id?;
-    let at = core_campaigns::parse_schedule(body.0.and_then(|b| b.scheduled_for).as_ref())?;
+    let (scheduled_for, local_time) = body.0.map(|b| (b.scheduled_for, b.local_time)).unwrap_or_default();
+    let (at, local_time) =
+        core_campaigns::parse_when(scheduled_for.as_ref(), local_time.as_deref(), clock::now_ms())?;
     let campaign = find(state, access.project.id, id).await?;
     let checked = campaign.clone();
     let audience = state.db.run(move |conn| campaign_state::send_audience(conn, &checked)).await?;
     let recipients = count_condition(&state.db, &campaign.project_id, audience).await?;
     let sent = state
         .db
-        .write(move |tx| campaign_state::send(tx, &campaign.id, recipients, at, clock::now_ms()))
+        .write(move |tx| {
+            campaign_state::send(tx, &campaign.id, recipients, at, local_time.as_deref(), clock::now_ms())
+        })
         .await?;
-    let message = match sent.scheduled_for {
-        Some(at) => format!("Campaign scheduled for {}", clock::iso(at)),
-        None => format!("Campaign is sending to {recipients} contacts"),
+    let message = match (sent.scheduled_for, &sent.local_time) {
+        (Some(at), Some(local)) => {
+            format!("Campaign scheduled for {local} in each contact's time zone, from {}", clock::iso(at))
+        }
+        (Some(at), None) => format!("Campaign scheduled for {}", clock::iso(at)),
+        (None, _) => format!("Campaign is sending to {recipients} contacts"),
     };
     Ok(Json(SendAnswer {
         success: true,

@@ -354,7 +354,12 @@ async fn stored(
     let now = clock::now_ms();
     let min_fill = i64::from(state.config.limits.form_min_fill_ms);
     let proven = form_submissions::verify(&state.secrets.link, &form.id, proof.as_deref(), min_fill, now)?;
-    let visitor = Visitor { ip: client.0.map(|ip| ip.to_string()), user_agent: agent.0, locale };
+    let visitor = Visitor {
+        ip: client.0.map(|ip| ip.to_string()),
+        user_agent: agent.0,
+        locale,
+        timezone: submission.timezone.clone(),
+    };
     let (config, secrets, form, chosen) =
         (state.config.clone(), state.secrets.clone(), form.clone(), submission.topics);
     state
@@ -408,7 +413,7 @@ fn field_problem(shell: &Shell, form: &Form, problem: &crate::error::FieldError)
 
 /// A submission from the hosted page or a plain HTML form: the page that follows, or a redirect.
 #[utoipa::path(tag = "Pages", operation_id = "submitForm", params(("id" = String, Path)), security(()),
-    request_body(content((Object = "application/x-www-form-urlencoded"), (Object = "application/json")), description = "A form post (`email`, the fields' keys, `topic` repeated, `_hp`, `altcha`) or JSON (`{email, <keys>, topics, _hp, altcha}`)"),
+    request_body(content((Object = "application/x-www-form-urlencoded"), (Object = "application/json")), description = "A form post (`email`, the fields' keys, `topic` repeated, `_hp`, `_tz` (the browser's time zone), `altcha`) or JSON (`{email, <keys>, topics, _hp, _tz, altcha}`)"),
     responses((status = 200, description = "Taken: the thank-you page for a form post, the answer for JSON", content((String = "text/html"), (Submitted = "application/json"))), (status = 303, description = "A form post, to the form's redirect URL"), (status = 400, description = "A body that cannot be read", content((String = "text/html"), (Envelope = "application/json"))), (status = 403, description = "Refused by the spam checks or the origin", content((String = "text/html"), (Envelope = "application/json"))), (status = 404, description = "No such form", content((String = "text/html"), (Envelope = "application/json"))), (status = 413, description = "Too large a body", content((String = "text/html"), (Envelope = "application/json"))), (status = 422, description = "A field to fix (a form post gets the form again, saying what)", content((String = "text/html"), (Envelope = "application/json"))), (status = 429, description = "Too many submissions", content((String = "text/html"), (Envelope = "application/json")))))]
 #[post("/f/<id>/submit", format = "form", data = "<body>")]
 async fn submit_form(
@@ -462,6 +467,7 @@ fn from_form(body: &str) -> (Submission, Option<String>, Map<String, Value>) {
             "email" => submission.email = Some(value.clone()),
             "topic" => submission.topics.push(value.clone()),
             "_hp" => submission.honeypot = Some(value.clone()),
+            "_tz" => submission.timezone = Some(value.chars().take(64).collect()),
             "altcha" => proof = Some(value.clone()),
             _ => {
                 submission.values.insert(name.to_string(), json!(value));
@@ -475,7 +481,7 @@ fn from_form(body: &str) -> (Submission, Option<String>, Map<String, Value>) {
 /// A submission as JSON (`{email, <field keys>, topics, _hp, altcha}`), from the embed or a
 /// custom front; CORS for the form's allowed origins.
 #[utoipa::path(tag = "Pages", operation_id = "submitFormJson", params(("id" = String, Path)), security(()),
-    request_body(content((Object = "application/x-www-form-urlencoded"), (Object = "application/json")), description = "A form post (`email`, the fields' keys, `topic` repeated, `_hp`, `altcha`) or JSON (`{email, <keys>, topics, _hp, altcha}`)"),
+    request_body(content((Object = "application/x-www-form-urlencoded"), (Object = "application/json")), description = "A form post (`email`, the fields' keys, `topic` repeated, `_hp`, `_tz` (the browser's time zone), `altcha`) or JSON (`{email, <keys>, topics, _hp, _tz, altcha}`)"),
     responses((status = 200, description = "Taken: the thank-you page for a form post, the answer for JSON", content((String = "text/html"), (Submitted = "application/json"))), (status = 303, description = "A form post, to the form's redirect URL"), (status = 400, description = "A body that cannot be read", content((String = "text/html"), (Envelope = "application/json"))), (status = 403, description = "Refused by the spam checks or the origin", content((String = "text/html"), (Envelope = "application/json"))), (status = 404, description = "No such form", content((String = "text/html"), (Envelope = "application/json"))), (status = 413, description = "Too large a body", content((String = "text/html"), (Envelope = "application/json"))), (status = 422, description = "A field to fix (a form post gets the form again, saying what)", content((String = "text/html"), (Envelope = "application/json"))), (status = 429, description = "Too many submissions", content((String = "text/html"), (Envelope = "application/json")))))]
 #[post("/f/<id>/submit", format = "json", data = "<body>", rank = 2)]
 async fn submit_json(
@@ -508,6 +514,7 @@ async fn submit_json(
             _ => Vec::new(),
         },
         honeypot: text(values.remove("_hp")),
+        timezone: text(values.remove("_tz")).map(|z| z.chars().take(64).collect()),
         values: Map::new(),
     };
     let proof = text(values.remove("altcha"));

@@ -61,6 +61,7 @@ pub mod public_page;
 pub mod roles;
 pub mod segments;
 pub mod send;
+pub mod sending;
 pub mod smtp_credentials;
 pub mod sns;
 mod sso;
@@ -122,6 +123,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         form_pages::routes(),
         preferences::routes(),
         consent::routes(),
+        sending::routes(),
         confirm::routes(),
         inbound::routes(),
         inbound_domains::routes(),

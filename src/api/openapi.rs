@@ -27,7 +27,7 @@ documented_routes!(document_json);
     tags(
         (name = "Server", description = "Health, features, metrics and this document."),
         (name = "Account", description = "Signing in and the dashboard's account endpoints."),
-        (name = "Sending", description = "Transactional mail, and checking addresses."),
+        (name = "Sending", description = "Transactional mail, checking addresses, and when marketing mail may go."),
         (name = "Contacts", description = "The people a project mails, with custom fields."),
         (name = "Templates", description = "Reusable emails in Liquid."),
         (name = "Segments", description = "Groups of contacts, by condition or by hand."),
@@ -188,6 +188,7 @@ fn parts() -> Vec<Document> {
         super::form_pages::Doc::openapi(),
         super::preferences::Doc::openapi(),
         super::consent::Doc::openapi(),
+        super::sending::Doc::openapi(),
         super::confirm::Doc::openapi(),
         super::inbound::Doc::openapi(),
         super::inbound_domains::Doc::openapi(),

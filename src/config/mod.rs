@@ -192,6 +192,7 @@ impl Config {
         within("scheduler.idempotency_sweep_secs", sc.idempotency_sweep_secs.into(), 1, DAY);
         within("scheduler.job_retention_hours", sc.job_retention_hours.into(), 1, 87_600);
         within("scheduler.segment_refresh_secs", sc.segment_refresh_secs.into(), 1, DAY);
+        within("scheduler.clock_offset_secs", sc.clock_offset_secs.unsigned_abs(), 0, 400 * DAY);
         for (n, relay) in smtp.relays.iter().enumerate() {
             within(&format!("smtp.relays[{n}].pool_size"), relay.pool_size.into(), 1, 1_024);
             let rate = relay.max_messages_per_second.into();

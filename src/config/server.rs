@@ -108,6 +108,9 @@ pub struct SchedulerConfig {
     pub job_retention_hours: u32,
     /// How often segment counts are refreshed and tracked segments recomputed.
     pub segment_refresh_secs: u32,
+    /// Shifts the server's clock by this many seconds: to rehearse a schedule (a campaign at
+    /// 09:00 in three time zones) on a copy of the database, and for tests. 0 in production.
+    pub clock_offset_secs: i64,
 }
 
 impl Default for SchedulerConfig {
@@ -120,6 +123,7 @@ impl Default for SchedulerConfig {
             idempotency_sweep_secs: 3600,
             job_retention_hours: 168,
             segment_refresh_secs: 300,
+            clock_offset_secs: 0,
         }
     }
 }

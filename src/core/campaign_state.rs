@@ -91,7 +91,17 @@ pub fn send_audience(conn: &Tx, c: &Campaign) -> Result<Condition> {
 /// Sends campaign `id` now (SENDING) or at `at` (SCHEDULED) to the `recipients` its audience
 /// was counted to hold, and enqueues the job that starts and expands it; the campaign as it is
 /// now. Refused when nobody would receive it or it changed since it was read.
-pub fn send(tx: &Tx, id: &str, recipients: i64, at: Option<i64>, now: i64) -> Result<Campaign> {
+///
+/// `local_time`, with `at`, sends at that wall-clock time in each contact's zone: the job starts
+/// at `at` (where it happens first) and each email is due when it happens where its contact is.
+pub fn send(
+    tx: &Tx,
+    id: &str,
+    recipients: i64,
+    at: Option<i64>,
+    local_time: Option<&str>,
+    now: i64,
+) -> Result<Campaign> {
     if recipients == 0 {
         return Err(Error::malformed(
             "The audience is empty: no contact would receive this campaign (MARKETING campaigns go to subscribed contacts only)",
@@ -110,6 +120,7 @@ pub fn send(tx: &Tx, id: &str, recipients: i64, at: Option<i64>, now: i64) -> Re
     if !campaigns::transition(tx, id, &from, to.as_str(), stamps, now)? {
         return Err(Error::malformed("The campaign changed meanwhile; it can no longer be sent"));
     }
+    campaigns::set_local_time(tx, id, local_time)?;
     let sent = campaigns::by_id(tx, id)?.ok_or_else(|| CampaignId::missing(id))?;
     queue::enqueue_soonest(tx, &jobs::campaign_send(&sent.project_id, id, at.unwrap_or(now)))?;
     Ok(sent)

@@ -417,6 +417,27 @@ pub fn parse_schedule(value: Option<&Value>) -> Result<Option<i64>> {
         .map_err(|_| bad(&json!(text)))
 }
 
+/// When `POST /campaigns/:id/send` asks to send: now (`None`), at `scheduledFor`, or at a
+/// wall-clock `localTime` in each contact's zone, which starts where it happens first (or now,
+/// if that has passed) and is returned in its stored form.
+pub fn parse_when(
+    scheduled_for: Option<&Value>,
+    local_time: Option<&str>,
+    now: i64,
+) -> Result<(Option<i64>, Option<String>)> {
+    let at = parse_schedule(scheduled_for)?;
+    let Some(local) = local_time else { return Ok((at, None)) };
+    if at.is_some() {
+        return Err(Error::invalid("localTime", "invalid_union", "give scheduledFor or localTime, not both"));
+    }
+    let wall = super::delivery_windows::parse_local_time(local, "localTime")?;
+    let first = super::delivery_windows::earliest_instant_of(wall).max(now);
+    if first > clock::MAX_MS - 86_400_000 {
+        return Err(Error::invalid("localTime", "too_big", "localTime is too far ahead"));
+    }
+    Ok((Some(first), Some(wall.strftime("%Y-%m-%dT%H:%M:%S").to_string())))
+}
+
 /// Where an expansion stands after a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expansion {
@@ -438,8 +459,11 @@ pub fn expand_step(conn: &Tx, id: &str, batch: usize, now: i64) -> Result<Expans
     let condition = audience(conn, &c)?;
     let walk = audience::walk(conn, &c.project_id, (&condition, now), c.expand_cursor, batch)?;
     let mut added = 0;
+    let due = due_times(conn, &c, &walk.visited, now)?;
     for contact in walk.visited.iter().filter(|v| v.matches) {
-        match outbound::queue_campaign(conn, draft_of(&c, &contact.email, Some(contact.id.clone())), now) {
+        let at = due.get(contact.id.as_str()).copied().unwrap_or(now);
+        match outbound::queue_campaign(conn, draft_of(&c, &contact.email, Some(contact.id.clone())), at, now)
+        {
             Ok(Some(_)) => added += 1,
             Ok(None) => {}
             // The marketing cap is met: the campaign ends with the recipients queued so far.
@@ -453,6 +477,38 @@ pub fn expand_step(conn: &Tx, id: &str, batch: usize, now: i64) -> Result<Expans
     }
     campaigns::record_expansion(conn, &c.id, walk.cursor, added, walk.done, now)?;
     Ok(if walk.done { Expansion::Done } else { Expansion::Running })
+}
+
+/// When each matching contact's email of campaign `c` is due, where that is not `now`: at the
+/// campaign's wall-clock time in the contact's zone, and, for MARKETING mail, out of the
+/// project's quiet hours and days there (`core::delivery_windows`).
+fn due_times(
+    conn: &Tx,
+    c: &Campaign,
+    visited: &[crate::db::audience::Visited],
+    now: i64,
+) -> Result<std::collections::HashMap<String, i64>> {
+    use super::delivery_windows::{Windows, instant_of};
+    let windows = Windows::of(&crate::db::sending::get(conn, &c.project_id)?);
+    let wall = c.local_time.as_deref().and_then(|t| t.parse::<jiff::civil::DateTime>().ok());
+    let quiet = c.kind == EmailKind::Marketing && windows.has_quiet_time();
+    if wall.is_none() && !quiet {
+        return Ok(Default::default());
+    }
+    let ids: Vec<&str> = visited.iter().filter(|v| v.matches).map(|v| v.id.as_str()).collect();
+    let own: std::collections::HashMap<String, String> =
+        crate::db::sending::timezones(conn, &ids)?.into_iter().collect();
+    Ok(ids
+        .into_iter()
+        .map(|id| {
+            let zone = windows.zone_of(own.get(id).map(String::as_str));
+            let mut at = wall.map_or(now, |wall| instant_of(wall, &zone).max(now));
+            if quiet {
+                at = windows.next_open(&zone, at);
+            }
+            (id.to_string(), at)
+        })
+        .collect())
 }
 
 #[cfg(test)]

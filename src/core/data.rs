@@ -5,6 +5,7 @@
 //! - `data` is a patch: only the keys sent change.
 //! - `null` deletes the key; an empty string is ignored.
 //! - Reserved keys are dropped silently.
+//! - `timezone` must name a time zone (`Europe/Berlin`): 422 `invalid_timezone` otherwise.
 //! - `{ "value": v, "persistent": false }` is used for this request only; with `persistent: true`
 //!   `v` is stored as any other value.
 //! - Primitives, plain objects and arrays are stored; an object replaces the stored object at
@@ -12,11 +13,16 @@
 
 use serde_json::{Map, Value};
 
+use crate::core::delivery_windows::check_zone;
 use crate::core::error::{Error, FieldError, Result};
 
 /// Keys removed from every `data` payload without an error.
 pub const RESERVED_KEYS: &[&str] =
     &["id", "svc_id", "svc_email", "email", "unsubscribeUrl", "subscribeUrl", "manageUrl"];
+
+/// The key of a contact's time zone (an IANA name): when its marketing mail is due
+/// (`core::delivery_windows`). A value that names no zone is refused.
+pub const TIMEZONE: &str = "timezone";
 
 /// Largest stored `data` object, serialized.
 pub const MAX_DATA_BYTES: usize = 64 * 1024;
@@ -74,6 +80,19 @@ impl DataPatch {
                 patch.transient.insert(key.clone(), value.clone());
                 continue;
             }
+            if key == TIMEZONE
+                && !value.is_null()
+                && !value.as_str().is_some_and(|z| z.is_empty() || check_zone(z))
+            {
+                return Err(Error::Invalid(vec![
+                    FieldError::new(
+                        format!("{field}.{key}"),
+                        "invalid_timezone",
+                        "timezone is an IANA time zone name, such as Europe/Berlin",
+                    )
+                    .received(value.clone()),
+                ]));
+            }
             match value {
                 Value::Null => patch.changes.push((key.clone(), None)),
                 Value::String(s) if s.is_empty() => {}
@@ -84,8 +103,12 @@ impl DataPatch {
     }
 
     /// A patch that stores every pair (CSV rows, workflow updates), with the same rules.
+    /// A `timezone` that names no zone is left out, so the rest of the row is kept.
     pub fn from_pairs(pairs: impl IntoIterator<Item = (String, Value)>) -> DataPatch {
-        let object: Map<String, Value> = pairs.into_iter().collect();
+        let mut object: Map<String, Value> = pairs.into_iter().collect();
+        if object.get(TIMEZONE).and_then(Value::as_str).is_some_and(|z| !z.is_empty() && !check_zone(z)) {
+            object.remove(TIMEZONE);
+        }
         DataPatch::parse(Some(&Value::Object(object)), "data").unwrap_or_default()
     }
 

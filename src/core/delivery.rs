@@ -8,6 +8,8 @@
 
 use crate::core::vocabulary::{CampaignStatus, EmailKind, EmailSource};
 use std::collections::HashMap;
+
+use super::delivery_windows::Windows;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -66,6 +68,9 @@ pub struct Context {
     /// Sent from the project's sandbox domain while mail is captured (`core::sandbox`): it has
     /// no row and no key, and goes unsigned into the outbox.
     pub sandboxed: bool,
+    /// For MARKETING mail in the project's quiet hours or on a quiet day where its contact
+    /// lives: when they end.
+    pub quiet_until: Option<i64>,
 }
 
 /// Reads what each email of a batch needs, each campaign, domain, attachment set and project
@@ -77,7 +82,9 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
     let mut raw_seen = HashMap::new();
     let mut topics_seen = HashMap::new();
     let mut wiping_seen = HashMap::new();
+    let mut windows_seen = HashMap::new();
     let mut captured = None;
+    let now = crate::clock::now_ms();
     let mut out = Vec::with_capacity(batch.len());
     for email in batch {
         let project = email.project_id.as_str();
@@ -149,7 +156,19 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
                 Some(known) => known,
                 None => *captured.insert(super::sandbox::captured(conn)?),
             };
+        let quiet_until = if email.kind == EmailKind::Marketing && email.source_type != EmailSource::Test {
+            let windows = read_once(&mut windows_seen, project.to_string(), || {
+                crate::db::sending::get(conn, project).map(|s| Some(Windows::of(&s)))
+            })?;
+            windows.filter(|w| w.has_quiet_time()).and_then(|w| {
+                let own = contact.as_ref().and_then(|c| c.data.get(crate::core::data::TIMEZONE)?.as_str());
+                Some(w.next_open(&w.zone_of(own), now)).filter(|at| *at > now)
+            })
+        } else {
+            None
+        };
         let context = Context {
+            quiet_until,
             contact,
             suppressed,
             listed,
@@ -171,6 +190,11 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
 pub fn check(email: &Email, context: &Context, now: i64) -> Result<Email, Outcome> {
     if context.wiping {
         return Err(Outcome::Discard);
+    }
+    // Marketing mail waits out the quiet hours where its contact lives (a campaign that is
+    // still sending when they begin, a workflow's mail).
+    if let Some(at) = context.quiet_until.filter(|at| *at > now) {
+        return Err(Outcome::Later(at));
     }
     // A campaign's rows carry no subject or body: the campaign has them.
     let mut email = email.clone();

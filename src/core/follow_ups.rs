@@ -124,7 +124,7 @@ pub fn create(tx: &Tx, copy: &Campaign, scheduled: Option<(i64, i64)>, now: i64)
     let condition = tree.map(|t| Condition::parse(&t, "audienceCondition")).transpose()?;
     campaign_state::create(tx, copy, condition)?;
     match scheduled {
-        Some((at, recipients)) => campaign_state::send(tx, &copy.id, recipients, Some(at), now),
+        Some((at, recipients)) => campaign_state::send(tx, &copy.id, recipients, Some(at), None, now),
         None => Ok(copy.clone()),
     }
 }

@@ -106,6 +106,9 @@ pub struct Submission {
     pub values: Map<String, Value>,
     pub topics: Vec<String>,
     pub honeypot: Option<String>,
+    /// The submitter's browser's time zone (`_tz`, set by the form script), which a contact
+    /// without a `timezone` takes when it names one.
+    pub timezone: Option<String>,
 }
 
 /// Who submitted: address and user agent, for the consent record, and the language the form
@@ -115,6 +118,7 @@ pub struct Visitor {
     pub ip: Option<String>,
     pub user_agent: Option<String>,
     pub locale: Option<String>,
+    pub timezone: Option<String>,
 }
 
 /// Checks a submission against `form` without the database: the honeypot, the address, each
@@ -231,6 +235,10 @@ pub fn submit(
     let mut fresh = values;
     if let Some(locale) = visitor.locale {
         fresh.entry("locale").or_insert(Value::String(locale));
+    }
+    // A guess the browser made: one that names no zone is dropped, not refused.
+    if let Some(zone) = visitor.timezone.filter(|z| crate::core::delivery_windows::check_zone(z)) {
+        fresh.entry(crate::core::data::TIMEZONE).or_insert(Value::String(zone));
     }
     if let Some(contact) = &existing {
         fresh.retain(|key, _| !contact.data.contains_key(key));

@@ -20,6 +20,7 @@ pub mod contact_filters;
 pub mod contacts;
 pub mod data;
 pub mod delivery;
+pub mod delivery_windows;
 pub mod domains;
 pub mod email;
 pub mod engagement;

@@ -94,9 +94,9 @@ pub fn queue(tx: &Tx, source: EmailSource, draft: Draft, now: i64) -> crate::db:
 
 /// Queues one recipient's email of a campaign behind transactional mail, unless the campaign
 /// has one for this contact already (`None`). Subject and body stay the campaign's.
-pub fn queue_campaign(tx: &Tx, draft: Draft, now: i64) -> crate::db::Result<Option<Email>> {
+pub fn queue_campaign(tx: &Tx, draft: Draft, due: i64, now: i64) -> crate::db::Result<Option<Email>> {
     let email = email_of(EmailSource::Campaign, draft, now);
-    Ok(emails::insert_campaign_row(tx, &email, CAMPAIGN_PRIORITY, now)?.then_some(email))
+    Ok(emails::insert_campaign_row(tx, &email, CAMPAIGN_PRIORITY, due.max(now), now)?.then_some(email))
 }
 
 /// Which part of a message failed to render.

@@ -27,6 +27,8 @@ pub struct Campaign {
     /// MARKETING mail to a topic goes only to contacts subscribed to it (and to marketing).
     pub topic_id: Option<String>,
     pub scheduled_for: Option<i64>,
+    /// Sent at this wall-clock time (`2026-12-01T09:00`) in each contact's time zone.
+    pub local_time: Option<String>,
     pub sent_at: Option<i64>,
     pub finished_at: Option<i64>,
     pub expand_cursor: i64,
@@ -70,7 +72,7 @@ const COLUMNS: &str =
      status, audience_type, segment_id, audience_condition, template_id, scheduled_for, sent_at, finished_at,
      expand_cursor, expanded, total_recipients, sent_count, failed_count, delivered_count, opened_count,
      clicked_count, bounced_count, complained_count, unsubscribed_count, created_at, updated_at, stopped_reason,
-     replied_count, topic_id, public, archive_data, format, source, people_opened_count, people_clicked_count";
+     replied_count, topic_id, public, archive_data, format, source, people_opened_count, people_clicked_count, local_time";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
     Ok(Campaign {
@@ -116,7 +118,16 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
         archive_data: r.get(35)?,
         format: r.get(36)?,
         source: r.get(37)?,
+        local_time: r.get(40)?,
     })
+}
+
+/// Sets the wall-clock time campaign `id` goes out at in each contact's zone (`None`: at one
+/// instant for all).
+pub fn set_local_time(conn: &Connection, id: &str, local_time: Option<&str>) -> Result<()> {
+    conn.prepare_cached("UPDATE campaigns SET local_time = ?2 WHERE id = ?1")?
+        .execute(params![id, local_time])?;
+    Ok(())
 }
 
 /// Ends a campaign's expansion early, with the recipients queued so far and the reason.

@@ -182,13 +182,14 @@ pub fn has_message_to(conn: &Connection, project: &str, message_id: &str, to: &s
 /// Queues one recipient's email of a campaign at `priority`, unless the campaign already has an
 /// email for this contact; whether it was added. Its subject and body stay empty: the worker
 /// reads them from the campaign.
-pub fn insert_campaign_row(conn: &Connection, e: &Email, priority: i64, now: i64) -> Result<bool> {
+/// `due`: when it may go (`next_attempt_at`), at or after `now`.
+pub fn insert_campaign_row(conn: &Connection, e: &Email, priority: i64, due: i64, now: i64) -> Result<bool> {
     Ok(conn
         .prepare_cached(
             "INSERT INTO emails (id, project_id, contact_id, to_email, from_email, from_name, reply_to, subject, body,
                  headers, variables, type, source_type, template_id, campaign_id, status, message_id, priority,
                  next_attempt_at, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '', '', '{}', '{}', ?8, 'CAMPAIGN', ?9, ?10, 'QUEUED', ?11, ?12, ?13, ?13, ?13)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '', '', '{}', '{}', ?8, 'CAMPAIGN', ?9, ?10, 'QUEUED', ?11, ?12, ?14, ?13, ?13)
              ON CONFLICT DO NOTHING",
         )?
         .execute(params![
@@ -204,7 +205,8 @@ pub fn insert_campaign_row(conn: &Connection, e: &Email, priority: i64, now: i64
             e.campaign_id,
             e.message_id,
             priority,
-            now
+            now,
+            due
         ])?
         > 0)
     .inspect(|added| {

@@ -48,6 +48,7 @@ pub mod refs;
 pub mod reputation;
 pub mod rollups;
 pub mod segments;
+pub mod sending;
 pub mod sessions;
 pub mod settings;
 pub mod smtp_credentials;

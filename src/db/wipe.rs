@@ -204,6 +204,8 @@ mod tests {
         "suppression_list",
         // How its public pages look and speak.
         "branding",
+        // Its time zone and quiet hours.
+        "sending_settings",
     ];
 
     fn migrated() -> rusqlite::Connection {

@@ -50,6 +50,9 @@ pub struct Campaign {
     pub topic_id: Option<String>,
     #[schema(format = DateTime)]
     pub scheduled_for: Option<String>,
+    /// Sent at this wall-clock time in each contact's time zone (`2026-12-01T09:00:00`);
+    /// `scheduledFor` is then when it happens first.
+    pub local_time: Option<String>,
     pub total_recipients: i64,
     pub sent_count: i64,
     pub delivered_count: i64,
@@ -104,6 +107,7 @@ impl From<&Row> for Campaign {
             template_id: c.template_id.clone(),
             topic_id: c.topic_id.clone(),
             scheduled_for: c.scheduled_for.map(iso),
+            local_time: c.local_time.clone(),
             total_recipients: c.total_recipients,
             sent_count: c.counts.sent,
             delivered_count: c.counts.delivered,
@@ -444,6 +448,9 @@ pub struct SendCampaign {
     /// An ISO 8601 time; absent or `null` sends now.
     #[schema(value_type = Option<String>)]
     pub scheduled_for: Option<Value>,
+    /// A wall-clock time without a zone (`2026-12-01T09:00`): each contact receives it then in
+    /// their own time zone (`data.timezone`, else the project's). Not with `scheduledFor`.
+    pub local_time: Option<String>,
 }
 
 /// What `POST /campaigns/{id}/send` did.

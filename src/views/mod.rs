@@ -26,6 +26,7 @@ pub mod projects;
 pub mod receivers;
 pub mod segments;
 pub mod send;
+pub mod sending;
 pub mod server;
 pub mod smtp;
 pub mod suppressions;

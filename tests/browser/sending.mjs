@@ -1,7 +1,8 @@
 // Sending well (issue 34) in the dashboard: a sent campaign's results put people's opens and
 // clicks first, with machines' beside them; its Follow up panel counts who missed it and makes
 // the follow-up, whose audience the condition builder shows as a campaign filter with "Count
-// machines' too". At 1400 and 375 px with axe. Run by the cargo test
+// machines' too". Settings set the project's time zone and quiet hours, and a campaign is
+// scheduled at a time in each contact's zone. At 1400 and 375 px with axe. Run by the cargo test
 // `browser::dashboard_in_chromium` after archive.mjs; it deletes what it made.
 
 import assert from "node:assert/strict";
@@ -60,6 +61,46 @@ await drive("sending", async (browser) => {
   await audit(page, "a follow-up's audience in the condition builder");
   await shot(page, "follow-up-audience");
   await fitsAPhone(page, "follow-up audience", "follow-up-audience-375");
+
+  step("sending times in Settings: the project's zone, quiet hours and days");
+  await page.goto(`${projectBase}/settings`);
+  await page.waitForSelector("#windows-form");
+  await page.fill("#windows-timezone", "Europe/Berlin");
+  await page.check("#windows-quiet-on");
+  await page.fill("#windows-quiet-start", "21:30");
+  await page.fill("#windows-quiet-end", "07:45");
+  await page.getByRole("checkbox", { name: "Sunday" }).check();
+  await page.getByRole("button", { name: "Save sending times" }).click();
+  await toast(page, "Sending times saved");
+  assert.deepEqual((await api("GET", "/sending-settings")).body,
+    { timezone: "Europe/Berlin", quietHours: { start: "21:30", end: "07:45" }, quietDays: ["sunday"] });
+  await audit(page, "settings with sending times");
+  await page.locator("#delivery-windows").scrollIntoViewIfNeeded();
+  await shot(page, "sending-times");
+  await fitsAPhone(page, "settings with sending times", "sending-times-375");
+  // Back as it was, for the scripts after this one.
+  assert.equal((await api("PATCH", "/sending-settings", { timezone: "UTC", quietHours: null, quietDays: [] })).status, 200);
+
+  step("a campaign scheduled at 09:00 in each contact's time zone");
+  const draft = await api("POST", "/campaigns", {
+    name: "Morning news", subject: "Good morning", body: "<p>Hello</p>", from: "hello@example.test", audienceType: "FILTERED",
+    audienceCondition: { groups: [{ filters: [{ field: "email", operator: "equals", value: emails[0] }] }] },
+  });
+  assert.equal(draft.status, 200, JSON.stringify(draft.body));
+  const morning = draft.body.data.id;
+  await page.goto(`${projectBase}/campaigns/${encodeURIComponent(morning)}`);
+  await page.waitForSelector("#send-panel");
+  await page.check("#schedule-local");
+  await page.fill("#schedule-at", "2030-06-03T09:00");
+  await page.getByRole("button", { name: "Schedule", exact: true }).click();
+  await toast(page, "in each contact's time zone");
+  await page.waitForSelector(`#send-panel :text("2030-06-03 09:00 in each contact's time zone")`);
+  const scheduled = (await api("GET", `/campaigns/${morning}`)).body;
+  assert.equal(scheduled.localTime, "2030-06-03T09:00:00");
+  assert.equal(scheduled.scheduledFor, "2030-06-02T19:00:00.000Z", "first where 09:00 comes first (UTC+14)");
+  await audit(page, "a campaign scheduled in each contact's zone");
+  assert.equal((await api("POST", `/campaigns/${morning}/cancel`, {})).status, 200);
+  assert.equal((await api("DELETE", `/campaigns/${morning}`)).status, 204);
 
   step("clean up");
   for (const c of [follow.id, id]) assert.equal((await api("DELETE", `/campaigns/${c}`)).status, 204);

@@ -78,4 +78,14 @@ impl Sending {
     pub fn restart(&mut self) {
         self.server = Self::serve(&self.server.dir.clone(), &self.env);
     }
+
+    /// Stops the server and starts it again with `changed` settings over the ones it had.
+    pub fn restart_with(&mut self, changed: &[(&str, &str)]) {
+        self.server.terminate(Duration::from_secs(15));
+        for (key, value) in changed {
+            self.env.retain(|(k, _)| k != key);
+            self.env.push((key.to_string(), value.to_string()));
+        }
+        self.restart();
+    }
 }

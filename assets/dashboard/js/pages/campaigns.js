@@ -211,6 +211,8 @@ function Editor({ campaign, isNew, base, vocabulary, onSaved }) {
 function SendPanel({ campaign, onChanged }) {
   const id = encodeURIComponent(campaign.id);
   const [when, setWhen] = useState("");
+  // The time as each contact's own wall-clock time, in their zone, rather than one instant.
+  const [local, setLocal] = useState(false);
   const recipients = useLoad(() => post("/campaigns/count", {
     type: campaign.type, audienceType: campaign.audienceType, segmentId: campaign.segmentId, audienceCondition: campaign.audienceCondition,
     topicId: campaign.topicId,
@@ -223,7 +225,7 @@ function SendPanel({ campaign, onChanged }) {
   const schedule = useAction(async () => {
     const at = new Date(when);
     if (Number.isNaN(at.getTime())) throw new Error("Choose a date and time");
-    const answer = await post(`/campaigns/${id}/send`, { scheduledFor: at.toISOString() });
+    const answer = await post(`/campaigns/${id}/send`, local ? { localTime: when } : { scheduledFor: at.toISOString() });
     onChanged();
     return answer;
   }, (a) => a.message);
@@ -232,7 +234,8 @@ function SendPanel({ campaign, onChanged }) {
   return html`
     <section class="card stack" aria-labelledby="send-heading" id="send-panel">
       <h2 id="send-heading">Send</h2>
-      ${campaign.status === "SCHEDULED" && html`<p class="notice warn" role="status">Scheduled for <strong>${date(campaign.scheduledFor)}</strong>. Sending now, scheduling again or cancelling changes that.</p>`}
+      ${campaign.status === "SCHEDULED" && html`<p class="notice warn" role="status">Scheduled for <strong>${campaign.localTime
+        ? `${campaign.localTime.slice(0, 16).replace("T", " ")} in each contact's time zone` : date(campaign.scheduledFor)}</strong>. Sending now, scheduling again or cancelling changes that.</p>`}
       <div class="buttons">
         <button type="button" id="send-now" disabled=${sendNow.busy || count === null}
           onClick=${() => window.confirm(`Send "${campaign.name}" now to ${count} contacts? This cannot be undone.`) && sendNow.run()}>
@@ -240,9 +243,11 @@ function SendPanel({ campaign, onChanged }) {
       </div>
       <${ErrorBox} error=${sendNow.error || recipients.error} />
       <form class="inline" onSubmit=${(e) => { e.preventDefault(); schedule.run(); }}>
-        <${Field} label=${`Send at (${zone})`}><input type="datetime-local" id="schedule-at" required value=${when} onInput=${(e) => setWhen(e.currentTarget.value)} /><//>
+        <${Field} label=${local ? "Send at, in each contact's time zone" : `Send at (${zone})`}><input type="datetime-local" id="schedule-at" required value=${when} onInput=${(e) => setWhen(e.currentTarget.value)} /><//>
         <button type="submit" class="secondary" disabled=${schedule.busy}>Schedule</button>
       </form>
+      <label class="check"><input type="checkbox" id="schedule-local" checked=${local} onChange=${(e) => setLocal(e.currentTarget.checked)} />
+        <span>At this time where each contact lives (their <code>timezone</code>, else the project's, in Settings)</span></label>
       <${ErrorBox} error=${schedule.error} />
     </section>
     <${TestSend} path=${`/campaigns/${id}/test`} />`;
