@@ -227,6 +227,15 @@ impl Dns {
         .await
     }
 
+    /// CNAME records: the names `name` is an alias of.
+    pub async fn cname(&self, name: &str) -> Answer<String> {
+        self.lookup(name, RecordType::CNAME, |data| match data {
+            RData::CNAME(cname) => Some(cname.0.to_ascii().trim_end_matches('.').to_ascii_lowercase()),
+            _ => None,
+        })
+        .await
+    }
+
     pub async fn ns(&self, name: &str) -> Answer<String> {
         self.lookup(name, RecordType::NS, |data| match data {
             RData::NS(ns) => Some(ns.0.to_ascii().trim_end_matches('.').to_string()),

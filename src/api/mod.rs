@@ -70,6 +70,7 @@ pub mod templates;
 pub mod topics;
 pub mod track;
 pub mod tracking;
+pub mod tracking_domains;
 mod uploads;
 pub mod usage;
 pub mod verify;
@@ -124,6 +125,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         preferences::routes(),
         consent::routes(),
         sending::routes(),
+        tracking_domains::routes(),
         confirm::routes(),
         inbound::routes(),
         inbound_domains::routes(),

@@ -189,6 +189,7 @@ fn parts() -> Vec<Document> {
         super::preferences::Doc::openapi(),
         super::consent::Doc::openapi(),
         super::sending::Doc::openapi(),
+        super::tracking_domains::Doc::openapi(),
         super::confirm::Doc::openapi(),
         super::inbound::Doc::openapi(),
         super::inbound_domains::Doc::openapi(),

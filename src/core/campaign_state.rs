@@ -36,6 +36,7 @@ pub fn draft(project: &str, now: i64) -> Campaign {
         project_id: project.to_string(),
         status: CampaignStatus::Draft.as_str().into(),
         format: crate::core::formats::Format::Html.as_str().into(),
+        track_links: true,
         created_at: now,
         updated_at: now,
         ..Campaign::default()
@@ -197,6 +198,7 @@ pub fn copy_of(original: &Campaign, now: i64) -> Campaign {
         template_id: original.template_id.clone(),
         topic_id: original.topic_id.clone(),
         public: original.public,
+        track_links: original.track_links,
         archive_data: original.archive_data.clone(),
         ..draft(&original.project_id, now)
     }

@@ -50,6 +50,8 @@ pub struct Fields {
     pub archive_data: Option<Value>,
     /// What `body` is written in (`html` when left out).
     pub format: Option<String>,
+    /// Track clicks on its links (true when left out).
+    pub track_links: Option<bool>,
 }
 
 /// Changes to a campaign's content and audience: `None` keeps a value, `Some(None)` clears it.
@@ -71,6 +73,7 @@ pub struct Changes {
     pub public: Option<bool>,
     pub archive_data: Option<Option<Value>>,
     pub format: Option<String>,
+    pub track_links: Option<bool>,
 }
 
 impl Changes {
@@ -94,6 +97,7 @@ impl Changes {
             public,
             archive_data,
             format,
+            track_links,
         } = self;
         (public.is_some() || archive_data.is_some())
             && name.is_none()
@@ -110,6 +114,7 @@ impl Changes {
             && template_id.is_none()
             && topic_id.is_none()
             && format.is_none()
+            && track_links.is_none()
     }
 
     /// The campaign's place in the archive with these changes over `current`'s, checked.
@@ -169,6 +174,7 @@ pub fn merge(current: &Campaign, changes: Changes) -> Fields {
         template_id: kept(changes.template_id, &current.template_id),
         topic_id: kept(changes.topic_id, &current.topic_id),
         public: changes.public.or(Some(current.public)),
+        track_links: changes.track_links.or(Some(current.track_links)),
         archive_data: match changes.archive_data {
             None => current.archive_data.as_deref().and_then(|d| serde_json::from_str(d).ok()),
             Some(given) => given,
@@ -245,6 +251,7 @@ pub fn check_content(c: &mut Campaign, f: Fields) -> Result<Option<Condition>> {
     c.template_id = f.template_id.filter(|t| !t.trim().is_empty());
     c.topic_id = f.topic_id.filter(|t| !t.trim().is_empty());
     c.public = f.public.unwrap_or(false);
+    c.track_links = f.track_links.unwrap_or(true);
     c.archive_data = check_archive_data(f.archive_data)?;
     if c.topic_id.is_some() && c.kind != EmailKind::Marketing {
         return Err(Error::invalid(

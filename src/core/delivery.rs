@@ -71,6 +71,9 @@ pub struct Context {
     /// For MARKETING mail in the project's quiet hours or on a quiet day where its contact
     /// lives: when they end.
     pub quiet_until: Option<i64>,
+    /// `https://<the project's verified tracking domain>`: where its mailed links point
+    /// instead of the server's URL.
+    pub link_base: Option<Arc<String>>,
 }
 
 /// Reads what each email of a batch needs, each campaign, domain, attachment set and project
@@ -83,6 +86,7 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
     let mut topics_seen = HashMap::new();
     let mut wiping_seen = HashMap::new();
     let mut windows_seen = HashMap::new();
+    let mut link_bases_seen = HashMap::new();
     let mut captured = None;
     let now = crate::clock::now_ms();
     let mut out = Vec::with_capacity(batch.len());
@@ -167,8 +171,12 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
         } else {
             None
         };
+        let link_base = read_once(&mut link_bases_seen, project.to_string(), || {
+            super::tracking_domains::link_base(conn, project)
+        })?;
         let context = Context {
             quiet_until,
+            link_base,
             contact,
             suppressed,
             listed,
@@ -300,6 +308,11 @@ fn content<T>(part: &Part<T>) -> Result<&T, Outcome> {
     }
 }
 
+/// Where the email's links point: its project's verified tracking domain, else the server.
+fn link_base<'a>(context: &'a Context, composer: &Composer<'a>) -> &'a str {
+    context.link_base.as_deref().map_or(composer.public_url, String::as_str)
+}
+
 /// A part left out of the batch reached [`compose`] unread: a fault of the worker, retried.
 fn not_read() -> Outcome {
     Outcome::Retry("a large part of the message was not read before it was composed".into())
@@ -328,7 +341,7 @@ pub fn compose(
     let (contact, domain) = (&context.contact, &context.domain);
     let shared_attachments = context.attachments.as_deref().map(content).transpose()?;
     let system = email.project_id == projects::SYSTEM;
-    let (public_url, secret) = (composer.public_url, composer.secret);
+    let (public_url, secret) = (link_base(context, composer), composer.secret);
     if let Some(raw) = context.raw.as_deref() {
         let raw = content(raw)?;
         return Ok((
@@ -348,8 +361,10 @@ pub fn compose(
             counted: false,
         })?;
     let (subject, mut html) = (rendered.subject, rendered.html);
+    // A campaign may leave its links as written.
+    let campaign_tracks = !matches!(&context.campaign, Some(Some(c)) if !c.track_links);
     if email.kind != EmailKind::Headless && !system {
-        if composer.tracking.clicks {
+        if composer.tracking.clicks && campaign_tracks {
             html = links::track_clicks(&html, public_url, secret, &email.id);
         }
         if composer.tracking.opens {
@@ -383,7 +398,7 @@ pub fn compose(
 /// A submitted message as it goes out: as its app wrote it, its HTML tracked when it asked (and
 /// the server tracks), with List-Unsubscribe on top for MARKETING mail.
 fn submitted(email: &Email, context: &Context, raw: &RawMessage, composer: &Composer<'_>) -> Vec<u8> {
-    let (public_url, secret) = (composer.public_url, composer.secret);
+    let (public_url, secret) = (link_base(context, composer), composer.secret);
     let wants = |what: &str| raw.track.iter().any(|t| t == what);
     let clicks = composer.tracking.clicks && wants("clicks");
     let opens = composer.tracking.opens && wants("opens");

@@ -178,6 +178,12 @@ pub fn track_clicks(html: &str, public_url: &str, secret: &str, email: &str) -> 
         }
         let Some(tag_len) = lower[tag_start..].find('>') else { break };
         let tag_end = tag_start + tag_len;
+        // A link its author asked to leave alone (`data-notrack`, or SendGrid's and
+        // Postmark's `clicktracking="off"`).
+        let tag = &lower[tag_start..tag_end];
+        if tag.contains("data-notrack") || tag.replace(['"', '\'', ' '], "").contains("clicktracking=off") {
+            continue;
+        }
         let Some((value_start, value_end)) = href_value(&lower[tag_start..tag_end]) else { continue };
         let (value_start, value_end) = (tag_start + value_start, tag_start + value_end);
         let target = decode_entities(html[value_start..value_end].trim());

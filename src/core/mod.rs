@@ -67,6 +67,7 @@ pub mod system_mail;
 pub mod templates;
 pub mod topics;
 pub mod track;
+pub mod tracking_domains;
 pub mod uploads;
 pub mod verify;
 pub mod verp;

@@ -29,6 +29,8 @@ pub struct Campaign {
     pub scheduled_for: Option<i64>,
     /// Sent at this wall-clock time (`2026-12-01T09:00`) in each contact's time zone.
     pub local_time: Option<String>,
+    /// Clicks on its links are tracked (unless the server tracks none).
+    pub track_links: bool,
     pub sent_at: Option<i64>,
     pub finished_at: Option<i64>,
     pub expand_cursor: i64,
@@ -72,7 +74,7 @@ const COLUMNS: &str =
      status, audience_type, segment_id, audience_condition, template_id, scheduled_for, sent_at, finished_at,
      expand_cursor, expanded, total_recipients, sent_count, failed_count, delivered_count, opened_count,
      clicked_count, bounced_count, complained_count, unsubscribed_count, created_at, updated_at, stopped_reason,
-     replied_count, topic_id, public, archive_data, format, source, people_opened_count, people_clicked_count, local_time";
+     replied_count, topic_id, public, archive_data, format, source, people_opened_count, people_clicked_count, local_time, track_links";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
     Ok(Campaign {
@@ -119,6 +121,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
         format: r.get(36)?,
         source: r.get(37)?,
         local_time: r.get(40)?,
+        track_links: r.get(41)?,
     })
 }
 
@@ -150,8 +153,8 @@ pub fn insert(conn: &Connection, c: &Campaign) -> Result<()> {
     conn.execute(
         "INSERT INTO campaigns (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type,
              status, audience_type, segment_id, audience_condition, template_id, scheduled_for, created_at, updated_at,
-             topic_id, public, archive_data, format, source)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+             topic_id, public, archive_data, format, source, track_links)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
         params![
             c.id,
             c.project_id,
@@ -175,7 +178,8 @@ pub fn insert(conn: &Connection, c: &Campaign) -> Result<()> {
             c.public,
             c.archive_data,
             c.format,
-            c.source
+            c.source,
+            c.track_links
         ],
     )?;
     Ok(())
@@ -187,7 +191,7 @@ pub fn update_content(conn: &Connection, c: &Campaign) -> Result<()> {
         "UPDATE campaigns SET name = ?2, description = ?3, subject = ?4, body = ?5, from_email = ?6, from_name = ?7,
              reply_to = ?8, type = ?9, audience_type = ?10, segment_id = ?11, audience_condition = ?12,
              template_id = ?13, scheduled_for = ?14, updated_at = ?15, topic_id = ?16, public = ?17,
-             archive_data = ?18, format = ?19, source = ?20
+             archive_data = ?18, format = ?19, source = ?20, track_links = ?21
          WHERE id = ?1",
         params![
             c.id,
@@ -209,7 +213,8 @@ pub fn update_content(conn: &Connection, c: &Campaign) -> Result<()> {
             c.public,
             c.archive_data,
             c.format,
-            c.source
+            c.source,
+            c.track_links
         ],
     )?;
     Ok(())

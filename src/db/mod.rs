@@ -60,6 +60,7 @@ pub mod templates;
 pub mod testing;
 pub mod timeline;
 pub mod topics;
+pub mod tracking_domains;
 pub mod uploads;
 pub mod users;
 pub mod webhooks;

@@ -204,8 +204,9 @@ mod tests {
         "suppression_list",
         // How its public pages look and speak.
         "branding",
-        // Its time zone and quiet hours.
+        // Its time zone and quiet hours, and the host its tracked links use.
         "sending_settings",
+        "tracking_domains",
     ];
 
     fn migrated() -> rusqlite::Connection {

@@ -53,6 +53,8 @@ pub struct Campaign {
     /// Sent at this wall-clock time in each contact's time zone (`2026-12-01T09:00:00`);
     /// `scheduledFor` is then when it happens first.
     pub local_time: Option<String>,
+    /// Clicks on its links are tracked.
+    pub track_links: bool,
     pub total_recipients: i64,
     pub sent_count: i64,
     pub delivered_count: i64,
@@ -108,6 +110,7 @@ impl From<&Row> for Campaign {
             topic_id: c.topic_id.clone(),
             scheduled_for: c.scheduled_for.map(iso),
             local_time: c.local_time.clone(),
+            track_links: c.track_links,
             total_recipients: c.total_recipients,
             sent_count: c.counts.sent,
             delivered_count: c.counts.delivered,
@@ -266,6 +269,8 @@ pub struct CampaignFields {
     /// What `body` is written in: `html` (the default), `mjml`, `markdown` or `blocks`.
     #[schema(value_type = Option<BodyFormat>)]
     pub format: Option<String>,
+    /// Track clicks on its links (default true); per link, `data-notrack` on the `<a>`.
+    pub track_links: Option<bool>,
 }
 
 /// The body of `PUT /campaigns/{id}`: the fields of `POST /campaigns`, each left out keeping its
@@ -316,6 +321,8 @@ pub struct CampaignChanges {
     /// What `body` is written in; a new format alone recompiles the campaign's body.
     #[schema(value_type = Option<BodyFormat>)]
     pub format: Option<String>,
+    /// Track clicks on its links (default true); per link, `data-notrack` on the `<a>`.
+    pub track_links: Option<bool>,
 }
 
 impl From<CampaignFields> for campaigns::Fields {
@@ -337,6 +344,7 @@ impl From<CampaignFields> for campaigns::Fields {
             public,
             archive_data,
             format,
+            track_links,
         } = f;
         campaigns::Fields {
             name,
@@ -355,6 +363,7 @@ impl From<CampaignFields> for campaigns::Fields {
             public,
             archive_data,
             format,
+            track_links,
         }
     }
 }
@@ -378,6 +387,7 @@ impl From<CampaignChanges> for campaigns::Changes {
             public,
             archive_data,
             format,
+            track_links,
         } = c;
         campaigns::Changes {
             name,
@@ -396,6 +406,7 @@ impl From<CampaignChanges> for campaigns::Changes {
             public,
             archive_data,
             format,
+            track_links,
         }
     }
 }

@@ -34,6 +34,7 @@ pub mod templates;
 pub mod timeline;
 pub mod topics;
 pub mod track;
+pub mod tracking_domains;
 pub mod uploads;
 pub mod usage;
 pub mod webhooks;

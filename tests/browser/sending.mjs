@@ -102,6 +102,25 @@ await drive("sending", async (browser) => {
   assert.equal((await api("POST", `/campaigns/${morning}/cancel`, {})).status, 200);
   assert.equal((await api("DELETE", `/campaigns/${morning}`)).status, 204);
 
+  step("a tracking domain on the Domains page, and a campaign that tracks no clicks");
+  await page.goto(`${projectBase}/domains`);
+  await page.fill("#tracking-input", "track.example.test");
+  await page.getByRole("button", { name: "Set tracking domain" }).click();
+  await toast(page, "track.example.test set");
+  await page.waitForSelector('#tracking-domain tr[data-type="CNAME"]');
+  await page.getByRole("button", { name: "Verify now" }).last().click();
+  await toast(page, "is not verified yet");
+  await audit(page, "domains with a tracking domain");
+  await page.locator("#tracking-domain").scrollIntoViewIfNeeded();
+  await shot(page, "tracking-domain");
+  await fitsAPhone(page, "tracking domain", "tracking-domain-375");
+  await page.getByRole("button", { name: "Remove", exact: true }).click();
+  await toast(page, "Tracking domain removed");
+  assert.equal((await api("GET", "/tracking-domain")).status, 404);
+  await page.goto(`${projectBase}/campaigns/new`);
+  await page.waitForSelector("#campaign-track-links");
+  assert.equal(await page.isChecked("#campaign-track-links"), true, "tracked unless unticked");
+
   step("clean up");
   for (const c of [follow.id, id]) assert.equal((await api("DELETE", `/campaigns/${c}`)).status, 204);
   for (const email of emails) {

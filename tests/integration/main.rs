@@ -72,6 +72,7 @@ mod text_parts;
 mod time_zones;
 mod topics;
 mod tracking;
+mod tracking_domains;
 mod trust;
 mod uploads;
 mod verify;

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use hickory_server::Server;
 use hickory_server::net::runtime::{Time, TokioRuntimeProvider};
-use hickory_server::proto::rr::rdata::{A, AAAA, MX, NS, SOA, TXT};
+use hickory_server::proto::rr::rdata::{A, AAAA, CNAME, MX, NS, SOA, TXT};
 use hickory_server::proto::rr::{LowerName, Name, RData, Record, RecordType, RrKey};
 use hickory_server::server::{Request, RequestHandler, ResponseHandler, ResponseInfo};
 use hickory_server::store::in_memory::InMemoryZoneHandler;
@@ -139,6 +139,10 @@ impl DnsServer {
 
     pub async fn aaaa(&self, owner: &str, ip: Ipv6Addr) {
         self.add(owner, RData::AAAA(AAAA(ip))).await;
+    }
+
+    pub async fn cname(&self, owner: &str, target: &str) {
+        self.add(owner, RData::CNAME(CNAME(name(target)))).await;
     }
 
     pub async fn ns(&self, owner: &str, host: &str) {

@@ -140,6 +140,7 @@ function bodyOf(draft) {
   if (draft.audienceType === "FILTERED") body.audienceCondition = draft.audienceCondition || emptyCondition();
   if (draft.templateId) body.templateId = draft.templateId;
   body.topicId = draft.type === "MARKETING" ? draft.topicId || null : null;
+  body.trackLinks = draft.trackLinks !== false;
   return body;
 }
 
@@ -196,6 +197,9 @@ function Editor({ campaign, isNew, base, vocabulary, onSaved }) {
         <p class="hint">Each recipient's own fields: {{ firstName }}, {{ plan ?? "free" }}. Marketing mail carries an unsubscribe header;
           {{ unsubscribeUrl }} links to the page, {{ viewInBrowserUrl }} to the web version.</p>
         <${Field} label="Description" hint="For your team; never sent."><input value=${draft.description} onInput=${set("description")} /><//>
+        <label class="field check"><input type="checkbox" id="campaign-track-links" checked=${draft.trackLinks !== false}
+          onChange=${(e) => setDraft({ ...draft, trackLinks: e.currentTarget.checked })} />
+          <span>Track clicks on its links (a single link stays as written with <code>data-notrack</code>)</span></label>
       </form>
       <${Preview} subject=${draft.subject} body=${draft.body} format=${draft.format} />
     </div>

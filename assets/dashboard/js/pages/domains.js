@@ -3,6 +3,7 @@
 
 import { html } from "../../vendor/preact-htm.js";
 import { del, get, post } from "../api.js";
+import { TrackingDomainCard } from "./tracking_domain.js";
 import { ActionButton, Badge, Copy, Empty, ErrorBox, Field, Form, Loaded, Page, date, toast, useAction, useLoad, Table } from "../ui.js";
 
 export function RecordStatus({ record }) {
@@ -91,5 +92,6 @@ export function Domains({ project }) {
       <${Loaded} result=${list}>${(domains) => domains.length === 0
         ? html`<${Empty}>No domains yet. Add the domain you send from.<//>`
         : domains.map((d) => html`<${DomainCard} key=${d.id} domain=${d} onChanged=${replace} onDeleted=${() => list.setData(list.data.filter((x) => x.id !== d.id))} />`)}<//>
+      <${TrackingDomainCard} key=${project.id} />
     <//>`;
 }
