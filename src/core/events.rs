@@ -53,7 +53,7 @@ pub fn emit_by(
     if project == crate::db::projects::SYSTEM {
         return Ok(String::new());
     }
-    let id = events::insert_by(conn, project, contact, name, data, now, machine)?;
+    let id = events::insert(conn, project, contact, name, data, now, machine)?;
     let (workflows, webhooks) = events::interest(conn, project, contact, name)?;
     if let Some(contact) = contact.filter(|_| workflows && machine.is_none()) {
         crate::core::workflows::start::on_event(conn, project, contact, name, data, &id, now)?;

@@ -4,21 +4,9 @@ use super::error::Result;
 use rusqlite::{Connection, params};
 use serde_json::Value;
 
-/// Stores an event; returns its id.
+/// Stores an event a person made (`machine` is `None`) or a machine (`machine` names why:
+/// `privacy_proxy`, `scanner`, `crawler`); returns its id.
 pub fn insert(
-    conn: &Connection,
-    project: &str,
-    contact: Option<&str>,
-    name: &str,
-    data: &Value,
-    now: i64,
-) -> Result<String> {
-    insert_by(conn, project, contact, name, data, now, None)
-}
-
-/// Stores an event a machine made (`machine` names why: `privacy_proxy`, `scanner`,
-/// `crawler`), or a person when `None`; returns its id.
-pub fn insert_by(
     conn: &Connection,
     project: &str,
     contact: Option<&str>,

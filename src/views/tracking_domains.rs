@@ -31,7 +31,8 @@ pub struct TrackingDomainView {
     pub checked_at: Option<String>,
     /// What the last check did not find.
     pub last_error: Option<String>,
-    /// What to publish: a CNAME to this server's host, and a TXT record with the project's token.
+    /// What to publish: a CNAME to this server's host (an A or AAAA record when the server is
+    /// known by its address), and a TXT record with the project's token.
     pub records: Vec<TrackingRecord>,
 }
 

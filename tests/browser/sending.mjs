@@ -107,7 +107,7 @@ await drive("sending", async (browser) => {
   await page.fill("#tracking-input", "track.example.test");
   await page.getByRole("button", { name: "Set tracking domain" }).click();
   await toast(page, "track.example.test set");
-  await page.waitForSelector('#tracking-domain tr[data-type="CNAME"]');
+  await page.waitForSelector('#tracking-domain tr[data-type="A"]'); // the fixture's server is known by its address
   await page.getByRole("button", { name: "Verify now" }).last().click();
   await toast(page, "is not verified yet");
   await audit(page, "domains with a tracking domain");

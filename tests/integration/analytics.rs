@@ -191,7 +191,7 @@ async fn upcoming_work_and_campaign_figures() {
 fn events_at(room: &Mailroom, contact: Option<&str>, name: &str, times: &[i64]) {
     let conn = room.app.state.db.conn().unwrap();
     for at in times {
-        tidings::db::events::insert(&conn, &room.keys.id, contact, name, &json!({}), *at).unwrap();
+        tidings::db::events::insert(&conn, &room.keys.id, contact, name, &json!({}), *at, None).unwrap();
     }
 }
 

@@ -371,7 +371,7 @@ async fn deleting_events_by_name() {
         let mut conn = app.state.db.conn().unwrap();
         tidings::db::write_tx(&mut conn, |tx| {
             for _ in 0..12_001 {
-                tidings::db::events::insert(tx, &keys.id, Some(&contact), "pageview", &json!({}), 1)?;
+                tidings::db::events::insert(tx, &keys.id, Some(&contact), "pageview", &json!({}), 1, None)?;
             }
             Ok::<_, tidings::db::DbError>(())
         })

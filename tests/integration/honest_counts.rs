@@ -154,3 +154,78 @@ async fn machines_are_kept_apart_and_never_act_for_a_person() {
     let (status, _) = app.post("/segments/count", key, json!({ "condition": tree })).await;
     assert_eq!(status, Status::UnprocessableEntity, "only event filters take includeMachine");
 }
+
+/// A person's click is held before its event goes out; the hold is a row, so a server killed
+/// with SIGKILL during it emits the event after its restart, once, and the workflow runs once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_click_outlives_a_kill_and_is_emitted_once() {
+    use std::time::{Duration, Instant};
+
+    use crate::common::dns_server::DnsServer;
+    use crate::common::sending::Sending;
+    use crate::common::smtp_sink::SmtpSink;
+
+    let dir = tempfile::TempDir::new().unwrap();
+    let dns = DnsServer::start(&["test"]).await;
+    let sink = SmtpSink::start();
+    let mut sending = Sending::start(dir.path(), &dns, sink.port, &[]).await;
+    let key = sending.key.clone();
+    let workflow = tokio::task::block_in_place(|| {
+        let server = &sending.server;
+        let (status, _) = server.post_keyed("/contacts", &key, json!({ "email": "ada@example.test" }));
+        assert_eq!(status, 200);
+        let (status, flow) = server.post_keyed("/workflows", &key, json!({ "name": "On a click" }));
+        assert_eq!(status, 200, "{flow}");
+        let id = flow["id"].as_str().unwrap().to_string();
+        let enable = json!({ "enabled": true, "triggerConfig": { "eventName": "email.clicked" } });
+        let (status, enabled) = server.patch_keyed(&format!("/workflows/{id}"), &key, enable);
+        assert_eq!(status, 200, "{enabled}");
+        let (status, made) = server.post_keyed(
+            "/campaigns",
+            &key,
+            json!({ "name": "Offer", "subject": "An offer", "body": "<p><a href=\"https://example.org/offer\">Offer</a></p>",
+                    "from": "news@example.test", "audienceType": "ALL" }),
+        );
+        assert_eq!(status, 200, "{made}");
+        let campaign = made["data"]["id"].as_str().unwrap();
+        let (status, _) = server.post_keyed(&format!("/campaigns/{campaign}/send"), &key, json!({}));
+        assert_eq!(status, 200);
+        id
+    });
+    let got = sink.wait_for(1, Duration::from_secs(60));
+    let html = crate::send::parse(&got[0].data).body_html(0).unwrap().to_string();
+    let at = html.find("/t/c/").expect("a tracked link");
+    let path = html[at..].split('"').next().unwrap().to_string();
+
+    // A minute on (the clock moved forward): a person's pace. The click is held, and the server
+    // is killed before the hold ends.
+    tokio::task::block_in_place(|| sending.restart_with(&[("TIDINGS_SCHEDULER__CLOCK_OFFSET_SECS", "60")]));
+    let no_redirects: ureq::Agent = ureq::Agent::config_builder()
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    let clicked = tokio::task::block_in_place(|| {
+        no_redirects.get(&sending.server.url(&path)).header("User-Agent", CHROME).call().unwrap()
+    });
+    assert_eq!(clicked.status().as_u16(), 302);
+    tokio::task::block_in_place(|| sending.kill());
+    tokio::task::block_in_place(|| sending.restart());
+
+    let clicked_events = |sending: &Sending| {
+        sending.server.get_keyed("/events?name=email.clicked", &key)["data"].as_array().map_or(0, Vec::len)
+    };
+    let started = Instant::now();
+    while tokio::task::block_in_place(|| clicked_events(&sending)) == 0 {
+        assert!(started.elapsed() < Duration::from_secs(60), "the held click was never emitted");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let executions = tokio::task::block_in_place(|| {
+        assert_eq!(clicked_events(&sending), 1, "emitted once");
+        sending.server.get_keyed(&format!("/workflows/{workflow}/executions"), &key)
+    });
+    assert_eq!(executions["data"].as_array().map(Vec::len), Some(1), "the workflow ran once: {executions}");
+    tokio::task::block_in_place(|| sending.server.terminate(Duration::from_secs(15)));
+}

@@ -2,7 +2,7 @@
 // unsubscribe, preferences, confirmation and form pages, their default language, the project's
 // own wording of any shipped text, and a live preview of each page in each language.
 
-import { html, useEffect, useState } from "../../vendor/preact-htm.js";
+import { html, useState } from "../../vendor/preact-htm.js";
 import { api, get, patch, postForText } from "../api.js";
 import { ErrorBox, Field, Form, Loaded, Page, useAction, useDebouncedLoad, useLoad } from "../ui.js";
 
@@ -175,9 +175,14 @@ function Editor({ branding, catalogue, onSaved }) {
     name: branding.name || "", logo: branding.logo || "", logoUrl: branding.logoUrl || "",
     color: branding.color || "", language: branding.language || "",
   });
-  const [language, setLanguage] = useState("en");
+  const [language, setLanguageOnly] = useState("en");
   const [edits, setEdits] = useState({});
-  useEffect(() => setEdits({}), [language]);
+  // Edits are per language: cleared in the same update that changes it. (An effect after the
+  // render would clear what was typed between the render and the effect.)
+  const setLanguage = (next) => {
+    setLanguageOnly(next);
+    setEdits({});
+  };
   const changes = {
     name: draft.name.trim() || null, logo: draft.logo || null, language: draft.language || null,
     texts: { [language]: Object.fromEntries(Object.entries(edits).map(([k, v]) => [k, v.trim() ? v : null])) },

@@ -7,12 +7,13 @@ import { html } from "../../vendor/preact-htm.js";
 import { api, post } from "../api.js";
 import { ActionButton, Badge, Copy, ErrorBox, Field, Form, Loaded, Table, date, useAction, useLoad } from "../ui.js";
 
-/** The tracking domain, or null when none is set (404). */
+/** The tracking domain, or `{domain: null}` when none is set (404): `Loaded` reads null as
+ * still loading. */
 async function current() {
   try {
     return await api("GET", "/tracking-domain");
   } catch (e) {
-    if (e.status === 404) return null;
+    if (e.status === 404) return { domain: null };
     throw e;
   }
 }
@@ -31,7 +32,7 @@ export function TrackingDomainCard() {
   }, (d) => (d.verified ? `${d.domain} verified: mail tracks on it now` : `${d.domain} is not verified yet`));
   const remove = useAction(async () => {
     await api("DELETE", "/tracking-domain");
-    domain.setData(null);
+    domain.setData({ domain: null });
   }, "Tracking domain removed: mail tracks on the server's address");
   return html`
     <section class="card" aria-labelledby="tracking-heading" id="tracking-domain">
@@ -39,8 +40,8 @@ export function TrackingDomainCard() {
       <p class="meta">Tracked links and the open pixel point at this server's address unless the project has a host of its own,
         such as <code>track.example.com</code>: links on your own domain look trustworthy and keep your reputation yours.
         Publish the two records, serve the host through your reverse proxy with HTTPS, then verify. Single links stay untracked
-        with <code>data-notrack</code> on the <code>&lt;a&gt;</code>; a whole campaign with its "Track clicks" box.</p>
-      <${Loaded} result=${domain}>${(d) => d
+        with <code>data-notrack</code> on the <code>${"<a>"}</code>; a whole campaign with its "Track clicks" box.</p>
+      <${Loaded} result=${domain}>${(d) => d.domain
         ? html`
           <p><code id="tracking-name">${d.domain}</code> ${d.verified ? html`<${Badge} kind="ok">verified<//>` : html`<${Badge} kind="warn">pending<//>`}
             <span class="meta">${d.checkedAt ? ` last checked ${date(d.checkedAt)}` : " not checked yet"}${d.lastError ? `: ${d.lastError}` : ""}</span></p>
