@@ -14,7 +14,8 @@
 //! A machine's `email.opened` and `email.clicked` events carry `machine` (why) in their data
 //! and are marked in the store: webhooks receive them, condition filters skip them unless
 //! they ask (`includeMachine`), and they never start or resume a workflow. When the first open
-//! was a machine's, a person's first open later emits `email.opened` again, unmarked. At most
+//! was a machine's (an open or a click), a person's first open later emits `email.opened`
+//! again, unmarked, unless the person's own click came first. At most
 //! [`RECORDED`] opens and as many clicks are kept an email (and a person's first beyond
 //! that), so a pixel fetched in a loop cannot grow the table.
 
@@ -146,8 +147,12 @@ pub fn record(tx: &Tx, id: &str, what: Engagement, client: Client<'_>, now: i64)
             data["link"] = json!(link);
             Some("email.clicked")
         }
-        // The first open, and a person's first after a machine's.
-        Engagement::Open if row.sent_at.is_some() && (first_open || first_by_a_person) => {
+        // The first open, and a person's first after a machine's open or click. After the
+        // person's own click it is not: that click was their open.
+        Engagement::Open
+            if row.sent_at.is_some()
+                && (first_open || first_by_a_person && engagements::count(tx, id, "click")?.1 == 0) =>
+        {
             Some("email.opened")
         }
         Engagement::Open => None,

@@ -229,3 +229,33 @@ async fn a_held_click_outlives_a_kill_and_is_emitted_once() {
     assert_eq!(executions["data"].as_array().map(Vec::len), Some(1), "the workflow ran once: {executions}");
     tokio::task::block_in_place(|| sending.server.terminate(Duration::from_secs(15)));
 }
+
+#[rocket::async_test]
+async fn a_persons_first_open_is_theirs_unless_their_click_came_first() {
+    let room = crate::send::Mailroom::new().await;
+    let key = &room.keys.secret_key.clone();
+    let app = &room.app;
+    for email in ["eve@example.org", "fay@example.org"] {
+        let (status, _) = app.post("/contacts", key, json!({ "email": email })).await;
+        assert_eq!(status, Status::Ok);
+    }
+    let id = campaign(&room, "Opens").await;
+    let (status, _) = app.post(&format!("/campaigns/{id}/send"), key, json!({})).await;
+    assert_eq!(status, Status::Ok);
+    let got = room.deliver(2).await;
+    app.store().set("emails", &[("sent_at", Set::Less(60_000))], &[("campaign_id", id.as_str().into())]);
+    // Eve's link is checked by a scanner, then she opens the mail herself: her open is an open.
+    let (eve_open, eve_clicks) = links_of(&got, "eve@example.org");
+    assert_eq!(hit(&room, &eve_clicks[0], "python-requests/2.31").await, Status::Found);
+    assert_eq!(hit(&room, &eve_open, CHROME).await, Status::Ok);
+    // Fay clicks first, then her mail's images load: the click was her open.
+    let (fay_open, fay_clicks) = links_of(&got, "fay@example.org");
+    assert_eq!(hit(&room, &fay_clicks[0], CHROME).await, Status::Found);
+    assert_eq!(hit(&room, &fay_open, CHROME).await, Status::Ok);
+    assert_eq!(hit(&room, &fay_open, CHROME).await, Status::Ok);
+    let (_, opened) = app.get("/events?name=email.opened&limit=100", key).await;
+    let opened = opened["data"].as_array().unwrap();
+    assert_eq!(opened.len(), 1, "Eve's open only: {opened:?}");
+    assert_eq!(opened[0]["data"]["machine"], Value::Null);
+    assert_eq!(matching(&room, "email.opened", Value::Null).await, 1);
+}
