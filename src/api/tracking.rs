@@ -110,12 +110,17 @@ async fn clicked(state: &AppState, token: &str, reader: Reader, agent: Asker) ->
 /// Records an open or a click (`core::engagement`).
 async fn record(state: &AppState, email: String, what: Engagement, agent: Asker) -> Result<(), ApiError> {
     let (UserAgent(agent), ClientIp(ip), head) = agent;
-    let networks = state.config.tracking.scanner_networks.clone();
+    // The shared configuration, not a copy of its list, on every pixel fetch and click.
+    let config = state.config.clone();
     Ok(state
         .db
         .write(move |tx| {
-            let client =
-                engagement::Client { user_agent: agent.as_deref(), head, ip, scanner_networks: &networks };
+            let client = engagement::Client {
+                user_agent: agent.as_deref(),
+                head,
+                ip,
+                scanner_networks: &config.tracking.scanner_networks,
+            };
             engagement::record(tx, &email, what, client, clock::now_ms())
         })
         .await?)
