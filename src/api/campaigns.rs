@@ -430,5 +430,12 @@ async fn stats(
     id: Param<CampaignId>,
 ) -> Result<Json<CampaignStats>, ApiError> {
     let id = id?;
-    Ok(Json(CampaignStats::from(&find(state, access.project.id, id).await?)))
+    let c = find(state, access.project.id, id).await?;
+    let mut stats = CampaignStats::from(&c);
+    if c.ab.is_some() {
+        let campaign = c.id.clone();
+        let variants = state.db.run(move |conn| crate::db::ab_tests::variants(conn, &campaign)).await?;
+        stats.ab_test = crate::views::ab_tests::AbTestView::of(&c, &variants);
+    }
+    Ok(Json(stats))
 }

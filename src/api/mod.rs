@@ -18,6 +18,7 @@ macro_rules! documented_routes {
     };
 }
 
+pub mod ab_tests;
 pub mod aliases;
 pub mod analytics;
 pub mod analytics_views;
@@ -106,6 +107,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         templates::routes(),
         campaigns::routes(),
         campaign_report::routes(),
+        ab_tests::routes(),
         preview::routes(),
         send::routes(),
         track::routes(),

@@ -173,6 +173,7 @@ fn parts() -> Vec<Document> {
         super::preview::Doc::openapi(),
         super::uploads::Doc::openapi(),
         super::campaigns::Doc::openapi(),
+        super::ab_tests::Doc::openapi(),
         super::campaign_report::Doc::openapi(),
         super::segments::Doc::openapi(),
         super::domains::Doc::openapi(),

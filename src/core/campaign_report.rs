@@ -56,6 +56,8 @@ pub struct Report {
     pub opened: Split,
     pub clicked: Split,
     pub providers: Vec<Provider>,
+    /// Its A/B test's variants with their results, when it has a test.
+    pub variants: Vec<crate::db::ab_tests::Variant>,
 }
 
 /// The report of campaign `c` as of `now`.
@@ -76,6 +78,10 @@ pub fn report(conn: &Tx, c: &Campaign, now: i64) -> Result<Report> {
         opened,
         clicked,
         providers: providers(engagements::domains(conn, &c.id, 500)?, MAX_PROVIDERS),
+        variants: match c.ab {
+            Some(_) => crate::db::ab_tests::variants(conn, &c.id)?,
+            None => Vec::new(),
+        },
     })
 }
 

@@ -117,6 +117,13 @@ pub fn send(
             Stamps { sent_at: Some(now), scheduled_for: Some(None), ..Stamps::default() },
         ),
     };
+    if local_time.is_some() && campaigns::by_id(tx, id)?.is_some_and(|c| c.ab.is_some()) {
+        return Err(Error::invalid(
+            "localTime",
+            "invalid_union",
+            "an A/B test sends its test share at once and the winner after the wait; it cannot go at a local time",
+        ));
+    }
     let from = [CampaignStatus::Draft.as_str(), CampaignStatus::Scheduled.as_str()];
     if !campaigns::transition(tx, id, &from, to.as_str(), stamps, now)? {
         return Err(Error::malformed("The campaign changed meanwhile; it can no longer be sent"));
@@ -209,6 +216,10 @@ pub fn duplicate(tx: &Tx, original: &Campaign, now: i64) -> Result<Campaign> {
     let copy = copy_of(original, now);
     campaigns::insert(tx, &copy)?;
     super::campaigns::copy_references(tx, original, &copy)?;
+    if original.ab.is_some() {
+        crate::db::ab_tests::copy(tx, &original.id, &copy.id, now)?;
+        return campaigns::by_id(tx, &copy.id)?.ok_or_else(|| CampaignId::missing(&copy.id));
+    }
     Ok(copy)
 }
 

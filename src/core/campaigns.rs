@@ -463,14 +463,23 @@ pub fn expand_step(conn: &Tx, id: &str, batch: usize, now: i64) -> Result<Expans
     if c.status != CampaignStatus::Sending || c.expanded {
         return Ok(if c.expanded { Expansion::Done } else { Expansion::Stopped });
     }
+    // An A/B test queues its test share first, then, once the winner is known, the rest.
+    let split = super::ab_variants::Split::of(conn, &c)?;
+    if matches!(split, super::ab_variants::Split::Waiting) {
+        return Ok(Expansion::Done);
+    }
     let condition = audience(conn, &c)?;
     let walk = audience::walk(conn, &c.project_id, (&condition, now), c.expand_cursor, batch)?;
     let mut added = 0;
     let due = due_times(conn, &c, &walk.visited, now)?;
     for contact in walk.visited.iter().filter(|v| v.matches) {
+        let Some(place) = split.place(&c.id, &contact.id) else { continue };
         let at = due.get(contact.id.as_str()).copied().unwrap_or(now);
-        match outbound::queue_campaign(conn, draft_of(&c, &contact.email, Some(contact.id.clone())), at, now)
-        {
+        let mut draft = draft_of(&c, &contact.email, Some(contact.id.clone()));
+        if place.from_name.is_some() {
+            draft.from.1 = place.from_name;
+        }
+        match outbound::queue_campaign(conn, draft, place.variant, at, now) {
             Ok(Some(_)) => added += 1,
             Ok(None) => {}
             // The marketing cap is met: the campaign ends with the recipients queued so far.
@@ -481,6 +490,10 @@ pub fn expand_step(conn: &Tx, id: &str, batch: usize, now: i64) -> Result<Expans
             }
             Err(e) => return Err(e.into()),
         }
+    }
+    if walk.done && split.ends_in_wait() {
+        super::ab_variants::start_wait(conn, &c, added, now)?;
+        return Ok(Expansion::Done);
     }
     campaigns::record_expansion(conn, &c.id, walk.cursor, added, walk.done, now)?;
     Ok(if walk.done { Expansion::Done } else { Expansion::Running })

@@ -81,6 +81,7 @@ pub struct Context {
 pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, Context)>> {
     let mut domains_seen = HashMap::new();
     let mut campaigns_seen = HashMap::new();
+    let mut variants_seen = HashMap::new();
     let mut attachments_seen = HashMap::new();
     let mut raw_seen = HashMap::new();
     let mut topics_seen = HashMap::new();
@@ -120,7 +121,19 @@ pub fn contexts(conn: &Tx, batch: Vec<Email>) -> crate::db::Result<Vec<(Email, C
         let campaign = match email.campaign_id.as_ref().filter(|_| email.source_type == EmailSource::Campaign)
         {
             None => None,
-            Some(id) => Some(read_once(&mut campaigns_seen, id.clone(), || campaigns::by_id(conn, id))?),
+            Some(id) => {
+                let own = read_once(&mut campaigns_seen, id.clone(), || campaigns::by_id(conn, id))?;
+                // With an A/B test: as the email's variant (or the winner) shows it.
+                Some(match own {
+                    Some(c) if c.ab.is_some() => {
+                        read_once(&mut variants_seen, (id.clone(), email.variant), || {
+                            super::ab_variants::as_sent(conn, &c, email.variant)
+                        })?
+                        .or(Some(c))
+                    }
+                    own => own,
+                })
+            }
         };
         // A contact that left the campaign's topic since the audience was taken gets none of it.
         let topic = match (&campaign, &contact) {

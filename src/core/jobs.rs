@@ -13,6 +13,8 @@ pub enum JobKind {
     CampaignSend,
     /// Takes a cancelled campaign's queued emails out of the queue.
     CampaignCancel,
+    /// Picks the winner of a campaign's A/B test at the end of its wait.
+    CampaignDecide,
     /// Runs a `contact_jobs` row: an import, a bulk action or a field removal.
     ContactJob,
     /// Checks the DNS of the sender domains that are due (periodic).
@@ -40,6 +42,7 @@ impl JobKind {
         match self {
             Self::CampaignSend => "campaigns.send",
             Self::CampaignCancel => "campaigns.cancel",
+            Self::CampaignDecide => "campaigns.decide",
             Self::ContactJob => "contacts.job",
             Self::DomainCheck => "domains.check",
             Self::EventDelete => "events.delete",
@@ -69,6 +72,12 @@ pub fn campaign_send(project: &str, id: &str, at: i64) -> NewJob {
 pub fn campaign_cancel(project: &str, id: &str) -> NewJob {
     let kind = JobKind::CampaignCancel;
     kind.job(&json!({ "campaign": id })).project(project).dedupe(format!("{}:{id}", kind.name()))
+}
+
+/// Picks the winner of campaign `id`'s A/B test at `at`, the end of its wait.
+pub fn campaign_decide(project: &str, id: &str, at: i64) -> NewJob {
+    let kind = JobKind::CampaignDecide;
+    kind.job(&json!({ "campaign": id })).project(project).dedupe(format!("{}:{id}", kind.name())).at(at)
 }
 
 /// Runs contact job `id`.

@@ -2,6 +2,8 @@
 //! API, the CLI and the scheduler. It knows no HTTP and no SQL text (design.md, "The application
 //! layer"); what goes wrong is a [`Error`].
 
+pub mod ab_tests;
+pub mod ab_variants;
 pub mod accounts;
 pub mod analytics_views;
 pub mod archive;

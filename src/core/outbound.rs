@@ -93,9 +93,16 @@ pub fn queue(tx: &Tx, source: EmailSource, draft: Draft, now: i64) -> crate::db:
 }
 
 /// Queues one recipient's email of a campaign behind transactional mail, unless the campaign
-/// has one for this contact already (`None`). Subject and body stay the campaign's.
-pub fn queue_campaign(tx: &Tx, draft: Draft, due: i64, now: i64) -> crate::db::Result<Option<Email>> {
-    let email = email_of(EmailSource::Campaign, draft, now);
+/// has one for this contact already (`None`). Subject and body stay the campaign's (or its A/B
+/// test `variant`'s).
+pub fn queue_campaign(
+    tx: &Tx,
+    draft: Draft,
+    variant: Option<i64>,
+    due: i64,
+    now: i64,
+) -> crate::db::Result<Option<Email>> {
+    let email = Email { variant, ..email_of(EmailSource::Campaign, draft, now) };
     Ok(emails::insert_campaign_row(tx, &email, CAMPAIGN_PRIORITY, due.max(now), now)?.then_some(email))
 }
 

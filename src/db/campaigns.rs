@@ -49,6 +49,8 @@ pub struct Campaign {
     pub format: String,
     /// The author's text, when `body` was compiled from it (not for `html`).
     pub source: Option<String>,
+    /// Its A/B test, when it has one (the variants are `db::ab_tests::variants`).
+    pub ab: Option<super::ab_tests::AbTest>,
 }
 
 /// What happened to a campaign's emails.
@@ -74,7 +76,8 @@ const COLUMNS: &str =
      status, audience_type, segment_id, audience_condition, template_id, scheduled_for, sent_at, finished_at,
      expand_cursor, expanded, total_recipients, sent_count, failed_count, delivered_count, opened_count,
      clicked_count, bounced_count, complained_count, unsubscribed_count, created_at, updated_at, stopped_reason,
-     replied_count, topic_id, public, archive_data, format, source, people_opened_count, people_clicked_count, local_time, track_links";
+     replied_count, topic_id, public, archive_data, format, source, people_opened_count, people_clicked_count, local_time, track_links,
+     ab_share, ab_metric, ab_wait_hours, ab_pick, ab_phase, ab_decide_at, ab_winner, ab_decided_by, ab_decided_at";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
     Ok(Campaign {
@@ -122,6 +125,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Campaign> {
         source: r.get(37)?,
         local_time: r.get(40)?,
         track_links: r.get(41)?,
+        ab: super::ab_tests::from_row_at(r, 42)?,
     })
 }
 

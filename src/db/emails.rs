@@ -42,11 +42,13 @@ pub struct Email {
     /// [`email_parts::WITH_BATCH_BYTES`] (0: nothing left out): read with
     /// [`email_parts::left_out`] when the email is sent.
     pub left_out: u64,
+    /// The A/B test variant of a campaign's test share it carries (`db::ab_tests`).
+    pub variant: Option<i64>,
 }
 
 const COLUMNS: &str = "id, project_id, contact_id, to_email, to_name, from_email, from_name, reply_to, subject, body,
      headers, attachments, variables, type, source_type, template_id, campaign_id, workflow_id, status, message_id,
-     attempts, last_error, created_at, sent_at, opened_at, clicked_at, attachment_set, raw_message";
+     attempts, last_error, created_at, sent_at, opened_at, clicked_at, attachment_set, raw_message, variant";
 
 /// [`COLUMNS`] as a claim reads them: `body` and `attachments` only when small, and then the
 /// bytes of those left out.
@@ -54,7 +56,7 @@ const CLAIMED_COLUMNS: &str = "id, project_id, contact_id, to_email, to_name, fr
      CASE WHEN octet_length(body) <= ?6 THEN body ELSE '' END,
      headers, CASE WHEN octet_length(attachments) <= ?6 THEN attachments END,
      variables, type, source_type, template_id, campaign_id, workflow_id, status, message_id,
-     attempts, last_error, created_at, sent_at, opened_at, clicked_at, attachment_set, raw_message,
+     attempts, last_error, created_at, sent_at, opened_at, clicked_at, attachment_set, raw_message, variant,
      iif(octet_length(body) > ?6, octet_length(body), 0) + iif(octet_length(attachments) > ?6, octet_length(attachments), 0)";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Email> {
@@ -92,6 +94,7 @@ fn from_row_at(r: &Row<'_>, at: usize) -> rusqlite::Result<Email> {
         clicked_at: r.get(at + 25)?,
         attachment_set: r.get(at + 26)?,
         raw_message: r.get(at + 27)?,
+        variant: r.get(at + 28)?,
         left_out: 0,
     })
 }
@@ -129,7 +132,7 @@ pub fn insert(conn: &Connection, e: &Email, now: i64) -> Result<()> {
     conn.prepare_cached(&format!(
         "INSERT INTO emails ({COLUMNS}, next_attempt_at, updated_at, failed_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-                 ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?29, ?30)"
+                 ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?30, ?31)"
     ))?
     .execute(params![
         e.id,
@@ -160,6 +163,7 @@ pub fn insert(conn: &Connection, e: &Email, now: i64) -> Result<()> {
         e.clicked_at,
         e.attachment_set,
         e.raw_message,
+        e.variant,
         now,
         (e.status == "FAILED").then_some(now),
     ])?;
@@ -188,8 +192,9 @@ pub fn insert_campaign_row(conn: &Connection, e: &Email, priority: i64, due: i64
         .prepare_cached(
             "INSERT INTO emails (id, project_id, contact_id, to_email, from_email, from_name, reply_to, subject, body,
                  headers, variables, type, source_type, template_id, campaign_id, status, message_id, priority,
-                 next_attempt_at, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '', '', '{}', '{}', ?8, 'CAMPAIGN', ?9, ?10, 'QUEUED', ?11, ?12, ?14, ?13, ?13)
+                 next_attempt_at, created_at, updated_at, variant)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '', '', '{}', '{}', ?8, 'CAMPAIGN', ?9, ?10, 'QUEUED', ?11, ?12, ?14, ?13, ?13,
+                     ?15)
              ON CONFLICT DO NOTHING",
         )?
         .execute(params![
@@ -206,7 +211,8 @@ pub fn insert_campaign_row(conn: &Connection, e: &Email, priority: i64, due: i64
             e.message_id,
             priority,
             now,
-            due
+            due,
+            e.variant
         ])?
         > 0)
     .inspect(|added| {
@@ -291,7 +297,7 @@ impl fair::Queue for Queued {
                     email_parts::WITH_BATCH_BYTES
                 ],
                 |r| {
-                    let left_out: i64 = r.get(28)?;
+                    let left_out: i64 = r.get(29)?;
                     Ok(Email { left_out: left_out.max(0) as u64, ..from_row(r)? })
                 },
             )?

@@ -11,6 +11,7 @@
 //! The submodules hold plain synchronous query functions on `&Connection`, so several of them can
 //! share one transaction.
 
+pub mod ab_tests;
 pub mod account_tokens;
 pub mod analytics_views;
 pub mod audience;

@@ -13,6 +13,7 @@ use serde::Deserialize;
 
 use super::handlers::{JobContext, JobOutcome, JobResult, Registry};
 use crate::clock;
+use crate::core::ab_tests::{self, Decision};
 use crate::core::campaign_state::{self, Start};
 use crate::core::campaigns::{EXPAND_BATCH, Expansion, expand_step};
 use crate::core::jobs::JobKind;
@@ -24,6 +25,7 @@ pub const CANCEL_BATCH: usize = 5000;
 pub fn register(registry: &mut Registry) {
     registry.register(JobKind::CampaignSend.name(), Duration::from_secs(6 * 3600), send);
     registry.register(JobKind::CampaignCancel.name(), Duration::from_secs(3600), cancel);
+    registry.register(JobKind::CampaignDecide.name(), Duration::from_secs(600), decide);
 }
 
 #[derive(Deserialize)]
@@ -47,6 +49,16 @@ async fn send(ctx: JobContext) -> JobResult {
         if step != Expansion::Running {
             return Ok(JobOutcome::Done);
         }
+    }
+}
+
+/// Picks the winner of a campaign's A/B test when its wait is over (the decision enqueues the
+/// expansion of the rest).
+async fn decide(ctx: JobContext) -> JobResult {
+    let id = ctx.payload::<Payload>()?.campaign;
+    match ctx.state.db.write(move |tx| ab_tests::decide_due(tx, &id, clock::now_ms())).await? {
+        Decision::Later(at) => Ok(JobOutcome::RunAgainAt(at)),
+        Decision::Nothing | Decision::ByHand | Decision::Decided(_) => Ok(JobOutcome::Done),
     }
 }
 

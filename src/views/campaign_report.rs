@@ -96,6 +96,9 @@ pub struct CampaignReport {
     /// No relay is configured: the mail stayed on this machine, so no opens, clicks or bounces
     /// will come.
     pub captured: bool,
+    /// Its A/B test, with each variant's results in the test share.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ab_test: Option<crate::views::ab_tests::AbTestView>,
 }
 
 impl CampaignReport {
@@ -123,6 +126,7 @@ impl CampaignReport {
                 failed: c.counts.failed,
             },
             captured,
+            ab_test: crate::views::ab_tests::AbTestView::of(c, &r.variants),
         }
     }
 }

@@ -177,6 +177,9 @@ pub struct CampaignStats {
     #[schema(format = DateTime)]
     pub finished_at: Option<String>,
     pub stopped_reason: Option<String>,
+    /// Its A/B test, with each variant's results in the test share.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ab_test: Option<crate::views::ab_tests::AbTestView>,
 }
 
 impl From<&Row> for CampaignStats {
@@ -213,6 +216,7 @@ impl From<&Row> for CampaignStats {
             sent_at: c.sent_at.map(iso),
             finished_at: c.finished_at.map(iso),
             stopped_reason: c.stopped_reason.clone(),
+            ab_test: None,
         }
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! Times are ISO 8601 strings in UTC with milliseconds (`2026-11-24T12:00:00.000Z`).
 
+pub mod ab_tests;
 pub mod accounts;
 pub mod analytics;
 pub mod analytics_views;

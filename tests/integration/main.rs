@@ -3,6 +3,7 @@
 
 mod common;
 
+mod ab_tests;
 mod account_abuse;
 mod account_mail;
 mod accounts;
