@@ -2,7 +2,8 @@
 // clicks first, with machines' beside them; its Follow up panel counts who missed it and makes
 // the follow-up, whose audience the condition builder shows as a campaign filter with "Count
 // machines' too". Settings set the project's time zone and quiet hours, and a campaign is
-// scheduled at a time in each contact's zone. At 1400 and 375 px with axe. Run by the cargo test
+// scheduled at a time in each contact's zone. A campaign gets an A/B test on its page, and the
+// winner is picked by hand from the variants' results. At 1400 and 375 px with axe. Run by the cargo test
 // `browser::dashboard_in_chromium` after archive.mjs; it deletes what it made.
 
 import assert from "node:assert/strict";
@@ -121,8 +122,52 @@ await drive("sending", async (browser) => {
   await page.waitForSelector("#campaign-track-links");
   assert.equal(await page.isChecked("#campaign-track-links"), true, "tracked unless unticked");
 
+  step("an A/B test: two subjects set on the campaign page, then the winner picked by hand");
+  const tested = await api("POST", "/campaigns", {
+    name: "Two subjects", subject: "Our news", body: "<p>Hello</p>", from: "hello@example.test", audienceType: "FILTERED",
+    audienceCondition: { logic: "OR", groups: emails.map((value) => ({ filters: [{ field: "email", operator: "equals", value }] })) },
+  });
+  assert.equal(tested.status, 200, JSON.stringify(tested.body));
+  const ab = tested.body.data.id;
+  await page.goto(`${projectBase}/campaigns/${encodeURIComponent(ab)}`);
+  await page.click("#ab-start");
+  await page.getByRole("textbox", { name: "Subject of B" }).fill("News you asked for");
+  await page.fill("#ab-share", "100");
+  await page.fill("#ab-wait", "1");
+  await page.selectOption("#ab-pick", "manual");
+  await audit(page, "a campaign's A/B test settings");
+  await page.locator("#ab-test").scrollIntoViewIfNeeded();
+  await shot(page, "ab-test-settings");
+  await fitsAPhone(page, "A/B test settings", "ab-test-settings-375");
+  await page.click("#ab-save");
+  await toast(page, "A/B test saved");
+  const set = (await api("GET", `/campaigns/${ab}/ab-test`)).body;
+  assert.deepEqual([set.testShare, set.waitHours, set.pick, set.metric, set.variants[1].subject],
+    [100, 1, "manual", "humanClicks", "News you asked for"]);
+  assert.equal((await api("POST", `/campaigns/${ab}/send`, {})).status, 200);
+  for (let i = 0; i < 300; i++) {
+    const t = (await api("GET", `/campaigns/${ab}/ab-test`)).body;
+    if (t.decideAt && t.variants.reduce((n, v) => n + v.results.sent, 0) === 2) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await page.reload();
+  await page.waitForSelector("#ab-results [data-pick=B]");
+  await page.waitForSelector('#ab-phase:text("The wait ends")');
+  await audit(page, "a campaign's A/B test results");
+  await page.locator("#ab-test").scrollIntoViewIfNeeded();
+  await shot(page, "ab-test-results");
+  await fitsAPhone(page, "A/B test results", "ab-test-results-375");
+  await page.click("#ab-results [data-pick=B]");
+  await toast(page, "Variant B goes to the rest");
+  await page.waitForSelector('#ab-results tr[data-variant=B] :text("Winner")');
+  const decided = (await api("GET", `/campaigns/${ab}/ab-test`)).body;
+  assert.deepEqual([decided.phase, decided.winner, decided.decidedBy], ["DECIDED", 1, "hand"]);
+  for (let i = 0; i < 300 && (await api("GET", `/campaigns/${ab}`)).body.status !== "SENT"; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
   step("clean up");
-  for (const c of [follow.id, id]) assert.equal((await api("DELETE", `/campaigns/${c}`)).status, 204);
+  for (const c of [follow.id, id, ab]) assert.equal((await api("DELETE", `/campaigns/${c}`)).status, 204);
   for (const email of emails) {
     const contact = await lookup(email);
     assert.equal((await api("DELETE", `/contacts/${contact.id}`)).status, 204);

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod ab_test_crash;
 mod ab_tests;
 mod account_abuse;
 mod account_mail;

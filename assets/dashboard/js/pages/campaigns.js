@@ -10,6 +10,7 @@ import { Preview, TemplateError } from "./templates.js";
 import { BodyEditor, StarterPicker, TestSend, emptyBody } from "../editor/body.js";
 import { ArchivePanel } from "./campaign_archive.js";
 import { CampaignReport } from "./campaign_report.js";
+import { AbTestPanel } from "./campaign_ab_test.js";
 import { FollowUpPanel } from "./campaign_follow_up.js";
 import {
   ActionButton, Badge, Empty, ErrorBox, Field, Loaded, Page, PagePager, Table, date, percent, toast,
@@ -340,6 +341,7 @@ export function CampaignPage({ project, params }) {
       <${Loaded} result=${campaign}>${(loaded) => html`<${Loaded} result=${vocabulary}>${(v) => html`
         ${!isNew && (loaded.status === "DRAFT" || loaded.status === "SCHEDULED") && html`<${SendPanel} campaign=${loaded} onChanged=${campaign.reload} />`}
         ${!isNew && !editable && html`<${Results} campaign=${loaded} onChanged=${campaign.reload} />`}
+        ${!isNew && html`<${AbTestPanel} campaign=${loaded} editable=${editable} templates=${v.templates} />`}
         ${!isNew && !editable && loaded.sentAt && html`<${CampaignReport} campaign=${loaded} />`}
         ${!isNew && !editable && loaded.sentAt && loaded.status !== "CANCELLED" && html`<${FollowUpPanel} campaign=${loaded} base=${base} />`}
         ${editable
