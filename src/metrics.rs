@@ -54,6 +54,19 @@ pub struct ResultLabel {
     pub result: String,
 }
 
+/// `provider`: a named receiving provider (`gmail`, `microsoft`, `yahoo`, `apple`) or `other`,
+/// so domains never become series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ProviderLabels {
+    pub provider: String,
+    pub outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ProviderLabel {
+    pub provider: String,
+}
+
 fn latency_histogram() -> Histogram {
     // 0.5 ms to about 16 s.
     Histogram::new(exponential_buckets(0.0005, 2.0, 16))
@@ -73,6 +86,11 @@ pub struct Metrics {
     jobs: Family<JobLabels, Gauge>,
     /// Workflow starts a loop cap refused, by the cap's setting (issue 29).
     workflow_starts_refused: Family<CapLabel, Counter>,
+    /// Emails by receiving provider and what happened: `sent`, `deferred` (by the provider),
+    /// `held_rate`, `held_backoff`, `held_warmup` (held back by its queue or warm-up).
+    provider_emails: Family<ProviderLabels, Counter>,
+    /// Seconds left of each resting provider's rest.
+    provider_resting: Family<ProviderLabel, Gauge>,
 }
 
 impl Default for Metrics {
@@ -119,6 +137,18 @@ impl Default for Metrics {
             "Workflow executions not started because a contact reached a loop cap, by the cap's setting",
             workflow_starts_refused.clone(),
         );
+        let provider_emails = Family::<ProviderLabels, Counter>::default();
+        registry.register(
+            "provider_emails",
+            "Emails by receiving provider: sent, deferred by the provider, or held back by its rate, its rest or a warm-up",
+            provider_emails.clone(),
+        );
+        let provider_resting = Family::<ProviderLabel, Gauge>::default();
+        registry.register(
+            "provider_resting_seconds",
+            "Seconds left of a receiving provider's rest after it deferred mail",
+            provider_resting.clone(),
+        );
         // The known outcomes exist from the start, at zero, so graphs and alerts have a series.
         for status in ["sent", "failed", "deferred"] {
             emails.get_or_create_owned(&StatusLabel { status: status.into() });
@@ -139,6 +169,8 @@ impl Default for Metrics {
             delivery_queue,
             jobs,
             workflow_starts_refused,
+            provider_emails,
+            provider_resting,
         }
     }
 }
@@ -152,6 +184,8 @@ pub struct Snapshot {
     pub jobs: Vec<(String, String, i64)>,
     /// `(cap, total)` of workflow starts refused by the loop caps since the process started.
     pub refused_starts: Vec<(String, u64)>,
+    /// `(provider series, seconds)` left of each resting receiving provider's rest.
+    pub resting: Vec<(String, i64)>,
 }
 
 impl Metrics {
@@ -172,6 +206,13 @@ impl Metrics {
         self.emails.get_or_create(&StatusLabel { status: status.to_string() }).inc();
     }
 
+    /// Counts an email of receiving `provider` (its series: `core::providers::series`) by
+    /// `outcome`: `sent`, `deferred`, or `held_` and the reason it was held back.
+    pub fn provider(&self, provider: &str, outcome: &str) {
+        let labels = ProviderLabels { provider: provider.to_string(), outcome: outcome.to_string() };
+        self.provider_emails.get_or_create(&labels).inc();
+    }
+
     /// The text of a scrape, with the gauges set from `snapshot`.
     pub fn encode(&self, snapshot: &Snapshot) -> String {
         self.delivery_queue.clear();
@@ -188,6 +229,12 @@ impl Metrics {
         for (cap, total) in &snapshot.refused_starts {
             let counter = self.workflow_starts_refused.get_or_create(&CapLabel { cap: cap.clone() });
             counter.inc_by(total.saturating_sub(counter.get()));
+        }
+        self.provider_resting.clear();
+        for (provider, seconds) in &snapshot.resting {
+            let labels = ProviderLabel { provider: provider.clone() };
+            let gauge = self.provider_resting.get_or_create(&labels);
+            gauge.set(gauge.get().max(*seconds));
         }
         let mut out = String::new();
         // Writing to a String cannot fail.
@@ -210,6 +257,7 @@ mod tests {
             queue: vec![("due".into(), 4)],
             jobs: vec![("campaigns.send".into(), "queued".into(), 1)],
             refused_starts: vec![("chained_runs_per_contact_hour".into(), 3)],
+            resting: vec![("gmail".into(), 42)],
         });
         for expected in [
             "# TYPE tidings_http_requests counter",
@@ -224,6 +272,7 @@ mod tests {
             r#"tidings_emails_total{status="deferred"} 0"#,
             r#"tidings_workflow_starts_refused_total{cap="chained_runs_per_contact_hour"} 3"#,
             r#"tidings_workflow_starts_refused_total{cap="workflow_runs_per_contact_hour"} 0"#,
+            r#"tidings_provider_resting_seconds{provider="gmail"} 42"#,
             "# EOF",
         ] {
             assert!(text.contains(expected), "{expected} in\n{text}");

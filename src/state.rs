@@ -61,6 +61,8 @@ pub struct AppState {
     pub inflight: Arc<crate::scheduler::inflight::Journal>,
     /// The memory JSON bodies being read at once may take.
     pub bodies: Arc<crate::core::limits::bodies::BodyBudget>,
+    /// The receiving providers' rates and rests (`[smtp.providers]`, issue 34).
+    pub providers: Arc<crate::core::limits::provider_gate::ProviderGate>,
 }
 
 impl AppState {
@@ -114,7 +116,10 @@ impl AppState {
             config.limits.form_submissions_per_form_hour,
             config.limits.form_submissions_per_address_hour,
         ));
+        let providers =
+            Arc::new(crate::core::limits::provider_gate::ProviderGate::new(&config.smtp.providers));
         Ok(AppState {
+            providers,
             db,
             config: Arc::new(config),
             secrets: Arc::new(secrets),

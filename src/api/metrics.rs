@@ -63,13 +63,24 @@ impl<'r> FromRequest<'r> for Scraper {
 )]
 #[get("/metrics")]
 async fn metrics(state: &State<AppState>, _scraper: Scraper) -> Result<(ContentType, String), ApiError> {
+    let now = clock::now_ms();
+    let resting = state
+        .providers
+        .status(now)
+        .into_iter()
+        .filter_map(|q| {
+            let series = crate::core::providers::series(Some(&q.queue)).to_string();
+            Some((series, (q.resting_until? - now + 999) / 1000))
+        })
+        .collect();
     let snapshot = state
         .db
-        .run(|conn| {
+        .run(move |conn| {
             Ok::<_, DbError>(Snapshot {
-                queue: emails::queue_states(conn, clock::now_ms())?,
+                queue: emails::queue_states(conn, now)?,
                 jobs: jobs::counts(conn)?,
                 refused_starts: crate::core::workflows::start::refused_starts(),
+                resting,
             })
         })
         .await?;

@@ -31,6 +31,56 @@ pub struct SmtpConfig {
     /// Several relays, tried in order; they replace `host` and its keys when present.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub relays: Vec<RelayConfig>,
+    /// `[smtp.providers]`: queues per receiving provider.
+    pub providers: ProvidersConfig,
+}
+
+/// `[smtp.providers]`: outgoing mail is queued per receiving provider (Gmail, Microsoft, Yahoo,
+/// Apple by their mail exchangers; every other domain on its own), each with its own rate, and
+/// a provider that defers (4xx) is slowed alone (`core::providers`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProvidersConfig {
+    /// Queue per provider; `false` is one queue for all (as before issue 34).
+    pub enabled: bool,
+    /// Most messages an hour to each named provider, and to each other domain; 0 is no cap.
+    pub gmail_per_hour: u32,
+    pub microsoft_per_hour: u32,
+    pub yahoo_per_hour: u32,
+    pub apple_per_hour: u32,
+    pub other_per_hour: u32,
+    /// How long a provider rests after a temporary refusal, doubled with each one in a row up to
+    /// `backoff_max_secs`.
+    pub backoff_secs: u32,
+    pub backoff_max_secs: u32,
+}
+
+impl Default for ProvidersConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            gmail_per_hour: 0,
+            microsoft_per_hour: 0,
+            yahoo_per_hour: 0,
+            apple_per_hour: 0,
+            other_per_hour: 0,
+            backoff_secs: 60,
+            backoff_max_secs: 3_600,
+        }
+    }
+}
+
+impl ProvidersConfig {
+    /// The hourly cap of `queue` (a named provider or a domain); 0 is none.
+    pub fn per_hour(&self, queue: &str) -> u32 {
+        match queue {
+            "gmail" => self.gmail_per_hour,
+            "microsoft" => self.microsoft_per_hour,
+            "yahoo" => self.yahoo_per_hour,
+            "apple" => self.apple_per_hour,
+            _ => self.other_per_hour,
+        }
+    }
 }
 
 impl Default for SmtpConfig {
@@ -45,6 +95,7 @@ impl Default for SmtpConfig {
             timeout_secs: 30,
             max_messages_per_second: 0,
             relays: Vec::new(),
+            providers: ProvidersConfig::default(),
         }
     }
 }

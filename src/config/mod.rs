@@ -17,7 +17,8 @@ pub use accounts::{AuthConfig, BillingConfig, GITHUB_ID, GithubProvider, OidcPro
 pub use inbound::InboundConfig;
 pub use limits::{LimitsConfig, MIB, ReputationConfig};
 pub use mail::{
-    BouncesConfig, DEFAULT_POOL_SIZE, RelayConfig, SmtpConfig, SmtpSecurity, TrackingConfig, WebhooksConfig,
+    BouncesConfig, DEFAULT_POOL_SIZE, ProvidersConfig, RelayConfig, SmtpConfig, SmtpSecurity, TrackingConfig,
+    WebhooksConfig,
 };
 pub use server::{DatabaseConfig, DnsConfig, MetricsConfig, SchedulerConfig, ServerConfig};
 pub use submission::SubmissionConfig;
@@ -129,6 +130,18 @@ impl Config {
         within("smtp.pool_size", smtp.pool_size.into(), 1, 1_024);
         within("smtp.timeout_secs", smtp.timeout_secs.into(), 1, 3_600);
         within("smtp.max_messages_per_second", smtp.max_messages_per_second.into(), 0, 1_000_000);
+        let p = &smtp.providers;
+        for (name, rate) in [
+            ("gmail_per_hour", p.gmail_per_hour),
+            ("microsoft_per_hour", p.microsoft_per_hour),
+            ("yahoo_per_hour", p.yahoo_per_hour),
+            ("apple_per_hour", p.apple_per_hour),
+            ("other_per_hour", p.other_per_hour),
+        ] {
+            within(&format!("smtp.providers.{name}"), rate.into(), 0, 100_000_000);
+        }
+        within("smtp.providers.backoff_secs", p.backoff_secs.into(), 1, 86_400);
+        within("smtp.providers.backoff_max_secs", p.backoff_max_secs.into(), p.backoff_secs.into(), 86_400);
         within("dns.timeout_ms", self.dns.timeout_ms.into(), 1, 60_000);
         within("dns.domain_check_interval_secs", self.dns.domain_check_interval_secs.into(), 10, 365 * DAY);
         within("auth.session_hours", self.auth.session_hours.into(), 1, 87_600);

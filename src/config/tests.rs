@@ -103,12 +103,19 @@ fn the_example_file_documents_every_key_with_its_default() {
     let tree: toml::Table = toml::from_str(&toml::to_string(&defaults).unwrap()).unwrap();
     for (section, keys) in tree {
         assert!(text.contains(&format!("[{section}]")), "section [{section}] is documented");
-        for key in keys.as_table().unwrap().keys() {
-            let documented = text.lines().any(|l| {
-                let l = l.trim_start_matches(['#', ' ']);
-                l.starts_with(&format!("{key} ="))
-            });
-            assert!(documented, "{section}.{key} is documented");
+        for (key, value) in keys.as_table().unwrap() {
+            let documented = |key: &str| {
+                text.lines().any(|l| l.trim_start_matches(['#', ' ']).starts_with(&format!("{key} =")))
+            };
+            // A table within the section is a section of its own (`[smtp.providers]`), or
+            // written inline (`github = { ... }`).
+            if let Some(inner) = value.as_table().filter(|_| text.contains(&format!("[{section}.{key}]"))) {
+                for inner_key in inner.keys() {
+                    assert!(documented(inner_key), "{section}.{key}.{inner_key} is documented");
+                }
+                continue;
+            }
+            assert!(documented(key), "{section}.{key} is documented");
         }
     }
 }

@@ -42,6 +42,12 @@ pub enum Outcome {
     },
     /// Throttled or shut down: try again at this time.
     Later(i64),
+    /// Held back for its receiving provider or its sender domain's warm-up until `at`, for
+    /// `reason` (`rate`, `backoff` or `warmup`), without using up one of its tries.
+    Held {
+        at: i64,
+        reason: &'static str,
+    },
     /// The project is being reset or deleted: the row goes, unsent, without an event.
     Discard,
 }
@@ -465,7 +471,7 @@ pub fn record(
     let base = retry_base_secs;
     match outcome {
         Outcome::Sent { subject, captured } => {
-            if emails::mark_sent(tx, &email.id, &subject, now)? {
+            if emails::mark_sent(tx, &email.id, &subject, email.provider.as_deref(), now)? {
                 if let Some((envelope_from, raw)) = captured {
                     outbox::insert(tx, email, (&envelope_from, &subject, &raw), now)?;
                 }
@@ -488,6 +494,7 @@ pub fn record(
         }
         Outcome::Fail { error, counted } => fail(tx, email, &error, counted, now)?,
         Outcome::Later(at) => emails::release(tx, &email.id, at)?,
+        Outcome::Held { at, reason } => emails::hold(tx, &email.id, at, email.provider.as_deref(), reason)?,
         Outcome::Discard => {
             emails::discard_queued(tx, &email.id)?;
         }

@@ -44,6 +44,9 @@ pub struct Email {
     pub left_out: u64,
     /// The A/B test variant of a campaign's test share it carries (`db::ab_tests`).
     pub variant: Option<i64>,
+    /// Its receiving provider's queue, once the delivery worker has looked (written with its
+    /// outcome; not read back).
+    pub provider: Option<String>,
 }
 
 const COLUMNS: &str = "id, project_id, contact_id, to_email, to_name, from_email, from_name, reply_to, subject, body,
@@ -95,6 +98,7 @@ fn from_row_at(r: &Row<'_>, at: usize) -> rusqlite::Result<Email> {
         attachment_set: r.get(at + 26)?,
         raw_message: r.get(at + 27)?,
         variant: r.get(at + 28)?,
+        provider: None,
         left_out: 0,
     })
 }
@@ -306,12 +310,30 @@ impl fair::Queue for Queued {
 }
 
 /// The relay accepted the message; `subject` is the subject as sent (rendered).
-pub fn mark_sent(conn: &Connection, id: &str, subject: &str, now: i64) -> Result<bool> {
+pub fn mark_sent(
+    conn: &Connection,
+    id: &str,
+    subject: &str,
+    provider: Option<&str>,
+    now: i64,
+) -> Result<bool> {
     Ok(conn.prepare_cached(
         "UPDATE emails SET status = 'SENT', sent_at = ?2, subject = ?3, attempts = attempts + 1, locked_until = NULL,
-             last_error = NULL, updated_at = ?2 WHERE id = ?1 AND status = 'QUEUED'",
+             last_error = NULL, updated_at = ?2, provider = coalesce(?4, provider), held = NULL
+         WHERE id = ?1 AND status = 'QUEUED'",
     )?
-    .execute(params![id, now, subject])? > 0)
+    .execute(params![id, now, subject, provider])? > 0)
+}
+
+/// Holds a queued email back until `next_at` for `reason` (its provider's rate or rest, its
+/// sender domain's warm-up), in `provider`'s queue, without using up a try.
+pub fn hold(conn: &Connection, id: &str, next_at: i64, provider: Option<&str>, reason: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE emails SET locked_until = NULL, next_attempt_at = ?2, provider = coalesce(?3, provider), held = ?4
+         WHERE id = ?1 AND status = 'QUEUED'",
+    )?
+    .execute(params![id, next_at, provider, reason])?;
+    Ok(())
 }
 
 /// A temporary failure: try again at `next_at`.

@@ -64,6 +64,7 @@ pub mod topics;
 pub mod tracking_domains;
 pub mod uploads;
 pub mod users;
+pub mod warmups;
 pub mod webhooks;
 pub mod wipe;
 pub mod workflows;

@@ -207,6 +207,8 @@ mod tests {
         // Its time zone and quiet hours, and the host its tracked links use.
         "sending_settings",
         "tracking_domains",
+        // A sender domain's warm-up plan goes with the domain, which a reset keeps.
+        "domain_warmups",
     ];
 
     fn migrated() -> rusqlite::Connection {

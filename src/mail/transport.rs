@@ -39,6 +39,9 @@ use crate::config::{RelayConfig, SmtpConfig, SmtpSecurity};
 pub enum Refusal {
     /// Try again later (4xx, connection trouble, timeouts, no relay available).
     Temporary(String),
+    /// The relay deferred this message (4xx) while it took others: the receiving provider's
+    /// refusal, passed on by the relay, which slows that provider alone.
+    Deferred(String),
     /// Do not try again (5xx).
     Permanent(String),
     /// Not tried: a relay's rate cap, or every relay resting. Not before this long; the message
@@ -97,6 +100,9 @@ pub struct Relay {
     connecting: AtomicUsize,
     resting_until: Mutex<Option<Instant>>,
     temporary_in_a_row: AtomicU32,
+    /// The receiving queue of every refusal in the current run of them, or `None` once they
+    /// named several (or failed without a reply): a run for one provider is that provider's.
+    run_queue: Mutex<Option<Option<String>>>,
 }
 
 impl Relay {
@@ -117,6 +123,7 @@ impl Relay {
             connecting: AtomicUsize::new(0),
             resting_until: Mutex::new(None),
             temporary_in_a_row: AtomicU32::new(0),
+            run_queue: Mutex::new(None),
         }
     }
 
@@ -153,7 +160,7 @@ impl Relay {
     fn rest(&self, why: &str, rest: Duration) {
         tracing::warn!(relay = self.name(), "the relay rests for {}s: {why}", rest.as_secs());
         *self.resting_until.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now() + rest);
-        self.temporary_in_a_row.store(0, Ordering::Relaxed);
+        self.end_run();
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).clear();
         // A limit learnt from a relay in trouble is not its limit: start again from the setting.
         let configured = self.settings.pool_size.max(1) as usize;
@@ -261,7 +268,7 @@ impl Relay {
         }
     }
 
-    async fn send(&self, envelope: &Envelope, raw: &[u8]) -> Result<(), Failure> {
+    async fn send(&self, envelope: &Envelope, raw: &[u8], queue: Option<&str>) -> Result<(), Failure> {
         let (mut connection, _slot, reused) = self.connection().await?;
         let sent = tokio::time::timeout(self.timeout, connection.smtp.send(envelope, raw)).await;
         let result = match sent {
@@ -276,23 +283,30 @@ impl Relay {
         };
         match result {
             Ok(Ok(_)) => {
-                self.temporary_in_a_row.store(0, Ordering::Relaxed);
+                self.end_run();
                 connection.since = Instant::now();
                 self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(connection);
                 Ok(())
             }
             Ok(Err(e)) if e.is_permanent() => {
                 // A decisive answer: the relay works, this message is refused.
-                self.temporary_in_a_row.store(0, Ordering::Relaxed);
+                self.end_run();
                 self.keep_if_usable(connection);
                 Err(Failure::Message(Refusal::Permanent(e.to_string())))
             }
             Ok(Err(e)) => {
                 self.keep_if_usable(connection);
-                Err(self.temporary(e.to_string()))
+                let replied = e.status().is_some();
+                Err(self.temporary(e.to_string(), queue.filter(|_| replied)))
             }
-            Err(_) => Err(self.temporary("the relay did not answer in time".into())),
+            Err(_) => Err(self.temporary("the relay did not answer in time".into(), None)),
         }
+    }
+
+    /// A message was answered for good: a run of temporary refusals ends.
+    fn end_run(&self) {
+        self.temporary_in_a_row.store(0, Ordering::Relaxed);
+        *self.run_queue.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// Keeps a connection after a refusal when it can still carry a message: lettre quits and
@@ -304,9 +318,24 @@ impl Relay {
         }
     }
 
-    fn temporary(&self, error: String) -> Failure {
+    /// A temporary refusal, replied for a message to `queue` (`None`: no reply, as a timeout).
+    /// A run of them rests the relay, unless every one was a reply for the same receiving
+    /// queue: that provider defers, and the relay is fine for the others.
+    fn temporary(&self, error: String, queue: Option<&str>) -> Failure {
         let in_a_row = self.temporary_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
-        if in_a_row >= TEMPORARY_IN_A_ROW {
+        let one_queue = {
+            let mut run = self.run_queue.lock().unwrap_or_else(|e| e.into_inner());
+            let same = match (&*run, queue) {
+                (None, Some(q)) => Some(q.to_string()),
+                (Some(Some(seen)), Some(q)) if seen == q => Some(q.to_string()),
+                _ => None,
+            };
+            *run = Some(same.clone());
+            same.is_some()
+        };
+        if one_queue {
+            Failure::Message(Refusal::Deferred(error))
+        } else if in_a_row >= TEMPORARY_IN_A_ROW {
             let why = format!("{in_a_row} messages in a row refused for now, the last with: {error}");
             Failure::Relay { why, answered: true }
         } else {
@@ -365,7 +394,7 @@ impl Relays {
     /// Hands the message to the first relay that takes it. A message no relay answered (every
     /// relay resting, or failing before it was sent) has had no try: [`Refusal::Busy`] until the
     /// first rest ends, so an outage of the relays uses up no message's tries, however long.
-    pub async fn send(&self, envelope: &Envelope, raw: &[u8]) -> Result<(), Refusal> {
+    pub async fn send(&self, envelope: &Envelope, raw: &[u8], queue: Option<&str>) -> Result<(), Refusal> {
         let mut problems = Vec::new();
         let mut answered = false;
         for relay in &self.relays {
@@ -374,7 +403,7 @@ impl Relays {
                 continue;
             }
             relay.take_turn().await.map_err(Refusal::Busy)?;
-            match relay.send(envelope, raw).await {
+            match relay.send(envelope, raw, queue).await {
                 Ok(()) => return Ok(()),
                 Err(Failure::Message(refusal)) => return Err(refusal),
                 Err(Failure::Relay { why, answered: a }) => {
@@ -414,15 +443,16 @@ impl Transport {
         }
     }
 
-    /// Hands a message to a relay (the capture transport keeps it elsewhere; see delivery).
-    pub async fn send(&self, from: &str, to: &str, raw: &[u8]) -> Result<(), Refusal> {
+    /// Hands a message to a relay (the capture transport keeps it elsewhere; see delivery);
+    /// `queue` is its receiving provider's (`core::providers`) when mail is queued per provider.
+    pub async fn send(&self, from: &str, to: &str, raw: &[u8], queue: Option<&str>) -> Result<(), Refusal> {
         let envelope = Envelope::new(
             Some(from.parse().map_err(|e| Refusal::Permanent(format!("bad sender {from}: {e}")))?),
             vec![to.parse().map_err(|e| Refusal::Permanent(format!("bad recipient {to}: {e}")))?],
         )
         .map_err(|e| Refusal::Permanent(e.to_string()))?;
         match self {
-            Transport::Relays(relays) => relays.send(&envelope, raw).await,
+            Transport::Relays(relays) => relays.send(&envelope, raw, queue).await,
             Transport::Capture => Ok(()),
         }
     }

@@ -33,6 +33,7 @@ use crate::mail::transport::{Refusal, Transport};
 use crate::state::AppState;
 
 use super::fair::FairQueue;
+use super::provider_queues::{ProviderQueues, Ticket};
 use super::workers::{PASSED_OVER, next_look};
 use crate::db::fair::{Owner, Turns};
 
@@ -48,6 +49,7 @@ struct Worker {
     transport: Transport,
     signers: Signers,
     throttle: Option<Arc<dyn ProjectLimiter>>,
+    queues: ProviderQueues,
 }
 
 /// Starts the delivery loop.
@@ -56,7 +58,8 @@ pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> 
         let transport = Transport::from_config(&state.config.smtp);
         let per_second = state.config.smtp.max_messages_per_second;
         let throttle = (per_second > 0).then(|| ratelimit::limiter_per_second(per_second));
-        let worker = Arc::new(Worker { state, transport, signers: Signers::default(), throttle });
+        let queues = ProviderQueues::default();
+        let worker = Arc::new(Worker { state, transport, signers: Signers::default(), throttle, queues });
         worker.run(stopped).await;
     })
 }
@@ -281,37 +284,49 @@ impl Worker {
         }
     }
 
-    async fn deliver(&self, email: Email, context: Context) {
+    async fn deliver(&self, mut email: Email, context: Context) {
         let _started = self.state.inflight.start(super::inflight::Kind::Email, &email.id);
         // Claimed before every relay went to rest: back to the queue, neither signed nor tried.
         let resting = self.transport.resting_for();
+        // Captured mail goes to no provider.
+        if matches!(self.transport, Transport::Relays(_)) {
+            email.provider = self.queues.queue_of(&self.state, &email.to_email).await;
+        }
+        let mut ticket = None;
         let prepared = match resting {
             Some(wait) => Err(Outcome::Later(clock::now_ms() + wait.as_millis() as i64 + 1)),
-            None => self.prepare(&email, context).await,
+            None => self.prepare(&email, context, &mut ticket).await,
         };
         let outcome = match prepared {
             Err(outcome) => outcome,
             // The reservation of the parts read for it is held until the relay has answered.
             Ok((message, _reserved)) => self.hand_over(&email, message).await,
         };
+        if let Some(ticket) = &ticket {
+            self.queues.settle(&self.state, ticket, matches!(outcome, Outcome::Sent { .. }));
+        }
         match &outcome {
             Outcome::Sent { .. } => self.state.metrics.email("sent"),
             Outcome::Fail { .. } => self.state.metrics.email("failed"),
             Outcome::Retry(_) if email.attempts + 1 >= MAX_ATTEMPTS => self.state.metrics.email("failed"),
             Outcome::Retry(_) => self.state.metrics.email("deferred"),
-            Outcome::Later(_) | Outcome::Discard => {}
+            Outcome::Later(_) | Outcome::Held { .. } | Outcome::Discard => {}
         }
-        if let Err(e) = self.record(&email, outcome).await {
+        let counted = ticket.and_then(|t| t.warmup).filter(|_| matches!(outcome, Outcome::Sent { .. }));
+        if let Err(e) = self.record(&email, outcome, counted).await {
             tracing::error!(email = email.id, "could not record a delivery; the email will be retried: {e}");
         }
     }
 
-    /// Checks the email, reads the parts its batch left out (their memory reserved first), and
-    /// makes its message off the executor (rendering, MIME and DKIM are CPU work).
+    /// Checks the email, lets its receiving provider's queue and its sender domain's warm-up
+    /// hold it back (`ticket`: what it was let through on), reads the parts its batch left out
+    /// (their memory reserved first), and makes its message off the executor (rendering, MIME
+    /// and DKIM are CPU work).
     async fn prepare(
         &self,
         email: &Email,
         context: Context,
+        ticket: &mut Option<Ticket>,
     ) -> Result<((Vec<u8>, String), Option<Reserved>), Outcome> {
         let email = delivery::check(email, &context, clock::now_ms())?;
         if let Some(throttle) = &self.throttle
@@ -319,6 +334,8 @@ impl Worker {
         {
             return Err(Outcome::Later(clock::now_ms() + wait.as_millis() as i64 + 1));
         }
+        *ticket =
+            Some(self.queues.admit(&self.state, &email, email.provider.clone(), clock::now_ms()).await?);
         let (email, context, reserved) = self.read_left_out(email, context).await?;
         let (config, secret, signers) =
             (self.state.config.clone(), self.state.secrets.link.clone(), self.signers.clone());
@@ -376,19 +393,46 @@ impl Worker {
             Transport::Capture => {
                 Outcome::Sent { subject, captured: Some((self.envelope_sender(email), raw)) }
             }
-            transport => match transport.send(&self.envelope_sender(email), &email.to_email, &raw).await {
+            transport => match transport
+                .send(&self.envelope_sender(email), &email.to_email, &raw, email.provider.as_deref())
+                .await
+            {
                 Ok(()) => Outcome::Sent { subject, captured: None },
                 Err(Refusal::Temporary(e)) => Outcome::Retry(e),
+                // The receiving provider deferred it: that provider rests, the others go on.
+                Err(Refusal::Deferred(e)) => {
+                    if let Some(queue) = &email.provider {
+                        self.state.providers.deferred(queue, clock::now_ms());
+                        let series = crate::core::providers::series(Some(queue));
+                        self.state.metrics.provider(series, "deferred");
+                    }
+                    Outcome::Retry(e)
+                }
                 Err(Refusal::Permanent(e)) => Outcome::Fail { error: e, counted: true },
                 Err(Refusal::Busy(wait)) => Outcome::Later(clock::now_ms() + wait.as_millis() as i64 + 1),
             },
         }
     }
 
-    async fn record(&self, email: &Email, outcome: Outcome) -> Result<(), DbError> {
+    /// Records the outcome, and a send counted against its sender domain's warm-up day.
+    async fn record(
+        &self,
+        email: &Email,
+        outcome: Outcome,
+        warmup: Option<(String, String)>,
+    ) -> Result<(), DbError> {
         let email = email.clone();
         let base = u64::from(self.state.config.scheduler.retry_base_secs);
-        self.state.db.write(move |tx| delivery::record(tx, &email, outcome, base, clock::now_ms())).await
+        self.state
+            .db
+            .write(move |tx| {
+                delivery::record(tx, &email, outcome, base, clock::now_ms())?;
+                if let Some((domain, day)) = warmup {
+                    crate::db::warmups::count(tx, &domain, &day)?;
+                }
+                Ok(())
+            })
+            .await
     }
 }
 

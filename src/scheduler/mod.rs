@@ -20,6 +20,7 @@ pub mod fair;
 pub mod handlers;
 pub mod handles;
 pub mod inflight;
+mod provider_queues;
 pub mod quarantine;
 pub mod segments;
 mod sweeps;

@@ -49,10 +49,15 @@ async fn send_at_once(relays: &Arc<Relays>, numbers: std::ops::Range<usize>) -> 
 }
 
 async fn send(relays: &Relays, n: usize) -> Result<(), Refusal> {
+    send_to(relays, n, None).await
+}
+
+/// Message `n`, for a recipient in receiving queue `queue` (`None`: not queued per provider).
+async fn send_to(relays: &Relays, n: usize, queue: Option<&str>) -> Result<(), Refusal> {
     let (from, to) = ("sender@example.test".parse().unwrap(), format!("to{n}@example.test").parse().unwrap());
     let envelope = lettre::address::Envelope::new(Some(from), vec![to]).unwrap();
     let raw = format!("Subject: {n}\r\n\r\nmessage {n}\r\n");
-    relays.send(&envelope, raw.as_bytes()).await
+    relays.send(&envelope, raw.as_bytes(), queue).await
 }
 
 #[tokio::test]
@@ -106,6 +111,29 @@ async fn a_relay_answering_4xx_to_everyone_rests_but_one_4xx_is_the_messages_own
     assert_eq!(at_second[0].to, vec!["to99@example.test".to_string()]);
     send(&relays, 100).await.unwrap();
     assert_eq!(second.messages().len(), 2, "the resting relay is skipped");
+}
+
+/// Issue 34, item 4: 4xx replies all for one receiving provider are that provider's deferrals
+/// (it rests alone, in the worker); the relay rests only when they name several.
+#[tokio::test]
+async fn one_providers_deferrals_do_not_rest_the_relay_but_everyones_do() {
+    let sink = SmtpSink::start();
+    let relays = relays(vec![relay(sink.port)], Duration::from_secs(60));
+    sink.script(&[Reply::Temporary; 12]);
+    for n in 0..12 {
+        let refused = send_to(&relays, n, Some("gmail")).await;
+        assert!(matches!(refused, Err(Refusal::Deferred(_))), "{n}: {refused:?}");
+    }
+    assert!(!relays.list()[0].resting(), "Gmail deferring is no reason to stop sending to others");
+    send_to(&relays, 20, Some("yahoo")).await.unwrap();
+    // Refusals for several providers in a row: the relay refuses everyone, and rests.
+    sink.script(&[Reply::Temporary; 20]);
+    let queues = ["gmail", "yahoo", "microsoft", "example.org", "apple"];
+    for (n, queue) in queues.iter().enumerate().take(TEMPORARY_IN_A_ROW as usize) {
+        let refused = send_to(&relays, 30 + n, Some(queue)).await;
+        assert!(refused.is_err(), "{n}");
+    }
+    assert!(relays.list()[0].resting(), "refusals for everyone rest the relay");
 }
 
 #[tokio::test]

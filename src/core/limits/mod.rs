@@ -6,4 +6,5 @@
 pub mod attempts;
 pub mod bodies;
 pub mod key_cache;
+pub mod provider_gate;
 pub mod ratelimit;
