@@ -52,6 +52,12 @@ async fn report(
             Ok::<_, ApiError>(CampaignReport::new(&campaign, report, captured))
         })
         .await?;
+    let mut answer = answer;
+    let now = clock::now_ms();
+    for queue in &mut answer.queues {
+        let rest = state.providers.resting_for(&queue.provider, now);
+        queue.resting_until = (!rest.is_zero()).then(|| clock::iso(now + rest.as_millis() as i64));
+    }
     Ok(Json(answer))
 }
 

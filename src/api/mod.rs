@@ -75,6 +75,7 @@ pub mod tracking_domains;
 mod uploads;
 pub mod usage;
 pub mod verify;
+pub mod warmups;
 pub mod webhooks;
 pub mod workflow_steps;
 pub mod workflows;
@@ -128,6 +129,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         consent::routes(),
         sending::routes(),
         tracking_domains::routes(),
+        warmups::routes(),
         confirm::routes(),
         inbound::routes(),
         inbound_domains::routes(),

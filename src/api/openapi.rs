@@ -191,6 +191,7 @@ fn parts() -> Vec<Document> {
         super::consent::Doc::openapi(),
         super::sending::Doc::openapi(),
         super::tracking_domains::Doc::openapi(),
+        super::warmups::Doc::openapi(),
         super::confirm::Doc::openapi(),
         super::inbound::Doc::openapi(),
         super::inbound_domains::Doc::openapi(),

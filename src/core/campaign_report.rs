@@ -58,6 +58,8 @@ pub struct Report {
     pub providers: Vec<Provider>,
     /// Its A/B test's variants with their results, when it has a test.
     pub variants: Vec<crate::db::ab_tests::Variant>,
+    /// Its emails per receiving provider's queue, sent, queued and held back.
+    pub queues: Vec<engagements::QueueResults>,
 }
 
 /// The report of campaign `c` as of `now`.
@@ -78,6 +80,7 @@ pub fn report(conn: &Tx, c: &Campaign, now: i64) -> Result<Report> {
         opened,
         clicked,
         providers: providers(engagements::domains(conn, &c.id, 500)?, MAX_PROVIDERS),
+        queues: engagements::queues(conn, &c.id, MAX_PROVIDERS as i64)?,
         variants: match c.ab {
             Some(_) => crate::db::ab_tests::variants(conn, &c.id)?,
             None => Vec::new(),

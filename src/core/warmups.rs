@@ -16,6 +16,7 @@ use jiff::tz::TimeZone;
 use serde_json::json;
 
 use super::error::{Error, FieldError, Result};
+use super::ids::DomainId;
 use crate::db::Tx;
 use crate::db::domains::Domain;
 use crate::db::warmups::{self, Plan};
@@ -114,9 +115,66 @@ pub fn next_day_start(zone: &TimeZone, day: Date) -> i64 {
     next.to_zoned(zone.clone()).map(|z| z.timestamp().as_millisecond()).unwrap_or(i64::MAX / 2)
 }
 
-/// Sets `domain`'s plan.
-pub fn set(tx: &Tx, plan: &Plan) -> Result<()> {
-    warmups::set(tx, plan)?;
+/// A plan, where it stands today and its days.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    pub plan: Plan,
+    pub today: Date,
+    /// What today allows, `None` when the plan has not started or is over.
+    pub allowed_today: Option<i64>,
+    pub sent_today: i64,
+    /// Each day of the plan: its date, its volume, and what was sent.
+    pub schedule: Vec<(Date, i64, i64)>,
+}
+
+/// The project's zone and today in it.
+fn today_of(conn: &Tx, project: &str, now: i64) -> Result<(TimeZone, Date)> {
+    let zone = super::delivery_windows::Windows::of(&crate::db::sending::get(conn, project)?).zone_of(None);
+    let today = day_of(&zone, now);
+    Ok((zone, today))
+}
+
+fn none() -> Error {
+    Error::NotFound("This domain has no warm-up plan".into())
+}
+
+/// Where domain `id`'s plan stands.
+pub fn status(conn: &Tx, project: &str, id: &DomainId, now: i64) -> Result<Status> {
+    let domain = super::domains::find(conn, project, id)?;
+    let plan = warmups::get(conn, &domain.id)?.ok_or_else(none)?;
+    let (_, today) = today_of(conn, project, now)?;
+    let sent: HashMap<String, i64> =
+        warmups::days(conn, &domain.id, MAX_DAYS as usize + 1)?.into_iter().collect();
+    let start: Date = plan.starts_on.parse().unwrap_or(today);
+    let schedule = (0..plan.days)
+        .filter_map(|n| {
+            let day = start.checked_add(jiff::Span::new().days(n)).ok()?;
+            Some((day, volume(&plan, n)?, sent.get(&day.to_string()).copied().unwrap_or(0)))
+        })
+        .collect();
+    Ok(Status {
+        allowed_today: allowed(&plan, today),
+        sent_today: sent.get(&today.to_string()).copied().unwrap_or(0),
+        today,
+        schedule,
+        plan,
+    })
+}
+
+/// Gives domain `id` a plan (in place of the one it had).
+pub fn set(tx: &Tx, project: &str, id: &DomainId, input: PlanInput, now: i64) -> Result<Status> {
+    let domain = super::domains::find(tx, project, id)?;
+    let (_, today) = today_of(tx, project, now)?;
+    warmups::set(tx, &check(&domain, input, today, now)?)?;
+    status(tx, project, id, now)
+}
+
+/// Ends domain `id`'s plan: its mail goes at any volume again.
+pub fn remove(tx: &Tx, project: &str, id: &DomainId) -> Result<()> {
+    let domain = super::domains::find(tx, project, id)?;
+    if !warmups::delete(tx, &domain.id)? {
+        return Err(none());
+    }
     Ok(())
 }
 

@@ -299,6 +299,41 @@ pub fn domains(conn: &Connection, campaign: &str, limit: i64) -> Result<Vec<Doma
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// A campaign's emails in one receiving provider's queue (issue 34, item 4).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueResults {
+    /// The queue (`gmail`, ..., or a domain); empty for emails the worker has not looked at.
+    pub provider: String,
+    pub sent: i64,
+    pub queued: i64,
+    /// Queued and held back by the provider's rate, its rest, or the sender's warm-up.
+    pub held_rate: i64,
+    pub held_backoff: i64,
+    pub held_warmup: i64,
+}
+
+/// Campaign `campaign`'s emails per receiving queue, most first, at most `limit`.
+pub fn queues(conn: &Connection, campaign: &str, limit: i64) -> Result<Vec<QueueResults>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT coalesce(provider, ''), count(sent_at), sum(status = 'QUEUED'),
+                sum(status = 'QUEUED' AND held = 'rate'), sum(status = 'QUEUED' AND held = 'backoff'),
+                sum(status = 'QUEUED' AND held = 'warmup')
+         FROM emails WHERE campaign_id = ?1 AND source_type = 'CAMPAIGN'
+         GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT ?2",
+    )?;
+    let rows = statement.query_map(params![campaign, limit], |r| {
+        Ok(QueueResults {
+            provider: r.get(0)?,
+            sent: r.get(1)?,
+            queued: r.get(2)?,
+            held_rate: r.get(3)?,
+            held_backoff: r.get(4)?,
+            held_warmup: r.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// What a contact did with the email campaign `campaign` sent them, for a condition decided in
 /// memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

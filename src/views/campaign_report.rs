@@ -99,6 +99,28 @@ pub struct CampaignReport {
     /// Its A/B test, with each variant's results in the test share.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ab_test: Option<crate::views::ab_tests::AbTestView>,
+    /// Its emails per receiving provider's queue (`[smtp.providers]`), most first, at most 12.
+    pub queues: Vec<QueueReport>,
+}
+
+/// A campaign's emails in one receiving provider's queue.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueReport {
+    /// `gmail`, `microsoft`, `yahoo`, `apple`, a domain, or `""` for emails not yet looked at.
+    pub provider: String,
+    /// `Gmail`, ..., the domain, or `Not yet sorted`.
+    pub label: String,
+    pub sent: i64,
+    pub queued: i64,
+    /// Queued emails held back by the provider's hourly rate, by its rest after it deferred
+    /// mail, or by the sender domain's warm-up.
+    pub held_rate: i64,
+    pub held_backoff: i64,
+    pub held_warmup: i64,
+    /// While the provider rests after deferring mail.
+    #[schema(format = DateTime)]
+    pub resting_until: Option<String>,
 }
 
 impl CampaignReport {
@@ -127,6 +149,24 @@ impl CampaignReport {
             },
             captured,
             ab_test: crate::views::ab_tests::AbTestView::of(c, &r.variants),
+            queues: r
+                .queues
+                .into_iter()
+                .map(|q| QueueReport {
+                    label: if q.provider.is_empty() {
+                        "Not yet sorted".into()
+                    } else {
+                        crate::core::providers::label(&q.provider)
+                    },
+                    resting_until: None,
+                    provider: q.provider,
+                    sent: q.sent,
+                    queued: q.queued,
+                    held_rate: q.held_rate,
+                    held_backoff: q.held_backoff,
+                    held_warmup: q.held_warmup,
+                })
+                .collect(),
         }
     }
 }

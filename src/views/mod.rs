@@ -38,6 +38,7 @@ pub mod track;
 pub mod tracking_domains;
 pub mod uploads;
 pub mod usage;
+pub mod warmups;
 pub mod webhooks;
 pub mod workflows;
 

@@ -39,6 +39,9 @@ struct Shared {
     connection_limit: Option<usize>,
     connections: std::sync::atomic::AtomicUsize,
     turned_away: std::sync::atomic::AtomicUsize,
+    /// Recipient domains whose next messages are deferred (451), as a receiving provider
+    /// passed on by a relay would be, and how many more.
+    deferring: Mutex<std::collections::HashMap<String, usize>>,
 }
 
 pub struct SmtpSink {
@@ -108,6 +111,11 @@ impl SmtpSink {
     /// The replies to give the next messages, in order; afterwards messages are accepted.
     pub fn script(&self, replies: &[Reply]) {
         self.shared.script.lock().unwrap().extend(replies.iter().copied());
+    }
+
+    /// Defers (451) the next `times` messages to recipients at `domain`, whatever the script.
+    pub fn defer_domain(&self, domain: &str, times: usize) {
+        self.shared.deferring.lock().unwrap().insert(domain.to_ascii_lowercase(), times);
     }
 
     pub fn messages(&self) -> Vec<Received> {
@@ -193,7 +201,21 @@ fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
                     let body = if raw.starts_with(b"..") { &raw[1..] } else { &raw[..] };
                     data.extend_from_slice(body);
                 }
-                let reply = shared.script.lock().unwrap().pop_front().unwrap_or(Reply::Accept);
+                let deferred = to.iter().any(|t| {
+                    let domain = t.rsplit_once('@').map_or("", |(_, d)| d).to_ascii_lowercase();
+                    match shared.deferring.lock().unwrap().get_mut(&domain) {
+                        Some(left) if *left > 0 => {
+                            *left -= 1;
+                            true
+                        }
+                        _ => false,
+                    }
+                });
+                let reply = if deferred {
+                    Reply::Temporary
+                } else {
+                    shared.script.lock().unwrap().pop_front().unwrap_or(Reply::Accept)
+                };
                 match reply {
                     Reply::Accept if shared.counting => {
                         shared.accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -17,6 +17,8 @@ pub struct Sending {
     pub server: Server,
     pub key: String,
     pub public_key: String,
+    /// The id of the verified `example.test`.
+    pub domain_id: String,
     env: Vec<(String, String)>,
 }
 
@@ -57,7 +59,8 @@ impl Sending {
         let path = format!("/domains/{}/verify", domain["id"].as_str().unwrap());
         let verified = tokio::task::block_in_place(|| server.get_keyed(&path, &key));
         assert_eq!(verified["status"], serde_json::json!("verified"), "{verified}");
-        Sending { server, key, public_key, env }
+        let domain_id = domain["id"].as_str().unwrap().to_string();
+        Sending { server, key, public_key, domain_id, env }
     }
 
     fn serve(dir: &Path, env: &[(String, String)]) -> Server {
