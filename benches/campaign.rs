@@ -8,6 +8,12 @@
 //! `BENCH_CONTACTS` (1,000,000) sets the audience; `BENCH_DELIVER` stops once that many
 //! messages are delivered (default: the whole campaign); `BENCH_BODY=short` sends a 0.6 KB body
 //! like the transactional benchmarks' instead of the 5 KB newsletter.
+//!
+//! `BENCH_QUEUES=compare` (issue 34, item 4) seeds once and sends the same campaign twice, each
+//! on its own copy of the database: first with mail in one queue (`[smtp.providers] enabled =
+//! false`), then queued per receiving provider (the default; the seeded addresses are at Gmail,
+//! Outlook, Proton, Fastmail and two other domains, the last four looked up by MX), and prints
+//! the ratio of their rates.
 
 #[path = "../tests/support/dns_server.rs"]
 mod dns_server;
@@ -118,16 +124,78 @@ fn main() {
     };
     println!("seeded {contacts} contacts in {:.1} s", started.elapsed().as_secs_f64());
 
+    let compare = std::env::var("BENCH_QUEUES").is_ok_and(|q| q == "compare");
+    let runs: Vec<(&str, Vec<(&str, &str)>)> = if compare {
+        vec![
+            ("one queue for all", vec![("TIDINGS_SMTP__PROVIDERS__ENABLED", "false")]),
+            ("a queue per receiving provider", vec![("TIDINGS_SMTP__PROVIDERS__ENABLED", "true")]),
+        ]
+    } else {
+        vec![("", Vec::new())]
+    };
+    let mut rates = Vec::new();
+    for (n, (label, extra)) in runs.iter().enumerate() {
+        let copy = dir.join(format!("run{n}"));
+        copy_dir(&data, &copy);
+        if !label.is_empty() {
+            println!("-- {label}");
+        }
+        let relay = Relay { host: &relay_host, port: &relay_port, named: relay.as_deref() };
+        rates.push(run(&runtime, &dns, &copy, &key, relay, extra, deliver));
+        let _ = std::fs::remove_dir_all(&copy);
+    }
+    if let [one, per_provider] = rates[..] {
+        println!(
+            "per-provider queues: {per_provider:.0} messages/s against {one:.0} in one queue = {:.3} of it",
+            per_provider / one
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Copies a database directory (the seeded one, for each run of a comparison).
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+/// Where the relay is.
+struct Relay<'a> {
+    host: &'a str,
+    port: &'a str,
+    /// `BENCH_RELAY`, when given.
+    named: Option<&'a str>,
+}
+
+/// Serves `data` with the built binary (and `extra` settings), sends the campaign to every
+/// subscribed contact, prints what it measured, and returns the delivery rate.
+fn run(
+    runtime: &tokio::runtime::Runtime,
+    dns: &dns_server::DnsServer,
+    data: &std::path::Path,
+    key: &str,
+    relay: Relay<'_>,
+    extra: &[(&str, &str)],
+    deliver: Option<usize>,
+) -> f64 {
+    let key = key.to_string();
+    let dir = data.parent().unwrap().to_path_buf();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let binary = PathBuf::from(env!("CARGO_BIN_EXE_tidings"));
     let child = Command::new(&binary)
         .arg("serve")
         .current_dir(&dir)
-        .env("TIDINGS_SERVER__DATA_DIR", &data)
+        .env("TIDINGS_SERVER__DATA_DIR", data)
         .env("TIDINGS_SERVER__PORT", port.to_string())
         .env("TIDINGS_DNS__NAMESERVERS", format!("[\"{}\"]", dns.nameserver()))
-        .env("TIDINGS_SMTP__HOST", relay_host)
-        .env("TIDINGS_SMTP__PORT", relay_port)
+        .env("TIDINGS_SMTP__HOST", relay.host)
+        .env("TIDINGS_SMTP__PORT", relay.port)
+        .envs(extra.iter().copied())
         .env("TIDINGS_SMTP__SECURITY", "none")
         .env("TIDINGS_LIMITS__REQUESTS_PER_MINUTE", "1000000000")
         .env("TIDINGS_SERVER__LOG_LEVEL", "warn")
@@ -195,7 +263,7 @@ fn main() {
             rows as f64 / after.as_secs_f64()
         );
     }
-    let to = relay.map_or("a counting sink on loopback".to_string(), |r| format!("the relay at {r}"));
+    let to = relay.named.map_or("a counting sink on loopback".to_string(), |r| format!("the relay at {r}"));
     println!(
         "campaign delivery, rendered per recipient + tracking + DKIM RSA-2048 + SMTP to {to}: {delivered} of {recipients} in {took:.1} s = {:.0} messages/s",
         delivered as f64 / took
@@ -205,5 +273,5 @@ fn main() {
         peak_rss.max(rss_before)
     );
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
+    delivered as f64 / took
 }

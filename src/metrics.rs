@@ -67,6 +67,10 @@ pub struct ProviderLabel {
     pub provider: String,
 }
 
+/// The receiving providers' series: the named providers (`core::providers::NAMED`) and the
+/// rest summed as `other`.
+const PROVIDERS: [&str; 5] = ["gmail", "microsoft", "yahoo", "apple", "other"];
+
 fn latency_histogram() -> Histogram {
     // 0.5 ms to about 16 s.
     Histogram::new(exponential_buckets(0.0005, 2.0, 16))
@@ -159,6 +163,12 @@ impl Default for Metrics {
         for cap in ["workflow_runs_per_contact_hour", "chained_runs_per_contact_hour"] {
             workflow_starts_refused.get_or_create_owned(&CapLabel { cap: cap.into() });
         }
+        for provider in PROVIDERS {
+            for outcome in ["sent", "deferred", "held_rate", "held_backoff", "held_warmup"] {
+                let labels = ProviderLabels { provider: provider.into(), outcome: outcome.into() };
+                provider_emails.get_or_create_owned(&labels);
+            }
+        }
         Metrics {
             registry,
             http_requests,
@@ -231,6 +241,9 @@ impl Metrics {
             counter.inc_by(total.saturating_sub(counter.get()));
         }
         self.provider_resting.clear();
+        for provider in PROVIDERS {
+            self.provider_resting.get_or_create(&ProviderLabel { provider: provider.into() }).set(0);
+        }
         for (provider, seconds) in &snapshot.resting {
             let labels = ProviderLabel { provider: provider.clone() };
             let gauge = self.provider_resting.get_or_create(&labels);

@@ -57,15 +57,19 @@ pub fn get(conn: &Connection, domain_id: &str) -> Result<Option<Plan>> {
         .optional()?)
 }
 
-/// The plan of the project's sender domain `domain` (by name), if it has one.
-pub fn for_domain(conn: &Connection, project: &str, domain: &str) -> Result<Option<Plan>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM domain_warmups
-             WHERE domain_id = (SELECT id FROM domains WHERE project_id = ?1 AND domain = ?2)"
-        ))?
-        .query_row([project, domain], from_row)
-        .optional()?)
+/// The plan of the first of the project's sender domains `names` (by name, the sender's own
+/// domain first, then its parents) that has one.
+pub fn for_domain(conn: &Connection, project: &str, names: &[String]) -> Result<Option<Plan>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM domain_warmups
+         WHERE domain_id = (SELECT id FROM domains WHERE project_id = ?1 AND domain = ?2)"
+    ))?;
+    for name in names {
+        if let Some(plan) = stmt.query_row([project, name.as_str()], from_row).optional()? {
+            return Ok(Some(plan));
+        }
+    }
+    Ok(None)
 }
 
 /// Removes a domain's plan and its counts; whether it had one.

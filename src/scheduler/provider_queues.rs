@@ -87,7 +87,9 @@ impl ProviderQueues {
         let read = state
             .db
             .run(move |conn| {
-                let plan = crate::db::warmups::for_domain(conn, &project, &domain)?;
+                // Mail from a subdomain warms its verified parent up.
+                let names = crate::core::domains::candidates(&domain);
+                let plan = crate::db::warmups::for_domain(conn, &project, &names)?;
                 let zone = match &plan {
                     Some(_) => Some(Windows::of(&crate::db::sending::get(conn, &project)?).zone_of(None)),
                     None => None,

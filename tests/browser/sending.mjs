@@ -3,7 +3,8 @@
 // the follow-up, whose audience the condition builder shows as a campaign filter with "Count
 // machines' too". Settings set the project's time zone and quiet hours, and a campaign is
 // scheduled at a time in each contact's zone. A campaign gets an A/B test on its page, and the
-// winner is picked by hand from the variants' results. At 1400 and 375 px with axe. Run by the cargo test
+// winner is picked by hand from the variants' results. The sender domain gets a warm-up plan on
+// the Domains page. At 1400 and 375 px with axe. Run by the cargo test
 // `browser::dashboard_in_chromium` after archive.mjs; it deletes what it made.
 
 import assert from "node:assert/strict";
@@ -165,6 +166,31 @@ await drive("sending", async (browser) => {
   for (let i = 0; i < 300 && (await api("GET", `/campaigns/${ab}`)).body.status !== "SENT"; i++) {
     await new Promise((r) => setTimeout(r, 100));
   }
+
+  step("a warm-up plan for the sender domain on the Domains page");
+  await page.goto(`${projectBase}/domains`);
+  const warmup = page.locator('[data-warmup="example.test"]');
+  await warmup.getByRole("button", { name: "Warm up example.test" }).click();
+  await warmup.getByLabel("First day's volume").fill("100");
+  await warmup.getByLabel("Last day's volume").fill("1000");
+  await warmup.getByLabel("Days").fill("10");
+  await warmup.getByRole("button", { name: "Start the warm-up" }).click();
+  await toast(page, "example.test warms up over 10 days");
+  await warmup.locator("tr[aria-current=date]").waitFor();
+  assert.equal(await warmup.locator("tbody tr").count(), 10);
+  await warmup.locator(':text("of 100 sent")').waitFor();
+  const domains = (await api("GET", `/domains/project/${F.projectId}`)).body;
+  const domainId = domains.find((d) => d.domain === "example.test").id;
+  const plan = (await api("GET", `/domains/${domainId}/warmup`)).body;
+  assert.deepEqual([plan.startDaily, plan.targetDaily, plan.days, plan.schedule[9].volume], [100, 1000, 10, 1000]);
+  await audit(page, "domains with a warm-up");
+  await warmup.scrollIntoViewIfNeeded();
+  await shot(page, "domain-warmup");
+  await fitsAPhone(page, "domain warm-up", "domain-warmup-375");
+  // Ended, for the scripts after this one (they send marketing mail from example.test).
+  await warmup.getByRole("button", { name: "End the warm-up" }).click();
+  await toast(page, "example.test sends at any volume again");
+  assert.equal((await api("GET", `/domains/${domainId}/warmup`)).status, 404);
 
   step("clean up");
   for (const c of [follow.id, id, ab]) assert.equal((await api("DELETE", `/campaigns/${c}`)).status, 204);

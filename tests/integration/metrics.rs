@@ -82,3 +82,31 @@ async fn a_token_guards_the_endpoint_and_it_can_be_turned_off() {
     assert_eq!(status, Status::NotFound);
     assert!(body.contains("NOT_FOUND"), "the JSON envelope: {body}");
 }
+
+/// Every series the packaged Grafana dashboard graphs is one the server registers (a family
+/// with no series yet, such as the jobs' gauge on an idle server, is not in a scrape).
+#[test]
+fn the_grafana_dashboard_graphs_registered_series() {
+    let source = include_str!("../../src/metrics.rs");
+    let registered: Vec<String> = source
+        .split("registry.register(")
+        .skip(1)
+        .filter_map(|call| Some(format!("tidings_{}", call.split('"').nth(1)?)))
+        .collect();
+    assert!(registered.len() >= 10, "{registered:?}");
+    let dashboard = include_str!("../../packaging/grafana-dashboard.json");
+    let mut graphed = 0;
+    for (at, _) in dashboard.match_indices("tidings_") {
+        let name: String =
+            dashboard[at..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+        let family = ["_bucket", "_total", "_count", "_sum"]
+            .iter()
+            .fold(name.as_str(), |n, s| n.strip_suffix(s).unwrap_or(n));
+        assert!(
+            registered.iter().any(|r| r == family),
+            "{name} is graphed but not registered: {registered:?}"
+        );
+        graphed += 1;
+    }
+    assert!(graphed >= 10, "{graphed}");
+}

@@ -73,8 +73,28 @@ export function CampaignReport({ campaign }) {
             <td class="num" data-label="Recipients">${p.recipients}</td><td class="num" data-label="Opened">${p.opened}</td><td class="num" data-label="Clicked">${p.clicked}</td>
             <td class="num" data-label="Bounced">${p.bounced}</td><td class="num" data-label="Complaints">${p.complained}</td></tr>`)}</tbody>
         <//>
+        ${!r.captured && r.queues.length > 0 && html`<${Queues} queues=${r.queues} />`}
       </section>
       <${Recipients} campaign=${campaign} />`}<//>`;
+}
+
+/** The campaign's mail per receiving provider's queue: sent, waiting, and why it waits. */
+function Queues({ queues }) {
+  const held = (q) => [
+    q.heldRate > 0 && `${q.heldRate} for the provider's hourly rate`,
+    q.heldBackoff > 0 && `${q.heldBackoff} while the provider rests${q.restingUntil ? ` (until ${date(q.restingUntil)})` : ""}`,
+    q.heldWarmup > 0 && `${q.heldWarmup} for tomorrow's warm-up volume`,
+  ].filter(Boolean).join("; ");
+  return html`
+    <h3>Delivery queues</h3>
+    <p class="meta">Mail waits in one queue per receiving provider, each at its own pace: a provider that defers mail
+      rests alone, and the others go on.</p>
+    <${Table} label="The campaign's mail per receiving provider's queue" id="report-queues" class="table cards">
+      <thead><tr><th scope="col">Queue</th><th scope="col" class="num">Sent</th><th scope="col" class="num">Waiting</th><th scope="col">Why it waits</th></tr></thead>
+      <tbody>${queues.map((q) => html`<tr key=${q.provider} data-queue=${q.provider || "unsorted"}>
+        <td data-label="Queue">${q.label}</td><td class="num" data-label="Sent">${q.sent}</td>
+        <td class="num" data-label="Waiting">${q.queued}</td><td data-label="Why it waits">${held(q) || "—"}</td></tr>`)}</tbody>
+    <//>`;
 }
 
 function Recipients({ campaign }) {

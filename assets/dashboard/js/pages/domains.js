@@ -1,8 +1,10 @@
 // Sender domains: add one, publish its DNS records (copy buttons, per-record status), verify
-// now, delete; and why a sender is refused until its domain is verified.
+// now, delete; why a sender is refused until its domain is verified; and a verified domain's
+// warm-up.
 
 import { html } from "../../vendor/preact-htm.js";
 import { del, get, post } from "../api.js";
+import { WarmupPanel } from "./domain_warmup.js";
 import { TrackingDomainCard } from "./tracking_domain.js";
 import { ActionButton, Badge, Copy, Empty, ErrorBox, Field, Form, Loaded, Page, date, toast, useAction, useLoad, Table } from "../ui.js";
 
@@ -51,6 +53,7 @@ function DomainCard({ domain, onChanged, onDeleted }) {
             </td>
           </tr>`)}</tbody>
       <//>
+      ${domain.status === "verified" && html`<${WarmupPanel} domain=${domain} />`}
     </article>`;
 }
 
