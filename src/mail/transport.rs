@@ -322,7 +322,7 @@ impl Relay {
     /// A run of them rests the relay, unless every one was a reply for the same receiving
     /// queue: that provider defers, and the relay is fine for the others.
     fn temporary(&self, error: String, queue: Option<&str>) -> Failure {
-        let in_a_row = self.temporary_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut in_a_row = self.temporary_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
         let one_queue = {
             let mut run = self.run_queue.lock().unwrap_or_else(|e| e.into_inner());
             let same = match (&*run, queue) {
@@ -330,6 +330,12 @@ impl Relay {
                 (Some(Some(seen)), Some(q)) if seen == q => Some(q.to_string()),
                 _ => None,
             };
+            // A run for one provider that turns to another counts from its last refusal: ten
+            // of Gmail's and then one of Yahoo's are no five refusals of everyone.
+            if same.is_none() && matches!(&*run, Some(Some(_))) {
+                in_a_row = 2;
+                self.temporary_in_a_row.store(in_a_row, Ordering::Relaxed);
+            }
             *run = Some(same.clone());
             same.is_some()
         };

@@ -126,6 +126,14 @@ async fn one_providers_deferrals_do_not_rest_the_relay_but_everyones_do() {
     }
     assert!(!relays.list()[0].resting(), "Gmail deferring is no reason to stop sending to others");
     send_to(&relays, 20, Some("yahoo")).await.unwrap();
+    // Many of one provider's, then another's: the run counts from the turn, so no rest yet.
+    sink.script(&[Reply::Temporary; 8]);
+    for n in 0..7 {
+        assert!(matches!(send_to(&relays, 40 + n, Some("gmail")).await, Err(Refusal::Deferred(_))));
+    }
+    assert!(matches!(send_to(&relays, 50, Some("yahoo")).await, Err(Refusal::Temporary(_))));
+    assert!(!relays.list()[0].resting(), "one refusal of a second provider is not everyone's");
+    send_to(&relays, 51, Some("apple")).await.unwrap();
     // Refusals for several providers in a row: the relay refuses everyone, and rests.
     sink.script(&[Reply::Temporary; 20]);
     let queues = ["gmail", "yahoo", "microsoft", "example.org", "apple"];

@@ -34,6 +34,9 @@ pub fn test_config(dir: &std::path::Path) -> Config {
     // Tests sign up many accounts; the default (only the first) is tested in account_abuse.rs.
     config.auth.disable_signups = Some(false);
     config.scheduler.retry_base_secs = 1;
+    // A provider that defers a message rests a second, not a minute (provider_queues.rs sets
+    // its own).
+    config.smtp.providers.backoff_secs = 1;
     config
 }
 

@@ -33,6 +33,8 @@ impl Sending {
             ("TIDINGS_SMTP__PORT".into(), relay_port.to_string()),
             ("TIDINGS_SMTP__SECURITY".into(), "none".into()),
             ("TIDINGS_SMTP__TIMEOUT_SECS".into(), "2".into()),
+            // A provider that defers a message rests a second, not a minute.
+            ("TIDINGS_SMTP__PROVIDERS__BACKOFF_SECS".into(), "1".into()),
         ];
         env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let path = dir.to_path_buf();
