@@ -7,8 +7,8 @@
 //!   finds its provider at its rate is held until a slot of its own: the held ones are spread
 //!   one interval apart, so they come back in turn, not all at once.
 //! - A temporary refusal (4xx) rests the provider for `backoff_secs`, doubled with each further
-//!   one up to `backoff_max_secs`; a message the provider takes ends the rest. Mail held for a
-//!   rest comes back spread over a few milliseconds each.
+//!   one in a row up to `backoff_max_secs`; a message the provider takes starts the doubling
+//!   over. Mail held for a rest comes back spread a few milliseconds apart.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -130,6 +130,10 @@ impl ProviderGate {
     pub fn admit(&self, queue: &str, now: i64) -> Result<(), Hold> {
         {
             let mut states = lock(&self.states);
+            // Every domain is a queue: past the bound, queues with nothing pending are forgotten.
+            if states.len() >= REMEMBERED && !states.contains_key(queue) {
+                states.retain(|_, s| s.resting_until > now || s.next_slot > now || s.refusals > 0);
+            }
             let state = states.entry(queue.to_string()).or_default();
             if state.resting_until > now {
                 let at = state.next_slot.max(state.resting_until);
@@ -150,7 +154,7 @@ impl ProviderGate {
         Err(Hold::Rate(at))
     }
 
-    /// The provider took a message: a rest ends.
+    /// The provider took a message: the next deferral rests it for `backoff_secs` again.
     pub fn took(&self, queue: &str) {
         if let Some(state) = lock(&self.states).get_mut(queue) {
             state.refusals = 0;
