@@ -67,7 +67,10 @@ async fn each_provider_waits_in_its_own_queue_at_its_own_pace() {
     assert_eq!(slots.len(), 7);
     assert!(slots.windows(2).all(|w| w[1] - w[0] == 180_000), "{slots:?}");
     let now = tidings::clock::now_ms();
-    assert!((now + 60_000..=now + 180_000).contains(&slots[0]), "the first slot is three minutes after the one sent");
+    assert!(
+        (now + 60_000..=now + 180_000).contains(&slots[0]),
+        "the first slot is three minutes after the one sent"
+    );
     let queue_of: Vec<String> = ["w0@workspace.test", "y1@yahoo.com", "s1@small.test"]
         .iter()
         .map(|e| app.store().value("emails", "provider", &[("to_email", (*e).into())]))
