@@ -160,6 +160,7 @@ async fn a_contacts_timeline_is_its_emails_events_and_subscription_changes() {
         )
         .await;
     assert_eq!(status, Status::Ok);
+    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     let (_, sandbox) = app.get("/domains/sandbox", key).await;
     let from = format!("hello@{}", sandbox["domain"].as_str().unwrap());
     let (status, sent) = app
@@ -170,8 +171,12 @@ async fn a_contacts_timeline_is_its_emails_events_and_subscription_changes() {
         )
         .await;
     assert_eq!(status, Status::Ok, "{sent}");
+    // Entries of the same millisecond go in a fixed order of their kinds, not the order they
+    // came in: this test's are a millisecond apart.
+    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     let path = format!("/contacts/{id}");
     app.call(Method::Patch, &path, key, Some(json!({ "subscribed": false }))).await;
+    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     let (_, topic) = app.post("/topics", key, json!({ "name": "News" })).await;
     let topic_id = topic["id"].as_str().unwrap().to_string();
     app.call(Method::Patch, &path, key, Some(json!({ "topics": { topic_id.clone(): true } }))).await;
