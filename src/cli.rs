@@ -180,6 +180,17 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             let db = db::Db::open(&config.database_path(), 1, config.database.busy_timeout_ms)?;
             let applied = db::migrate::run(&mut *db.conn()?)?;
             println!("applied {applied} migration(s); {} is up to date", config.database_path().display());
+            // An older, large database is rewritten once so that retention gives space back;
+            // not under a running server, which it would hold for as long as the copy takes.
+            match crate::lock::acquire(&config.database_path()) {
+                Ok(_lock) => {
+                    if !db::retention::free_pages(&*db.conn()?)?.1 {
+                        println!("rewriting the database so that it gives freed space back (VACUUM)...");
+                        db::retention::enable_space_return(&*db.conn()?, None)?;
+                    }
+                }
+                Err(why) => eprintln!("the database was not rewritten: {why}"),
+            }
             Ok(())
         }
         Command::User(UserCommand::Password(credentials)) => {

@@ -59,6 +59,7 @@ pub mod preferences;
 pub mod preview;
 pub mod projects;
 pub mod public_page;
+pub mod retention;
 pub mod roles;
 pub mod segments;
 pub mod send;
@@ -127,6 +128,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         form_pages::routes(),
         preferences::routes(),
         consent::routes(),
+        retention::routes(),
         sending::routes(),
         tracking_domains::routes(),
         warmups::routes(),

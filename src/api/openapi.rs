@@ -39,6 +39,7 @@ documented_routes!(document_json);
         (name = "Inbound", description = "Mail received for the project's domains: domains, routes and the messages."),
         (name = "Receivers", description = "Where SES (through SNS) and Stripe report to the server."),
         (name = "Events", description = "What contacts did, tracked by the app or recorded by the server."),
+        (name = "Data", description = "How long the project keeps its data, and a contact's data on request."),
         (name = "Pages", description = "The public pages mail links to: tracked opens and clicks, unsubscribing and preferences. They answer HTML (or a GIF, or a redirect)."),
     ),
 )]
@@ -189,6 +190,7 @@ fn parts() -> Vec<Document> {
         super::form_pages::Doc::openapi(),
         super::preferences::Doc::openapi(),
         super::consent::Doc::openapi(),
+        super::retention::Doc::openapi(),
         super::sending::Doc::openapi(),
         super::tracking_domains::Doc::openapi(),
         super::warmups::Doc::openapi(),

@@ -13,8 +13,8 @@ pub struct InboundConfig {
     /// The host inbound domains publish as their MX, and the name the listener greets with;
     /// default: the submission host (`[submission] hostname`, else the host of `public_url`).
     pub hostname: Option<String>,
-    /// Days a received message is kept (its record and, when a route stores it, its content).
-    pub retention_days: u32,
+    /// The older name of `[retention] inbound_days`: when set, it is the default instead.
+    pub retention_days: Option<u32>,
     /// Largest message accepted, in bytes (552 above).
     pub max_message_bytes: u64,
     /// Most recipients of one message.
@@ -47,7 +47,7 @@ impl Default for InboundConfig {
         InboundConfig {
             listen: None,
             hostname: None,
-            retention_days: 30,
+            retention_days: None,
             max_message_bytes: 25 * 1024 * 1024,
             max_recipients: 50,
             messages_per_minute: 600,
@@ -71,10 +71,5 @@ impl InboundConfig {
             Some(name) => name.trim_end_matches('.').to_ascii_lowercase(),
             None => submission_host.to_ascii_lowercase(),
         }
-    }
-
-    /// How long a message is kept, in milliseconds.
-    pub fn retention_ms(&self) -> i64 {
-        i64::from(self.retention_days) * 86_400_000
     }
 }

@@ -7,6 +7,7 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 mod accounts;
+mod data;
 mod inbound;
 mod limits;
 mod mail;
@@ -14,6 +15,7 @@ mod server;
 mod submission;
 
 pub use accounts::{AuthConfig, BillingConfig, GITHUB_ID, GithubProvider, OidcProvider};
+pub use data::RetentionConfig;
 pub use inbound::InboundConfig;
 pub use limits::{LimitsConfig, MIB, ReputationConfig};
 pub use mail::{
@@ -49,6 +51,7 @@ pub struct Config {
     pub bounces: BouncesConfig,
     pub submission: SubmissionConfig,
     pub inbound: InboundConfig,
+    pub retention: RetentionConfig,
     pub scheduler: SchedulerConfig,
     pub metrics: MetricsConfig,
 }
@@ -178,7 +181,19 @@ impl Config {
         within("submission.session_secs", sub.session_secs.into(), 1, DAY);
         within("submission.max_commands", sub.max_commands.into(), 10, 10_000_000);
         let inb = &self.inbound;
-        within("inbound.retention_days", inb.retention_days.into(), 1, 36_500);
+        if let Some(days) = inb.retention_days {
+            within("inbound.retention_days", days.into(), 1, 36_500);
+        }
+        let r = &self.retention;
+        for (key, days) in [
+            ("email_content_days", r.email_content_days),
+            ("events_days", r.events_days),
+            ("inbound_days", r.inbound_days),
+            ("webhook_deliveries_days", r.webhook_deliveries_days),
+        ] {
+            within(&format!("retention.{key}"), days.into(), 1, 36_500);
+        }
+        within("retention.interval_secs", r.interval_secs.into(), 60, DAY);
         within("inbound.max_message_bytes", inb.max_message_bytes, 1024, GIB);
         within("inbound.max_recipients", inb.max_recipients.into(), 1, 1_000);
         within("inbound.messages_per_minute", inb.messages_per_minute.into(), 1, 10_000_000);

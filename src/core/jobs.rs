@@ -35,6 +35,8 @@ pub enum JobKind {
     InboundSweep,
     /// Emits the `email.clicked` events of a project's held clicks that are due.
     ClickRelease,
+    /// Removes what has outlived each project's retention periods (periodic).
+    RetentionPrune,
 }
 
 impl JobKind {
@@ -53,6 +55,7 @@ impl JobKind {
             Self::JobSweep => "sweep.jobs",
             Self::InboundSweep => "sweep.inbound",
             Self::ClickRelease => "engagements.release",
+            Self::RetentionPrune => "retention.prune",
         }
     }
 

@@ -57,6 +57,7 @@ pub mod providers;
 pub mod render;
 pub mod reports;
 pub mod reputation;
+pub mod retention;
 pub mod sandbox;
 pub mod segments;
 pub mod send;

@@ -15,6 +15,7 @@ pub mod ab_tests;
 pub mod account_tokens;
 pub mod analytics_views;
 pub mod audience;
+pub mod batches;
 pub mod billing;
 pub mod branding;
 pub mod campaigns;
@@ -47,6 +48,7 @@ pub mod outbox;
 pub mod projects;
 pub mod refs;
 pub mod reputation;
+pub mod retention;
 pub mod rollups;
 pub mod segments;
 pub mod sending;
@@ -108,6 +110,14 @@ impl Db {
             // journal_mode is a property of the file: set it once, before the pool exists.
             let conn = Connection::open(path)?;
             conn.busy_timeout(Duration::from_millis(busy_timeout_ms.into()))?;
+            // Before WAL, which writes the first page of a new file: a new database gives the
+            // pages the retention job frees back to the file system; an older one is rewritten
+            // so here when it is small, else by `tidings migrate`.
+            if !retention::enable_space_return(&conn, Some(retention::REWRITE_AT_START_PAGES))? {
+                tracing::warn!(
+                    "the database file does not give freed space back; run `tidings migrate` while the server is stopped to rewrite it once"
+                );
+            }
             let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
             if !mode.eq_ignore_ascii_case("wal") {
                 tracing::warn!(mode, "SQLite refused WAL mode; concurrent readers will block on writes");

@@ -10,18 +10,17 @@
 //! nothing written before that commit survives it.
 
 use super::error::Result;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::batches::Batches;
 use super::effects::{self, Wake};
 use super::projects::Wipe;
 use crate::clock;
 
 /// Most rows deleted per statement; fewer where rows cost more (see [`step`]).
-pub const CHUNK: i64 = 200;
-/// Fewest rows deleted per statement.
-const MIN_CHUNK: i64 = 10;
+pub use super::batches::CHUNK;
 
 /// How a table's rows of the project are found, and the key that names one of them.
 struct Stage {
@@ -130,26 +129,18 @@ pub fn step(conn: &Connection, project: &str, budget: Duration, chunk: i64) -> R
     let wipe: Option<Option<Wipe>> =
         conn.query_row("SELECT wiping FROM projects WHERE id = ?1", [project], |r| r.get(0)).optional()?;
     let Some(Some(wipe)) = wipe else { return Ok(Step::Idle) };
-    let started = Instant::now();
-    let mut chunk = chunk.clamp(MIN_CHUNK, CHUNK);
+    let mut batches = Batches::new(budget, chunk);
     let mut deleted = 0;
     for stage in STAGES {
         let mut delete = conn.prepare_cached(&stage.sql())?;
         loop {
-            let statement = Instant::now();
-            let n = delete.execute(params![project, chunk])?;
+            let (n, full) = batches.run(|chunk| delete.execute(params![project, chunk]))?;
             deleted += n;
-            if (n as i64) < chunk {
+            if !full {
                 break;
             }
-            let took = statement.elapsed();
-            if took > budget / 4 {
-                chunk = (chunk / 2).max(MIN_CHUNK);
-            } else if took < budget / 16 {
-                chunk = (chunk * 2).min(CHUNK);
-            }
-            if started.elapsed() >= budget {
-                return Ok(Step::More { deleted, table: stage.table, chunk });
+            if batches.spent() {
+                return Ok(Step::More { deleted, table: stage.table, chunk: batches.chunk() });
             }
         }
     }
@@ -209,6 +200,8 @@ mod tests {
         "tracking_domains",
         // A sender domain's warm-up plan goes with the domain, which a reset keeps.
         "domain_warmups",
+        // How long the project keeps its data.
+        "retention_settings",
     ];
 
     fn migrated() -> rusqlite::Connection {

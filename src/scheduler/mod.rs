@@ -20,8 +20,10 @@ pub mod fair;
 pub mod handlers;
 pub mod handles;
 pub mod inflight;
+pub mod pacing;
 mod provider_queues;
 pub mod quarantine;
+pub mod retention;
 pub mod segments;
 mod sweeps;
 pub mod webhooks;
@@ -99,6 +101,7 @@ pub fn registry(config: &Config) -> Registry {
     segments::register(&mut registry, config);
     campaigns::register(&mut registry);
     wipes::register(&mut registry);
+    retention::register(&mut registry, config);
     registry
 }
 

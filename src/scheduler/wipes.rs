@@ -2,11 +2,12 @@
 //! project is reset or gone. Each step is a transaction of its own, bounded in time, so the
 //! writer serves the other requests between them; a restart carries on from what is left.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Deserialize;
 
 use super::handlers::{JobContext, JobError, JobOutcome, JobResult, Registry};
+use super::pacing::{self, Paced};
 use crate::core::jobs::JobKind;
 use crate::db::projects::Wipe;
 use crate::db::wipe::{self, Step};
@@ -48,47 +49,35 @@ async fn project_exists(db: &Db, project: &str) -> Result<bool, DbError> {
     db.run(move |conn| Ok(crate::db::projects::get(conn, &id)?.is_some())).await
 }
 
-/// One step as it went, for [`wipe_project`]'s observer.
-pub struct StepTaken {
-    pub step: Step,
-    /// From asking the writer to its answer: the deleting, the commit, and anything the writer
-    /// did before it (other writes, a checkpoint).
-    pub round_trip: Duration,
-    /// The deleting alone.
-    pub work: Duration,
-}
-
-/// Runs `project`'s wipe to its end, step by step; returns the rows deleted and what finished
-/// (`None` when there was nothing to wipe). After each step it waits as long as the step took,
-/// so the wipe has at most half of the writer's time and the checkpointer keeps up with the log
-/// it writes (without the pause, a wipe of 10,000,000 events left the writer checkpointing the
-/// log itself every thirty steps or so, each time holding it for 100 to 300 ms).
+/// Runs `project`'s wipe to its end, step by step ([`pacing`]); returns the rows deleted and
+/// what finished (`None` when there was nothing to wipe). `observe` sees each step.
 pub async fn wipe_project(
     db: &Db,
     project: &str,
-    mut observe: impl FnMut(&StepTaken),
+    mut observe: impl FnMut(&Paced<Step>),
 ) -> Result<(usize, Option<Wipe>), DbError> {
-    let (mut deleted, mut chunk) = (0, wipe::CHUNK);
-    loop {
-        let id = project.to_string();
-        let asked = Instant::now();
-        let (step, work) = db
-            .write_alone(move |tx| {
-                let started = Instant::now();
-                let step = wipe::step(tx, &id, STEP_BUDGET, chunk)?;
-                Ok::<_, DbError>((step, started.elapsed()))
-            })
-            .await?;
-        let taken = StepTaken { step, round_trip: asked.elapsed(), work };
-        observe(&taken);
-        match taken.step {
-            Step::More { deleted: n, chunk: next, .. } => {
-                deleted += n;
-                chunk = next;
-                tokio::time::sleep(taken.round_trip).await;
+    let (mut deleted, mut finished) = (0, None);
+    pacing::run(db, |before: Option<&Paced<Step>>| {
+        let chunk = match before {
+            None => wipe::CHUNK,
+            Some(taken) => {
+                observe(taken);
+                match taken.step {
+                    Step::More { deleted: n, chunk, .. } => {
+                        deleted += n;
+                        chunk
+                    }
+                    Step::Finished { deleted: n, wipe } => {
+                        (deleted, finished) = (deleted + n, Some(wipe));
+                        return None;
+                    }
+                    Step::Idle => return None,
+                }
             }
-            Step::Finished { deleted: n, wipe } => return Ok((deleted + n, Some(wipe))),
-            Step::Idle => return Ok((deleted, None)),
-        }
-    }
+        };
+        let id = project.to_string();
+        Some(move |tx: &crate::db::Tx| Ok(wipe::step(tx, &id, STEP_BUDGET, chunk)?))
+    })
+    .await?;
+    Ok((deleted, finished))
 }

@@ -25,6 +25,7 @@ pub mod inbound;
 pub mod outbox;
 pub mod projects;
 pub mod receivers;
+pub mod retention;
 pub mod segments;
 pub mod send;
 pub mod sending;

@@ -59,6 +59,7 @@ mod provider_queues;
 mod quiet_hours;
 mod ratelimit;
 mod relays;
+mod retention;
 mod sandbox;
 mod segment_membership;
 mod segments;

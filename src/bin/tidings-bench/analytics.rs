@@ -71,6 +71,11 @@ const MIX: &[(&str, u64)] = &[
 /// Inserts `events` events of the project's contacts, spread evenly over the last 90 days in
 /// time order with the names of [`MIX`], through the triggers that keep the rollups.
 pub fn seed_events(state: &AppState, project: &str, events: usize) {
+    seed_events_over(state, project, events, 90);
+}
+
+/// Seeds `events` events spread evenly over the `days` days before now, in the order written.
+pub fn seed_events_over(state: &AppState, project: &str, events: usize, days: i64) {
     let ids: Vec<String> = {
         let conn = state.db.conn().unwrap();
         let mut stmt = conn.prepare("SELECT id FROM contacts WHERE project_id = ?1").unwrap();
@@ -78,7 +83,7 @@ pub fn seed_events(state: &AppState, project: &str, events: usize) {
     };
     let total: u64 = MIX.iter().map(|(_, w)| w).sum();
     let now = clock::now_ms();
-    let span = 90 * 24 * 3_600_000i64;
+    let span = days * 24 * 3_600_000i64;
     let mut rng = Lcg(42);
     let mut conn = state.db.conn().unwrap();
     let batch = 100_000;
@@ -93,7 +98,7 @@ pub fn seed_events(state: &AppState, project: &str, events: usize) {
                 let mut pick = rng.next_u64() % total;
                 let name = MIX.iter().find(|(_, w)| if pick < *w { true } else { pick -= w; false }).unwrap().0;
                 let contact = &ids[(rng.next_u64() % ids.len() as u64) as usize];
-                // Time-ordered, as they are written: spread evenly over the 90 days.
+                // Time-ordered, as they are written: spread evenly over the days.
                 let at = now - span + (span * (written + k) as i64) / events as i64;
                 insert.execute(params![db::new_id(), project, contact, name, "{\"plan\":\"pro\"}", at])?;
             }

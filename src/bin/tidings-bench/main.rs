@@ -10,6 +10,8 @@
 //!   endpoints.
 //! - `wipe` seeds 1,000,000 contacts and 10,000,000 events, then resets (or deletes) the project
 //!   in the job's batches and prints the longest writer hold of a batch.
+//! - `retention` seeds 10,000,000 events over two years, then runs the retention job on them
+//!   and prints its longest writer hold and the file's size before and after.
 //! - `render` and `dkim` time the per-message work of delivery on one core.
 //!
 //! The campaign benchmark (a million recipients through the built binary) is `cargo bench
@@ -18,6 +20,7 @@
 mod analytics;
 mod contacts;
 mod mail;
+mod retention;
 mod seed;
 mod segments;
 mod wipe;
@@ -94,6 +97,21 @@ enum Bench {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// The retention job on a large project: the longest writer hold, and the space returned.
+    Retention {
+        /// Contacts to seed.
+        #[arg(long, default_value_t = 100_000)]
+        contacts: usize,
+        /// Events to seed.
+        #[arg(long, default_value_t = 10_000_000)]
+        events: usize,
+        /// The days the events are spread over (those before the last 365 are pruned).
+        #[arg(long, default_value_t = 730)]
+        days: i64,
+        /// Directory for the database (default: a new temporary directory, removed afterwards).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Resetting (or deleting) a large project in the job's batches: the longest writer hold.
     Wipe {
         /// Contacts to seed.
@@ -125,6 +143,9 @@ fn main() {
             analytics::analytics_bench(events, contacts, repeat, dir)
         }
         Bench::Wipe { contacts, events, delete, dir } => wipe::wipe_bench(contacts, events, delete, dir),
+        Bench::Retention { contacts, events, days, dir } => {
+            retention::retention_bench(contacts, events, days, dir)
+        }
     }
 }
 

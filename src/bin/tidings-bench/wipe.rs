@@ -31,34 +31,11 @@ pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<Path
     runtime.block_on(async {
         let kind = if delete { Wipe::Delete } else { Wipe::Reset };
         let id = project.clone();
-        let started: Result<(), tidings::core::Error> = state.db.write(move |tx| start_wipe(tx, &id, kind)).await;
+        let started: Result<(), tidings::core::Error> =
+            state.db.write(move |tx| start_wipe(tx, &id, kind)).await;
         assert!(started.is_ok(), "the wipe did not start");
 
-        // A request's write every 5 ms while the wipe runs.
-        let running = Arc::new(AtomicBool::new(true));
-        let probe = {
-            let (db, running) = (state.db.clone(), running.clone());
-            tokio::spawn(async move {
-                let mut waits = Vec::new();
-                let mut n = 0u64;
-                while running.load(Ordering::Relaxed) {
-                    let t = Instant::now();
-                    n += 1;
-                    db.write(move |tx| {
-                        tx.execute(
-                            "INSERT OR REPLACE INTO settings (key, value, created_at) VALUES ('bench.probe', ?1, ?2)",
-                            rusqlite::params![n.to_string(), clock::now_ms()],
-                        )?;
-                        Ok::<_, DbError>(())
-                    })
-                    .await
-                    .unwrap();
-                    waits.push(t.elapsed());
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-                waits
-            })
-        };
+        let probe = Probe::start(state);
 
         let started = Instant::now();
         let mut steps = Vec::new();
@@ -78,8 +55,7 @@ pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<Path
         .await
         .unwrap();
         let took = started.elapsed();
-        running.store(false, Ordering::Relaxed);
-        let mut waits = probe.await.unwrap();
+        let mut waits = probe.stop().await;
         println!(
             "{} of the project: {rows} rows in {} steps, {:.1} s ({:.0} rows/s)",
             if delete { "deletion" } else { "reset" },
@@ -92,7 +68,9 @@ pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<Path
             report(&format!("a step in {table} ({} steps)", samples.len()), samples);
         }
         report("one step (holds the writer)", &mut steps);
-        let over = |samples: &[Duration], ms: u64| samples.iter().filter(|d| **d > Duration::from_millis(ms)).count();
+        let over = |samples: &[Duration], ms: u64| {
+            samples.iter().filter(|d| **d > Duration::from_millis(ms)).count()
+        };
         println!(
             "longest writer hold by a step: {:.1} ms; steps over 50 ms: {}, over 100 ms: {}",
             longest.as_secs_f64() * 1000.0,
@@ -111,4 +89,44 @@ pub fn wipe_bench(contacts: usize, events: usize, delete: bool, dir: Option<Path
         println!("longest wait of a request's write: {:.1} ms", worst.as_secs_f64() * 1000.0);
     });
     scratch.close();
+}
+
+/// A request's write every 5 ms, timed, while a long job runs.
+pub struct Probe {
+    running: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<Vec<Duration>>,
+}
+
+impl Probe {
+    pub fn start(state: &tidings::AppState) -> Probe {
+        let running = Arc::new(AtomicBool::new(true));
+        let (db, on) = (state.db.clone(), running.clone());
+        let task = tokio::spawn(async move {
+            let mut waits = Vec::new();
+            let mut n = 0u64;
+            while on.load(Ordering::Relaxed) {
+                let t = Instant::now();
+                n += 1;
+                db.write(move |tx| {
+                    tx.execute(
+                        "INSERT OR REPLACE INTO settings (key, value, created_at) VALUES ('bench.probe', ?1, ?2)",
+                        rusqlite::params![n.to_string(), clock::now_ms()],
+                    )?;
+                    Ok::<_, DbError>(())
+                })
+                .await
+                .unwrap();
+                waits.push(t.elapsed());
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            waits
+        });
+        Probe { running, task }
+    }
+
+    /// Stops the writes; how long each waited.
+    pub async fn stop(self) -> Vec<Duration> {
+        self.running.store(false, Ordering::Relaxed);
+        self.task.await.unwrap()
+    }
 }

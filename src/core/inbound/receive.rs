@@ -1,5 +1,5 @@
 //! What receiving a message does for one project, in one transaction: the message is recorded
-//! (its content kept when a route stores it, until `[inbound] retention_days`); the sender's
+//! (its content kept when a route stores it, until its project's retention, `[retention] inbound_days` by default); the sender's
 //! contact is found or made (not subscribed) and gets the event `email.received`, so webhooks
 //! fire and workflows start; a reply to an email of ours (In-Reply-To or References names its
 //! Message-ID) records `email.replied` on that email's contact and counts in its campaign; and
@@ -92,16 +92,18 @@ impl Incoming {
     }
 }
 
-/// Records `incoming` at `now`, kept for `retention_ms`; `payload` makes a webhook's body from
+/// Records `incoming` at `now`, kept for its project's retention (`defaults` with the project's
+/// own period); `payload` makes a webhook's body from
 /// the recorded message (called only when a route posts to a webhook).
 pub fn record(
     tx: &Tx,
     incoming: Incoming,
-    retention_ms: i64,
+    defaults: crate::core::retention::Policy,
     now: i64,
     payload: impl FnOnce(&Message) -> String,
 ) -> Result<Message> {
     let project = incoming.project.as_str();
+    let retention_ms = crate::core::retention::policy(tx, project, defaults)?.inbound_ms();
     let (from, from_name) = incoming.read.from.clone().unwrap_or_default();
     let contact = sender(tx, project, &from, now)?;
     let mut answered = None;

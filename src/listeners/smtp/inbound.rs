@@ -204,7 +204,7 @@ impl Role for Inbound {
         let Ok(prepared) = prepared else {
             return reply(451, "4.3.0", "the message could not be read; try again later");
         };
-        let retention = self.state.config.inbound.retention_ms();
+        let retention = crate::core::retention::Policy::defaults(&self.state.config);
         for (incoming, content) in prepared {
             let recorded = self
                 .state

@@ -288,6 +288,13 @@ impl Store {
         statement.query_map([column], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
     }
 
+    /// Copies the write-ahead log into the database file and empties it, so the file's size is
+    /// the database's.
+    pub fn checkpoint(&self) {
+        let busy: i64 = self.conn().query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0)).unwrap();
+        assert_eq!(busy, 0, "the checkpoint was blocked");
+    }
+
     /// What SQLite's own check of the whole file says (`ok` when sound).
     pub fn integrity(&self) -> String {
         self.conn().query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap()
