@@ -1,9 +1,9 @@
 //! The command line: `serve`, `migrate`, `user create|password`, `project create|list`,
-//! `config check`, `backup --to`. Every command takes `--config FILE`; failures are one sentence
+//! `config check`, `backup --to`, `restore`. Every command takes `--config FILE`; failures are one sentence
 //! on stderr.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use serde_json::json;
@@ -33,7 +33,11 @@ pub enum Command {
     /// Apply migrations, then run the API, dashboard and scheduler until SIGINT or SIGTERM.
     Serve,
     /// Apply pending database migrations and exit.
-    Migrate,
+    Migrate {
+        /// List the migrations that would run, and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Manage dashboard users.
     #[command(subcommand)]
     User(UserCommand),
@@ -47,11 +51,19 @@ pub enum Command {
     /// server's own mail included: sign-up confirmations, password resets, invitations.
     #[command(subcommand)]
     Outbox(OutboxCommand),
-    /// Write a consistent copy of the database to FILE, also while `serve` runs.
+    /// Write a consistent copy of the database to FILE, also while `serve` runs; the copy is
+    /// checked, and the uploaded images are copied beside it (FILE.uploads/).
     Backup {
         /// The new file; it must not exist yet.
         #[arg(long, value_name = "FILE")]
         to: PathBuf,
+    },
+    /// Put a backup in place of the database, with the server stopped; the database it
+    /// replaces is kept aside (<database>.before-restore-<time>).
+    Restore {
+        /// The backup (a file `tidings backup` or the schedule made).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
     },
 }
 
@@ -175,7 +187,24 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Serve => serve(config),
-        Command::Migrate => {
+        Command::Migrate { dry_run: true } => {
+            let database = config.database_path();
+            if !database.is_file() {
+                return Err(CliError(format!("there is no database at {}", database.display())));
+            }
+            let (applied, pending) = db::migrate::dry_run(&database)?;
+            println!(
+                "{} is at schema version {applied}; this binary's is {}",
+                database.display(),
+                db::migrate::latest()
+            );
+            for name in &pending {
+                println!("would apply {name}");
+            }
+            println!("{} migration(s) would run", pending.len());
+            Ok(())
+        }
+        Command::Migrate { dry_run: false } => {
             init_tracing(&config);
             let db = db::Db::open(&config.database_path(), 1, config.database.busy_timeout_ms)?;
             let applied = db::migrate::run(&mut *db.conn()?)?;
@@ -271,8 +300,42 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Backup { to } => {
-            backup(&config.database_path(), &to, config.database.busy_timeout_ms)?;
-            backup_uploads(&config.uploads_dir(), &to)
+            let made = crate::core::backups::copy(
+                &config.database_path(),
+                &to,
+                &config.uploads_dir(),
+                config.database.busy_timeout_ms,
+            )
+            .map_err(CliError)?;
+            println!(
+                "backed up {} to {} ({} bytes, integrity ok)",
+                config.database_path().display(),
+                made.path.display(),
+                made.bytes
+            );
+            if made.uploads > 0 {
+                println!(
+                    "copied {} uploaded images to {}",
+                    made.uploads,
+                    crate::core::backups::uploads_beside(&made.path).display()
+                );
+            }
+            Ok(())
+        }
+        Command::Restore { file } => {
+            let restored =
+                crate::core::backups::restore(&config, &file, crate::clock::now_ms()).map_err(CliError)?;
+            if let Some(previous) = &restored.previous {
+                println!("the database it replaces is kept at {}", previous.display());
+            }
+            println!(
+                "restored {} to {} (schema version {}, {} uploaded images); start the server to use it",
+                file.display(),
+                config.database_path().display(),
+                restored.version,
+                restored.uploads
+            );
+            Ok(())
         }
     }
 }
@@ -283,67 +346,6 @@ fn read_password() -> Result<String, CliError> {
         .read_to_string(&mut input)
         .map_err(|e| CliError(format!("could not read standard input: {e}")))?;
     Ok(input.lines().next().unwrap_or_default().to_string())
-}
-
-/// Copies the live database to `to` with `VACUUM INTO`: one read transaction, so the copy is
-/// consistent even while `serve` writes, and the copy is compact. The copy is mode 0600.
-pub fn backup(database: &Path, to: &Path, busy_timeout_ms: u32) -> Result<(), CliError> {
-    if !database.is_file() {
-        return Err(CliError(format!("there is no database at {}", database.display())));
-    }
-    if to.exists() {
-        return Err(CliError(format!("{} already exists; choose a new file name", to.display())));
-    }
-    if let Some(dir) = to.parent().filter(|d| !d.as_os_str().is_empty()) {
-        db::files::create_private_dir(dir)
-            .map_err(|e| CliError(format!("could not create {}: {e}", dir.display())))?;
-    }
-    // The copy holds every secret the database does: made 0600 before SQLite writes into it
-    // (VACUUM INTO accepts an empty file).
-    db::files::create_private_file(to)
-        .map_err(|e| CliError(format!("could not create {}: {e}", to.display())))?;
-    if let Err(e) = db::files::vacuum_into(database, to, busy_timeout_ms) {
-        let _ = std::fs::remove_file(to);
-        return Err(e.into());
-    }
-    let size = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
-    println!("backed up {} to {} ({size} bytes)", database.display(), to.display());
-    Ok(())
-}
-
-/// Copies the uploaded images beside a backup made by [`backup`], into `<to>.uploads/` (one
-/// directory per project), when there are any. Uploads are never changed once written, so
-/// copying them after the database leaves none that the copy names missing, except any uploaded
-/// in between, which the copy does not name.
-pub fn backup_uploads(uploads: &Path, to: &Path) -> Result<(), CliError> {
-    let Ok(projects) = std::fs::read_dir(uploads) else { return Ok(()) };
-    let target = PathBuf::from(format!("{}.uploads", to.display()));
-    let failed =
-        |e: std::io::Error| CliError(format!("could not copy the uploads to {}: {e}", target.display()));
-    let mut copied = 0;
-    for project in projects {
-        let project = project.map_err(failed)?;
-        if !project.file_type().map_err(failed)?.is_dir() {
-            continue;
-        }
-        let into = target.join(project.file_name());
-        db::files::create_private_dir(&target).map_err(failed)?;
-        db::files::create_private_dir(&into).map_err(failed)?;
-        for file in std::fs::read_dir(project.path()).map_err(failed)? {
-            let file = file.map_err(failed)?;
-            let name = file.file_name();
-            // Half-written files (`.<token>.part`) are not uploads yet.
-            if name.to_string_lossy().starts_with('.') {
-                continue;
-            }
-            std::fs::copy(file.path(), into.join(&name)).map_err(failed)?;
-            copied += 1;
-        }
-    }
-    if copied > 0 {
-        println!("copied {copied} uploaded images to {}", target.display());
-    }
-    Ok(())
 }
 
 /// Logs to stderr at `[server] log_level`, or as `RUST_LOG` says when it is set. Rocket's and

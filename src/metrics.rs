@@ -95,6 +95,8 @@ pub struct Metrics {
     provider_emails: Family<ProviderLabels, Counter>,
     /// Seconds left of each resting provider's rest.
     provider_resting: Family<ProviderLabel, Gauge>,
+    /// When the newest checked backup started, in seconds since the epoch (0: none yet).
+    backup_last_success: Gauge,
 }
 
 impl Default for Metrics {
@@ -153,6 +155,12 @@ impl Default for Metrics {
             "Seconds left of a receiving provider's rest after it deferred mail",
             provider_resting.clone(),
         );
+        let backup_last_success = Gauge::default();
+        registry.register(
+            "backup_last_success_timestamp_seconds",
+            "When the newest backup that passed its integrity check was started (0: none yet)",
+            backup_last_success.clone(),
+        );
         // The known outcomes exist from the start, at zero, so graphs and alerts have a series.
         for status in ["sent", "failed", "deferred"] {
             emails.get_or_create_owned(&StatusLabel { status: status.into() });
@@ -181,6 +189,7 @@ impl Default for Metrics {
             workflow_starts_refused,
             provider_emails,
             provider_resting,
+            backup_last_success,
         }
     }
 }
@@ -196,6 +205,8 @@ pub struct Snapshot {
     pub refused_starts: Vec<(String, u64)>,
     /// `(provider series, seconds)` left of each resting receiving provider's rest.
     pub resting: Vec<(String, i64)>,
+    /// When the newest checked backup started (ms), if there is one.
+    pub last_backup_ms: Option<i64>,
 }
 
 impl Metrics {
@@ -249,6 +260,7 @@ impl Metrics {
             let gauge = self.provider_resting.get_or_create(&labels);
             gauge.set(gauge.get().max(*seconds));
         }
+        self.backup_last_success.set(snapshot.last_backup_ms.map_or(0, |ms| ms / 1000));
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
@@ -271,6 +283,7 @@ mod tests {
             jobs: vec![("campaigns.send".into(), "queued".into(), 1)],
             refused_starts: vec![("chained_runs_per_contact_hour".into(), 3)],
             resting: vec![("gmail".into(), 42)],
+            last_backup_ms: Some(1_795_000_000_123),
         });
         for expected in [
             "# TYPE tidings_http_requests counter",
@@ -286,6 +299,7 @@ mod tests {
             r#"tidings_workflow_starts_refused_total{cap="chained_runs_per_contact_hour"} 3"#,
             r#"tidings_workflow_starts_refused_total{cap="workflow_runs_per_contact_hour"} 0"#,
             r#"tidings_provider_resting_seconds{provider="gmail"} 42"#,
+            "tidings_backup_last_success_timestamp_seconds 1795000000",
             "# EOF",
         ] {
             assert!(text.contains(expected), "{expected} in\n{text}");

@@ -81,6 +81,7 @@ async fn metrics(state: &State<AppState>, _scraper: Scraper) -> Result<(ContentT
                 jobs: jobs::counts(conn)?,
                 refused_starts: crate::core::workflows::start::refused_starts(),
                 resting,
+                last_backup_ms: crate::db::backups::last_ok(conn)?,
             })
         })
         .await?;

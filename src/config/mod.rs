@@ -15,7 +15,7 @@ mod server;
 mod submission;
 
 pub use accounts::{AuthConfig, BillingConfig, GITHUB_ID, GithubProvider, OidcProvider};
-pub use data::RetentionConfig;
+pub use data::{BackupConfig, RetentionConfig, Schedule};
 pub use inbound::InboundConfig;
 pub use limits::{LimitsConfig, MIB, ReputationConfig};
 pub use mail::{
@@ -52,6 +52,7 @@ pub struct Config {
     pub submission: SubmissionConfig,
     pub inbound: InboundConfig,
     pub retention: RetentionConfig,
+    pub backup: BackupConfig,
     pub scheduler: SchedulerConfig,
     pub metrics: MetricsConfig,
 }
@@ -194,6 +195,7 @@ impl Config {
             within(&format!("retention.{key}"), days.into(), 1, 36_500);
         }
         within("retention.interval_secs", r.interval_secs.into(), 60, DAY);
+        within("backup.keep", self.backup.keep.into(), 1, 10_000);
         within("inbound.max_message_bytes", inb.max_message_bytes, 1024, GIB);
         within("inbound.max_recipients", inb.max_recipients.into(), 1, 1_000);
         within("inbound.messages_per_minute", inb.messages_per_minute.into(), 1, 10_000_000);
@@ -227,6 +229,9 @@ impl Config {
             within(&format!("smtp.relays[{n}].max_messages_per_second"), rate, 0, 1_000_000);
         }
         problems.extend(self.submission.problems());
+        if let Some(Err(why)) = self.backup.schedule.as_deref().map(Schedule::parse) {
+            problems.push(format!("`backup.schedule` {why}"));
+        }
         if !(4..=31).contains(&self.auth.bcrypt_cost) {
             problems.push(format!(
                 "`auth.bcrypt_cost` must be between 4 and 31 (found {})",
@@ -316,6 +321,15 @@ impl Config {
     }
 
     /// Where uploaded images are kept.
+    pub fn backup_dir(&self) -> PathBuf {
+        self.backup.path.clone().unwrap_or_else(|| self.server.data_dir.join("backups"))
+    }
+
+    /// The backup schedule, when one is set (checked by [`Config::validate`]).
+    pub fn backup_schedule(&self) -> Option<Schedule> {
+        self.backup.schedule.as_deref().and_then(|s| Schedule::parse(s).ok())
+    }
+
     pub fn uploads_dir(&self) -> PathBuf {
         self.server.data_dir.join("uploads")
     }

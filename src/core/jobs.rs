@@ -37,6 +37,8 @@ pub enum JobKind {
     ClickRelease,
     /// Removes what has outlived each project's retention periods (periodic).
     RetentionPrune,
+    /// Makes a backup when `[backup] schedule` says one is due (periodic).
+    BackupScheduled,
 }
 
 impl JobKind {
@@ -56,6 +58,7 @@ impl JobKind {
             Self::InboundSweep => "sweep.inbound",
             Self::ClickRelease => "engagements.release",
             Self::RetentionPrune => "retention.prune",
+            Self::BackupScheduled => "backup.scheduled",
         }
     }
 

@@ -7,6 +7,7 @@ pub mod ab_variants;
 pub mod accounts;
 pub mod analytics_views;
 pub mod archive;
+pub mod backups;
 pub mod billing;
 pub mod blocking;
 pub mod branding;

@@ -8,8 +8,61 @@ mod embedded {
     refinery::embed_migrations!("migrations");
 }
 
-/// Applies every pending migration; returns how many were applied.
+/// The newest migration this binary carries.
+pub fn latest() -> i64 {
+    embedded::migrations::runner().get_migrations().iter().map(|m| i64::from(m.version())).max().unwrap_or(0)
+}
+
+/// The newest migration applied to the database (0 for a new one).
+pub fn applied(conn: &Connection) -> Result<i64, DbError> {
+    let has_history: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'refinery_schema_history')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_history {
+        return Ok(0);
+    }
+    Ok(conn.query_row("SELECT coalesce(max(version), 0) FROM refinery_schema_history", [], |r| r.get(0))?)
+}
+
+/// The migrations that would run on the database, as `V<version>__<name>`, oldest first.
+pub fn pending(conn: &Connection) -> Result<Vec<String>, DbError> {
+    let applied = applied(conn)?;
+    let mut pending: Vec<(i64, String)> = embedded::migrations::runner()
+        .get_migrations()
+        .iter()
+        .filter(|m| i64::from(m.version()) > applied)
+        .map(|m| (i64::from(m.version()), format!("V{}__{}", m.version(), m.name())))
+        .collect();
+    pending.sort();
+    Ok(pending.into_iter().map(|(_, name)| name).collect())
+}
+
+/// What `tidings migrate --dry-run` reports of the database file at `path`, read only: the
+/// version it is at, and the migrations that would run (a newer database is refused).
+pub fn dry_run(path: &std::path::Path) -> Result<(i64, Vec<String>), DbError> {
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    check_not_newer(&conn)?;
+    Ok((applied(&conn)?, pending(&conn)?))
+}
+
+/// Refuses a database that a newer binary has migrated: this one does not know its schema.
+pub fn check_not_newer(conn: &Connection) -> Result<(), DbError> {
+    let (applied, known) = (applied(conn)?, latest());
+    if applied > known {
+        return Err(DbError::Migration(format!(
+            "the database is at schema version {applied}, newer than this binary's {known} (Tidings {}); run the newer binary, or restore a backup made by this version",
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
+    Ok(())
+}
+
+/// Applies every pending migration; returns how many were applied. A database that a newer
+/// binary migrated is refused, naming both versions.
 pub fn run(conn: &mut Connection) -> Result<usize, DbError> {
+    check_not_newer(conn)?;
     let report = embedded::migrations::runner().run(conn).map_err(|e| DbError::Migration(e.to_string()))?;
     for m in report.applied_migrations() {
         tracing::info!(version = m.version(), name = m.name(), "applied migration");

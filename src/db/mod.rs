@@ -15,6 +15,7 @@ pub mod ab_tests;
 pub mod account_tokens;
 pub mod analytics_views;
 pub mod audience;
+pub mod backups;
 pub mod batches;
 pub mod billing;
 pub mod branding;

@@ -11,6 +11,7 @@
 //! - On shutdown no new job is claimed, running jobs get the grace period, and the ones still
 //!   running after it are stopped and handed back untouched, so a restart resumes them.
 
+pub mod backups;
 pub mod campaigns;
 pub mod contact_jobs;
 pub mod delivery;
@@ -58,6 +59,8 @@ pub fn take_over(state: &AppState) -> Result<(), DbError> {
     let (jobs, emails, executions, webhooks, quarantined) =
         crate::db::write_tx(&mut *state.db.conn()?, |tx| {
             let quarantined = quarantine::count_interrupted(tx, &previous, now)?;
+            // A copy the previous process was making is not a backup.
+            crate::db::backups::abandon_running(tx, now)?;
             Ok::<_, DbError>((
                 jobs::take_back_leases(tx, now)?,
                 crate::db::emails::take_back_leases(tx, now)?,
@@ -102,6 +105,7 @@ pub fn registry(config: &Config) -> Registry {
     campaigns::register(&mut registry);
     wipes::register(&mut registry);
     retention::register(&mut registry, config);
+    backups::register(&mut registry, config);
     registry
 }
 

@@ -76,7 +76,7 @@ pub async fn wipe_project(
             }
         };
         let id = project.to_string();
-        Some(move |tx: &crate::db::Tx| Ok(wipe::step(tx, &id, STEP_BUDGET, chunk)?))
+        Some(move |tx: &crate::db::Tx| wipe::step(tx, &id, STEP_BUDGET, chunk))
     })
     .await?;
     Ok((deleted, finished))

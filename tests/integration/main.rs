@@ -10,6 +10,7 @@ mod account_mail;
 mod accounts;
 mod analytics;
 mod archive;
+mod backups;
 mod billing;
 mod binary;
 mod bounces;

@@ -69,7 +69,10 @@ async fn images_are_known_by_their_bytes_and_served_safely() {
 
     // `tidings backup` copies the images beside the database copy.
     let to = app.dir.path().join("backup.db");
-    tidings::cli::backup_uploads(&app.state.config.uploads_dir(), &to).unwrap();
+    let config = &app.state.config;
+    let made =
+        tidings::core::backups::copy(&config.database_path(), &to, &config.uploads_dir(), 5_000).unwrap();
+    assert_eq!(made.uploads, 1);
     let copy = app.dir.path().join("backup.db.uploads").join(&keys.id).join(format!("{token}.png"));
     assert_eq!(std::fs::read(copy).unwrap(), PNG);
 
