@@ -79,6 +79,7 @@ mod topics;
 mod tracking;
 mod tracking_domains;
 mod trust;
+mod upgrade;
 mod uploads;
 mod verify;
 mod warmup;

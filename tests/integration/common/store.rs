@@ -158,6 +158,11 @@ impl Store {
         Store(Box::new(Box::new(conn)))
     }
 
+    /// The database in `path`, to change (with no server on it).
+    pub fn open_to_write(path: &Path) -> Store {
+        Store(Box::new(Box::new(Connection::open(path).unwrap())))
+    }
+
     fn conn(&self) -> &Connection {
         &self.0
     }
@@ -278,6 +283,13 @@ impl Store {
         let sql =
             format!("INSERT INTO {} ({}) VALUES ({})", name(table), columns.join(", "), marks.join(", "));
         self.conn().execute(&sql, params_from_iter(args)).unwrap();
+    }
+
+    /// Every table, by name.
+    pub fn tables(&self) -> Vec<String> {
+        let sql = "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name";
+        let mut statement = self.conn().prepare(sql).unwrap();
+        statement.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
     }
 
     /// The tables with a column of this name.
