@@ -11,9 +11,9 @@
 use rocket::request::FromParam;
 
 use crate::core::ids::{
-    CampaignId, ContactId, ContactJobId, DomainId, ExecutionId, FormId, InboundDomainId, InboundMessageId,
-    InboundRouteId, InvitationId, ProjectId, SegmentId, SmtpCredentialId, StepId, SuppressionId, TemplateId,
-    TopicId, TransitionId, UserId, WebhookId, WorkflowId,
+    CampaignId, ContactId, ContactJobId, DomainId, ErasureId, ExecutionId, FormId, InboundDomainId,
+    InboundMessageId, InboundRouteId, InvitationId, ProjectId, SegmentId, SmtpCredentialId, StepId,
+    SuppressionId, TemplateId, TopicId, TransitionId, UserId, WebhookId, WorkflowId,
 };
 use crate::error::ApiError;
 
@@ -37,6 +37,7 @@ path_ids!(
     ContactId,
     ContactJobId,
     DomainId,
+    ErasureId,
     ExecutionId,
     InboundDomainId,
     InboundMessageId,

@@ -36,6 +36,7 @@ pub mod csv_download;
 pub mod dashboard;
 pub mod domains;
 pub mod emails;
+pub mod erasure;
 pub mod events;
 pub mod executions;
 pub mod features;
@@ -129,6 +130,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         preferences::routes(),
         consent::routes(),
         retention::routes(),
+        erasure::routes(),
         sending::routes(),
         tracking_domains::routes(),
         warmups::routes(),

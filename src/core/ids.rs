@@ -144,6 +144,8 @@ ids! {
     FormId, |_| "Form not found".to_string();
     /// An entry of a project's suppression list.
     SuppressionId, |_| "Suppression not found".to_string();
+    /// An erasure of a contact's data.
+    ErasureId, |_| "Erasure not found".to_string();
 }
 
 #[cfg(test)]

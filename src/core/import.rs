@@ -275,6 +275,10 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
             (Err(reason), _, _) => Err(reason),
             (Ok(_), Some(reason), _) => Err(reason),
             (Ok(_), None, Err(reason)) => Err(reason),
+            // An address erased at its owner's request stays out until the operator lifts it.
+            (Ok(email), None, Ok(_)) if super::erasure::is_erased(conn, &job.project_id, &email)? => {
+                Err("erased")
+            }
             (Ok(email), None, Ok(_)) => Ok(email),
         };
         let email = match email {

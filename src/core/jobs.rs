@@ -39,6 +39,8 @@ pub enum JobKind {
     RetentionPrune,
     /// Makes a backup when `[backup] schedule` says one is due (periodic).
     BackupScheduled,
+    /// Erases a contact's data, at the person's request.
+    ContactErase,
 }
 
 impl JobKind {
@@ -59,6 +61,7 @@ impl JobKind {
             Self::ClickRelease => "engagements.release",
             Self::RetentionPrune => "retention.prune",
             Self::BackupScheduled => "backup.scheduled",
+            Self::ContactErase => "contacts.erase",
         }
     }
 
@@ -72,6 +75,12 @@ impl JobKind {
 pub fn campaign_send(project: &str, id: &str, at: i64) -> NewJob {
     let kind = JobKind::CampaignSend;
     kind.job(&json!({ "campaign": id })).project(project).dedupe(format!("{}:{id}", kind.name())).at(at)
+}
+
+/// Finishes erasure `id` (one per erasure).
+pub fn contact_erasure(project: &str, id: &str) -> NewJob {
+    let kind = JobKind::ContactErase;
+    kind.job(&json!({ "erasure": id })).project(project).dedupe(format!("{}:{id}", kind.name()))
 }
 
 /// Takes cancelled campaign `id`'s queued emails out of the queue.

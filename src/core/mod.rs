@@ -27,6 +27,7 @@ pub mod delivery_windows;
 pub mod domains;
 pub mod email;
 pub mod engagement;
+pub mod erasure;
 pub mod error;
 pub mod events;
 pub mod feedback;

@@ -83,7 +83,7 @@ pub fn add(
         return Ok((entry, true));
     }
     let domains = [entry.value.clone()];
-    let found = rows::matching(tx, project, &entry.value, if kind == "domain" { &domains } else { &[] })?;
+    let found = rows::matching(tx, project, &entry.value, "", if kind == "domain" { &domains } else { &[] })?;
     Ok((found.unwrap_or(entry), false))
 }
 
@@ -105,13 +105,19 @@ pub fn remove(tx: &Tx, project: &str, id: &str) -> Result<()> {
 pub fn blocks(conn: &Tx, project: &str, address: &str, kind: &str) -> crate::db::Result<Option<String>> {
     let address = address.to_ascii_lowercase();
     let domain = address.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
-    let Some(entry) = rows::matching(conn, project, &address, &candidates(domain))? else { return Ok(None) };
-    let every_kind = matches!(entry.source.as_str(), "manual" | "import");
+    let erased = super::erasure::digest(project, &address);
+    let Some(entry) = rows::matching(conn, project, &address, &erased, &candidates(domain))? else {
+        return Ok(None);
+    };
+    let every_kind = matches!(entry.source.as_str(), "manual" | "import" | "erasure");
     if !every_kind && kind != EmailKind::Marketing {
         return Ok(None);
     }
-    let what =
-        if entry.kind == "domain" { format!("the domain {}", entry.value) } else { "the address".into() };
+    let what = match entry.kind.as_str() {
+        "domain" => format!("the domain {}", entry.value),
+        "erased" => "the address, erased at its owner's request,".into(),
+        _ => "the address".into(),
+    };
     Ok(Some(format!("{what} is on the project's suppression list ({})", entry.source)))
 }
 

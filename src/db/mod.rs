@@ -29,6 +29,7 @@ pub mod effects;
 pub mod email_parts;
 pub mod emails;
 pub mod engagements;
+pub mod erasure;
 pub mod error;
 pub mod events;
 pub mod executions;

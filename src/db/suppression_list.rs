@@ -9,10 +9,10 @@ use super::error::Result;
 pub struct Entry {
     pub id: String,
     pub project_id: String,
-    /// `address` or `domain`.
+    /// `address`, `domain`, or `erased` (an erased contact's address as a digest).
     pub kind: String,
     pub value: String,
-    /// `bounce`, `complaint`, `manual` or `import`.
+    /// `bounce`, `complaint`, `manual`, `import` or `erasure`.
     pub source: String,
     pub reason: Option<String>,
     pub created_at: i64,
@@ -54,22 +54,22 @@ pub fn delete(conn: &Connection, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// The entry that lists `address` or one of `domains` (the address's domain and its parents),
-/// an address's own first.
+/// The entry that lists `address`, its digest `erased` (see V46), or one of `domains` (the
+/// address's domain and its parents), an address's own first.
 pub fn matching(
     conn: &Connection,
     project: &str,
     address: &str,
+    erased: &str,
     domains: &[String],
 ) -> Result<Option<Entry>> {
-    if let Some(found) = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM suppression_list WHERE project_id = ?1 AND kind = 'address' AND value = ?2"
-        ))?
-        .query_row([project, address], from_row)
-        .optional()?
-    {
-        return Ok(Some(found));
+    let mut by_value = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM suppression_list WHERE project_id = ?1 AND kind = ?2 AND value = ?3"
+    ))?;
+    for (kind, value) in [("address", address), ("erased", erased)] {
+        if let Some(found) = by_value.query_row([project, kind, value], from_row).optional()? {
+            return Ok(Some(found));
+        }
     }
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM suppression_list WHERE project_id = ?1 AND kind = 'domain' AND value = ?2"

@@ -63,6 +63,7 @@ const STAGES: &[Stage] = &[
     stage("emails"),
     stage("events"),
     stage("inbound_messages"),
+    stage("erasures"),
     Stage {
         table: "segment_members",
         key: "(segment_id, contact_seq)",

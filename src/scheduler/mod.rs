@@ -16,6 +16,7 @@ pub mod campaigns;
 pub mod contact_jobs;
 pub mod delivery;
 pub mod domains;
+pub mod erasure;
 pub mod events;
 pub mod fair;
 pub mod handlers;
@@ -106,6 +107,7 @@ pub fn registry(config: &Config) -> Registry {
     wipes::register(&mut registry);
     retention::register(&mut registry, config);
     backups::register(&mut registry, config);
+    erasure::register(&mut registry);
     registry
 }
 

@@ -18,6 +18,7 @@ pub mod contact_jobs;
 pub mod contacts;
 pub mod domains;
 pub mod emails;
+pub mod erasure;
 pub mod events;
 pub mod fields;
 pub mod forms;

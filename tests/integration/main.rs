@@ -30,6 +30,7 @@ mod dkim;
 mod dns;
 mod domains;
 mod envelope;
+mod erasure;
 mod events;
 mod fair_shares;
 mod feedback;

@@ -307,6 +307,11 @@ impl Store {
         assert_eq!(busy, 0, "the checkpoint was blocked");
     }
 
+    /// Rewrites the database file without its free pages (where deleted rows' bytes remain).
+    pub fn vacuum(&self) {
+        self.conn().execute_batch("VACUUM").unwrap();
+    }
+
     /// What SQLite's own check of the whole file says (`ok` when sound).
     pub fn integrity(&self) -> String {
         self.conn().query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap()
