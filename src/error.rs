@@ -400,6 +400,8 @@ impl From<Error> for ApiError {
                 "Remove a route, use a catch-all route (*@domain), or raise [inbound] routes_per_project",
             ),
             Error::OverLimit(Limit::Rate { wait, .. }) => Self::retry_after(message, wait),
+            Error::OverLimit(Limit::Storage) => Self::new(507, "INSUFFICIENT_STORAGE", message)
+                .with_suggestion("The server's disk is full: its operator must free space; reads still work"),
             Error::Retryable(cause) | Error::Permanent(cause) => Self::internal(cause),
             Error::Db(e) => Self::internal(format!("database: {e}")),
         }

@@ -97,6 +97,8 @@ pub struct Metrics {
     provider_resting: Family<ProviderLabel, Gauge>,
     /// When the newest checked backup started, in seconds since the epoch (0: none yet).
     backup_last_success: Gauge,
+    data_bytes: Gauge,
+    data_budget_bytes: Gauge,
 }
 
 impl Default for Metrics {
@@ -161,6 +163,18 @@ impl Default for Metrics {
             "When the newest backup that passed its integrity check was started (0: none yet)",
             backup_last_success.clone(),
         );
+        let data_bytes = Gauge::default();
+        registry.register(
+            "data_bytes",
+            "Bytes the data directory takes (database, log, uploads, backups kept there)",
+            data_bytes.clone(),
+        );
+        let data_budget_bytes = Gauge::default();
+        registry.register(
+            "data_budget_bytes",
+            "The data directory's budget, [database] disk_budget_bytes (0: none); alert at 90 %",
+            data_budget_bytes.clone(),
+        );
         // The known outcomes exist from the start, at zero, so graphs and alerts have a series.
         for status in ["sent", "failed", "deferred"] {
             emails.get_or_create_owned(&StatusLabel { status: status.into() });
@@ -190,6 +204,8 @@ impl Default for Metrics {
             provider_emails,
             provider_resting,
             backup_last_success,
+            data_bytes,
+            data_budget_bytes,
         }
     }
 }
@@ -207,6 +223,9 @@ pub struct Snapshot {
     pub resting: Vec<(String, i64)>,
     /// When the newest checked backup started (ms), if there is one.
     pub last_backup_ms: Option<i64>,
+    /// The bytes the data takes, and its budget (0: none).
+    pub data_bytes: u64,
+    pub data_budget_bytes: u64,
 }
 
 impl Metrics {
@@ -261,6 +280,8 @@ impl Metrics {
             gauge.set(gauge.get().max(*seconds));
         }
         self.backup_last_success.set(snapshot.last_backup_ms.map_or(0, |ms| ms / 1000));
+        self.data_bytes.set(i64::try_from(snapshot.data_bytes).unwrap_or(i64::MAX));
+        self.data_budget_bytes.set(i64::try_from(snapshot.data_budget_bytes).unwrap_or(i64::MAX));
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
@@ -284,6 +305,8 @@ mod tests {
             refused_starts: vec![("chained_runs_per_contact_hour".into(), 3)],
             resting: vec![("gmail".into(), 42)],
             last_backup_ms: Some(1_795_000_000_123),
+            data_bytes: 900,
+            data_budget_bytes: 1_000,
         });
         for expected in [
             "# TYPE tidings_http_requests counter",
@@ -300,6 +323,8 @@ mod tests {
             r#"tidings_workflow_starts_refused_total{cap="workflow_runs_per_contact_hour"} 0"#,
             r#"tidings_provider_resting_seconds{provider="gmail"} 42"#,
             "tidings_backup_last_success_timestamp_seconds 1795000000",
+            "tidings_data_bytes 900",
+            "tidings_data_budget_bytes 1000",
             "# EOF",
         ] {
             assert!(text.contains(expected), "{expected} in\n{text}");

@@ -63,6 +63,8 @@ pub struct AppState {
     pub bodies: Arc<crate::core::limits::bodies::BodyBudget>,
     /// The receiving providers' rates and rests (`[smtp.providers]`, issue 34).
     pub providers: Arc<crate::core::limits::provider_gate::ProviderGate>,
+    /// The room the data takes, against `[database] disk_budget_bytes` (issue 35).
+    pub storage: Arc<crate::core::storage::Usage>,
 }
 
 impl AppState {
@@ -118,8 +120,10 @@ impl AppState {
         ));
         let providers =
             Arc::new(crate::core::limits::provider_gate::ProviderGate::new(&config.smtp.providers));
+        let storage = Arc::new(crate::core::storage::Usage::new(config.database.disk_budget_bytes));
         Ok(AppState {
             providers,
+            storage,
             db,
             config: Arc::new(config),
             secrets: Arc::new(secrets),

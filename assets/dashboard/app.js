@@ -130,6 +130,18 @@ function ProjectSwitcher({ projects, current }) {
     </label>`;
 }
 
+/** A warning on every page once the server's data takes 90 % of its disk budget (issue 35). */
+function StorageBanner() {
+  const [storage, setStorage] = useState(null);
+  useEffect(() => { get("/server/storage").then(setStorage).catch(() => {}); }, []);
+  if (!storage || !storage.warning) return null;
+  const size = (bytes) => bytes >= 1048576 ? `${Math.round(bytes / 1048576).toLocaleString()} MiB`
+    : bytes >= 1024 ? `${Math.round(bytes / 1024)} KiB` : bytes === 1 ? "1 byte" : `${bytes} bytes`;
+  return html`<p class="notice warn storage-banner" id="storage-banner" role="status">
+    The server's data takes ${size(storage.usedBytes)} of its ${size(storage.budgetBytes)} budget. When the disk fills up,
+    nothing new can be stored until its operator frees space: shorten data retention in Settings, or give the server room.</p>`;
+}
+
 function Shell({ user, projects, project, onSignOut, children }) {
   const [open, setOpen] = useState(false);
   const { path } = useLocation();
@@ -159,7 +171,7 @@ function Shell({ user, projects, project, onSignOut, children }) {
             })}
           </ul>
         </nav>`}
-      <main id="main" tabindex="-1">${children}</main>
+      <main id="main" tabindex="-1"><${StorageBanner} />${children}</main>
     </div>
     <${Toasts} />`;
 }

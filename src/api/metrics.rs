@@ -73,6 +73,7 @@ async fn metrics(state: &State<AppState>, _scraper: Scraper) -> Result<(ContentT
             Some((series, (q.resting_until? - now + 999) / 1000))
         })
         .collect();
+    let storage = (state.storage.used(), state.storage.budget());
     let snapshot = state
         .db
         .run(move |conn| {
@@ -82,6 +83,8 @@ async fn metrics(state: &State<AppState>, _scraper: Scraper) -> Result<(ContentT
                 refused_starts: crate::core::workflows::start::refused_starts(),
                 resting,
                 last_backup_ms: crate::db::backups::last_ok(conn)?,
+                data_bytes: storage.0,
+                data_budget_bytes: storage.1,
             })
         })
         .await?;

@@ -68,6 +68,7 @@ pub mod sending;
 pub mod smtp_credentials;
 pub mod sns;
 mod sso;
+pub mod storage;
 pub mod suppressions;
 pub mod templates;
 pub mod topics;
@@ -130,6 +131,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         preferences::routes(),
         consent::routes(),
         retention::routes(),
+        storage::routes(),
         erasure::routes(),
         sending::routes(),
         tracking_domains::routes(),

@@ -191,6 +191,7 @@ fn parts() -> Vec<Document> {
         super::preferences::Doc::openapi(),
         super::consent::Doc::openapi(),
         super::retention::Doc::openapi(),
+        super::storage::Doc::openapi(),
         super::erasure::Doc::openapi(),
         super::sending::Doc::openapi(),
         super::tracking_domains::Doc::openapi(),

@@ -131,6 +131,7 @@ impl Config {
         within("server.shutdown_grace_secs", self.server.shutdown_grace_secs.into(), 0, 3_600);
         within("database.pool_size", d.pool_size.into(), 1, 256);
         within("database.busy_timeout_ms", d.busy_timeout_ms.into(), 1, 3_600_000);
+        within("database.disk_budget_bytes", d.disk_budget_bytes, 0, 1 << 50);
         within("smtp.pool_size", smtp.pool_size.into(), 1, 1_024);
         within("smtp.timeout_secs", smtp.timeout_secs.into(), 1, 3_600);
         within("smtp.max_messages_per_second", smtp.max_messages_per_second.into(), 0, 1_000_000);

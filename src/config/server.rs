@@ -52,11 +52,14 @@ pub struct DatabaseConfig {
     pub path: Option<PathBuf>,
     pub pool_size: u32,
     pub busy_timeout_ms: u32,
+    /// The room the data directory may take, in bytes (0: no budget): `/metrics` and the
+    /// dashboard warn at 90 % of it.
+    pub disk_budget_bytes: u64,
 }
 
 impl Default for DatabaseConfig {
     fn default() -> Self {
-        Self { path: None, pool_size: 8, busy_timeout_ms: 5000 }
+        Self { path: None, pool_size: 8, busy_timeout_ms: 5000, disk_budget_bytes: 0 }
     }
 }
 

@@ -87,6 +87,9 @@ pub enum Forbidden {
 /// Which limit a write would pass.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Limit {
+    /// The server's disk is full: nothing was stored, and writes work again once there is room.
+    #[error("The server has no room left to store this; nothing was stored. Try again later")]
+    Storage,
     /// This month's cap of a billing category (`transactional`, `marketing`, `workflow`, `events`).
     #[error("This project has reached its monthly limit of {}; nothing was queued or recorded", billing_noun(.category))]
     Billing { category: String },
@@ -159,7 +162,7 @@ impl Error {
     /// Whether a job that met this error should run again later. A database that is busy or
     /// failed may recover; an input that breaks a rule never will.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Self::Retryable(_) | Self::Db(_))
+        matches!(self, Self::Retryable(_) | Self::Db(_) | Self::OverLimit(Limit::Storage))
     }
 
     /// The billing category whose monthly cap a write met, if that is what this is.
@@ -201,9 +204,12 @@ pub fn on_duplicate(e: DbError, message: &str) -> Error {
 }
 
 impl From<DbError> for Error {
-    /// A write the database refused for a rule of its own (a trigger) is that rule's error;
-    /// anything else is the database failing.
+    /// A write the database refused for a rule of its own (a trigger) is that rule's error; a
+    /// full disk is [`Limit::Storage`]; anything else is the database failing.
     fn from(e: DbError) -> Self {
+        if e.is_disk_full() {
+            return Self::OverLimit(Limit::Storage);
+        }
         if let Some(category) = e.over_cap() {
             return Self::OverLimit(Limit::Billing { category: category.to_string() });
         }

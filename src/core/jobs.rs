@@ -41,6 +41,8 @@ pub enum JobKind {
     BackupScheduled,
     /// Erases a contact's data, at the person's request.
     ContactErase,
+    /// Measures the room the data takes (periodic).
+    StorageMeasure,
 }
 
 impl JobKind {
@@ -62,6 +64,7 @@ impl JobKind {
             Self::RetentionPrune => "retention.prune",
             Self::BackupScheduled => "backup.scheduled",
             Self::ContactErase => "contacts.erase",
+            Self::StorageMeasure => "storage.measure",
         }
     }
 

@@ -67,6 +67,7 @@ pub mod ses;
 pub mod session;
 pub mod smtp_credentials;
 pub mod sso;
+pub mod storage;
 pub mod submission;
 pub mod suppressions;
 pub mod system_mail;

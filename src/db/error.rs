@@ -50,6 +50,26 @@ impl DbError {
         self.trigger()?.strip_prefix("BILLING_LIMIT_EXCEEDED:")
     }
 
+    /// Whether the disk (or the file system the data is on) is full: SQLite's `SQLITE_FULL`, a
+    /// commit that failed for it, or a file write refused with `ENOSPC`.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            DbError::Sqlite(rusqlite::Error::SqliteFailure(f, _)) => f.code == rusqlite::ErrorCode::DiskFull,
+            DbError::Commit(why) => why.contains("database or disk is full"),
+            DbError::Io(e) => e.kind() == std::io::ErrorKind::StorageFull,
+            _ => false,
+        }
+    }
+
+    /// What SQLite answers a write when the disk is full (for tests above `db`).
+    #[cfg(test)]
+    pub fn disk_full() -> DbError {
+        DbError::Sqlite(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            None,
+        ))
+    }
+
     /// Whether the write broke a unique key (a duplicate).
     pub fn is_unique_violation(&self) -> bool {
         matches!(self.sqlite(), Some(rusqlite::Error::SqliteFailure(f, _))

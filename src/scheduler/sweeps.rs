@@ -15,6 +15,33 @@ pub fn register(registry: &mut Registry, config: &Config) {
     registry.periodic(JobKind::IdempotencySweep.name(), every, sweep_idempotency);
     registry.periodic(JobKind::JobSweep.name(), Duration::from_secs(3600), sweep_jobs);
     registry.periodic(JobKind::InboundSweep.name(), Duration::from_secs(600), sweep_inbound);
+    registry.periodic(JobKind::StorageMeasure.name(), Duration::from_secs(10), measure_storage);
+}
+
+/// Measures the room the data takes ([`crate::core::storage`]).
+pub async fn measure_storage(ctx: JobContext) -> JobResult {
+    measure(&ctx.state).await;
+    Ok(JobOutcome::Done)
+}
+
+/// Measures the data directory (and the database's files, when kept elsewhere) now.
+pub async fn measure(state: &crate::state::AppState) {
+    let config = state.config.clone();
+    let used = tokio::task::spawn_blocking(move || {
+        let database = config.database_path();
+        let log = std::path::PathBuf::from(format!("{}-wal", database.display()));
+        crate::core::storage::measure(&config.server.data_dir, &[&database, &log])
+    })
+    .await
+    .unwrap_or(0);
+    state.storage.set(used);
+    if state.storage.warning() {
+        tracing::warn!(
+            used,
+            budget = state.storage.budget(),
+            "the data takes 90 % of [database] disk_budget_bytes"
+        );
+    }
 }
 
 /// Messages deleted per transaction.

@@ -11,7 +11,7 @@ use crate::db::suppression_list::Entry;
 #[serde(rename_all = "camelCase")]
 pub struct SuppressionEntry {
     pub id: String,
-    /// `address` or `domain`.
+    /// `address`, `domain`, or `erased` (an erased contact's address, as a digest).
     #[serde(rename = "type")]
     pub kind: String,
     pub value: String,

@@ -7,7 +7,8 @@
 //! The built binary serves on loopback with the capture transport, its bounce listener and a DNS
 //! server on loopback, so `example.test` can be verified. The test seeds a project through the
 //! CLI and the API (contacts, a tracked event, a template, captured messages, a complaint over
-//! SMTP), then `dashboard.mjs` signs in and works every page, checking what it does through the
+//! SMTP); after the scripts of single features (audience, forms, branding, archive, sending and
+//! data: retention, a contact's export and erasure), `dashboard.mjs` signs in and works every page, checking what it does through the
 //! API; `pages.mjs` then opens every page at 1400 and 375 px with axe and saves each. Then a hard bounce takes the project over its (lowered) bounce threshold, and
 //! `suspended.mjs` reads the suspension in Settings and enables the project again. Then
 //! `accounts.mjs` opens the links of the mail the server sent itself (read from the capture
@@ -276,6 +277,9 @@ async fn dashboard_in_chromium() {
         ("TIDINGS_REPUTATION__MIN_SENT", "1"),
         ("TIDINGS_REPUTATION__BOUNCE_RATE", "0.01"),
         ("TIDINGS_REPUTATION__COMPLAINT_RATE", "1"),
+        // A budget the data passes at once: every page shows (and is audited with) the banner
+        // that warns of a disk filling up.
+        ("TIDINGS_DATABASE__DISK_BUDGET_BYTES", "1"),
     ];
     let mut server = Server::start(dir.path(), &env);
     tokio::task::block_in_place(|| server.wait_healthy(Duration::from_secs(30)));
@@ -292,6 +296,7 @@ async fn dashboard_in_chromium() {
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "branding", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "archive", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "sending", &fixture));
+    tokio::task::block_in_place(|| drive(&root, &chromium, &server, "data", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "editor", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "dashboard", &fixture));
     tokio::task::block_in_place(|| drive(&root, &chromium, &server, "sandbox", &fixture));

@@ -26,6 +26,7 @@ mod crash;
 mod dashboard_api;
 mod dashboard_budget;
 mod delivery;
+mod disk_full;
 mod dkim;
 mod dns;
 mod domains;

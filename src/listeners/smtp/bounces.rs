@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::session::{Client, Limits, Reply, Role, reply};
+use super::session::{Client, Limits, Reply, Role, not_kept, reply};
 use super::{Connections, Tls, start as serve};
 use crate::clock;
 use crate::core::Error as CoreError;
@@ -108,9 +108,6 @@ pub(super) async fn record_reports(state: &AppState, to: Vec<String>, raw: Vec<u
         .await;
     match applied {
         Ok(()) => reply(250, "2.0.0", "report recorded"),
-        Err(e) => {
-            tracing::error!("could not record a bounce report: {e}");
-            reply(451, "4.3.0", "try again later")
-        }
+        Err(e) => not_kept(&e),
     }
 }

@@ -16,7 +16,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::session::{Client, Limits, Reply, Role, reply};
+use super::session::{Client, Limits, Reply, Role, not_kept, reply};
 use super::{Connections, Tls, bounces, start as serve};
 use crate::clock;
 use crate::core::Error as CoreError;
@@ -216,8 +216,7 @@ impl Role for Inbound {
                 })
                 .await;
             if let Err(e) = recorded {
-                tracing::error!("could not record an inbound message: {e}");
-                return reply(451, "4.3.0", "the message could not be kept; try again later");
+                return not_kept(&e);
             }
         }
         reply(250, "2.0.0", "received")

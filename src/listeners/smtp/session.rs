@@ -29,6 +29,17 @@ pub fn reply(code: u16, esc: &str, text: &str) -> Reply {
     format!("{code} {esc} {text}\r\n")
 }
 
+/// The reply when a message could not be kept: 452 4.3.1 (insufficient system storage) when the
+/// disk is full, else 451; either way the sender keeps it and tries again.
+pub fn not_kept(e: &crate::core::Error) -> Reply {
+    if matches!(e, crate::core::Error::OverLimit(crate::core::error::Limit::Storage)) {
+        tracing::warn!("a message was refused for now: the disk is full");
+        return reply(452, "4.3.1", "insufficient system storage; try again later");
+    }
+    tracing::error!("could not keep a message: {e}");
+    reply(451, "4.3.0", "the message could not be kept; try again later")
+}
+
 /// The client of a session: its address and the name it greeted with (EHLO or HELO).
 #[derive(Debug, Clone)]
 pub struct Client {
@@ -485,5 +496,15 @@ mod tests {
         assert_eq!(crlf(b"a\r\nb\r\n".to_vec()), b"a\r\nb\r\n");
         assert_eq!(crlf(b"a\nb\r\n\nc".to_vec()), b"a\r\nb\r\n\r\nc");
         assert_eq!(crlf(b"\n".to_vec()), b"\r\n");
+    }
+
+    /// A full disk is 452 (insufficient system storage), whichever listener took the message:
+    /// SQLite's SQLITE_FULL becomes the storage limit on its way up.
+    #[test]
+    fn a_message_that_cannot_be_kept_for_a_full_disk_is_452() {
+        let e = crate::core::Error::from(crate::db::DbError::disk_full());
+        assert_eq!(super::not_kept(&e), "452 4.3.1 insufficient system storage; try again later\r\n");
+        let other = crate::core::Error::Retryable("the writer stopped".into());
+        assert!(super::not_kept(&other).starts_with("451 4.3.0"));
     }
 }

@@ -22,7 +22,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::session::{Client, Limits, Reply, Role, reply};
+use super::session::{Client, Limits, Reply, Role, not_kept, reply};
 use super::slots::{Slot, Slots};
 use super::{Connections, Tls, start as serve};
 use crate::clock;
@@ -179,12 +179,10 @@ fn refused(e: &CoreError) -> Reply {
         CoreError::OverLimit(Limit::Billing { .. }) | CoreError::OverLimit(Limit::Rate { .. }) => {
             reply(452, "4.3.1", &e.to_string())
         }
+        CoreError::OverLimit(Limit::Storage) => not_kept(e),
         CoreError::OverLimit(_) => reply(552, "5.3.4", &e.to_string()),
         CoreError::Invalid(errors) => reply(550, "5.6.0", &submission::reason(errors)),
         CoreError::Malformed(why) => reply(550, "5.6.0", why),
-        other => {
-            tracing::error!("could not keep a submitted message: {other}");
-            reply(451, "4.3.0", "the message could not be kept; try again later")
-        }
+        other => not_kept(other),
     }
 }

@@ -3,7 +3,7 @@
 // (emails, events and subscription changes as one timeline) and the mail received from it.
 
 import { html, useState } from "../../vendor/preact-htm.js";
-import { del, get, patch } from "../api.js";
+import { del, download, get, patch, post } from "../api.js";
 import { Verdicts } from "./inbound.js";
 import { ContactConsent } from "./consent.js";
 import { ContactTopics } from "./topics.js";
@@ -184,11 +184,24 @@ export function Contact({ project, params }) {
     toast("Contact deleted");
     navigate(`${base}/contacts`);
   });
+  // A data subject's requests: everything held about them, and its erasure.
+  const exportData = useAction(async () => {
+    await download(`/contacts/${encodeURIComponent(id)}/export`, `contact-${id}.json`);
+  }, "Contact data downloaded");
+  const erase = useAction(async () => {
+    const erased = await post(`/contacts/${encodeURIComponent(id)}/erase`, {});
+    toast(erased.status === "done" ? "Contact erased" : "Erasing the contact; it finishes in the background");
+    navigate(`${base}/contacts`);
+  });
   const contact = result.data;
   return html`
     <${Page} title=${contact ? contact.email : "Contact"} back=${{ href: `${base}/contacts`, label: "Contacts" }}
-      actions=${contact && html`<${ActionButton} class="danger" action=${remove} confirm=${`Delete ${contact.email} and its events? This cannot be undone.`}>Delete contact<//>`}>
-      <${ErrorBox} error=${remove.error} />
+      actions=${contact && html`
+        <${ActionButton} action=${exportData}>Export data<//>
+        <${ActionButton} class="danger" action=${erase}
+          confirm=${`Erase ${contact.email}? Its data goes for good and the address is kept out of mail and imports until you lift it on the Suppressions page.`}>Erase (GDPR)<//>
+        <${ActionButton} class="danger" action=${remove} confirm=${`Delete ${contact.email} and its events? This cannot be undone.`}>Delete contact<//>`}>
+      <${ErrorBox} error=${remove.error || erase.error || exportData.error} />
       <${Loaded} result=${result}>${(c) => html`
         <${Details} contact=${c} onChanged=${result.setData} />
         <${ContactTopics} contact=${c} onChanged=${result.setData} />

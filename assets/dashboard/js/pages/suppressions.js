@@ -70,12 +70,12 @@ export function Suppressions() {
         : html`<${Table} label="Suppressions" id="suppressions-table">
             <thead><tr><th scope="col">Address or domain</th><th scope="col">Source</th><th scope="col">Keeps away</th><th scope="col">Reason</th><th scope="col">Since</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
             <tbody>${page.data.map((e) => html`<tr key=${e.id} data-suppression=${e.value}>
-              <th scope="row">${e.value}${e.type === "domain" && html` <${Badge}>domain<//>`}</th>
+              <th scope="row">${e.type === "erased" ? html`An erased contact's address <${Badge}>erased<//>` : e.value}${e.type === "domain" && html` <${Badge}>domain<//>`}</th>
               <td>${SOURCES[e.source] || e.source}</td>
               <td>${e.source === "bounce" || e.source === "complaint" ? "marketing mail" : "all mail"}</td>
               <td>${e.reason || "—"}</td>
               <td>${date(e.createdAt)}</td>
-              <td><button type="button" class="danger small" aria-label=${`Remove ${e.value} from the list`} onClick=${() => remove.run(e)}>Remove</button></td>
+              <td><button type="button" class="danger small" aria-label=${`Remove ${e.type === "erased" ? "the erased address" : e.value} from the list`} onClick=${() => remove.run(e)}>Remove</button></td>
             </tr>`)}</tbody>
           <//>
           <${CursorPager} pager=${pager} list=${page} label="Suppressions" />`}<//>
