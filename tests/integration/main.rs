@@ -49,6 +49,7 @@ mod imports;
 mod inbound;
 mod jobs;
 mod keys;
+mod litestream;
 mod localized_pages;
 mod memory_bounds;
 mod metrics;

@@ -271,6 +271,13 @@ impl Server {
     }
 
     /// Sends SIGTERM and waits for the exit.
+    /// Kills the server with SIGKILL (a crash: nothing of it runs on) and waits for it to be gone.
+    pub fn kill(&mut self) {
+        Command::new("kill").args(["-KILL", &self.pid().to_string()]).status().unwrap();
+        let status = self.wait(Duration::from_secs(10));
+        assert!(!status.success(), "killed");
+    }
+
     pub fn terminate(&mut self, timeout: Duration) -> ExitStatus {
         let status = Command::new("kill").args(["-TERM", &self.pid().to_string()]).status().unwrap();
         assert!(status.success());
