@@ -11,7 +11,7 @@
 use rocket::request::FromParam;
 
 use crate::core::ids::{
-    CampaignId, ContactId, ContactJobId, DomainId, ErasureId, ExecutionId, FormId, InboundDomainId,
+    CampaignId, ContactId, ContactJobId, DomainId, ErasureId, ExecutionId, ExportId, FormId, InboundDomainId,
     InboundMessageId, InboundRouteId, InvitationId, ProjectId, SegmentId, SmtpCredentialId, StepId,
     SuppressionId, TemplateId, TopicId, TransitionId, UserId, WebhookId, WorkflowId,
 };
@@ -39,6 +39,7 @@ path_ids!(
     DomainId,
     ErasureId,
     ExecutionId,
+    ExportId,
     InboundDomainId,
     InboundMessageId,
     InboundRouteId,

@@ -39,6 +39,7 @@ pub mod emails;
 pub mod erasure;
 pub mod events;
 pub mod executions;
+pub mod exports;
 pub mod features;
 pub mod fields;
 pub mod form_pages;
@@ -133,6 +134,7 @@ pub fn mount(rocket: Rocket<Build>) -> Rocket<Build> {
         retention::routes(),
         storage::routes(),
         erasure::routes(),
+        exports::routes(),
         sending::routes(),
         tracking_domains::routes(),
         warmups::routes(),

@@ -193,6 +193,7 @@ fn parts() -> Vec<Document> {
         super::retention::Doc::openapi(),
         super::storage::Doc::openapi(),
         super::erasure::Doc::openapi(),
+        super::exports::Doc::openapi(),
         super::sending::Doc::openapi(),
         super::tracking_domains::Doc::openapi(),
         super::warmups::Doc::openapi(),

@@ -146,6 +146,8 @@ ids! {
     SuppressionId, |_| "Suppression not found".to_string();
     /// An erasure of a contact's data.
     ErasureId, |_| "Erasure not found".to_string();
+    /// An export of a project's data.
+    ExportId, |_| "Export not found".to_string();
 }
 
 #[cfg(test)]

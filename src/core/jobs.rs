@@ -43,6 +43,8 @@ pub enum JobKind {
     ContactErase,
     /// Measures the room the data takes (periodic).
     StorageMeasure,
+    /// Writes a project's data to one zip file.
+    ProjectExport,
 }
 
 impl JobKind {
@@ -65,6 +67,7 @@ impl JobKind {
             Self::BackupScheduled => "backup.scheduled",
             Self::ContactErase => "contacts.erase",
             Self::StorageMeasure => "storage.measure",
+            Self::ProjectExport => "project.export",
         }
     }
 
@@ -78,6 +81,12 @@ impl JobKind {
 pub fn campaign_send(project: &str, id: &str, at: i64) -> NewJob {
     let kind = JobKind::CampaignSend;
     kind.job(&json!({ "campaign": id })).project(project).dedupe(format!("{}:{id}", kind.name())).at(at)
+}
+
+/// Writes project export `id`.
+pub fn project_export(project: &str, id: &str) -> NewJob {
+    let kind = JobKind::ProjectExport;
+    kind.job(&json!({ "export": id })).project(project).dedupe(format!("{}:{id}", kind.name()))
 }
 
 /// Finishes erasure `id` (one per erasure).

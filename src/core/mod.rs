@@ -30,6 +30,7 @@ pub mod engagement;
 pub mod erasure;
 pub mod error;
 pub mod events;
+pub mod exports;
 pub mod feedback;
 pub mod fields;
 pub mod follow_ups;

@@ -33,6 +33,7 @@ pub mod erasure;
 pub mod error;
 pub mod events;
 pub mod executions;
+pub mod exports;
 pub mod fair;
 pub mod fields;
 pub mod files;

@@ -64,6 +64,7 @@ const STAGES: &[Stage] = &[
     stage("events"),
     stage("inbound_messages"),
     stage("erasures"),
+    stage("project_exports"),
     Stage {
         table: "segment_members",
         key: "(segment_id, contact_seq)",

@@ -18,6 +18,7 @@ pub mod delivery;
 pub mod domains;
 pub mod erasure;
 pub mod events;
+pub mod exports;
 pub mod fair;
 pub mod handlers;
 pub mod handles;
@@ -108,6 +109,7 @@ pub fn registry(config: &Config) -> Registry {
     retention::register(&mut registry, config);
     backups::register(&mut registry, config);
     erasure::register(&mut registry);
+    exports::register(&mut registry);
     registry
 }
 

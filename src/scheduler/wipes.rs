@@ -31,6 +31,13 @@ async fn run(ctx: JobContext) -> JobResult {
     if let Some(wipe) = wipe {
         tracing::info!(project, rows = deleted, "project {}: done", wipe.as_str());
     }
+    // Its exports go with a reset or a deletion: they hold the data the wipe removes.
+    let exports = ctx.state.config.server.data_dir.join("exports").join(&project);
+    if let Err(e) = tokio::fs::remove_dir_all(&exports).await
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        return Err(JobError::Retry(format!("could not remove {}: {e}", exports.display())));
+    }
     // A deleted project's images go too (a reset keeps them: mail already sent shows them).
     // After the rows, so a restart in between finds the project gone and removes them then.
     if wipe == Some(Wipe::Delete) || (wipe.is_none() && !project_exists(&ctx.state.db, &project).await?) {

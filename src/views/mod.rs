@@ -20,6 +20,7 @@ pub mod domains;
 pub mod emails;
 pub mod erasure;
 pub mod events;
+pub mod exports;
 pub mod fields;
 pub mod forms;
 pub mod inbound;

@@ -37,6 +37,14 @@ await drive("data", async (browser) => {
   kept = (await api("GET", "/retention")).body;
   assert.deepEqual([kept.eventsDays, kept.custom], [kept.defaults.eventsDays, []], "empty goes back to the default");
 
+  step("settings: the whole project exported as a zip");
+  await page.click("#export-start");
+  await toast(page, "Export ready");
+  const [zipped] = await Promise.all([page.waitForEvent("download"), page.click("#export-download")]);
+  const zip = await readFile(await zipped.path());
+  assert.equal(zip.subarray(0, 2).toString(), "PK", "a zip file");
+  await audit(page, "settings, project export");
+
   step("a contact's data downloaded, then erased at the person's request");
   const email = "gdpr.person@example.com";
   const made = await api("POST", "/contacts", { email, data: { firstName: "Gudrun" } });

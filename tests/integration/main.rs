@@ -58,6 +58,7 @@ mod openapi;
 mod plunk_requests;
 mod plunk_workflows;
 mod preferences;
+mod project_export;
 mod project_wipes;
 mod provider_queues;
 mod quiet_hours;

@@ -7,7 +7,7 @@ import { api, del, get, patch, post } from "../api.js";
 import { navigate } from "../router.js";
 import { Subscription } from "./billing.js";
 import { SecretKeyNotice } from "./projects.js";
-import { Retention } from "./retention.js";
+import { ProjectExport, Retention } from "./retention.js";
 import { DeliveryWindows } from "./sending_settings.js";
 import { ActionButton, Badge, Copy, ErrorBox, Field, Form, Loaded, Page, date, toast, useAction, useLoad, Table } from "../ui.js";
 
@@ -293,6 +293,7 @@ export function Settings({ project, user, onProjectsChanged }) {
       <${Security} project=${project} />
       <${DeliveryWindows} key=${project.id} />
       <${Retention} key=${`retention-${project.id}`} />
+      <${ProjectExport} key=${`export-${project.id}`} />
       ${manage && html`<${Keys} project=${project} manage=${manage} onChanged=${onProjectsChanged} />`}
       ${!manage && html`<section class="card"><h2>API keys</h2><p class="meta">Only owners and admins see and rotate this project's keys.</p><${ReferenceLink} project=${project} /></section>`}
       <${Members} project=${project} user=${user} manage=${manage} />
