@@ -438,6 +438,7 @@ fn serve(config: Config) -> Result<(), CliError> {
     }
     runtime.block_on(async move {
         let scheduler = scheduler::start(state.clone(), scheduler::registry(&config));
+        tokio::spawn(scheduler::watch_storage(state.clone()));
         let (stop_bounces, bounces_stopped) = tokio::sync::watch::channel(false);
         // One address for both: the inbound listener takes the bounces too.
         let shared = config.inbound.listen.is_some() && config.inbound.listen == config.bounces.listen;

@@ -41,8 +41,6 @@ pub enum JobKind {
     BackupScheduled,
     /// Erases a contact's data, at the person's request.
     ContactErase,
-    /// Measures the room the data takes (periodic).
-    StorageMeasure,
     /// Writes a project's data to one zip file.
     ProjectExport,
 }
@@ -66,7 +64,6 @@ impl JobKind {
             Self::RetentionPrune => "retention.prune",
             Self::BackupScheduled => "backup.scheduled",
             Self::ContactErase => "contacts.erase",
-            Self::StorageMeasure => "storage.measure",
             Self::ProjectExport => "project.export",
         }
     }

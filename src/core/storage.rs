@@ -1,5 +1,5 @@
 //! How much room the data takes (issue 35, item 4): the data directory (the database, its log,
-//! the uploads, the backups kept there), measured every few seconds by the scheduler and
+//! the uploads, the backups kept there), measured every ten seconds by a task of the server's and
 //! compared with `[database] disk_budget_bytes`, so `/metrics` and the dashboard warn at 90 %
 //! before writes start failing with a full disk.
 

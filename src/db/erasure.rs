@@ -276,17 +276,9 @@ mod tests {
     /// project's own deliveries).
     #[test]
     fn every_stage_searches_an_index() {
-        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
-        super::super::migrate::run(&mut conn).unwrap();
         for (table, sql) in STAGES {
-            let mut explain = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-            let used = explain.parameter_count();
-            let plan: Vec<String> = explain
-                .query_map(&rusqlite::params!["c", "p", 200, "a@b.c"][..used], |r| r.get(3))
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap();
-            assert!(!plan.iter().any(|step| step.starts_with("SCAN")), "{table}: {plan:?}");
+            let plan = crate::db::batches::searches_an_index(sql, &[&"c", &"p", &200, &"a@b.c"]);
+            assert!(plan.is_ok(), "{table}: {plan:?}");
         }
     }
 }

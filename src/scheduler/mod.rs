@@ -29,6 +29,8 @@ pub mod quarantine;
 pub mod retention;
 pub mod segments;
 mod sweeps;
+
+pub use sweeps::watch_storage;
 pub mod webhooks;
 pub mod wipes;
 pub mod workers;

@@ -18,8 +18,11 @@ use crate::state::AppState;
 pub const STEP_BUDGET: Duration = Duration::from_millis(15);
 /// Free pages one vacuum step gives back (4 MiB of 4 KiB pages).
 const VACUUM_PAGES: i64 = 1_024;
-/// The longest one run goes on; the next run carries on.
-const RUN_LIMIT: Duration = Duration::from_secs(45 * 60);
+/// The longest one run goes on (three quarters of its period, inside its time limit, and at
+/// most 45 minutes); the next run carries on.
+fn run_limit(config: &crate::config::Config) -> Duration {
+    Duration::from_secs((u64::from(config.retention.interval_secs) * 3 / 4).clamp(45, 45 * 60))
+}
 
 pub fn register(registry: &mut Registry, config: &crate::config::Config) {
     let every = Duration::from_secs(config.retention.interval_secs.into());
@@ -43,15 +46,23 @@ pub struct Pruned {
     pub pages_returned: i64,
 }
 
+/// One step of a pruning run, for [`prune`]'s observer: deleting, or giving space back.
+pub enum Taken<'a> {
+    Prune(&'a Paced<Step>),
+    /// The free pages left after the step.
+    Vacuum(&'a Paced<i64>),
+}
+
 /// Prunes every project's data past its periods, then returns the space; `observe` sees each
 /// step (for the benchmark).
-pub async fn prune(state: &AppState, mut observe: impl FnMut(&Paced<Step>)) -> Result<Pruned, DbError> {
+pub async fn prune(state: &AppState, mut observe: impl FnMut(Taken)) -> Result<Pruned, DbError> {
     let started = Instant::now();
+    let limit = run_limit(&state.config);
     let defaults = Policy::defaults(&state.config);
     let projects = state.db.run(|conn| retention::projects(conn)).await?;
     let mut pruned = Pruned::default();
     for project in projects {
-        if started.elapsed() > RUN_LIMIT {
+        if started.elapsed() > limit {
             break;
         }
         let id = project.clone();
@@ -65,11 +76,11 @@ pub async fn prune(state: &AppState, mut observe: impl FnMut(&Paced<Step>)) -> R
             let chunk = match before {
                 None => batches::CHUNK,
                 Some(taken) => {
-                    observe(taken);
+                    observe(Taken::Prune(taken));
                     match taken.step {
                         Step::More { pruned: n, chunk, .. } => {
                             pruned.rows += n;
-                            if started.elapsed() > RUN_LIMIT {
+                            if started.elapsed() > limit {
                                 return None;
                             }
                             chunk
@@ -87,7 +98,7 @@ pub async fn prune(state: &AppState, mut observe: impl FnMut(&Paced<Step>)) -> R
         .await?;
     }
     if pruned.rows > 0 {
-        pruned.pages_returned = return_space(&state.db).await?;
+        pruned.pages_returned = return_space(&state.db, |taken| observe(Taken::Vacuum(taken))).await?;
     }
     Ok(pruned)
 }
@@ -95,7 +106,7 @@ pub async fn prune(state: &AppState, mut observe: impl FnMut(&Paced<Step>)) -> R
 /// Gives the database's free pages back to the file system, [`VACUUM_PAGES`] a step; how many.
 /// Nothing when the file does not return space (`auto_vacuum` is not INCREMENTAL: see
 /// [`retention::enable_space_return`]).
-pub async fn return_space(db: &Db) -> Result<i64, DbError> {
+pub async fn return_space(db: &Db, mut observe: impl FnMut(&Paced<i64>)) -> Result<i64, DbError> {
     let (free, returns) = db.run(|conn| retention::free_pages(conn)).await?;
     if !returns || free == 0 {
         return Ok(0);
@@ -103,6 +114,7 @@ pub async fn return_space(db: &Db) -> Result<i64, DbError> {
     let mut left = free;
     pacing::run(db, |before: Option<&Paced<i64>>| {
         if let Some(taken) = before {
+            observe(taken);
             left = taken.step;
         }
         (left > 0).then_some(|tx: &crate::db::Tx| retention::vacuum_step(tx, VACUUM_PAGES))

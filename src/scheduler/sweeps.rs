@@ -15,13 +15,19 @@ pub fn register(registry: &mut Registry, config: &Config) {
     registry.periodic(JobKind::IdempotencySweep.name(), every, sweep_idempotency);
     registry.periodic(JobKind::JobSweep.name(), Duration::from_secs(3600), sweep_jobs);
     registry.periodic(JobKind::InboundSweep.name(), Duration::from_secs(600), sweep_inbound);
-    registry.periodic(JobKind::StorageMeasure.name(), Duration::from_secs(10), measure_storage);
 }
 
-/// Measures the room the data takes ([`crate::core::storage`]).
-pub async fn measure_storage(ctx: JobContext) -> JobResult {
-    measure(&ctx.state).await;
-    Ok(JobOutcome::Done)
+/// How often the room the data takes is measured.
+const STORAGE_EVERY: Duration = Duration::from_secs(10);
+
+/// Measures the room the data takes ([`crate::core::storage`]) every ten seconds, for as long as
+/// the server runs. A task of its own rather than a job: it must go on when the disk is full,
+/// when no job can record its run.
+pub async fn watch_storage(state: crate::state::AppState) {
+    loop {
+        measure(&state).await;
+        tokio::time::sleep(STORAGE_EVERY).await;
+    }
 }
 
 /// Measures the data directory (and the database's files, when kept elsewhere) now.

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tidings::scheduler::retention::prune;
+use tidings::scheduler::retention::{Taken, prune};
 
 use crate::analytics::seed_events_over;
 use crate::wipe::Probe;
@@ -36,10 +36,13 @@ pub fn retention_bench(contacts: usize, events: usize, days: i64, dir: Option<Pa
     runtime.block_on(async {
         let probe = Probe::start(state);
         let started = Instant::now();
-        let (mut steps, mut works) = (Vec::new(), Vec::new());
-        let pruned = prune(state, |taken| {
-            steps.push(taken.round_trip);
-            works.push(taken.work);
+        let (mut steps, mut works, mut vacuums) = (Vec::new(), Vec::new(), Vec::new());
+        let pruned = prune(state, |taken| match taken {
+            Taken::Prune(taken) => {
+                steps.push(taken.round_trip);
+                works.push(taken.work);
+            }
+            Taken::Vacuum(taken) => vacuums.push(taken.round_trip),
         })
         .await
         .unwrap();
@@ -65,6 +68,16 @@ pub fn retention_bench(contacts: usize, events: usize, days: i64, dir: Option<Pa
             over(&steps, 100)
         );
         report("one step (holds the writer)", &mut steps);
+        if !vacuums.is_empty() {
+            let longest = vacuums.iter().max().copied().unwrap_or_default();
+            println!(
+                "{} vacuum steps, {:.1} s in all; longest {:.1} ms",
+                vacuums.len(),
+                vacuums.iter().sum::<Duration>().as_secs_f64(),
+                longest.as_secs_f64() * 1000.0
+            );
+            report("one vacuum step (holds the writer)", &mut vacuums);
+        }
         report("its work alone (no commit)", &mut works);
         let worst = waits.iter().max().copied().unwrap_or_default();
         report("a request's write meanwhile", &mut waits);
