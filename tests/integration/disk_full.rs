@@ -56,6 +56,15 @@ fn a_full_disk_refuses_writes_keeps_reads_and_recovers_by_itself() {
     let mut server = Server::start(dir.path(), &[("TIDINGS_DATABASE__DISK_BUDGET_BYTES", "16000000")]);
     server.wait_healthy(Duration::from_secs(30));
 
+    // Signed in first: a sign-in writes its session, which a full disk refuses too.
+    let mut login = agent()
+        .post(&server.url("/auth/login"))
+        .header("content-type", "application/json")
+        .send(json!({ "email": "bench@example.com", "password": "benchmark password" }).to_string())
+        .unwrap();
+    assert_eq!(login.status().as_u16(), 200, "{}", login.body_mut().read_to_string().unwrap());
+    let cookie =
+        login.headers().get("set-cookie").unwrap().to_str().unwrap().split(';').next().unwrap().to_string();
     let filler = "x".repeat(48 * 1024);
     let mut refused = None;
     for n in 0..2_000 {
@@ -100,14 +109,6 @@ fn a_full_disk_refuses_writes_keeps_reads_and_recovers_by_itself() {
         std::thread::sleep(Duration::from_millis(200));
     };
     assert!(metrics.contains("tidings_data_budget_bytes 16000000"), "{metrics}");
-    let mut login = agent()
-        .post(&server.url("/auth/login"))
-        .header("content-type", "application/json")
-        .send(json!({ "email": "bench@example.com", "password": "benchmark password" }).to_string())
-        .unwrap();
-    assert_eq!(login.status().as_u16(), 200, "{}", login.body_mut().read_to_string().unwrap());
-    let cookie =
-        login.headers().get("set-cookie").unwrap().to_str().unwrap().split(';').next().unwrap().to_string();
     let mut storage = agent().get(&server.url("/server/storage")).header("cookie", &cookie).call().unwrap();
     let storage: serde_json::Value = storage.body_mut().read_json().unwrap();
     assert_eq!(storage["warning"], true, "{storage}");
