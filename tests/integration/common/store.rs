@@ -301,10 +301,19 @@ impl Store {
     }
 
     /// Copies the write-ahead log into the database file and empties it, so the file's size is
-    /// the database's.
+    /// the database's. The app's own background work (a job, a request's tail) may hold a read
+    /// for a moment, which blocks the checkpoint: it is tried again for up to ten seconds.
     pub fn checkpoint(&self) {
-        let busy: i64 = self.conn().query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0)).unwrap();
-        assert_eq!(busy, 0, "the checkpoint was blocked");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let busy: i64 =
+                self.conn().query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0)).unwrap();
+            if busy == 0 {
+                return;
+            }
+            assert!(std::time::Instant::now() < deadline, "the checkpoint was blocked for ten seconds");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 
     /// Rewrites the database file without its free pages (where deleted rows' bytes remain).
