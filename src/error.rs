@@ -389,6 +389,9 @@ impl From<Error> for ApiError {
             Error::OverLimit(Limit::Bytes { bytes, field, suggestion }) => Self::payload_too_large(bytes)
                 .with_details(json!({ "limitBytes": bytes, "field": field }))
                 .with_suggestion(suggestion),
+            Error::OverLimit(Limit::Rows { rows, suggestion, .. }) => Self::new(413, "PAYLOAD_TOO_LARGE", message)
+                .with_details(json!({ "limitRows": rows }))
+                .with_suggestion(suggestion),
             Error::OverLimit(Limit::UploadSpace { .. }) => Self::new(413, "PAYLOAD_TOO_LARGE", message),
             Error::OverLimit(Limit::Domains { .. }) => Self::forbidden(message).with_suggestion(
                 "Remove a domain you no longer send from, or raise [limits] domains_per_project",

@@ -86,9 +86,9 @@ pub fn export(conn: &Tx, project: &str, contact: &ContactId) -> Result<Export> {
     let emails = crate::db::erasure::emails_of(conn, &found.id, EXPORT_ROWS + 1)?;
     let inbound = crate::db::erasure::inbound_of(conn, &found.id, EXPORT_ROWS + 1)?;
     if too_many(events.len()) || too_many(emails.len()) || too_many(inbound.len()) {
-        return Err(Error::OverLimit(Limit::Bytes {
-            bytes: EXPORT_ROWS as u64,
-            field: "contact",
+        return Err(Error::OverLimit(Limit::Rows {
+            rows: EXPORT_ROWS,
+            what: "contact",
             suggestion: "This contact has more than 100,000 events, emails or received messages: export the project instead",
         }));
     }

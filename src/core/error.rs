@@ -96,6 +96,9 @@ pub enum Limit {
     /// A part of the input is larger than `bytes` allows.
     #[error("The request body is larger than the limit of {bytes} bytes")]
     Bytes { bytes: u64, field: &'static str, suggestion: &'static str },
+    /// An answer would hold more than `rows` rows of one kind (`what`); nothing was made.
+    #[error("This {what} has more than {rows} rows to answer with at once")]
+    Rows { rows: usize, what: &'static str, suggestion: &'static str },
     /// The project's stored images would pass their total.
     #[error(
         "This project's images would take more than the {cap} bytes it may keep ([limits] upload_total_bytes); {kept} are used"

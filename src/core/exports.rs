@@ -69,11 +69,11 @@ pub fn write(conn: &Tx, project: &str, to: &Path, now: i64) -> std::result::Resu
     {
         let mut csv = csv::Writer::from_writer(&mut zip);
         csv.write_record(["id", "email", "subscribed", "createdAt", "data"]).map_err(|e| failed(&e))?;
-        let mut after = 0;
+        let mut after = (i64::MIN, 0);
         loop {
             let page = crate::db::exports::contacts_after(conn, project, after, PAGE).map_err(db)?;
             for (seq, id, email, subscribed, data, created) in &page {
-                after = *seq;
+                after = (*created, *seq);
                 let row = [
                     id.as_str(),
                     email,

@@ -67,7 +67,7 @@ pub fn running_of(conn: &Connection, project: &str, contact: &str) -> Result<Opt
         .optional()?)
 }
 
-/// `?1` the contact, `?2` the project, `?3` the batch, `?4` the address.
+/// `?1` the contact, `?2` the project, `?3` the batch, `?4` the address, `?5` the time (ms).
 const STAGES: &[(&str, &str)] = &[
     ("events", "DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE contact_id = ?1 LIMIT ?3)"),
     (
@@ -99,7 +99,7 @@ const STAGES: &[(&str, &str)] = &[
         "emails",
         "UPDATE emails SET contact_id = NULL, to_email = 'erased', to_name = NULL, subject = '', body = '',
              variables = '{}', headers = '{}', attachments = NULL, last_error = NULL,
-             failed_at = CASE WHEN status = 'QUEUED' THEN unixepoch('subsec') * 1000 ELSE failed_at END,
+             failed_at = CASE WHEN status = 'QUEUED' THEN ?5 ELSE failed_at END,
              status = CASE WHEN status = 'QUEUED' THEN 'FAILED' ELSE status END
          WHERE rowid IN (SELECT rowid FROM emails WHERE contact_id = ?1 LIMIT ?3)",
     ),
@@ -120,7 +120,13 @@ pub enum Step {
 
 /// Erases `contact`'s data of `project` for about `budget`, its row last (which takes what is
 /// left with it: consents, topics, memberships, suppressions). Event counts of analytics stay.
-pub fn step(conn: &Connection, project: &str, contact: &str, budget: Duration, chunk: i64) -> Result<Step> {
+pub fn step(
+    conn: &Connection,
+    project: &str,
+    contact: &str,
+    (budget, chunk): (Duration, i64),
+    now: i64,
+) -> Result<Step> {
     let address: Option<String> = conn
         .query_row("SELECT email FROM contacts WHERE id = ?1 AND project_id = ?2", [contact, project], |r| {
             r.get(0)
@@ -128,19 +134,14 @@ pub fn step(conn: &Connection, project: &str, contact: &str, budget: Duration, c
         .optional()?;
     let Some(address) = address else { return Ok(Step::Done { rows: 0 }) };
     conn.execute("INSERT OR IGNORE INTO retention_pruning (one) VALUES (1)", [])?;
-    let step = erase(conn, project, contact, &address, budget, chunk);
+    let step = erase(conn, [contact, project, &address], budget, chunk, now);
     conn.execute("DELETE FROM retention_pruning", [])?;
     step
 }
 
-fn erase(
-    conn: &Connection,
-    project: &str,
-    contact: &str,
-    address: &str,
-    budget: Duration,
-    chunk: i64,
-) -> Result<Step> {
+/// `who` is the contact, the project and the address.
+fn erase(conn: &Connection, who: [&str; 3], budget: Duration, chunk: i64, now: i64) -> Result<Step> {
+    let [contact, project, address] = who;
     let mut batches = Batches::new(budget, chunk);
     let mut rows = 0;
     for (_, sql) in STAGES {
@@ -149,7 +150,7 @@ fn erase(
         let used = statement.parameter_count();
         loop {
             let (n, full) = batches.run(|chunk| {
-                let all = params![contact, project, chunk, address];
+                let all = params![contact, project, chunk, address, now];
                 statement.execute(&all[..used])
             })?;
             rows += n;
@@ -277,7 +278,7 @@ mod tests {
     #[test]
     fn every_stage_searches_an_index() {
         for (table, sql) in STAGES {
-            let plan = crate::db::batches::searches_an_index(sql, &[&"c", &"p", &200, &"a@b.c"]);
+            let plan = crate::db::batches::searches_an_index(sql, &[&"c", &"p", &200, &"a@b.c", &0]);
             assert!(plan.is_ok(), "{table}: {plan:?}");
         }
     }

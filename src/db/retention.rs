@@ -6,7 +6,7 @@
 //! the row, its status and its events stay) and the captured messages of the outbox, and the
 //! log of webhook deliveries that are over. Received mail expires by its own sweep.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -184,10 +184,15 @@ pub fn free_pages(conn: &Connection) -> Result<(i64, bool)> {
     Ok((free, mode == 2))
 }
 
-/// Gives back up to `pages` free pages to the file system (the file shrinks at the next
-/// checkpoint); how many are left.
-pub fn vacuum_step(conn: &Connection, pages: i64) -> Result<i64> {
-    conn.execute_batch(&format!("PRAGMA incremental_vacuum({})", pages.max(1)))?;
+/// Gives free pages back to the file system for about `budget` (the file shrinks at the next
+/// checkpoint); how many are left. The pragma returns one page each time it is stepped, so it is
+/// stepped until the freelist is empty or the budget is spent.
+pub fn vacuum_step(conn: &Connection, budget: Duration) -> Result<i64> {
+    let started = Instant::now();
+    let mut statement = conn.prepare_cached("PRAGMA incremental_vacuum")?;
+    let mut rows = statement.raw_query();
+    while rows.next()?.is_some() && started.elapsed() < budget {}
+    drop(rows);
     Ok(conn.query_row("PRAGMA freelist_count", [], |r| r.get(0))?)
 }
 
@@ -217,7 +222,29 @@ pub fn enable_space_return(conn: &Connection, max_pages: Option<i64>) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use super::STAGES;
+    use super::{STAGES, vacuum_step};
+    use std::time::Duration;
+
+    /// One step gives back every free page its budget allows, not one page (the pragma stops
+    /// after each page it returns until it is stepped again).
+    #[test]
+    fn a_vacuum_step_returns_many_pages() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL").unwrap();
+        crate::db::migrate::run(&mut conn).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE filler (b BLOB);
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
+             INSERT INTO filler SELECT zeroblob(8192) FROM n;
+             DROP TABLE filler;",
+        )
+        .unwrap();
+        let free: i64 = conn.query_row("PRAGMA freelist_count", [], |r| r.get(0)).unwrap();
+        assert!(free > 1_000, "{free}");
+        // A spent budget still makes progress: one page.
+        assert_eq!(vacuum_step(&conn, Duration::ZERO).unwrap(), free - 1);
+        assert_eq!(vacuum_step(&conn, Duration::from_secs(10)).unwrap(), 0);
+    }
 
     /// Each batch finds its rows through an index, whatever the size of the tables.
     #[test]

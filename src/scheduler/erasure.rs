@@ -64,7 +64,7 @@ pub async fn erase(
         };
         let (project, contact, id) = (project.clone(), contact.clone(), id.clone());
         Some(move |tx: &crate::db::Tx| {
-            let step = erasure::step(tx, &project, &contact, STEP_BUDGET, chunk)?;
+            let step = erasure::step(tx, &project, &contact, (STEP_BUDGET, chunk), clock::now_ms())?;
             match step {
                 Step::More { rows, .. } => erasure::progress(tx, &id, rows as i64)?,
                 Step::Done { rows } => erasure::finish(tx, &id, rows as i64, clock::now_ms())?,

@@ -16,8 +16,6 @@ use crate::state::AppState;
 
 /// How long one step prunes before it commits.
 pub const STEP_BUDGET: Duration = Duration::from_millis(15);
-/// Free pages one vacuum step gives back (4 MiB of 4 KiB pages).
-const VACUUM_PAGES: i64 = 1_024;
 /// The longest one run goes on (three quarters of its period, inside its time limit, and at
 /// most 45 minutes); the next run carries on.
 fn run_limit(config: &crate::config::Config) -> Duration {
@@ -103,7 +101,7 @@ pub async fn prune(state: &AppState, mut observe: impl FnMut(Taken)) -> Result<P
     Ok(pruned)
 }
 
-/// Gives the database's free pages back to the file system, [`VACUUM_PAGES`] a step; how many.
+/// Gives the database's free pages back to the file system, for [`STEP_BUDGET`] a step; how many.
 /// Nothing when the file does not return space (`auto_vacuum` is not INCREMENTAL: see
 /// [`retention::enable_space_return`]).
 pub async fn return_space(db: &Db, mut observe: impl FnMut(&Paced<i64>)) -> Result<i64, DbError> {
@@ -117,7 +115,7 @@ pub async fn return_space(db: &Db, mut observe: impl FnMut(&Paced<i64>)) -> Resu
             observe(taken);
             left = taken.step;
         }
-        (left > 0).then_some(|tx: &crate::db::Tx| retention::vacuum_step(tx, VACUUM_PAGES))
+        (left > 0).then_some(|tx: &crate::db::Tx| retention::vacuum_step(tx, STEP_BUDGET))
     })
     .await?;
     Ok(free - left)
