@@ -472,6 +472,21 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_too_large_names_its_rows() {
+        let e = Error::OverLimit(Limit::Rows {
+            rows: 100_000,
+            what: "contact",
+            suggestion: "export the project",
+        });
+        let body = ApiError::from(e).body("req-4");
+        assert_eq!(body["error"]["statusCode"], json!(413));
+        assert_eq!(body["error"]["code"], json!("PAYLOAD_TOO_LARGE"));
+        assert_eq!(body["error"]["details"], json!({ "limitRows": 100_000 }));
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("contact") && message.contains("100000 rows"), "{message}");
+    }
+
+    #[test]
     fn the_simple_form_is_just_the_message() {
         let body = ApiError::simple_bad_request("email is required").body("req-3");
         assert_eq!(body, json!({ "error": "email is required" }));
