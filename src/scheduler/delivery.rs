@@ -32,6 +32,7 @@ use crate::mail::dkim::Signers;
 use crate::mail::transport::{Refusal, Transport};
 use crate::state::AppState;
 
+use super::composers::Composers;
 use super::fair::FairQueue;
 use super::provider_queues::{ProviderQueues, Ticket};
 use super::workers::{PASSED_OVER, next_look};
@@ -48,6 +49,8 @@ struct Worker {
     state: AppState,
     transport: Transport,
     signers: Signers,
+    /// Where messages are made (rendered, MIME, signed): a thread per core.
+    composers: Composers,
     throttle: Option<Arc<dyn ProjectLimiter>>,
     queues: ProviderQueues,
 }
@@ -59,7 +62,16 @@ pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> 
         let per_second = state.config.smtp.max_messages_per_second;
         let throttle = (per_second > 0).then(|| ratelimit::limiter_per_second(per_second));
         let queues = ProviderQueues::default();
-        let worker = Arc::new(Worker { state, transport, signers: Signers::default(), throttle, queues });
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let composers = match Composers::start(cores) {
+            Ok(composers) => composers,
+            Err(e) => {
+                tracing::error!("could not start the threads that make messages; nothing is delivered: {e}");
+                return;
+            }
+        };
+        let worker =
+            Arc::new(Worker { state, transport, signers: Signers::default(), composers, throttle, queues });
         worker.run(stopped).await;
     })
 }
@@ -339,19 +351,20 @@ impl Worker {
         let (email, context, reserved) = self.read_left_out(email, context).await?;
         let (config, secret, signers) =
             (self.state.config.clone(), self.state.secrets.link.clone(), self.signers.clone());
-        tokio::task::spawn_blocking(move || {
-            let public_url = config.public_url();
-            let composer = Composer {
-                public_url: &public_url,
-                secret: &secret,
-                tracking: &config.tracking,
-                signers: &signers,
-            };
-            delivery::compose(&email, &context, &composer)
-        })
-        .await
-        .map_err(|e| Outcome::Retry(format!("preparing the message: {e}")))?
-        .map(|message| (message, reserved))
+        self.composers
+            .run(move || {
+                let public_url = config.public_url();
+                let composer = Composer {
+                    public_url: &public_url,
+                    secret: &secret,
+                    tracking: &config.tracking,
+                    signers: &signers,
+                };
+                delivery::compose(&email, &context, &composer)
+            })
+            .await
+            .ok_or_else(|| Outcome::Retry("preparing the message failed".to_string()))?
+            .map(|message| (message, reserved))
     }
 
     /// The email and its context with the large parts its batch left out read, and their

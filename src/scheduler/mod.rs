@@ -13,6 +13,7 @@
 
 pub mod backups;
 pub mod campaigns;
+pub mod composers;
 pub mod contact_jobs;
 pub mod delivery;
 pub mod domains;
