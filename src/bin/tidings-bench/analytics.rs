@@ -33,28 +33,31 @@ pub fn analytics_bench(events: usize, contacts: usize, repeat: usize, dir: Optio
         }
         report(&format!("GET {path}"), &mut samples);
     };
-    for path in [
-        "/activity?limit=50",
-        "/activity?types=event&limit=50",
-        "/activity?types=bounce,complaint&limit=50",
-        "/activity?types=complaint&limit=50",
-        "/activity/stats",
-        "/activity/types",
-        "/activity/recent-count",
-        "/activity/upcoming",
-        "/analytics/timeseries?interval=day&from=2026-08-26",
-        "/analytics/timeseries?interval=hour",
-        "/analytics/top-events",
-        "/analytics/campaign-stats",
-    ] {
+    for path in TIMED {
         time(path);
     }
     drop(client);
     scratch.close();
 }
 
+/// The activity and analytics requests timed.
+pub const TIMED: &[&str] = &[
+    "/activity?limit=50",
+    "/activity?types=event&limit=50",
+    "/activity?types=bounce,complaint&limit=50",
+    "/activity?types=complaint&limit=50",
+    "/activity/stats",
+    "/activity/types",
+    "/activity/recent-count",
+    "/activity/upcoming",
+    "/analytics/timeseries?interval=day&from=2026-08-26",
+    "/analytics/timeseries?interval=hour",
+    "/analytics/top-events",
+    "/analytics/campaign-stats",
+];
+
 /// Event names and their shares (in thousandths) of what is seeded.
-const MIX: &[(&str, u64)] = &[
+pub const MIX: &[(&str, u64)] = &[
     ("page.viewed", 350),
     ("signup", 60),
     ("purchase", 40),

@@ -53,13 +53,15 @@ pub fn contacts_bench(contacts: usize, csv_rows: usize, repeat: usize, dir: Opti
     scratch.close();
 }
 
-fn import_bench(state: &AppState, project: &str, rows: usize) {
-    let mut rng = Lcg(7);
-    let mut csv = String::from("email,firstName,lastName,plan,city,age,score,signupDate,vip,company\n");
-    for i in 0..rows {
-        let (email, d) = person(&mut rng, i, "csv.");
+/// A CSV file of the contacts numbered `rows` (addresses prefixed with `prefix`): an `email`
+/// column and nine fields, and with `source` a tenth (`source`).
+pub fn csv_file(rng: &mut Lcg, rows: std::ops::Range<usize>, prefix: &str, source: bool) -> Vec<u8> {
+    let mut csv = String::from("email,firstName,lastName,plan,city,age,score,signupDate,vip,company");
+    csv.push_str(if source { ",source\n" } else { "\n" });
+    for i in rows {
+        let (email, d) = person(rng, i, prefix);
         csv.push_str(&format!(
-            "{email},{},{},{},{},{},{},{},{},{}\n",
+            "{email},{},{},{},{},{},{},{},{},{}",
             d["firstName"].as_str().unwrap(),
             d["lastName"].as_str().unwrap(),
             d["plan"].as_str().unwrap(),
@@ -70,8 +72,56 @@ fn import_bench(state: &AppState, project: &str, rows: usize) {
             if d["vip"] == json!(true) { "yes" } else { "no" },
             d["company"].as_str().unwrap_or(""),
         ));
+        if source {
+            csv.push_str([",signup form\n", ",import\n", ",api\n"][i % 3]);
+        } else {
+            csv.push('\n');
+        }
     }
-    let bytes = csv.into_bytes();
+    csv.into_bytes()
+}
+
+/// Imports `bytes` into the project through the import job's batches, as the job runs them;
+/// returns the time the batches took (the upload check's excluded) and the finished job.
+pub fn import(
+    state: &AppState,
+    project: &str,
+    bytes: &[u8],
+    options: Option<&tidings::core::import_options::Options>,
+) -> (std::time::Duration, contact_jobs::ContactJob) {
+    let counted = tidings::core::import::inspect(bytes).expect("valid csv");
+    let mut conn = state.db.conn().unwrap();
+    let job = db::write_tx(&mut conn, |tx| {
+        let job = contact_jobs::insert(tx, project, "import", bytes, counted as i64, clock::now_ms())?;
+        if let Some(options) = options {
+            contact_jobs::set_options(tx, &job.id, &serde_json::to_string(options).unwrap())?;
+        }
+        Ok::<_, db::DbError>(job)
+    })
+    .unwrap();
+    let t = Instant::now();
+    loop {
+        let done = db::write_tx(&mut conn, |tx| {
+            let job = contact_jobs::by_id(tx, &job.id)?.unwrap();
+            tidings::core::import::run_batch(
+                tx,
+                &job,
+                bytes,
+                tidings::scheduler::contact_jobs::IMPORT_BATCH,
+                clock::now_ms(),
+            )
+        })
+        .expect("batch");
+        if done {
+            break;
+        }
+    }
+    let took = t.elapsed();
+    (took, contact_jobs::by_id(&conn, &job.id).unwrap().unwrap())
+}
+
+fn import_bench(state: &AppState, project: &str, rows: usize) {
+    let bytes = csv_file(&mut Lcg(7), 0..rows, "csv.", false);
     println!("CSV file: {rows} rows x 10 columns, {:.2} MiB", bytes.len() as f64 / 1048576.0);
     // The third round maps the columns as the dashboard's mapping step would: two renamed, one
     // skipped, two typed by choice, on a file whose contacts are new again.
@@ -91,36 +141,9 @@ fn import_bench(state: &AppState, project: &str, rows: usize) {
         ("new contacts, with a column mapping", &remapped, options.as_ref()),
     ] {
         let t = Instant::now();
-        let counted = tidings::core::import::inspect(bytes).expect("valid csv");
+        tidings::core::import::inspect(bytes).expect("valid csv");
         let inspected = t.elapsed();
-        let mut conn = state.db.conn().unwrap();
-        let job = db::write_tx(&mut conn, |tx| {
-            let job = contact_jobs::insert(tx, project, "import", bytes, counted as i64, clock::now_ms())?;
-            if let Some(options) = options {
-                contact_jobs::set_options(tx, &job.id, &serde_json::to_string(options).unwrap())?;
-            }
-            Ok::<_, db::DbError>(job)
-        })
-        .unwrap();
-        let t = Instant::now();
-        loop {
-            let done = db::write_tx(&mut conn, |tx| {
-                let job = contact_jobs::by_id(tx, &job.id)?.unwrap();
-                tidings::core::import::run_batch(
-                    tx,
-                    &job,
-                    bytes,
-                    tidings::scheduler::contact_jobs::IMPORT_BATCH,
-                    clock::now_ms(),
-                )
-            })
-            .expect("batch");
-            if done {
-                break;
-            }
-        }
-        let took = t.elapsed();
-        let job = contact_jobs::by_id(&conn, &job.id).unwrap().unwrap();
+        let (took, job) = import(state, project, bytes, options);
         println!(
             "CSV import, {round}: {:.0} ms job time ({:.0} rows/s; upload check {:.0} ms); imported {} updated {} skipped {}",
             took.as_secs_f64() * 1000.0,

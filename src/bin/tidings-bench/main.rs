@@ -12,6 +12,9 @@
 //!   in the job's batches and prints the longest writer hold of a batch.
 //! - `retention` seeds 10,000,000 events over two years, then runs the retention job on them
 //!   and prints its longest writer hold and the file's size before and after.
+//! - `scale` grows one project through 100,000, 1,000,000 and 10,000,000 contacts (ten fields
+//!   and ten events each) and prints, for each size, the import rate, bytes a contact, a
+//!   segment's count, a campaign's expansion, the activity, analytics and search p95, and RSS.
 //! - `render` and `dkim` time the per-message work of delivery on one core.
 //!
 //! The campaign benchmark (a million recipients through the built binary) is `cargo bench
@@ -21,6 +24,7 @@ mod analytics;
 mod contacts;
 mod mail;
 mod retention;
+mod scale;
 mod seed;
 mod segments;
 mod wipe;
@@ -112,6 +116,18 @@ enum Bench {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// How cost grows with the audience: one project grown through the sizes, measured at each.
+    Scale {
+        /// The sizes, in contacts, in increasing order.
+        #[arg(long, value_delimiter = ',', default_value = "100000,1000000,10000000")]
+        sizes: Vec<usize>,
+        /// Requests per timed endpoint.
+        #[arg(long, default_value_t = 20)]
+        repeat: usize,
+        /// Directory for the database (default: a new temporary directory, removed afterwards).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Resetting (or deleting) a large project in the job's batches: the longest writer hold.
     Wipe {
         /// Contacts to seed.
@@ -142,6 +158,7 @@ fn main() {
         Bench::Analytics { events, contacts, repeat, dir } => {
             analytics::analytics_bench(events, contacts, repeat, dir)
         }
+        Bench::Scale { sizes, repeat, dir } => scale::scale_bench(&sizes, repeat, dir),
         Bench::Wipe { contacts, events, delete, dir } => wipe::wipe_bench(contacts, events, delete, dir),
         Bench::Retention { contacts, events, days, dir } => {
             retention::retention_bench(contacts, events, days, dir)
@@ -180,7 +197,8 @@ impl Scratch {
     }
 }
 
-pub fn report(label: &str, samples: &mut [Duration]) {
+/// Prints the median, p95 and minimum of `samples`; returns the p95.
+pub fn report(label: &str, samples: &mut [Duration]) -> Duration {
     samples.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let median = samples[samples.len() / 2];
@@ -191,4 +209,5 @@ pub fn report(label: &str, samples: &mut [Duration]) {
         ms(p95),
         ms(samples[0])
     );
+    p95
 }
