@@ -259,11 +259,16 @@ where
 /// `Ok` and is undone when it returns `Err`, and the transaction goes on either way. The outer
 /// error is the savepoint's own.
 pub fn savepoint<T, E>(conn: &Connection, f: impl FnOnce() -> Result<T, E>) -> Result<Result<T, E>, DbError> {
-    conn.execute_batch("SAVEPOINT step")?;
+    // From the statement cache: delivery records every outcome in one (scheduler::records).
+    let exec = |sql: &str| conn.prepare_cached(sql).and_then(|mut s| s.execute([])).map(drop);
+    exec("SAVEPOINT step")?;
     let result = f();
     match result {
-        Ok(_) => conn.execute_batch("RELEASE step")?,
-        Err(_) => conn.execute_batch("ROLLBACK TO step; RELEASE step")?,
+        Ok(_) => exec("RELEASE step")?,
+        Err(_) => {
+            exec("ROLLBACK TO step")?;
+            exec("RELEASE step")?;
+        }
     }
     Ok(result)
 }
@@ -376,5 +381,44 @@ mod tests {
         db.release_memory().await.unwrap();
         add(2).await;
         assert_eq!(count().await.unwrap(), 2, "statements are prepared again after the release");
+    }
+
+    /// A batch of writes, each in a savepoint (how delivery records its outcomes): the one that
+    /// fails is undone alone, the others stay, and the savepoint statements come from the cache
+    /// (a failed one leaves none of them mid-step).
+    #[tokio::test]
+    async fn a_failed_savepoint_undoes_itself_alone() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let db = super::Db::open(&dir.path().join("s.db"), 4, 1000).unwrap();
+        super::migrate::run(&mut db.conn().unwrap()).unwrap();
+        db.write(|c| Ok::<_, super::DbError>(c.execute_batch("CREATE TABLE t (n INTEGER CHECK (n != 2))")?))
+            .await
+            .unwrap();
+        let results = db
+            .write(|c| {
+                let results: Vec<bool> = (1..=4)
+                    .map(|n| {
+                        super::savepoint(c, || {
+                            c.execute("INSERT INTO t (n) VALUES (?1)", [n * 10])?;
+                            c.execute("INSERT INTO t (n) VALUES (?1)", [n])?;
+                            Ok::<_, super::DbError>(())
+                        })
+                        .unwrap()
+                        .is_ok()
+                    })
+                    .collect();
+                Ok::<_, super::DbError>(results)
+            })
+            .await
+            .unwrap();
+        assert_eq!(results, [true, false, true, true]);
+        let kept: Vec<i64> = db
+            .run(|c| {
+                let mut stmt = c.prepare("SELECT n FROM t ORDER BY n")?;
+                Ok::<_, super::DbError>(stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?)
+            })
+            .await
+            .unwrap();
+        assert_eq!(kept, [1, 3, 4, 10, 30, 40], "the second write's first insert is undone with it");
     }
 }

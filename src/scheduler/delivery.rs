@@ -35,6 +35,7 @@ use crate::state::AppState;
 use super::composers::Composers;
 use super::fair::FairQueue;
 use super::provider_queues::{ProviderQueues, Ticket};
+use super::records::Records;
 use super::workers::{PASSED_OVER, next_look};
 use crate::db::fair::{Owner, Turns};
 
@@ -53,6 +54,8 @@ struct Worker {
     composers: Composers,
     throttle: Option<Arc<dyn ProjectLimiter>>,
     queues: ProviderQueues,
+    /// Where outcomes are recorded, a batch to a write.
+    records: Records,
 }
 
 /// Starts the delivery loop.
@@ -70,8 +73,16 @@ pub fn start(state: AppState, stopped: watch::Receiver<bool>) -> JoinHandle<()> 
                 return;
             }
         };
-        let worker =
-            Arc::new(Worker { state, transport, signers: Signers::default(), composers, throttle, queues });
+        let records = Records::start(state.clone());
+        let worker = Arc::new(Worker {
+            state,
+            transport,
+            signers: Signers::default(),
+            composers,
+            throttle,
+            queues,
+            records,
+        });
         worker.run(stopped).await;
     })
 }
@@ -325,8 +336,9 @@ impl Worker {
             Outcome::Later(_) | Outcome::Held { .. } | Outcome::Discard => {}
         }
         let counted = ticket.and_then(|t| t.warmup).filter(|_| matches!(outcome, Outcome::Sent { .. }));
-        if let Err(e) = self.record(&email, outcome, counted).await {
-            tracing::error!(email = email.id, "could not record a delivery; the email will be retried: {e}");
+        let id = email.id.clone();
+        if let Err(e) = self.records.record(email, outcome, counted).await {
+            tracing::error!(email = id, "could not record a delivery; the email will be retried: {e}");
         }
     }
 
@@ -425,27 +437,6 @@ impl Worker {
                 Err(Refusal::Busy(wait)) => Outcome::Later(clock::now_ms() + wait.as_millis() as i64 + 1),
             },
         }
-    }
-
-    /// Records the outcome, and a send counted against its sender domain's warm-up day.
-    async fn record(
-        &self,
-        email: &Email,
-        outcome: Outcome,
-        warmup: Option<(String, String)>,
-    ) -> Result<(), DbError> {
-        let email = email.clone();
-        let base = u64::from(self.state.config.scheduler.retry_base_secs);
-        self.state
-            .db
-            .write(move |tx| {
-                delivery::record(tx, &email, outcome, base, clock::now_ms())?;
-                if let Some((domain, day)) = warmup {
-                    crate::db::warmups::count(tx, &domain, &day)?;
-                }
-                Ok(())
-            })
-            .await
     }
 }
 

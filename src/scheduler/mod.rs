@@ -27,6 +27,7 @@ pub mod inflight;
 pub mod pacing;
 mod provider_queues;
 pub mod quarantine;
+mod records;
 pub mod retention;
 pub mod segments;
 mod sweeps;
