@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 use tidings::AppState;
 use tidings::config::Config;
 
-use seed::{seed, setup_project, tempfile_dir};
+use seed::{memory, seed, setup_project, tempfile_dir};
 
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
@@ -56,20 +56,6 @@ fn call(base: &str, path: &str, key: &str, body: Option<Value>) -> (u16, Value) 
     }
     .expect("the server answers");
     (res.status().as_u16(), res.body_mut().read_json().unwrap_or(Value::Null))
-}
-
-/// `VmRSS` and `VmHWM` of a process, in MiB.
-fn memory(pid: u32) -> (f64, f64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
 }
 
 /// About 0.6 KB of HTML with a link and two variables, like the transactional benchmarks' body.

@@ -29,12 +29,15 @@ mod seed;
 mod segments;
 mod wipe;
 
-pub use seed::{Lcg, person, seed, setup_project, tempfile_dir};
+pub use seed::{Lcg, memory, person, seed, setup_project, tempfile_dir};
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use rocket::http::Header;
+use rocket::local::blocking::Client;
+use serde_json::{Value, json};
 
 #[derive(Parser)]
 #[command(name = "tidings-bench", about = "Tidings benchmarks; they print figures")]
@@ -195,6 +198,27 @@ impl Scratch {
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
+}
+
+/// POSTs `body` to the app in process; the answer must be a 200 with JSON.
+pub fn post(client: &Client, auth: &Header<'static>, path: &str, body: Value) -> Value {
+    let res = client.post(path.to_string()).header(auth.clone()).body(body.to_string()).dispatch();
+    assert_eq!(res.status().code, 200, "{path}");
+    serde_json::from_str(&res.into_string().unwrap_or_default()).expect("JSON")
+}
+
+/// A filter of a segment's condition.
+pub fn filter(field: &str, operator: &str, value: Value) -> Value {
+    json!({ "field": field, "operator": operator, "value": value })
+}
+
+/// The dynamic segment whose count is timed: `plan = pro`, `age > 30` and `city = Oslo`.
+pub fn three_filters() -> Value {
+    json!({ "logic": "AND", "groups": [{ "filters": [
+        filter("data.plan", "equals", json!("pro")),
+        filter("data.age", "greaterThan", json!(30)),
+        filter("data.city", "equals", json!("Oslo")),
+    ] }] })
 }
 
 /// Prints the median, p95 and minimum of `samples`; returns the p95.

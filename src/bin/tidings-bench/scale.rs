@@ -29,7 +29,7 @@ use tidings::{AppState, build_rocket, clock, db};
 
 use crate::analytics::{MIX, TIMED};
 use crate::contacts::{csv_file, import};
-use crate::{Lcg, Scratch, report};
+use crate::{Lcg, Scratch, memory, report, three_filters};
 
 /// Rows of each imported file.
 const FILE_ROWS: usize = 100_000;
@@ -75,18 +75,8 @@ pub fn scale_bench(sizes: &[usize], repeat: usize, dir: Option<PathBuf>) {
         }
         report(&format!("  {} {path}", if body.is_some() { "POST" } else { "GET" }), &mut samples)
     };
-    let post = |path: &str, body: Value| -> Value {
-        let res = client.post(path.to_string()).header(auth.clone()).body(body.to_string()).dispatch();
-        assert_eq!(res.status().code, 200, "{path}");
-        serde_json::from_str(&res.into_string().unwrap_or_default()).expect("JSON")
-    };
-    let filter = |field: &str, operator: &str, value: Value| json!({ "field": field, "operator": operator, "value": value });
-    let three = json!({ "logic": "AND", "groups": [{ "filters": [
-        filter("data.plan", "equals", json!("pro")),
-        filter("data.age", "greaterThan", json!(30)),
-        filter("data.city", "equals", json!("Oslo")),
-    ] }] });
-    let segment = post("/segments", json!({ "name": "Pro in Oslo over 30", "condition": three }));
+    let post = |path: &str, body: Value| crate::post(&client, &auth, path, body);
+    let segment = post("/segments", json!({ "name": "Pro in Oslo over 30", "condition": three_filters() }));
     let refresh = format!("/segments/{}/refresh", segment["id"].as_str().unwrap());
 
     let mut rng = Lcg(11);
@@ -131,7 +121,7 @@ pub fn scale_bench(sizes: &[usize], repeat: usize, dir: Option<PathBuf>) {
         let search_p95 =
             worst(&["/contacts?search=hopper4242", "/contacts?search=torvalds99", "/contacts?search=gmail"]);
         let expansion_rate = expand_campaign(state, &post, size == largest);
-        let rss = memory();
+        let rss = memory(std::process::id());
         println!("RSS {:.0} MiB, peak so far {:.0} MiB", rss.0, rss.1);
         rows.push(Row {
             contacts: size,
@@ -261,20 +251,6 @@ fn expand_campaign(state: &AppState, post: &dyn Fn(&str, Value) -> Value, keep: 
         println!("  its rows deleted in {:.1} s", started.elapsed().as_secs_f64());
     }
     rows as f64 / took
-}
-
-/// `VmRSS` and `VmHWM` of this process, in MiB.
-fn memory() -> (f64, f64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
 }
 
 fn print_table(rows: &[Row]) {

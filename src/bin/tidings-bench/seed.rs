@@ -107,3 +107,17 @@ pub fn seed(state: &AppState, project: &str, n: usize) {
         done = end;
     }
 }
+
+/// `VmRSS` and `VmHWM` of a process (this one: `std::process::id()`), in MiB.
+pub fn memory(pid: u32) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tidings::core::segments::{self as core_segments, COMPUTE_BATCH, Step};
 use tidings::{AppState, build_rocket, clock, db};
 
-use crate::{Scratch, report, seed};
+use crate::{Scratch, filter, report, seed, three_filters};
 
 pub fn segments_bench(contacts: usize, repeat: usize, churn: f64, dir: Option<PathBuf>) {
     let scratch = Scratch::open(dir);
@@ -20,18 +20,8 @@ pub fn segments_bench(contacts: usize, repeat: usize, churn: f64, dir: Option<Pa
     println!("seeded {contacts} contacts in {:.1} s", started.elapsed().as_secs_f64());
     let client = Client::untracked(build_rocket(state.clone())).expect("rocket");
     let auth = Header::new("Authorization", format!("Bearer {secret_key}"));
-    let post = |path: &str, body: Value| -> Value {
-        let res = client.post(path.to_string()).header(auth.clone()).body(body.to_string()).dispatch();
-        assert_eq!(res.status().code, 200, "{path}");
-        serde_json::from_str(&res.into_string().unwrap_or_default()).expect("JSON")
-    };
-    let filter = |field: &str, operator: &str, value: Value| json!({ "field": field, "operator": operator, "value": value });
-    let three = json!({ "logic": "AND", "groups": [{ "filters": [
-        filter("data.plan", "equals", json!("pro")),
-        filter("data.age", "greaterThan", json!(30)),
-        filter("data.city", "equals", json!("Oslo")),
-    ] }] });
-    let segment = post("/segments", json!({ "name": "Pro in Oslo over 30", "condition": three }));
+    let post = |path: &str, body: Value| crate::post(&client, &auth, path, body);
+    let segment = post("/segments", json!({ "name": "Pro in Oslo over 30", "condition": three_filters() }));
     println!("3-filter dynamic segment: {} members", segment["memberCount"]);
     let refresh = format!("/segments/{}/refresh", segment["id"].as_str().unwrap());
     let mut samples = Vec::with_capacity(repeat);
