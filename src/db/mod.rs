@@ -260,7 +260,7 @@ where
 /// error is the savepoint's own.
 pub fn savepoint<T, E>(conn: &Connection, f: impl FnOnce() -> Result<T, E>) -> Result<Result<T, E>, DbError> {
     // From the statement cache: delivery records every outcome in one (scheduler::records).
-    let exec = |sql: &str| conn.prepare_cached(sql).and_then(|mut s| s.execute([])).map(drop);
+    let exec = |sql: &str| writer::exec(conn, sql);
     exec("SAVEPOINT step")?;
     let result = f();
     match result {

@@ -197,8 +197,8 @@ impl Writer {
 
 /// Runs a statement without parameters from the connection's cache: the writer's own
 /// `BEGIN`, `SAVEPOINT` and `RELEASE` run many thousand times a second under load, and
-/// `execute_batch` parses its text on every call.
-fn exec(conn: &Connection, sql: &str) -> Result<()> {
+/// `execute_batch` parses its text on every call. [`super::savepoint`] uses it too.
+pub(super) fn exec(conn: &Connection, sql: &str) -> Result<()> {
     Ok(conn.prepare_cached(sql)?.execute([]).map(drop)?)
 }
 

@@ -25,7 +25,8 @@ struct Record {
     recorded: oneshot::Sender<Result<(), String>>,
 }
 
-/// The queue in front of the task that records outcomes.
+/// The queue in front of the task that records outcomes. Unbounded, yet never longer than the
+/// sends the worker holds at once: each send queues one outcome and waits for its answer.
 pub struct Records {
     queue: mpsc::UnboundedSender<Record>,
 }

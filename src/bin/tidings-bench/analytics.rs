@@ -57,7 +57,7 @@ pub const TIMED: &[&str] = &[
 ];
 
 /// Event names and their shares (in thousandths) of what is seeded.
-pub const MIX: &[(&str, u64)] = &[
+const MIX: &[(&str, u64)] = &[
     ("page.viewed", 350),
     ("signup", 60),
     ("purchase", 40),
@@ -70,6 +70,22 @@ pub const MIX: &[(&str, u64)] = &[
     ("email.complained", 1),
     ("contact.unsubscribed", 4),
 ];
+
+/// An event name drawn from [`MIX`] by its share.
+pub fn event_name(rng: &mut Lcg) -> &'static str {
+    let total: u64 = MIX.iter().map(|(_, w)| w).sum();
+    let mut pick = rng.next_u64() % total;
+    MIX.iter()
+        .find(|(_, w)| {
+            if pick < *w {
+                true
+            } else {
+                pick -= w;
+                false
+            }
+        })
+        .map_or(MIX[0].0, |(name, _)| name)
+}
 
 /// Inserts `events` events of the project's contacts, spread evenly over the last 90 days in
 /// time order with the names of [`MIX`], through the triggers that keep the rollups.
@@ -84,7 +100,6 @@ pub fn seed_events_over(state: &AppState, project: &str, events: usize, days: i6
         let mut stmt = conn.prepare("SELECT id FROM contacts WHERE project_id = ?1").unwrap();
         stmt.query_map([project], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
     };
-    let total: u64 = MIX.iter().map(|(_, w)| w).sum();
     let now = clock::now_ms();
     let span = days * 24 * 3_600_000i64;
     let mut rng = Lcg(42);
@@ -98,8 +113,7 @@ pub fn seed_events_over(state: &AppState, project: &str, events: usize, days: i6
                 "INSERT INTO events (id, project_id, contact_id, name, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for k in 0..n {
-                let mut pick = rng.next_u64() % total;
-                let name = MIX.iter().find(|(_, w)| if pick < *w { true } else { pick -= w; false }).unwrap().0;
+                let name = event_name(&mut rng);
                 let contact = &ids[(rng.next_u64() % ids.len() as u64) as usize];
                 // Time-ordered, as they are written: spread evenly over the days.
                 let at = now - span + (span * (written + k) as i64) / events as i64;

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use tidings::core::campaigns::{EXPAND_BATCH, Expansion, expand_step};
 use tidings::{AppState, build_rocket, clock, db};
 
-use crate::analytics::{MIX, TIMED};
+use crate::analytics::{TIMED, event_name};
 use crate::contacts::{csv_file, import};
 use crate::{Lcg, Scratch, memory, report, three_filters};
 
@@ -169,12 +169,12 @@ fn verified_domain(state: &AppState, project: &str) {
 }
 
 /// Writes [`EVENTS_PER_CONTACT`] events for each contact after `after_seq` (in the order they
-/// were made), `EVENT_CHUNK` contacts a transaction, and moves `after_seq` past them. Event `k` of the whole run is at its
-/// share `k / total` of the 90 days before now, so every size's events follow the last one's.
+/// were made), `EVENT_CHUNK` contacts a transaction, and moves `after_seq` past them. Event `k`
+/// of the whole run is at its share `k / total` of the 90 days before now, so every size's
+/// events follow the last one's.
 fn seed_events(state: &AppState, project: &str, after_seq: &mut i64, written: usize, total: usize) -> usize {
     let span = 90 * 86_400_000i64;
     let start = clock::now_ms() - span;
-    let sum: u64 = MIX.iter().map(|(_, w)| w).sum();
     let mut rng = Lcg(5);
     let mut conn = state.db.conn().unwrap();
     let mut count = 0;
@@ -198,8 +198,7 @@ fn seed_events(state: &AppState, project: &str, after_seq: &mut i64, written: us
                 "INSERT INTO events (id, project_id, contact_id, name, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for k in 0..ids.len() * EVENTS_PER_CONTACT {
-                let mut pick = rng.next_u64() % sum;
-                let name = MIX.iter().find(|(_, w)| if pick < *w { true } else { pick -= w; false }).unwrap().0;
+                let name = event_name(&mut rng);
                 let at = start + (span as i128 * (written + count + k) as i128 / total.max(1) as i128) as i64;
                 insert.execute(params![db::new_id(), project, ids[k % ids.len()], name, "{\"plan\":\"pro\"}", at])?;
             }
