@@ -83,10 +83,24 @@ fn a_full_disk_refuses_writes_keeps_reads_and_recovers_by_itself() {
     assert_eq!(answer["error"]["code"], "INSUFFICIENT_STORAGE", "{answer}");
     assert_eq!(answer["error"]["statusCode"], 507, "{answer}");
     assert!(answer["error"]["requestId"].is_string(), "{answer}");
-    // The next large write is refused the same way (a small one may still fit in pages the
-    // refused writes freed); reads go on.
-    let (status, answer) = track(&server, public, 5_000, &filler);
-    assert_eq!((status, answer["error"]["code"].clone()), (507, json!("INSUFFICIENT_STORAGE")), "{answer}");
+    // Large writes go on being refused the same way. One may still fit now and then: a WAL
+    // checkpoint that ends lets the log start over in room it already holds, and a refused write
+    // frees pages. So the disk counts as full once three in a row are refused.
+    let mut in_a_row = 0;
+    for n in 5_000..5_200 {
+        let (status, answer) = track(&server, public, n, &filler);
+        match status {
+            507 => in_a_row += 1,
+            200 => in_a_row = 0,
+            other => panic!("event {n}: {other} {answer}"),
+        }
+        assert!(status == 200 || answer["error"]["code"] == "INSUFFICIENT_STORAGE", "{answer}");
+        if in_a_row == 3 {
+            break;
+        }
+    }
+    assert_eq!(in_a_row, 3, "the disk did not stay full");
+    // Reads go on.
     let contacts = server.get_keyed("/contacts?limit=1", key);
     assert!(contacts["total"].as_i64().unwrap() >= stored as i64, "{contacts}");
     let (status, _) = server.get_json("/health");
