@@ -91,3 +91,23 @@ fn operations_have_unique_ids_tags_and_described_answers() {
         }
     }
 }
+
+/// The served document is the generated one: a change to a handler's route or types that is not
+/// in `docs/openapi.json` fails here. `TIDINGS_WRITE_OPENAPI=1 cargo test --lib openapi` writes
+/// the file anew (then commit it).
+#[test]
+fn the_served_document_is_the_generated_one() {
+    let generated = document().to_pretty_json().unwrap() + "\n";
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/openapi.json");
+    if std::env::var_os("TIDINGS_WRITE_OPENAPI").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+        return;
+    }
+    if generated != DOCUMENT {
+        let line = generated.lines().zip(DOCUMENT.lines()).position(|(a, b)| a != b).unwrap_or(0) + 1;
+        panic!(
+            "docs/openapi.json differs from the document the handlers make (first at line {line}): \
+             run `TIDINGS_WRITE_OPENAPI=1 cargo test --lib openapi` and commit the file"
+        );
+    }
+}
