@@ -7,7 +7,7 @@
 //! they are. Counts are kept as contacts change, so listing fields with their coverage never
 //! scans contacts.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -173,20 +173,32 @@ pub struct FieldChanges {
 
 impl FieldChanges {
     /// Records one contact's data going from `old` to `new`.
+    /// A new contact (`old` empty, an import's usual row) builds no set of paths; a field seen
+    /// before in the transaction costs no new key.
     pub fn record(&mut self, old: &Map<String, Value>, new: &Map<String, Value>) {
-        let before: HashMap<String, &Value> = leaves(old).into_iter().collect();
+        let before = leaves(old);
         let after = leaves(new);
-        for (path, value) in &after {
-            if !before.contains_key(path) {
-                let entry = self.deltas.entry(path.clone()).or_insert((0, None));
-                entry.0 += 1;
-                entry.1 = entry.1.or(infer_type(value));
-            }
+        let old_paths: HashSet<&str> = before.iter().map(|(p, _)| p.as_str()).collect();
+        let new_paths: HashSet<&str> = match before.is_empty() {
+            true => HashSet::new(),
+            false => after.iter().map(|(p, _)| p.as_str()).collect(),
+        };
+        for (path, _) in before.iter().filter(|(p, _)| !new_paths.contains(p.as_str())) {
+            self.bump(path, -1, None);
         }
-        let after: HashMap<&String, ()> = after.iter().map(|(p, _)| (p, ())).collect();
-        for path in before.keys() {
-            if !after.contains_key(path) {
-                self.deltas.entry(path.clone()).or_insert((0, None)).0 -= 1;
+        for (path, value) in after.iter().filter(|(p, _)| !old_paths.contains(p.as_str())) {
+            self.bump(path, 1, infer_type(value));
+        }
+    }
+
+    fn bump(&mut self, path: &str, by: i64, kind: Option<&'static str>) {
+        match self.deltas.get_mut(path) {
+            Some(entry) => {
+                entry.0 += by;
+                entry.1 = entry.1.or(kind);
+            }
+            None => {
+                self.deltas.insert(path.to_string(), (by, kind));
             }
         }
     }

@@ -226,6 +226,7 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
         _ => Vec::new(),
     };
     let email_index = columns.iter().position(|c| *c == Column::Email).unwrap_or(0);
+    let erased = super::erasure::Erased::of(conn, &job.project_id)?;
     let start = if job.cursor == 0 { header_reader.position().byte() } else { job.cursor as u64 };
     let start = usize::try_from(start).unwrap_or(text.len()).min(text.len());
     let mut rows = reader(&text[start..], false);
@@ -276,9 +277,7 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
             (Ok(_), Some(reason), _) => Err(reason),
             (Ok(_), None, Err(reason)) => Err(reason),
             // An address erased at its owner's request stays out until the operator lifts it.
-            (Ok(email), None, Ok(_)) if super::erasure::is_erased(conn, &job.project_id, &email)? => {
-                Err("erased")
-            }
+            (Ok(email), None, Ok(_)) if erased.contains(conn, &email)? => Err("erased"),
             (Ok(email), None, Ok(_)) => Ok(email),
         };
         let email = match email {

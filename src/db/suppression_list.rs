@@ -82,6 +82,21 @@ pub fn matching(
     Ok(None)
 }
 
+/// Whether the project's list has an entry of `kind`.
+pub fn has_kind(conn: &Connection, project: &str, kind: &str) -> Result<bool> {
+    let mut statement =
+        conn.prepare_cached("SELECT 1 FROM suppression_list WHERE project_id = ?1 AND kind = ?2 LIMIT 1")?;
+    Ok(statement.query_row([project, kind], |_| Ok(())).optional()?.is_some())
+}
+
+/// Whether the project's list has the entry `kind`, `value`.
+pub fn has(conn: &Connection, project: &str, kind: &str, value: &str) -> Result<bool> {
+    let mut statement = conn.prepare_cached(
+        "SELECT 1 FROM suppression_list WHERE project_id = ?1 AND kind = ?2 AND value = ?3",
+    )?;
+    Ok(statement.query_row([project, kind, value], |_| Ok(())).optional()?.is_some())
+}
+
 /// A page of the list, newest first: entries before `before` (`created_at`, `id`), whose value
 /// contains `search` when given.
 pub fn page(
