@@ -160,7 +160,8 @@ pub fn update(
 ) -> Result<Contact> {
     let (data, data_changed) = changes.data.applied_to(&contact.data)?;
     let mut changed = data_changed;
-    if let Some(email) = changes.email.as_deref().filter(|e| *e != contact.email) {
+    let renamed = changes.email.as_deref().filter(|e| *e != contact.email);
+    if let Some(email) = renamed {
         if contacts::by_email(conn, &contact.project_id, email)?.is_some() {
             return Err(Error::conflict("Another contact in this project already uses this email"));
         }
@@ -180,8 +181,12 @@ pub fn update(
         contact.data = data;
     }
     contact.updated_at = now;
-    contacts::update(conn, &contact)
-        .map_err(|e| on_duplicate(e, "Another contact in this project already uses this email"))?;
+    if renamed.is_some() || flipped.is_some() {
+        contacts::update(conn, &contact)
+            .map_err(|e| on_duplicate(e, "Another contact in this project already uses this email"))?;
+    } else {
+        contacts::update_data(conn, &contact)?;
+    }
     if let Some(subscribed) = flipped {
         events::subscription_changed(conn, &contact.project_id, &contact.id, subscribed, source, now)?;
     }

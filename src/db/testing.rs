@@ -47,7 +47,9 @@ pub fn contact(
         params![format!("c{n}"), project, email, subscribed, data.to_string(), created_at],
     )
     .unwrap();
-    conn.last_insert_rowid()
+    let seq = conn.last_insert_rowid();
+    super::contacts::count_inserted(conn, project, subscribed).unwrap();
+    seq
 }
 
 /// An event `name` of `project` at `at`, of the contact at `contact_seq` (of none with `None`).

@@ -97,6 +97,7 @@ pub fn seed(state: &AppState, project: &str, n: usize) {
                     data.to_string(),
                     now + i as i64
                 ])?;
+                tidings::db::contacts::count_inserted(tx, project, subscribed)?;
                 fields.record(&empty, data.as_object().unwrap());
             }
             fields.save(tx, project)?;
