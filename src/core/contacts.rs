@@ -128,7 +128,7 @@ pub fn upsert(
             let (data, _) = request.data.applied_to(&Map::new())?;
             let subscribed = request.subscribed.unwrap_or(request.default_subscribed);
             let contact =
-                contacts::insert(conn, project, request.email, subscribed, &data, now, request.indexing)?;
+                contacts::insert(conn, project, request.email, subscribed, data, now, request.indexing)?;
             fields.record(&Map::new(), &contact.data);
             Ok(Upserted { contact, is_new: true })
         }

@@ -148,7 +148,7 @@ impl DataPatch {
         let mut data = stored.clone();
         let changed = self.apply(&mut data);
         if changed {
-            let size = serde_json::to_vec(&data).map(|v| v.len()).unwrap_or(usize::MAX);
+            let size = json_size(&data);
             if size > MAX_DATA_BYTES {
                 return Err(Error::invalid(
                     "data",
@@ -161,6 +161,22 @@ impl DataPatch {
         }
         Ok((data, changed))
     }
+}
+
+/// The bytes of `data`'s JSON, counted as it is written instead of kept.
+fn json_size(data: &Map<String, Value>) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, data).map_or(usize::MAX, |()| count.0)
 }
 
 /// The variables a template or condition sees: stored data, then this request's values on top.

@@ -162,10 +162,12 @@ pub fn type_cell(raw: &str) -> Option<Value> {
     if cell.is_empty() {
         return None;
     }
-    match cell.to_ascii_lowercase().as_str() {
-        "true" | "yes" => return Some(Value::Bool(true)),
-        "false" | "no" => return Some(Value::Bool(false)),
-        _ => {}
+    let is = |word: &str| cell.eq_ignore_ascii_case(word);
+    if is("true") || is("yes") {
+        return Some(Value::Bool(true));
+    }
+    if is("false") || is("no") {
+        return Some(Value::Bool(false));
     }
     if let Some(number) = plain_number(cell) {
         return Some(Value::Number(number));

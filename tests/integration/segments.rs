@@ -430,7 +430,7 @@ async fn large_projects_are_counted_in_parts_that_add_up() {
                     project,
                     &email,
                     true,
-                    data.as_object().unwrap(),
+                    data.as_object().unwrap().clone(),
                     0,
                     at_commit,
                 )?;

@@ -158,7 +158,7 @@ mod tests {
                 project,
                 &email,
                 true,
-                &data,
+                data.clone(),
                 1,
                 crate::db::contacts::Indexing::Deferred,
             )
