@@ -46,7 +46,7 @@ impl<'a> Erased<'a> {
             return Ok(false);
         }
         let digest = digest(self.project, address);
-        crate::db::suppression_list::has(tx, self.project, "erased", &digest)
+        Ok(crate::db::suppression_list::entry(tx, self.project, "erased", &digest)?.is_some())
     }
 }
 

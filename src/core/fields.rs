@@ -179,10 +179,8 @@ impl FieldChanges {
         let before = leaves(old);
         let after = leaves(new);
         let old_paths: HashSet<&str> = before.iter().map(|(p, _)| p.as_str()).collect();
-        let new_paths: HashSet<&str> = match before.is_empty() {
-            true => HashSet::new(),
-            false => after.iter().map(|(p, _)| p.as_str()).collect(),
-        };
+        let new_paths: HashSet<&str> =
+            if before.is_empty() { HashSet::new() } else { after.iter().map(|(p, _)| p.as_str()).collect() };
         for (path, _) in before.iter().filter(|(p, _)| !new_paths.contains(p.as_str())) {
             self.bump(path, -1, None);
         }

@@ -63,23 +63,21 @@ pub fn matching(
     erased: &str,
     domains: &[String],
 ) -> Result<Option<Entry>> {
-    let mut by_value = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM suppression_list WHERE project_id = ?1 AND kind = ?2 AND value = ?3"
-    ))?;
-    for (kind, value) in [("address", address), ("erased", erased)] {
-        if let Some(found) = by_value.query_row([project, kind, value], from_row).optional()? {
-            return Ok(Some(found));
-        }
-    }
-    let mut statement = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM suppression_list WHERE project_id = ?1 AND kind = 'domain' AND value = ?2"
-    ))?;
-    for domain in domains {
-        if let Some(found) = statement.query_row([project, domain.as_str()], from_row).optional()? {
+    let listed = [("address", address), ("erased", erased)].into_iter();
+    for (kind, value) in listed.chain(domains.iter().map(|d| ("domain", d.as_str()))) {
+        if let Some(found) = entry(conn, project, kind, value)? {
             return Ok(Some(found));
         }
     }
     Ok(None)
+}
+
+/// The project's entry `kind`, `value`, if listed.
+pub fn entry(conn: &Connection, project: &str, kind: &str, value: &str) -> Result<Option<Entry>> {
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM suppression_list WHERE project_id = ?1 AND kind = ?2 AND value = ?3"
+    ))?;
+    Ok(statement.query_row([project, kind, value], from_row).optional()?)
 }
 
 /// Whether the project's list has an entry of `kind`.
@@ -87,14 +85,6 @@ pub fn has_kind(conn: &Connection, project: &str, kind: &str) -> Result<bool> {
     let mut statement =
         conn.prepare_cached("SELECT 1 FROM suppression_list WHERE project_id = ?1 AND kind = ?2 LIMIT 1")?;
     Ok(statement.query_row([project, kind], |_| Ok(())).optional()?.is_some())
-}
-
-/// Whether the project's list has the entry `kind`, `value`.
-pub fn has(conn: &Connection, project: &str, kind: &str, value: &str) -> Result<bool> {
-    let mut statement = conn.prepare_cached(
-        "SELECT 1 FROM suppression_list WHERE project_id = ?1 AND kind = ?2 AND value = ?3",
-    )?;
-    Ok(statement.query_row([project, kind, value], |_| Ok(())).optional()?.is_some())
 }
 
 /// A page of the list, newest first: entries before `before` (`created_at`, `id`), whose value
