@@ -48,6 +48,7 @@ pub mod jobs;
 pub mod keys;
 pub mod migrate;
 pub mod outbox;
+pub mod pool;
 pub mod projects;
 pub mod refs;
 pub mod reputation;
@@ -94,7 +95,8 @@ pub type Tx = rusqlite::Connection;
 /// The shared database handle: cheap to clone.
 #[derive(Clone)]
 pub struct Db {
-    pool: r2d2::Pool<SqliteConnectionManager>,
+    pool: r2d2::Pool<pool::Manager>,
+    retire: pool::Retire,
     permits: Arc<Semaphore>,
     writer: writer::Writer,
     wakers: effects::Wakers,
@@ -126,13 +128,18 @@ impl Db {
                 tracing::warn!(mode, "SQLite refused WAL mode; concurrent readers will block on writes");
             }
         }
-        let manager = SqliteConnectionManager::file(path).with_init(move |c| prepare(c, busy_timeout_ms));
+        let (manager, retire) = pool::Manager::new(
+            SqliteConnectionManager::file(path).with_init(move |c| prepare(c, busy_timeout_ms)),
+        );
         let pool = r2d2::Pool::builder()
             .max_size(pool_size)
             .connection_timeout(Duration::from_secs(30))
             // A local file's connection does not go stale; testing it on every checkout was a
             // statement per query.
             .test_on_check_out(false)
+            // Opened when needed, closed when quiet ([`pool`]).
+            .min_idle(Some(0))
+            .idle_timeout(Some(pool::IDLE_TIMEOUT))
             .build(manager)?;
         let open = |path: &Path| -> Result<Connection, DbError> {
             let conn = Connection::open(path)?;
@@ -142,6 +149,7 @@ impl Db {
         let wakers = effects::Wakers::default();
         Ok(Db {
             pool,
+            retire,
             permits: Arc::new(Semaphore::new(pool_size as usize)),
             writer: writer::Writer::start(
                 open(path)?,
@@ -165,7 +173,7 @@ impl Db {
     }
 
     /// A connection for synchronous callers (the CLI, start-up). Never call this on an executor.
-    pub fn conn(&self) -> Result<PooledConnection<SqliteConnectionManager>, DbError> {
+    pub fn conn(&self) -> Result<PooledConnection<pool::Manager>, DbError> {
         Ok(self.pool.get()?)
     }
 
@@ -200,18 +208,24 @@ impl Db {
 
     /// Hands back what SQLite keeps between queries on every connection not in use: each
     /// connection's page cache (up to 2 MiB) and prepared statements (the writer alone keeps 64).
-    /// Run once the server has gone quiet; the next queries read their pages and prepare their
-    /// statements again.
+    /// The idle pooled connections beyond [`pool::KEPT_WHEN_QUIET`] are closed. Run once the
+    /// server has gone quiet; the next queries read their pages and prepare their statements
+    /// again, on connections opened again as needed.
     pub async fn release_memory(&self) -> Result<(), DbError> {
         fn release(conn: &Connection) -> rusqlite::Result<()> {
             conn.flush_prepared_statement_cache();
             conn.execute_batch("PRAGMA shrink_memory")
         }
-        let pool = self.pool.clone();
+        let (pool, retire) = (self.pool.clone(), self.retire.clone());
         tokio::task::spawn_blocking(move || {
             // Idle connections only: each taken one stays out until all are done.
             let idle: Vec<_> = std::iter::from_fn(|| pool.try_get()).collect();
-            idle.iter().try_for_each(|conn| release(conn))
+            // Handed back in order when `idle` is dropped: the first ones are closed, the last
+            // ones kept.
+            let closed = idle.len().saturating_sub(pool::KEPT_WHEN_QUIET);
+            idle[closed..].iter().try_for_each(|conn| release(conn))?;
+            retire.next(closed);
+            Ok::<_, rusqlite::Error>(())
         })
         .await
         .map_err(|e| DbError::Join(e.to_string()))??;
@@ -381,6 +395,25 @@ mod tests {
         db.release_memory().await.unwrap();
         add(2).await;
         assert_eq!(count().await.unwrap(), 2, "statements are prepared again after the release");
+    }
+
+    /// Connections are opened as they are asked for, and a quiet spell closes the idle ones but
+    /// one; the pool goes on working and opens them again.
+    #[tokio::test]
+    async fn a_quiet_spell_closes_the_idle_connections_but_one() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let db = super::Db::open(&dir.path().join("q.db"), 8, 1000).unwrap();
+        let open = || db.pool.state().connections;
+        assert_eq!(open(), 0, "none opened at start");
+        super::migrate::run(&mut db.conn().unwrap()).unwrap();
+        let held: Vec<_> = (0..4).map(|_| db.conn().unwrap()).collect();
+        assert!(open() >= 4);
+        drop(held);
+        db.release_memory().await.unwrap();
+        assert_eq!(open() as usize, super::pool::KEPT_WHEN_QUIET);
+        let held: Vec<_> = (0..3).map(|_| db.conn().unwrap()).collect();
+        let one: i64 = held[2].query_row("SELECT 1", [], |r| r.get(0)).unwrap();
+        assert_eq!((one, db.pool.state().idle_connections), (1, open() - 3));
     }
 
     /// A batch of writes, each in a savepoint (how delivery records its outcomes): the one that
