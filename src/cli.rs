@@ -391,6 +391,7 @@ fn cores() -> usize {
 fn serve(config: Config) -> Result<(), CliError> {
     crate::memory::configure();
     init_tracing(&config);
+    crate::db::configure_library();
     if config.scheduler.clock_offset_secs != 0 {
         crate::clock::set_offset_ms(config.scheduler.clock_offset_secs.saturating_mul(1000));
         tracing::warn!(
