@@ -252,6 +252,14 @@ fn finish(tx: &Tx, c: &Campaign, winner: i64, by: &str, now: i64) -> Result<bool
     Ok(true)
 }
 
+/// Whether campaign `c`'s `test` waits for its winner and may have it picked by hand: the
+/// campaign is sending and the whole test share is queued (so its decision time is set).
+pub fn awaits_pick(c: &Campaign, test: &AbTest) -> bool {
+    CampaignStatus::of(c) == Some(CampaignStatus::Sending)
+        && test.phase == "TESTING"
+        && test.decide_at.is_some()
+}
+
 /// Picks variant `position` by hand as the winner of campaign `c`'s test, once the whole test
 /// share is queued and until a winner is known; the rest of the audience gets it.
 pub fn pick(tx: &Tx, c: &Campaign, position: i64, now: i64) -> Result<Campaign> {
@@ -267,10 +275,7 @@ pub fn pick(tx: &Tx, c: &Campaign, position: i64, now: i64) -> Result<Campaign> 
             .received(json!(position)),
         ]));
     }
-    let waiting = CampaignStatus::of(c) == Some(CampaignStatus::Sending)
-        && test.phase == "TESTING"
-        && test.decide_at.is_some();
-    if !waiting || !finish(tx, c, position, "hand", now)? {
+    if !awaits_pick(c, test) || !finish(tx, c, position, "hand", now)? {
         let why = match test.phase.as_str() {
             "DECIDED" => "the winner is already picked".to_string(),
             _ if CampaignStatus::of(c) != Some(CampaignStatus::Sending) => {

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::clock::iso;
-use crate::core::ab_tests::{LABELS, TestInput, VariantInput, measured};
+use crate::core::ab_tests::{LABELS, TestInput, VariantInput, awaits_pick, measured};
 use crate::db::ab_tests::{AbTest, Variant};
 use crate::db::campaigns::Campaign;
 
@@ -155,7 +155,7 @@ impl AbTestView {
             pick: t.pick.clone(),
             phase: t.phase.clone(),
             decide_at: t.decide_at.map(iso),
-            can_pick: c.status == "SENDING" && t.phase == "TESTING" && t.decide_at.is_some(),
+            can_pick: awaits_pick(c, t),
             winner: t.winner,
             decided_by: t.decided_by.clone(),
             decided_at: t.decided_at.map(iso),
