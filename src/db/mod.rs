@@ -245,7 +245,6 @@ impl Db {
     }
 }
 
-/// What every connection is set up with.
 /// SQLite's settings for the whole process, made once by the server before it opens a
 /// connection (SQLite takes them only before its first, and from one thread): memory statistics
 /// off. With them on, every allocation SQLite makes or frees takes a global mutex to count it:
@@ -262,6 +261,7 @@ pub fn configure_library() {
     }
 }
 
+/// What every connection is set up with.
 fn prepare(c: &Connection, busy_timeout_ms: u32) -> rusqlite::Result<()> {
     c.busy_timeout(Duration::from_millis(busy_timeout_ms.into()))?;
     // rusqlite keeps 16 by default; the writer alone uses more than that on the send and
