@@ -7,8 +7,9 @@
 //! or a job finds none idle, and [`Db::release_memory`](super::Db::release_memory), run once the
 //! server is quiet after being busy, closes the idle ones beyond [`KEPT_WHEN_QUIET`]: r2d2
 //! closes a connection handed back while its manager calls it broken, and [`Manager`] does so
-//! for as many as it was told to retire. (r2d2's own floor, `min_idle`, stays at zero: it opens
-//! a connection every time one taken leaves fewer idle than that.)
+//! for as many as it was told to retire. The one kept is closed too once unused for
+//! [`IDLE_TIMEOUT`], as is any other. (r2d2's own floor, `min_idle`, stays at zero: it opens a
+//! connection every time one taken leaves fewer idle than that.)
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
