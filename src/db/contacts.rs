@@ -1,4 +1,9 @@
 //! Contacts: one row per (project, email), custom fields as a JSON object.
+//!
+//! The object is stored as SQLite's binary JSON (JSONB, V49): a segment's conditions read
+//! fields out of every contact of a project, and JSONB is read without parsing text. Rows go
+//! in through `jsonb(?)` and come out through `json(c.data)`; SQLite's JSON functions take
+//! either form.
 
 use super::error::Result;
 use rusqlite::types::Value as SqlValue;
@@ -19,8 +24,7 @@ pub struct Contact {
     pub updated_at: i64,
 }
 
-pub const COLUMNS: &str =
-    "c.seq, c.id, c.project_id, c.email, c.subscribed, c.snoozed_until, c.data, c.created_at, c.updated_at";
+pub const COLUMNS: &str = "c.seq, c.id, c.project_id, c.email, c.subscribed, c.snoozed_until, json(c.data), c.created_at, c.updated_at";
 
 /// Reads a contact selected with [`COLUMNS`].
 pub fn from_row(r: &Row<'_>) -> rusqlite::Result<Contact> {
@@ -102,7 +106,7 @@ pub fn insert(
     let id = super::ids::new_id();
     conn.prepare_cached(
         "INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+         VALUES (?1, ?2, ?3, ?4, jsonb(?5), ?6, ?6)",
     )?
     .execute(params![id, project, email, subscribed, data_text(&data), now])?;
     let seq = conn.last_insert_rowid();
@@ -175,7 +179,7 @@ pub fn index_pending(conn: &Connection) -> Result<usize> {
 /// Writes a contact's data and `updated_at` alone. An update that names neither the email nor
 /// the subscription fires none of their triggers, so it opens no statement journal (V48).
 pub fn update_data(conn: &Connection, contact: &Contact) -> Result<()> {
-    conn.prepare_cached("UPDATE contacts SET data = ?2, updated_at = ?3 WHERE seq = ?1")?
+    conn.prepare_cached("UPDATE contacts SET data = jsonb(?2), updated_at = ?3 WHERE seq = ?1")?
         .execute(params![contact.seq, data_text(&contact.data), contact.updated_at])?;
     Ok(())
 }
@@ -183,7 +187,7 @@ pub fn update_data(conn: &Connection, contact: &Contact) -> Result<()> {
 /// Writes a contact's email, subscription, data and `updated_at`.
 pub fn update(conn: &Connection, contact: &Contact) -> Result<()> {
     conn.prepare_cached(
-        "UPDATE contacts SET email = ?2, subscribed = ?3, data = ?4, updated_at = ?5 WHERE seq = ?1",
+        "UPDATE contacts SET email = ?2, subscribed = ?3, data = jsonb(?4), updated_at = ?5 WHERE seq = ?1",
     )?
     .execute(params![
         contact.seq,

@@ -89,7 +89,7 @@ pub fn finish(
 /// `contacts_by_created`: `(seq, id, email, subscribed, data, created_at)`.
 pub type ContactRow = (i64, String, String, bool, String, i64);
 
-const CONTACTS_PAGE: &str = "SELECT seq, id, email, subscribed, data, created_at FROM contacts
+const CONTACTS_PAGE: &str = "SELECT seq, id, email, subscribed, json(data), created_at FROM contacts
          WHERE project_id = ?1 AND (created_at, seq) > (?2, ?3) ORDER BY created_at, seq LIMIT ?4";
 
 pub fn contacts_after(

@@ -5,9 +5,12 @@
 //!   `full_only` is 1), else NULL. The same parser serves the in-memory evaluator, so both paths
 //!   read a date the same way (SQLite's own date functions accept more forms and roll invalid
 //!   days over).
-//! - `tidings_has(text, needle)`: whether `needle` occurs in `text` (bytes, case kept), by a
-//!   vectorised search; a quick necessary test the compiler puts before parsing JSON, about twice
-//!   as fast as SQLite's `instr`, which walks the text a character at a time.
+//! - `tidings_has(bytes, needle)`: whether `needle` occurs in `bytes` (a text or a blob such as
+//!   a contact's JSONB; case kept), by a vectorised search; a quick necessary test the compiler
+//!   puts before reading a field out of the JSON, about twice as fast as SQLite's `instr`, which
+//!   walks text a character at a time. Keeping the searcher with the statement, as SQLite's
+//!   auxiliary data, instead of building it on each call was tried and measured slower (a
+//!   10,000,000-contact count, one run each: 1.02–1.07 s without, 1.23 s with).
 //! - `tidings_contains(value, needle)`: whether `value` (a text or a number) contains `needle`
 //!   once lowercased as Rust lowercases, in every script (SQLite's `lower` knows only ASCII);
 //!   `needle` comes lowercase. The contact list's search across fields reads values with it.
@@ -31,7 +34,9 @@ pub fn register(conn: &Connection) -> Result<()> {
             .map(|(ms, _)| ms))
     })?;
     conn.create_scalar_function("tidings_has", 2, flags, |ctx| {
-        let (ValueRef::Text(text), ValueRef::Text(needle)) = (ctx.get_raw(0), ctx.get_raw(1)) else {
+        let (ValueRef::Text(text) | ValueRef::Blob(text), ValueRef::Text(needle)) =
+            (ctx.get_raw(0), ctx.get_raw(1))
+        else {
             return Ok(false);
         };
         Ok(memchr::memmem::find(text, needle).is_some())
@@ -66,6 +71,9 @@ mod tests {
         assert_eq!(q(r#"SELECT tidings_has('{"plan":"pro"}', '"pro"')"#), Some(1));
         assert_eq!(q(r#"SELECT tidings_has('{"plan":"Pro"}', '"pro"')"#), Some(0));
         assert_eq!(q("SELECT tidings_has(NULL, 'x')"), Some(0));
+        // A contact's stored JSONB keeps a text value's bytes, and the search reads blobs.
+        assert_eq!(q(r#"SELECT tidings_has(jsonb('{"plan":"pro"}'), 'pro')"#), Some(1));
+        assert_eq!(q(r#"SELECT tidings_has(jsonb('{"plan":"Pro"}'), 'pro')"#), Some(0));
         assert_eq!(q("SELECT tidings_contains('ŁÓDŹ Centrum', 'łódź')"), Some(1));
         assert_eq!(q("SELECT tidings_contains(4711, '71')"), Some(1));
         assert_eq!(q("SELECT tidings_contains(2.5, '.5')"), Some(1));

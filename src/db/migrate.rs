@@ -8,6 +8,12 @@ mod embedded {
     refinery::embed_migrations!("migrations");
 }
 
+/// Applies the migrations up to `version` only: a database as an older binary left it.
+#[cfg(test)]
+pub fn run_to(conn: &mut Connection, version: i32) {
+    embedded::migrations::runner().set_target(refinery::Target::Version(version)).run(conn).unwrap();
+}
+
 /// The newest migration this binary carries.
 pub fn latest() -> i64 {
     embedded::migrations::runner().get_migrations().iter().map(|m| i64::from(m.version())).max().unwrap_or(0)

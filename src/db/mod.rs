@@ -385,6 +385,30 @@ pub fn list_page<T>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_upgrade_stores_contact_data_as_jsonb_and_reads_it_the_same() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        super::migrate::run_to(&mut conn, 48);
+        conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+        let data = serde_json::json!({
+            "plan": "pro", "age": 36, "vip": true, "score": 1.5,
+            "tags": ["a", "b\"c\\d"], "profile": { "tier": "gold", "since": null },
+        });
+        let indexing = super::contacts::Indexing::AtCommit;
+        let map = data.as_object().unwrap().clone();
+        let contact = super::contacts::insert(&conn, "p", "ada@example.org", true, map, 1, indexing).unwrap();
+        // Before V49 the object was stored as its JSON text.
+        conn.execute("UPDATE contacts SET data = json(data)", []).unwrap();
+        let kind = |conn: &rusqlite::Connection| {
+            conn.query_row("SELECT typeof(data) FROM contacts", [], |r| r.get::<_, String>(0)).unwrap()
+        };
+        assert_eq!(kind(&conn), "text");
+        super::migrate::run(&mut conn).unwrap();
+        assert_eq!(kind(&conn), "blob");
+        let read = super::contacts::by_id(&conn, "p", &contact.id).unwrap().unwrap();
+        assert_eq!(serde_json::Value::Object(read.data), data);
+    }
+
     #[tokio::test]
     async fn released_caches_leave_the_database_working() {
         let dir = tempfile::TempDir::new().unwrap();

@@ -43,7 +43,7 @@ pub fn contact(
     let n: i64 = conn.query_row("SELECT count(*) FROM contacts", [], |r| r.get(0)).unwrap();
     conn.execute(
         "INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+         VALUES (?1, ?2, ?3, ?4, jsonb(?5), ?6, ?6)",
         params![format!("c{n}"), project, email, subscribed, data.to_string(), created_at],
     )
     .unwrap();

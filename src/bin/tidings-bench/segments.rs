@@ -90,7 +90,7 @@ fn churn_contacts(state: &AppState, project: &str, share: f64) -> usize {
     let every = (1.0 / share).round().max(1.0) as i64;
     db::write_tx(&mut conn, |tx| {
         tx.execute(
-            "UPDATE contacts SET data = json_set(data, '$.plan',
+            "UPDATE contacts SET data = jsonb_set(data, '$.plan',
                  CASE WHEN json_extract(data, '$.plan') = 'pro' THEN 'free' ELSE 'pro' END)
              WHERE project_id = ?1 AND seq % ?2 = 0",
             rusqlite::params![project, every],
