@@ -5,6 +5,7 @@
 -- rows of ten fields: three filters cost 457-484 ns a row over text and 226-239 ns over JSONB,
 -- and the blobs are a fifth smaller. Rows are written through `jsonb(?)` and read through
 -- `json(data)` (db::contacts); every JSON function of SQLite takes either form, so a row still
--- in text would read the same. No trigger watches `data`, so the rewrite fires none; it is one
--- pass over the table, about a minute for 10,000,000 contacts.
+-- in text would read the same. No trigger watches `data`, so the rewrite fires none. It is one
+-- pass over the table in the upgrade's transaction: the write-ahead log grows by about the
+-- table's size until the next checkpoint.
 UPDATE contacts SET data = jsonb(data) WHERE typeof(data) = 'text';
