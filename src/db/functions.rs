@@ -6,9 +6,9 @@
 //!   read a date the same way (SQLite's own date functions accept more forms and roll invalid
 //!   days over).
 //! - `tidings_has(bytes, needle, …)`: whether every needle occurs in `bytes` (a text or a blob
-//!   such as a contact's JSONB; case kept), by a vectorised search; a quick necessary test the compiler
-//!   puts before reading a field out of the JSON, about twice as fast as SQLite's `instr`, which
-//!   walks text a character at a time. Keeping the searcher with the statement, as SQLite's
+//!   such as a contact's JSONB; case kept), by a vectorised search; a quick necessary test the
+//!   compiler puts before reading a field out of the JSON, about twice as fast as SQLite's
+//!   `instr`, which walks text a character at a time. Keeping the searcher with the statement, as SQLite's
 //!   auxiliary data, instead of building it on each call was tried and measured slower (a
 //!   10,000,000-contact count, one run each: 1.02–1.07 s without, 1.23 s with).
 //! - `tidings_contains(value, needle)`: whether `value` (a text or a number) contains `needle`

@@ -29,7 +29,7 @@ mod seed;
 mod segments;
 mod wipe;
 
-pub use seed::{Lcg, memory, person, seed, setup_project, tempfile_dir};
+pub use seed::{Lcg, checkpoint_log, memory, person, seed, setup_project, tempfile_dir};
 
 use std::path::PathBuf;
 use std::time::Duration;

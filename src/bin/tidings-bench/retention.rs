@@ -14,8 +14,7 @@ use crate::wipe::Probe;
 use crate::{Scratch, report, seed};
 
 fn file_size(state: &tidings::AppState, path: &Path) -> u64 {
-    let conn = state.db.conn().unwrap();
-    let _: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0)).unwrap();
+    crate::checkpoint_log(state);
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 

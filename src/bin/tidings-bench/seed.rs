@@ -109,6 +109,12 @@ pub fn seed(state: &AppState, project: &str, n: usize) {
     }
     // The server's checkpointer copies the log into the database as it grows; a seed made in
     // one go would otherwise leave every row in the log, and each page read would search it.
+    checkpoint_log(state);
+}
+
+/// Copies the write-ahead log into the database file and empties it.
+pub fn checkpoint_log(state: &AppState) {
+    let conn = state.db.conn().unwrap();
     let _: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0)).unwrap();
 }
 
