@@ -1,5 +1,6 @@
 //! Fuzzing the languages a request may write: Liquid templates, condition trees and bodies in
-//! every format (issues 29 and 33).
+//! every format (issues 29 and 33); and the text part laid out once for messages that differ
+//! only in their links (issue 36), against each laid out on its own.
 //!
 //! Each target builds inputs from a grammar made to find what the issue found by hand: values
 //! doubled by `assign` and `capture`, filters whose output is a product of their inputs
@@ -441,6 +442,71 @@ fn bodies_in_every_format_compile_or_are_refused() {
                 );
             }
             Err(e) => prop_assert_eq!(e.kind(), "invalid", "{}: {:?}", source, e),
+        }
+        Ok(())
+    });
+}
+
+/// HTML whose link values are `{0}` to `{3}`, to be filled in: links in prose, lists, quotes,
+/// tables and `<pre>`, links whose text is their URL, images with titles, entities, anchors,
+/// unquoted and upper-case attributes, lines longer than the layout's 998 columns, and the
+/// stand-ins' own private-use characters.
+fn linked_html() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        "[a-z ]{0,40}",
+        (0usize..4).prop_map(|i| format!("<a href=\"{{{i}}}\">link {i}</a>")),
+        (0usize..4).prop_map(|i| format!("<a href=\"{{{i}}}\">{{{i}}}</a>")),
+        (0usize..4).prop_map(|i| format!("<A HREF='{{{i}}}'>upper</A> <a href={{{i}}}>bare</a>")),
+        (0usize..4).prop_map(|i| format!("<img src=\"{{{i}}}\" title=\"t {{{i}}}\" alt=\"\">")),
+        (0usize..4).prop_map(|i| format!("<pre>href=\"{{{i}}}\"  x</pre>")),
+        (0usize..4).prop_map(|i| format!("<a href=\"mailto:{{{i}}}\">{{{i}}}</a>")),
+        Just("<a href=\"#top\">top</a> <a href=\"https://e.test/?a=1&amp;b=2\">amp</a>".to_string()),
+        (1usize..260).prop_map(|n| "word ".repeat(n)),
+        Just("\u{E000}\u{E010}\u{E001}".to_string()),
+        prop::sample::select(vec![
+            "<p>",
+            "</p>",
+            "<ul><li>",
+            "</li></ul>",
+            "<blockquote>",
+            "</blockquote>",
+            "<table><tr><td>",
+            "</td><td>",
+            "</td></tr></table>",
+            "<br>",
+            "<h2>",
+            "</h2>",
+            "<ol><li>"
+        ])
+        .prop_map(str::to_string),
+    ];
+    prop::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
+}
+
+#[test]
+fn a_text_part_from_a_kept_layout_is_the_text_part_laid_out_alone() {
+    use crate::mail::text::{text_alone, text_of};
+    let value = "[!-~&&[^&\"'<>#]][!-~&&[^&\"'<>]]{1,40}";
+    let values = prop::collection::vec(value, 4).prop_flat_map(|first| {
+        // A second message: the same widths, other characters (or a long value, kept in place).
+        let second: Vec<_> = first
+            .iter()
+            .map(|v: &String| {
+                proptest::string::string_regex(&format!("[!-~&&[^&\"'<>#]]{{{}}}", v.len()))
+                    .expect("a pattern")
+            })
+            .collect();
+        (Just(first), second, "[!-~&&[^&\"'<>#]]{901,950}")
+    });
+    fuzz("text parts", (linked_html(), values), |(html, (first, second, long))| {
+        let fill = |values: &[String]| {
+            values.iter().enumerate().fold(html.clone(), |html, (i, v)| html.replace(&format!("{{{i}}}"), v))
+        };
+        let mut third = second.clone();
+        third[0] = long;
+        for values in [&first, &second, &first, &third] {
+            let html = fill(values);
+            prop_assert_eq!(text_of(&html), text_alone(&html), "{}", html);
         }
         Ok(())
     });

@@ -4,5 +4,6 @@ pub mod dkim;
 pub mod message;
 pub mod read;
 pub mod text;
+mod text_layouts;
 pub mod tracked;
 pub mod transport;

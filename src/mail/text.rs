@@ -18,6 +18,8 @@ use html2text::render::{TaggedLine, TextDecorator};
 use html2text::{Element, RcDom};
 use textwrap::{Options, WordSeparator, WordSplitter};
 
+use super::text_layouts::{self, Layout};
+
 /// Where prose wraps.
 pub const WIDTH: usize = 78;
 /// The width html2text lays out in: RFC 5322's longest line. A word (a link) longer than that
@@ -33,23 +35,32 @@ fn budget(html_len: usize) -> usize {
 
 /// The plain-text part made from the HTML.
 pub fn text_of(html: &str) -> String {
+    finish(text_layouts::wrapped(html, lay_out, wrap_line))
+}
+
+/// html2text's layout of `html` (lines of up to 998 columns), or too large for a document of
+/// `len` bytes.
+fn lay_out(html: &str, len: usize) -> Layout {
     let config = html2text::config::with_decorator(InlineLinks::default()).raw_mode(true);
-    let Ok(dom) = config.parse_html(html.as_bytes()) else { return String::new() };
-    if laid_out_bound(&dom, html.len()) > budget(html.len()) {
-        return TOO_LARGE.to_string();
+    let Ok(dom) = config.parse_html(html.as_bytes()) else { return Layout::Text(String::new()) };
+    if laid_out_bound(&dom, len) > budget(len) {
+        return Layout::TooLarge;
     }
-    let laid_out = config
-        .dom_to_render_tree(&dom)
-        .and_then(|tree| config.render_to_string(tree, LAYOUT_WIDTH))
-        .unwrap_or_default();
-    let mut out = String::with_capacity(laid_out.len() + laid_out.len() / WIDTH);
-    for line in laid_out.lines() {
-        wrap_line(line.trim_end(), &mut out);
-    }
-    // No run of blank lines longer than one, and none at the ends.
-    let mut text = String::with_capacity(out.len());
+    Layout::Text(
+        config
+            .dom_to_render_tree(&dom)
+            .and_then(|tree| config.render_to_string(tree, LAYOUT_WIDTH))
+            .unwrap_or_default(),
+    )
+}
+
+/// The text part from its wrapped lines (`None`: too large): no run of blank lines longer than
+/// one, and none at the ends.
+fn finish(wrapped: Option<String>) -> String {
+    let Some(wrapped) = wrapped else { return TOO_LARGE.to_string() };
+    let mut text = String::with_capacity(wrapped.len());
     let mut blank = 0;
-    for line in out.lines() {
+    for line in wrapped.lines() {
         if line.is_empty() {
             blank += 1;
             continue;
@@ -62,6 +73,26 @@ pub fn text_of(html: &str) -> String {
         text.push('\n');
     }
     text
+}
+
+/// The text part of `html` laid out on its own, never from a kept layout: what [`text_of`] must
+/// give (the fuzzing compares them).
+#[cfg(test)]
+pub fn text_alone(html: &str) -> String {
+    finish(wrapped_alone(html))
+}
+
+/// The wrapped lines of `html` laid out on its own, never from a kept layout.
+#[cfg(test)]
+fn wrapped_alone(html: &str) -> Option<String> {
+    match lay_out(html, html.len()) {
+        Layout::TooLarge => None,
+        Layout::Text(text) => {
+            let mut out = String::new();
+            text.lines().for_each(|line| wrap_line(line.trim_end(), &mut out));
+            Some(out)
+        }
+    }
 }
 
 /// At least as much as html2text's layout of `dom` (from HTML of `html_len` bytes) can take:
@@ -288,6 +319,39 @@ mod tests {
         let long = format!("<p>{}</p>", "word ".repeat(200_000));
         let text = text_of(&long);
         assert!(text.len() < long.len() + 10_000 && text.lines().all(|l| l.chars().count() <= WIDTH));
+    }
+
+    /// Laid out from a kept layout or on its own, each message's text is the same.
+    #[test]
+    fn a_kept_layout_gives_each_message_its_own_text() {
+        let long = "word ".repeat(210);
+        let documents = [
+            "<table><tr><td><h1>News</h1><p>Read <a href=\"{a}\">the post</a> or {a}.</p>\
+             <p><a href=\"{b}\">{b}</a> · <a href=\"#top\">top</a></p><img src=\"{b}\" alt=\"\">\
+             </td></tr></table>"
+                .to_string(),
+            format!("<p>{long}<a href=\"{{a}}\">here</a> {long}<a href='{{b}}'>there</a>{long}</p>"),
+            format!(
+                "<ul><li>{long}<a HREF=\"{{a}}\">a</a><blockquote>{long} <a href={{b}}>b</a></blockquote></li></ul>"
+            ),
+            "<pre>href=\"{a}\"</pre><a href=\"mailto:{b}\">mail</a><img src=\"{a}\" title=\"Logo {b}\">\
+             <a href=\"{a}?x=1&amp;y=2\">entity</a><a href=\"{a}\"><a href=\"{b}\">nested</a></a>"
+                .to_string(),
+            "<p>\u{E000} a private-use character <a href=\"{a}\">a</a></p>".to_string(),
+        ];
+        let values = [
+            ("https://t.example/c/AAAA.bbbb", "https://t.example/u/0123456789"),
+            ("https://t.example/c/CCCC.dddd", "https://t.example/u/9876543210"),
+            ("https://t.example/c/EEEEEEEEEEEEEEEEEEEEEE", "x@y.test"),
+            (&*format!("https://t.example/{}", "z".repeat(950)), "https://t.example/u/0123456789"),
+            ("https://t.example/c/CCCC.dddd", "https://t.example/u/9876543210"),
+        ];
+        for document in &documents {
+            for (a, b) in values {
+                let html = document.replace("{a}", a).replace("{b}", b);
+                assert_eq!(text_of(&html), text_alone(&html), "{html}");
+            }
+        }
     }
 
     #[test]

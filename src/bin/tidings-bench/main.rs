@@ -53,6 +53,11 @@ enum Bench {
         #[arg(long, default_value_t = 2000)]
         messages: usize,
     },
+    /// Each step of making one campaign message (render, tracking, text part, MIME, DKIM), on one core.
+    Compose {
+        #[arg(long, default_value_t = 2000)]
+        messages: usize,
+    },
     /// Rendering a realistic 5 KB campaign body with 10 variables, on one core.
     Render {
         /// How long to render.
@@ -152,6 +157,7 @@ fn main() {
     match Args::parse().bench {
         Bench::Render { seconds } => mail::render_bench(seconds),
         Bench::Dkim { messages } => mail::dkim_bench(messages),
+        Bench::Compose { messages } => mail::compose_bench(messages),
         Bench::Contacts { contacts, csv_rows, repeat, dir } => {
             contacts::contacts_bench(contacts, csv_rows, repeat, dir)
         }
