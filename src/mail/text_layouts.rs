@@ -4,9 +4,8 @@
 //! DKIM signature. The messages of one campaign, or of one template sent to many, differ mostly
 //! in their links: each click, open, unsubscribe and preferences link carries its own signed
 //! token. So the HTML's link values (`href` and `src`) are swapped for stand-ins of the same
-//! width (characters from Unicode's private use area, which no such HTML holds), the stand-in
-//! document is laid out once and kept, and each message's own values are put back into a copy of
-//! its layout.
+//! width (characters from Unicode's private use area), the stand-in document is laid out once
+//! and kept, and each message's own values are put back into a copy of its layout.
 //!
 //! The result is the layout of the message itself, character for character:
 //! - a stand-in has the width of the value it stands for, so html2text breaks its lines at the
