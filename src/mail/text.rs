@@ -79,20 +79,7 @@ fn finish(wrapped: Option<String>) -> String {
 /// give (the fuzzing compares them).
 #[cfg(test)]
 pub fn text_alone(html: &str) -> String {
-    finish(wrapped_alone(html))
-}
-
-/// The wrapped lines of `html` laid out on its own, never from a kept layout.
-#[cfg(test)]
-fn wrapped_alone(html: &str) -> Option<String> {
-    match lay_out(html, html.len()) {
-        Layout::TooLarge => None,
-        Layout::Text(text) => {
-            let mut out = String::new();
-            text.lines().for_each(|line| wrap_line(line.trim_end(), &mut out));
-            Some(out)
-        }
-    }
+    finish(text_layouts::wrapped_alone(html, lay_out, wrap_line))
 }
 
 /// At least as much as html2text's layout of `dom` (from HTML of `html_len` bytes) can take:

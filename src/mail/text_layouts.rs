@@ -99,14 +99,7 @@ pub(super) fn wrapped(
     lay_out: impl Fn(&str, usize) -> Layout,
     wrap: impl Fn(&str, &mut String),
 ) -> Option<String> {
-    let alone = || match lay_out(html, html.len()) {
-        Layout::TooLarge => None,
-        Layout::Text(text) => {
-            let mut out = String::with_capacity(text.len() + text.len() / 64);
-            text.lines().for_each(|line| wrap(line.trim_end(), &mut out));
-            Some(out)
-        }
-    };
+    let alone = || wrapped_alone(html, &lay_out, &wrap);
     if html.len() > MAX_HTML || holds_marks(html) || passes_over() {
         return alone();
     }
@@ -161,6 +154,23 @@ pub(super) fn wrapped(
         }
     }
     Some(out)
+}
+
+/// The lines of `html` laid out on its own, never from a kept layout, each wrapped by `wrap`;
+/// `None` when the layout is too large.
+pub(super) fn wrapped_alone(
+    html: &str,
+    lay_out: impl Fn(&str, usize) -> Layout,
+    wrap: impl Fn(&str, &mut String),
+) -> Option<String> {
+    match lay_out(html, html.len()) {
+        Layout::TooLarge => None,
+        Layout::Text(text) => {
+            let mut out = String::with_capacity(text.len() + text.len() / 64);
+            text.lines().for_each(|line| wrap(line.trim_end(), &mut out));
+            Some(out)
+        }
+    }
 }
 
 /// `html` with each quoted `href` and `src` value that may stand in swapped for a stand-in, and
