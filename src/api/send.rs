@@ -84,9 +84,10 @@ async fn send_email(
     let request = crate::core::blocking::blocking(move || check(body.0, &config.limits)).await??;
     let project = key.project.id;
     let ttl = state.config.limits.idempotency_ttl_hours;
+    // Repeatable: everything it does is in the database, so it needs no savepoint of its own.
     let queued = state
         .db
-        .write(move |tx| {
+        .write_repeatable(move |tx| {
             idempotency.claim(tx, &project, 200, ttl)?;
             Ok::<_, ApiError>(send::queue(tx, &project, &request, clock::now_ms())?)
         })

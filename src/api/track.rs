@@ -62,9 +62,10 @@ async fn record(
     let request = check(body, seen)?;
     let ttl = state.config.limits.idempotency_ttl_hours;
     let (config, secrets) = (state.config.clone(), state.secrets.clone());
+    // Repeatable: everything it does is in the database, so it needs no savepoint of its own.
     let tracked = state
         .db
-        .write(move |tx| {
+        .write_repeatable(move |tx| {
             idempotency.claim(tx, &project, 200, ttl)?;
             let mailer = Mailer { config: &config, secret: &secrets.link };
             Ok::<_, ApiError>(track::track(tx, &project, &request, &mailer, clock::now_ms())?)

@@ -206,6 +206,18 @@ impl Db {
         self.writer.write(f).await
     }
 
+    /// Like [`Db::write`], for a write that may run more than once (its effects all in the
+    /// database, its answer the last run's): it needs no savepoint of its own while the
+    /// transaction holds only such writes ([`writer`]). For the ingest endpoints.
+    pub async fn write_repeatable<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: Fn(&Connection) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        self.writer.write_repeatable(f).await
+    }
+
     /// Hands back what SQLite keeps between queries on every connection not in use: each
     /// connection's page cache (up to 2 MiB) and prepared statements (the writer alone keeps 64).
     /// The idle pooled connections beyond [`pool::KEPT_WHEN_QUIET`] are closed. Run once the

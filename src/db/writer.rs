@@ -5,6 +5,14 @@
 //! each caller only after that transaction commits. A busy server thus commits once for many
 //! requests instead of once per request, and no thread waits on SQLite's lock by sleeping.
 //!
+//! A write that may run twice ([`Writer::write_repeatable`], the ingest endpoints') runs
+//! without a savepoint while every write before it in the transaction could run again too:
+//! inside a savepoint SQLite first copies every page a write changes into an in-memory
+//! sub-journal, a kilobyte allocation at a time, and frees it all at `RELEASE` (8.6 % of the
+//! server's samples under `/v1/track`'s load). Should one of them fail, the writer rolls the
+//! transaction back and runs them all again, each in a savepoint; a write that cannot run again
+//! ([`Writer::write`]) makes every write after it in the transaction take a savepoint.
+//!
 //! A job's large batch runs alone instead ([`Writer::write_alone`]): in a transaction of its
 //! own, without a savepoint. Inside a savepoint every statement that opens a statement journal
 //! (an insert into a table with a trigger, say) walks the savepoint's whole in-memory
@@ -40,10 +48,14 @@ const GATHER_GAP: Duration = Duration::from_micros(200);
 trait Work: Send {
     /// Whether it runs in a transaction of its own, without a savepoint.
     fn alone(&self) -> bool;
-    /// Runs in the open transaction; returns the answer to send once it commits, or `None`
-    /// when it failed (and has answered): its savepoint is rolled back, or for a write alone,
-    /// the caller rolls back the transaction.
-    fn run(self: Box<Self>, conn: &Connection) -> Option<Box<dyn Pending>>;
+    /// Whether it may run more than once (see the module's documentation).
+    fn repeatable(&self) -> bool;
+    /// Runs in the open transaction, in a savepoint of its own when `saved` (rolled back when
+    /// it fails); otherwise the caller rolls back the transaction when it fails. Returns whether
+    /// it succeeded, and keeps its outcome for [`Work::answer`].
+    fn run(&mut self, conn: &Connection, saved: bool) -> bool;
+    /// Answers a failed run now (`None`); a successful one's answer waits for the commit.
+    fn answer(self: Box<Self>) -> Option<Box<dyn Pending>>;
     /// The transaction could not start.
     fn abort(self: Box<Self>, why: &str);
 }
@@ -54,9 +66,44 @@ trait Pending: Send {
     fn failed(self: Box<Self>, why: &str);
 }
 
-struct Write<F, T, E> {
-    f: F,
+/// What a write runs: once, or as often as the writer needs.
+trait Call<T, E>: Send {
+    fn call(&mut self, conn: &Connection) -> Result<T, E>;
+}
+
+/// A function that may run once ([`Writer::write`]).
+struct Once<F>(Option<F>);
+
+impl<F, T, E> Call<T, E> for Once<F>
+where
+    F: FnOnce(&Connection) -> Result<T, E> + Send,
+    E: From<DbError>,
+{
+    fn call(&mut self, conn: &Connection) -> Result<T, E> {
+        match self.0.take() {
+            Some(f) => f(conn),
+            None => Err(E::from(DbError::Join("a write that may run once was run again".into()))),
+        }
+    }
+}
+
+/// A function that may run again ([`Writer::write_repeatable`]).
+struct Again<F>(F);
+
+impl<F, T, E> Call<T, E> for Again<F>
+where
+    F: Fn(&Connection) -> Result<T, E> + Send,
+{
+    fn call(&mut self, conn: &Connection) -> Result<T, E> {
+        (self.0)(conn)
+    }
+}
+
+struct Write<C, T, E> {
+    call: C,
     alone: bool,
+    repeatable: bool,
+    outcome: Option<Result<T, E>>,
     reply: oneshot::Sender<Result<T, E>>,
 }
 
@@ -65,9 +112,9 @@ struct Reply<T, E> {
     reply: oneshot::Sender<Result<T, E>>,
 }
 
-impl<F, T, E> Work for Write<F, T, E>
+impl<C, T, E> Work for Write<C, T, E>
 where
-    F: FnOnce(&Connection) -> Result<T, E> + Send,
+    C: Call<T, E>,
     T: Send + 'static,
     E: From<DbError> + Send + 'static,
 {
@@ -75,35 +122,51 @@ where
         self.alone
     }
 
-    fn run(self: Box<Self>, conn: &Connection) -> Option<Box<dyn Pending>> {
-        let Write { f, alone, reply } = *self;
-        let outcome = (|| -> Result<T, E> {
-            let guarded = || match catch_unwind(AssertUnwindSafe(|| f(conn))) {
-                Ok(result) => result,
-                Err(_) => Err(E::from(DbError::Join("a database write panicked".into()))),
-            };
-            if alone {
-                return guarded();
-            }
-            exec(conn, "SAVEPOINT write").map_err(E::from)?;
-            match guarded() {
-                Ok(value) => match exec(conn, "RELEASE write") {
-                    Ok(()) => Ok(value),
+    fn repeatable(&self) -> bool {
+        self.repeatable
+    }
+
+    fn run(&mut self, conn: &Connection, saved: bool) -> bool {
+        let call = &mut self.call;
+        let mut guarded = || match catch_unwind(AssertUnwindSafe(|| call.call(conn))) {
+            Ok(result) => result,
+            Err(_) => Err(E::from(DbError::Join("a database write panicked".into()))),
+        };
+        let outcome = if !saved {
+            guarded()
+        } else {
+            (|| {
+                exec(conn, "SAVEPOINT write").map_err(E::from)?;
+                match guarded() {
+                    Ok(value) => match exec(conn, "RELEASE write") {
+                        Ok(()) => Ok(value),
+                        Err(e) => {
+                            rollback(conn);
+                            Err(E::from(e))
+                        }
+                    },
                     Err(e) => {
                         rollback(conn);
-                        Err(E::from(e))
+                        Err(e)
                     }
-                },
-                Err(e) => {
-                    rollback(conn);
-                    Err(e)
                 }
-            }
-        })();
+            })()
+        };
+        let succeeded = outcome.is_ok();
+        self.outcome = Some(outcome);
+        succeeded
+    }
+
+    fn answer(self: Box<Self>) -> Option<Box<dyn Pending>> {
+        let Write { outcome, reply, .. } = *self;
         match outcome {
-            Ok(value) => Some(Box::new(Reply { value, reply })),
-            Err(e) => {
+            Some(Ok(value)) => Some(Box::new(Reply { value, reply })),
+            Some(Err(e)) => {
                 let _ = reply.send(Err(e));
+                None
+            }
+            None => {
+                let _ = reply.send(Err(E::from(DbError::Join("a write was answered before it ran".into()))));
                 None
             }
         }
@@ -166,7 +229,19 @@ impl Writer {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
-        self.send(f, false).await
+        self.send(Once(Some(f)), false, false).await
+    }
+
+    /// Like [`Writer::write`], for a write that may run more than once: its effects must all be
+    /// in the database (a second run follows a rollback of the first), and its answer is the
+    /// last run's. It then needs no savepoint (see the module's documentation).
+    pub async fn write_repeatable<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: Fn(&Connection) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        self.send(Again(f), false, true).await
     }
 
     /// Runs `f` in a transaction of its own, without a savepoint; answers once it is committed.
@@ -177,17 +252,17 @@ impl Writer {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
-        self.send(f, true).await
+        self.send(Once(Some(f)), true, false).await
     }
 
-    async fn send<T, E, F>(&self, f: F, alone: bool) -> Result<T, E>
+    async fn send<T, E, C>(&self, call: C, alone: bool, repeatable: bool) -> Result<T, E>
     where
-        F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
+        C: Call<T, E> + 'static,
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
-        let work: Box<dyn Work> = Box::new(Write { f, alone, reply });
+        let work: Box<dyn Work> = Box::new(Write { call, alone, repeatable, outcome: None, reply });
         if self.queue.send(work).is_err() {
             return Err(E::from(DbError::Join("the database writer has stopped".into())));
         }
@@ -211,7 +286,7 @@ fn run(
 ) {
     // A write alone that arrived while a shared transaction was filling up goes next.
     let mut held: Option<Box<dyn Work>> = None;
-    while let Some(first) = held.take().or_else(|| queue.recv().ok()) {
+    'transactions: while let Some(first) = held.take().or_else(|| queue.recv().ok()) {
         if let Err(e) = exec(&conn, "BEGIN IMMEDIATE") {
             first.abort(&e.to_string());
             continue;
@@ -220,19 +295,23 @@ fn run(
         effects::take();
         let mut pending = Vec::new();
         if first.alone() {
-            match first.run(&conn) {
-                Some(answer) => pending.push(answer),
-                None => {
-                    roll_back_all(&conn);
-                    continue;
-                }
+            let mut first = first;
+            let succeeded = first.run(&conn, false);
+            pending.extend(first.answer());
+            if !succeeded {
+                roll_back_all(&conn);
+                continue;
             }
         } else {
+            let mut batch = Batch { pending, unsaved: Vec::new(), saved: false };
             let started = Instant::now();
             let mut next = Some(first);
             let mut taken = 0;
             while let Some(work) = next {
-                pending.extend(work.run(&conn));
+                if let Err(why) = batch.run(&conn, work) {
+                    tracing::error!("a write transaction could not begin again: {why}");
+                    continue 'transactions;
+                }
                 taken += 1;
                 next = if taken < MAX_BATCH && started.elapsed() < MAX_BATCH_TIME {
                     queue.try_recv().ok().or_else(|| {
@@ -249,6 +328,8 @@ fn run(
                     held = next.take();
                 }
             }
+            pending = batch.pending;
+            pending.extend(batch.unsaved.into_iter().filter_map(|w| w.answer()));
         }
         match before_commit(&conn).and_then(|()| exec(&conn, "COMMIT")) {
             Ok(()) => {
@@ -268,6 +349,50 @@ fn run(
     }
 }
 
+/// The writes of a shared transaction so far.
+struct Batch {
+    /// The answers that wait for the commit.
+    pending: Vec<Box<dyn Pending>>,
+    /// Repeatable writes run without a savepoint, with their answers.
+    unsaved: Vec<Box<dyn Work>>,
+    /// Whether the transaction holds a write that cannot run again: every write after it runs
+    /// in a savepoint, as rolling the transaction back would lose it.
+    saved: bool,
+}
+
+impl Batch {
+    /// Runs `work` in the open transaction. An error means the transaction could not be begun
+    /// again after a rollback: every write of it has been answered, and none is open.
+    fn run(&mut self, conn: &Connection, mut work: Box<dyn Work>) -> Result<()> {
+        if self.saved || !work.repeatable() {
+            self.saved = true;
+            work.run(conn, true);
+            self.pending.extend(work.answer());
+            return Ok(());
+        }
+        let succeeded = work.run(conn, false);
+        self.unsaved.push(work);
+        if succeeded {
+            return Ok(());
+        }
+        // Undo them all, and run them again each in its savepoint: the one that failed fails
+        // alone.
+        self.saved = true;
+        let again = exec(conn, "ROLLBACK").and_then(|()| exec(conn, "BEGIN IMMEDIATE"));
+        effects::take();
+        if let Err(e) = again {
+            let why = e.to_string();
+            self.unsaved.drain(..).for_each(|w| w.abort(&why));
+            return Err(e);
+        }
+        for mut work in self.unsaved.drain(..) {
+            work.run(conn, true);
+            self.pending.extend(work.answer());
+        }
+        Ok(())
+    }
+}
+
 fn roll_back_all(conn: &Connection) {
     if let Err(e) = conn.execute_batch("ROLLBACK") {
         tracing::error!("could not roll back: {e}");
@@ -275,190 +400,4 @@ fn roll_back_all(conn: &Connection) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn writer() -> (Writer, tempfile::TempDir) {
-        let dir = tempfile::TempDir::new().unwrap();
-        let conn = Connection::open(dir.path().join("w.db")).unwrap();
-        conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (n INTEGER PRIMARY KEY)").unwrap();
-        (Writer::start(conn, |_| Ok(()), None, Wakers::default()).unwrap(), dir)
-    }
-
-    fn count(dir: &tempfile::TempDir) -> i64 {
-        Connection::open(dir.path().join("w.db"))
-            .unwrap()
-            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
-            .unwrap()
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn many_writes_at_once_each_commit_or_fail_alone() {
-        let (writer, dir) = writer();
-        let mut tasks = Vec::new();
-        for n in 0..500i64 {
-            let writer = writer.clone();
-            tasks.push(tokio::spawn(async move {
-                writer
-                    .write(move |conn| {
-                        conn.execute("INSERT INTO t (n) VALUES (?1)", [n])?;
-                        // Every tenth write changes its mind after writing: only it is undone.
-                        if n % 10 == 0 {
-                            return Err(DbError::Join(format!("refused {n}")));
-                        }
-                        Ok::<_, DbError>(n)
-                    })
-                    .await
-            }));
-        }
-        let mut refused = 0;
-        for task in tasks {
-            match task.await.unwrap() {
-                Ok(_) => {}
-                Err(DbError::Join(_)) => refused += 1,
-                Err(e) => panic!("{e}"),
-            }
-        }
-        assert_eq!(refused, 50);
-        assert_eq!(count(&dir), 450, "every accepted write is committed, every refused one undone");
-    }
-
-    #[tokio::test]
-    async fn a_write_that_panics_is_an_error_and_the_writer_carries_on() {
-        let (writer, dir) = writer();
-        let panicked = writer
-            .write(|conn| {
-                conn.execute("INSERT INTO t (n) VALUES (1)", [])?;
-                if conn.is_autocommit() {
-                    return Ok::<_, DbError>(());
-                }
-                panic!("a bug in a write");
-            })
-            .await;
-        assert!(matches!(panicked, Err(DbError::Join(_))));
-        writer
-            .write(|conn| Ok::<_, DbError>(conn.execute("INSERT INTO t (n) VALUES (2)", [])?))
-            .await
-            .unwrap();
-        assert_eq!(count(&dir), 1);
-    }
-
-    #[tokio::test]
-    async fn a_failing_before_commit_step_fails_the_transaction_and_keeps_nothing() {
-        let dir = tempfile::TempDir::new().unwrap();
-        let conn = Connection::open(dir.path().join("w.db")).unwrap();
-        conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (n INTEGER PRIMARY KEY)").unwrap();
-        let writer =
-            Writer::start(conn, |_| Err(rusqlite::Error::InvalidQuery.into()), None, Wakers::default())
-                .unwrap();
-        let answer =
-            writer.write(|conn| Ok::<_, DbError>(conn.execute("INSERT INTO t (n) VALUES (1)", [])?)).await;
-        assert!(matches!(answer, Err(DbError::Commit(_))), "{answer:?}");
-        assert_eq!(count(&dir), 0);
-    }
-
-    #[tokio::test]
-    async fn workers_are_woken_after_the_commit_that_asked_and_not_for_a_failed_transaction() {
-        use crate::db::effects::{Wake, wake};
-        let dir = tempfile::TempDir::new().unwrap();
-        let path = dir.path().join("w.db");
-        let conn = Connection::open(&path).unwrap();
-        conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (n INTEGER PRIMARY KEY)").unwrap();
-        let wakers = Wakers::default();
-        // A before-commit step that fails while t holds 13: that transaction never commits.
-        let writer = Writer::start(
-            conn,
-            |c| match c.query_row("SELECT count(*) FROM t WHERE n = 13", [], |r| r.get::<_, i64>(0))? {
-                0 => Ok(()),
-                _ => Err(rusqlite::Error::InvalidQuery.into()),
-            },
-            None,
-            wakers.clone(),
-        )
-        .unwrap();
-        let refused = writer
-            .write(|c| {
-                c.execute("INSERT INTO t (n) VALUES (13)", [])?;
-                wake(Wake::Delivery);
-                Ok::<_, DbError>(())
-            })
-            .await;
-        assert!(refused.is_err());
-        let woken = tokio::time::timeout(Duration::from_millis(100), wakers.delivery.notified()).await;
-        assert!(woken.is_err(), "a transaction that did not commit wakes nobody");
-
-        let reader = Connection::open(&path).unwrap();
-        let woken = wakers.delivery.notified();
-        let jobs = wakers.jobs.notified();
-        writer
-            .write(|c| {
-                c.execute("INSERT INTO t (n) VALUES (1)", [])?;
-                wake(Wake::Delivery);
-                Ok::<_, DbError>(())
-            })
-            .await
-            .unwrap();
-        tokio::time::timeout(Duration::from_secs(5), woken).await.expect("the delivery worker is woken");
-        // By the time it wakes, what it was woken for is there to read.
-        let n: i64 = reader.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
-        assert_eq!(n, 1);
-        assert!(
-            tokio::time::timeout(Duration::from_millis(100), jobs).await.is_err(),
-            "only who was asked for"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_bad_statement_fails_its_write_only() {
-        let (writer, dir) = writer();
-        let bad =
-            writer.write(|conn| Ok::<_, DbError>(conn.execute("INSERT INTO missing VALUES (1)", [])?)).await;
-        assert!(matches!(bad, Err(DbError::Sqlite(_))));
-        let dup = writer
-            .write(|conn| {
-                conn.execute("INSERT INTO t (n) VALUES (7)", [])?;
-                Ok::<_, DbError>(conn.execute("INSERT INTO t (n) VALUES (7)", [])?)
-            })
-            .await;
-        assert!(dup.is_err());
-        assert_eq!(count(&dir), 0, "the first insert of the failed write was undone too");
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_write_alone_has_a_transaction_of_its_own_and_fails_alone() {
-        let (writer, dir) = writer();
-        let mut tasks = Vec::new();
-        for n in 0..300i64 {
-            let writer = writer.clone();
-            tasks.push(tokio::spawn(async move {
-                if n % 50 == 0 {
-                    // A write alone runs outside any savepoint; every other one of them fails
-                    // after writing, and only its own rows are undone.
-                    writer
-                        .write_alone(move |conn| {
-                            assert!(conn.execute_batch("ROLLBACK TO write").is_err(), "no savepoint");
-                            for k in 0..100 {
-                                conn.execute("INSERT INTO t (n) VALUES (?1)", [10_000 + n * 100 + k])?;
-                            }
-                            if n % 100 == 0 {
-                                return Err(DbError::Join(format!("refused {n}")));
-                            }
-                            Ok::<_, DbError>(())
-                        })
-                        .await
-                } else {
-                    writer
-                        .write(move |conn| {
-                            Ok::<_, DbError>(conn.execute("INSERT INTO t (n) VALUES (?1)", [n])?)
-                        })
-                        .await
-                        .map(drop)
-                }
-            }));
-        }
-        let answers: Vec<_> = rocket::futures::future::join_all(tasks).await;
-        let refused = answers.into_iter().filter(|a| a.as_ref().unwrap().is_err()).count();
-        assert_eq!(refused, 3, "0, 100 and 200");
-        assert_eq!(count(&dir), 294 + 3 * 100, "every shared write and every accepted write alone");
-    }
-}
+mod tests;

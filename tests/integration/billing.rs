@@ -140,6 +140,34 @@ async fn tracked_events_are_capped_and_service_events_are_not_counted() {
     assert_eq!(consumption(&room).await["usage"]["events"]["used"], json!(2));
 }
 
+/// Tracks that arrive together share the writer's transactions, where they run without
+/// savepoints: one refused after writing its contact rolls the others back and they run again.
+#[rocket::async_test]
+async fn concurrent_tracks_never_go_one_over_the_cap_and_a_refused_one_keeps_nothing() {
+    let room = Mailroom::new().await;
+    let (app, keys) = (&room.app, &room.keys);
+    set_limits(&room, json!({ "events": 5 })).await;
+    let answers = rocket::futures::future::join_all((0..24).map(|n| {
+        let body = json!({ "event": "signed-up", "email": format!("c{n}@example.org") });
+        async move { app.post("/v1/track", &keys.public_key, body).await }
+    }))
+    .await;
+    let ok = answers.iter().filter(|(status, _)| *status == Status::Ok).count();
+    assert_eq!(ok, 5, "exactly the cap is recorded");
+    for (status, error) in answers.iter().filter(|(status, _)| *status != Status::Ok) {
+        assert_eq!(*status, Status::PaymentRequired, "{error}");
+        assert_eq!(error["error"]["details"]["category"], json!("events"), "{error}");
+    }
+    let project = ("project_id", Cond::from(&keys.id));
+    assert_eq!(
+        app.store().count("contacts", std::slice::from_ref(&project)),
+        5,
+        "no contact of a refused one"
+    );
+    assert_eq!(app.store().count("events", &[project, ("name", "signed-up".into())]), 5);
+    assert_eq!(consumption(&room).await["usage"]["events"]["used"], json!(5));
+}
+
 #[rocket::async_test]
 async fn a_campaign_stops_at_the_marketing_cap() {
     let room = Mailroom::new().await;
