@@ -377,10 +377,15 @@ impl Batch {
         }
         // Undo them all, and run them again each in its savepoint: the one that failed fails
         // alone.
+        // (SQLite may have rolled the transaction back itself, on a full disk say.)
         self.saved = true;
-        let again = exec(conn, "ROLLBACK").and_then(|()| exec(conn, "BEGIN IMMEDIATE"));
+        let undone = if conn.is_autocommit() { Ok(()) } else { exec(conn, "ROLLBACK") };
+        let again = undone.and_then(|()| exec(conn, "BEGIN IMMEDIATE"));
         effects::take();
         if let Err(e) = again {
+            if !conn.is_autocommit() {
+                roll_back_all(conn);
+            }
             let why = e.to_string();
             self.unsaved.drain(..).for_each(|w| w.abort(&why));
             return Err(e);

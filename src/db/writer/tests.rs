@@ -320,3 +320,33 @@ async fn a_repeatable_write_that_panics_is_an_error_and_the_others_of_its_transa
     assert!(a.is_ok() && matches!(b, Err(DbError::Join(_))) && c.is_ok(), "{a:?} {b:?} {c:?}");
     assert_eq!(rows(&dir), [1, 2]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_that_sqlite_rolled_back_itself_is_begun_again_for_the_others() {
+    let (writer, dir) = writer();
+    let runs = Runs::default();
+    let first = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    // Its first run ends the transaction the way SQLite does on a full disk.
+    let rolling_back = {
+        let writer = writer.clone();
+        async move {
+            writer
+                .write_repeatable(move |conn| {
+                    if first.swap(false, std::sync::atomic::Ordering::Relaxed) {
+                        conn.execute_batch("ROLLBACK")?;
+                    }
+                    Err::<(), _>(DbError::Join("refused".into()))
+                })
+                .await
+        }
+    };
+    let held = hold_the_writer(&writer).await;
+    let (a, b, c) = tokio::join!(
+        repeatable(&writer, &runs, 1, false),
+        rolling_back,
+        repeatable(&writer, &runs, 2, false)
+    );
+    held.await.unwrap().unwrap();
+    assert!(a.is_ok() && b.is_err() && c.is_ok(), "{a:?} {b:?} {c:?}");
+    assert_eq!(rows(&dir), [1, 2]);
+}
