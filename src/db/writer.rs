@@ -11,7 +11,10 @@
 //! sub-journal, a kilobyte allocation at a time, and frees it all at `RELEASE` (8.6 % of the
 //! server's samples under `/v1/track`'s load). Should one of them fail, the writer rolls the
 //! transaction back and runs them all again, each in a savepoint; a write that cannot run again
-//! ([`Writer::write`]) makes every write after it in the transaction take a savepoint.
+//! ([`Writer::write`]) makes every write after it in the transaction take a savepoint. After
+//! such a rollback every write takes a savepoint for [`SAVED_AFTER_RESTART`]: a project whose
+//! writes keep failing (its app tracking on past its events cap, say) would otherwise have every
+//! transaction, and every other project's writes in it, run twice.
 //!
 //! A job's large batch runs alone instead ([`Writer::write_alone`]): in a transaction of its
 //! own, without a savepoint. Inside a savepoint every statement that opens a statement journal
@@ -43,6 +46,9 @@ const MAX_BATCH_TIME: Duration = Duration::from_millis(20);
 /// did worse than either.
 const GATHER_TIME: Duration = Duration::from_millis(1);
 const GATHER_GAP: Duration = Duration::from_micros(200);
+/// How long every write takes a savepoint after a transaction of repeatable writes had to be
+/// rolled back and run again.
+const SAVED_AFTER_RESTART: Duration = Duration::from_secs(1);
 
 /// A write waiting for the writer.
 trait Work: Send {
@@ -286,6 +292,8 @@ fn run(
 ) {
     // A write alone that arrived while a shared transaction was filling up goes next.
     let mut held: Option<Box<dyn Work>> = None;
+    // When a transaction of repeatable writes was last rolled back and run again.
+    let mut restarted_at: Option<Instant> = None;
     'transactions: while let Some(first) = held.take().or_else(|| queue.recv().ok()) {
         if let Err(e) = exec(&conn, "BEGIN IMMEDIATE") {
             first.abort(&e.to_string());
@@ -303,12 +311,17 @@ fn run(
                 continue;
             }
         } else {
-            let mut batch = Batch { pending, unsaved: Vec::new(), saved: false };
+            let saved = restarted_at.is_some_and(|at| at.elapsed() < SAVED_AFTER_RESTART);
+            let mut batch = Batch { pending, unsaved: Vec::new(), saved, restarted: false };
             let started = Instant::now();
             let mut next = Some(first);
             let mut taken = 0;
             while let Some(work) = next {
-                if let Err(why) = batch.run(&conn, work) {
+                let ran = batch.run(&conn, work);
+                if batch.restarted {
+                    restarted_at = Some(Instant::now());
+                }
+                if let Err(why) = ran {
                     tracing::error!("a write transaction could not begin again: {why}");
                     continue 'transactions;
                 }
@@ -358,6 +371,8 @@ struct Batch {
     /// Whether the transaction holds a write that cannot run again: every write after it runs
     /// in a savepoint, as rolling the transaction back would lose it.
     saved: bool,
+    /// Whether its repeatable writes were rolled back and run again.
+    restarted: bool,
 }
 
 impl Batch {
@@ -378,7 +393,7 @@ impl Batch {
         // Undo them all, and run them again each in its savepoint: the one that failed fails
         // alone.
         // (SQLite may have rolled the transaction back itself, on a full disk say.)
-        self.saved = true;
+        (self.saved, self.restarted) = (true, true);
         let undone = if conn.is_autocommit() { Ok(()) } else { exec(conn, "ROLLBACK") };
         let again = undone.and_then(|()| exec(conn, "BEGIN IMMEDIATE"));
         effects::take();

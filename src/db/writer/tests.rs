@@ -350,3 +350,23 @@ async fn a_transaction_that_sqlite_rolled_back_itself_is_begun_again_for_the_oth
     assert!(a.is_ok() && b.is_err() && c.is_ok(), "{a:?} {b:?} {c:?}");
     assert_eq!(rows(&dir), [1, 2]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_rollback_every_write_takes_a_savepoint_for_a_while() {
+    let (writer, dir) = writer();
+    let runs = Runs::default();
+    let held = hold_the_writer(&writer).await;
+    let (a, b) = tokio::join!(repeatable(&writer, &runs, 1, false), repeatable(&writer, &runs, 2, true));
+    held.await.unwrap().unwrap();
+    assert!(a.is_ok() && b.is_err(), "{a:?} {b:?}");
+    assert_eq!(*runs.lock().unwrap(), [(1, false), (2, false), (1, true), (2, true)]);
+
+    // A failing project keeps failing: the next transactions do not run everyone twice.
+    runs.lock().unwrap().clear();
+    let held = hold_the_writer(&writer).await;
+    let (c, d) = tokio::join!(repeatable(&writer, &runs, 3, false), repeatable(&writer, &runs, 4, true));
+    held.await.unwrap().unwrap();
+    assert!(c.is_ok() && d.is_err(), "{c:?} {d:?}");
+    assert_eq!(*runs.lock().unwrap(), [(3, true), (4, true)]);
+    assert_eq!(rows(&dir), [1, 3]);
+}
