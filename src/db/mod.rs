@@ -184,12 +184,23 @@ impl Db {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        self.run_boxed(Box::new(move |conn| drop(answer.send(f(conn))))).await?;
+        answered.await.map_err(|_| E::from(DbError::Join("a read ended without its answer".into())))?
+    }
+
+    /// [`Db::run`] for a function of any type: one blocking task's code for every read, where a
+    /// task of each closure's own type, here and in [`crate::core::blocking`], took 0.7 MB more
+    /// of the release binary. The function's answer goes back by its own channel; an error here
+    /// is the pool's, or a panic's.
+    async fn run_boxed(&self, f: Box<dyn FnOnce(&mut Connection) + Send>) -> Result<(), DbError> {
         let permit = self.permits.clone().acquire_owned().await.map_err(|e| DbError::Join(e.to_string()))?;
         let pool = self.pool.clone();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let mut conn = pool.get().map_err(DbError::from)?;
-            f(&mut conn)
+            f(&mut conn);
+            Ok(())
         })
         .await
         .map_err(|e| DbError::Join(e.to_string()))?
@@ -447,6 +458,24 @@ mod tests {
         db.release_memory().await.unwrap();
         add(2).await;
         assert_eq!(count().await.unwrap(), 2, "statements are prepared again after the release");
+    }
+
+    /// A read's answer, its error and its panic each reach its caller, and none keeps its
+    /// connection or its turn: with one connection, the reads after them go on.
+    #[tokio::test]
+    async fn a_read_that_fails_or_panics_answers_its_caller_and_the_next_reads_go_on() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let db = super::Db::open(&dir.path().join("r.db"), 1, 1000).unwrap();
+        let one = || db.run(|c| Ok::<i64, super::DbError>(c.query_row("SELECT 1", [], |r| r.get(0))?));
+        assert_eq!(one().await.unwrap(), 1);
+        let failed =
+            db.run(|c| Ok::<i64, super::DbError>(c.query_row("SELECT nope", [], |r| r.get(0))?)).await;
+        assert!(matches!(failed, Err(super::DbError::Sqlite(_))), "{failed:?}");
+        let panicked = db.run(|_| -> Result<i64, super::DbError> { panic!("a read that panics") }).await;
+        assert!(matches!(panicked, Err(super::DbError::Join(_))), "{panicked:?}");
+        for _ in 0..3 {
+            assert_eq!(one().await.unwrap(), 1);
+        }
     }
 
     /// Connections are opened as they are asked for, and a quiet spell closes the idle ones but
