@@ -45,6 +45,7 @@ pub mod fields;
 pub mod form_pages;
 pub mod forms;
 pub mod guards;
+pub mod gzipped;
 pub mod health;
 pub mod idempotency;
 pub mod ids;

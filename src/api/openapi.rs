@@ -7,7 +7,8 @@
 //! [`document`] makes, committed, and served as it is. A unit test fails when the two differ
 //! (and writes the file anew with `TIDINGS_WRITE_OPENAPI=1`). The code that builds the document
 //! (about 3 MB of machine code, a builder call per schema property and parameter) is then never
-//! called by the server, and whole-program LTO leaves it out of the binary (issue 36).
+//! called by the server, and whole-program LTO leaves it out of the binary (issue 36). The file
+//! is embedded gzipped (0.7 MB in 0.07 MB), and served so to clients that take gzip.
 
 use rocket::get;
 use rocket::http::ContentType;
@@ -16,6 +17,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder
 use utoipa::openapi::{ContentBuilder, OpenApi as Document, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi, ToSchema};
 
+use crate::api::gzipped::Gzipped;
 use crate::error::{Envelope, SimpleError};
 
 documented_routes!(document_json);
@@ -224,8 +226,12 @@ pub fn document() -> Document {
     doc
 }
 
-/// The document as served: [`document`] as the tests last wrote it.
-pub const DOCUMENT: &str = include_str!("../../docs/openapi.json");
+/// [`document`] as the tests last wrote it.
+#[cfg(test)]
+const DOCUMENT: &str = include_str!("../../docs/openapi.json");
+
+/// The document as served: that file, gzipped by `build.rs`.
+const GZIPPED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/served/openapi.json.gz"));
 
 /// This document.
 #[utoipa::path(
@@ -235,8 +241,8 @@ pub const DOCUMENT: &str = include_str!("../../docs/openapi.json");
     responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)),
 )]
 #[get("/openapi.json")]
-fn document_json() -> (ContentType, &'static str) {
-    (ContentType::JSON, DOCUMENT)
+fn document_json() -> Gzipped {
+    Gzipped { content_type: ContentType::JSON, gzip: GZIPPED.into(), hash: None, cache_control: None }
 }
 
 #[cfg(test)]

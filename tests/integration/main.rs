@@ -39,6 +39,7 @@ mod follow_ups;
 mod formats;
 mod forms;
 mod github_sign_in;
+mod gzipped_files;
 mod honest_counts;
 mod hostile;
 mod hostile_corpus;
