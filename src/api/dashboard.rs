@@ -40,7 +40,7 @@ fn asset(path: &str) -> Option<Gzipped> {
     Some(Gzipped {
         content_type: ContentType::from_extension(extension).unwrap_or(ContentType::Binary),
         gzip: file.data,
-        hash: Some(hex::encode(file.metadata.sha256_hash())),
+        hash: hex::encode(file.metadata.sha256_hash()),
         cache_control: Some("no-cache"),
     })
 }

@@ -3,9 +3,15 @@
 //! browser, and most HTTP libraries), and inflated for one that does not (curl without
 //! `--compressed`). Every answer says `Vary: Accept-Encoding`, so a cache in between keeps the two
 //! apart, and the two carry different ETags.
+//!
+//! A file is inflated once, on the first request that needs it, and kept: inflating the OpenAPI
+//! document takes milliseconds, which a stream of requests without gzip would otherwise cost
+//! the async workers each time. What is kept is bounded by what the binary carries (1.3 MB).
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::{Cursor, Read};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use rocket::http::{ContentType, Header, Status};
 use rocket::request::Request;
@@ -17,8 +23,8 @@ pub struct Gzipped {
     pub gzip: Cow<'static, [u8]>,
     /// The hash of the gzipped bytes, in hex: the answers carry it as their ETag (the inflated
     /// one's as it is, the gzipped one's with `-gzip`), and a request whose `If-None-Match` holds
-    /// it gets a 304. `None`: no ETag.
-    pub hash: Option<String>,
+    /// it gets a 304. The inflated copy is kept under it.
+    pub hash: String,
     /// `Cache-Control`, if any.
     pub cache_control: Option<&'static str>,
 }
@@ -59,31 +65,58 @@ impl<'r> Responder<'r, 'static> for Gzipped {
         if let Some(cache_control) = self.cache_control {
             response.header(Header::new("Cache-Control", cache_control));
         }
-        if let Some(hash) = &self.hash {
-            let etag = if gzip { format!("\"{hash}-gzip\"") } else { format!("\"{hash}\"") };
-            let not_modified = matches(req.headers().get_one("If-None-Match"), &etag);
-            response.header(Header::new("ETag", etag));
-            if not_modified {
-                return response.status(Status::NotModified).ok();
-            }
+        let etag = if gzip { format!("\"{}-gzip\"", self.hash) } else { format!("\"{}\"", self.hash) };
+        let not_modified = matches(req.headers().get_one("If-None-Match"), &etag);
+        response.header(Header::new("ETag", etag));
+        if not_modified {
+            return response.status(Status::NotModified).ok();
         }
         response.header(self.content_type);
         if gzip {
             response.header(Header::new("Content-Encoding", "gzip"));
             return response.sized_body(self.gzip.len(), Cursor::new(self.gzip)).ok();
         }
-        let mut body = Vec::new();
-        if let Err(e) = flate2::read::GzDecoder::new(&self.gzip[..]).read_to_end(&mut body) {
-            tracing::error!("an embedded file does not inflate: {e}");
-            return Err(Status::InternalServerError);
-        }
+        let body = inflated(&self.hash, &self.gzip)?;
         response.sized_body(body.len(), Cursor::new(body)).ok()
     }
 }
 
+/// The files inflated so far, by the hash of their gzipped bytes.
+static INFLATED: LazyLock<Mutex<HashMap<String, Arc<[u8]>>>> = LazyLock::new(Default::default);
+
+/// `gzip` inflated, from [`INFLATED`] or else inflated now and kept there.
+fn inflated(hash: &str, gzip: &[u8]) -> Result<Arc<[u8]>, Status> {
+    if let Some(body) = INFLATED.lock().unwrap_or_else(|e| e.into_inner()).get(hash) {
+        return Ok(body.clone());
+    }
+    let mut body = Vec::new();
+    if let Err(e) = flate2::read::GzDecoder::new(gzip).read_to_end(&mut body) {
+        tracing::error!("an embedded file does not inflate: {e}");
+        return Err(Status::InternalServerError);
+    }
+    let body: Arc<[u8]> = body.into();
+    INFLATED.lock().unwrap_or_else(|e| e.into_inner()).insert(hash.to_string(), body.clone());
+    Ok(body)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::takes_gzip;
+    use std::io::Write;
+    use std::sync::Arc;
+
+    use super::{inflated, takes_gzip};
+
+    #[test]
+    fn a_file_is_inflated_once_and_kept() {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(&b"a line of the file\n".repeat(1000)).unwrap();
+        let gzip = encoder.finish().unwrap();
+        let first = inflated("test-hash-of-the-file", &gzip).unwrap();
+        assert_eq!(&first[..], &b"a line of the file\n".repeat(1000)[..]);
+        let again = inflated("test-hash-of-the-file", &gzip).unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "the second request takes the kept copy");
+        assert!(inflated("test-hash-of-a-broken-file", &gzip[..gzip.len() / 2]).is_err());
+    }
 
     #[test]
     fn accept_encoding_is_read_with_its_weights() {
