@@ -2,10 +2,10 @@
 //!
 //! Files are embedded gzipped ([`Gzipped`]) and served with their content type, an ETag (the
 //! SHA-256 of their gzipped bytes) and `Cache-Control: no-cache`, so browsers revalidate cheaply
-//! and never run a stale page after an upgrade. A GET
-//! for one of the dashboard's own pages (`/app/...`, sign-in and the pages mail links open) gets
-//! `index.html`, so client-side routes load; any other unknown path is the JSON 404, so an API
-//! client calling an endpoint Tidings does not have reads an error, never a page.
+//! and never run a stale page after an upgrade. A GET for one of the dashboard's own pages
+//! (`/app/...`, sign-in and the pages mail links open) gets `index.html`, so client-side routes
+//! load; any other unknown path is the JSON 404, so an API client calling an endpoint Tidings
+//! does not have reads an error, never a page.
 
 use std::path::PathBuf;
 
