@@ -19,7 +19,8 @@ machine does, so two builds can be told apart by a few per cent:
    counters are zeroed when the seed is done and read after the 3-filter count (the segment's
    creation and seven refreshes).
 
-Needs valgrind, and what ../shared/perf/install.sh installs. Prints one line a figure.
+Needs valgrind, and what ../shared/perf/install.sh installs. Prints one line a figure. With
+--keep DIR the dumps are copied there, to read with callgrind_annotate.
 """
 import argparse
 import http.client
@@ -52,6 +53,16 @@ def total(dump: Path) -> int:
 def newest_dump(folder: Path) -> Path:
     dumps = [p for p in folder.glob("callgrind.out.*.*") if p.suffix[1:].isdigit()]
     return max(dumps, key=lambda p: p.stat().st_mtime)
+
+
+KEEP: Path | None = None
+
+
+def kept(dump: Path, name: str) -> Path:
+    """The dump, copied to --keep's folder as `name` when one was given."""
+    if KEEP is not None:
+        shutil.copy(dump, KEEP / name)
+    return dump
 
 
 def control(flag: str, pid: int) -> None:
@@ -127,7 +138,7 @@ def server_figures(binary: str, boot: Path, tracks: int, sends: int) -> None:
                                             "data": {"plan": "pro", "seq": n}})
         time.sleep(1)
         control("-d", server.pid)
-        print(f"track_instructions_per_request {total(newest_dump(run)) / tracks:.0f}")
+        print(f"track_instructions_per_request {total(kept(newest_dump(run), 'track.callgrind')) / tracks:.0f}")
 
         domain, before = state["domain"], delivered()
         control("-z", server.pid)
@@ -142,7 +153,7 @@ def server_figures(binary: str, boot: Path, tracks: int, sends: int) -> None:
         control("-d", server.pid)
         if delivered() - before < sends:
             raise SystemExit(f"only {delivered() - before} of {sends} sends reached the relay")
-        print(f"send_delivered_instructions_per_message {total(newest_dump(run)) / sends:.0f}")
+        print(f"send_delivered_instructions_per_message {total(kept(newest_dump(run), 'send.callgrind')) / sends:.0f}")
     finally:
         for p in reversed(procs):
             p.send_signal(signal.SIGTERM)
@@ -165,7 +176,7 @@ def segment_figure(bench: str, work: Path, contacts: int) -> None:
                 control("-z", child.pid)
             if line.startswith("count (POST"):
                 control("-d", child.pid)
-                counted = total(newest_dump(run))
+                counted = total(kept(newest_dump(run), "segments.callgrind"))
                 print(f"segment_count_instructions_per_contact {counted / 8 / contacts:.1f}")
                 return
         raise SystemExit("tidings-bench segments ended before its count")
@@ -181,7 +192,12 @@ def main() -> None:
     ap.add_argument("--track", type=int, default=3000, help="tracked requests counted")
     ap.add_argument("--sends", type=int, default=1000, help="sends counted, delivered")
     ap.add_argument("--contacts", type=int, default=200_000, help="contacts the segment counts")
+    ap.add_argument("--keep", type=Path, help="a folder to copy the callgrind dumps to")
     args = ap.parse_args()
+    global KEEP
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        KEEP = args.keep.resolve()
     for tool in ("valgrind", "callgrind_control", "smtp-sink"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} not found (valgrind; ../shared/perf/install.sh)")

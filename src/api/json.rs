@@ -14,6 +14,7 @@ use std::marker::PhantomData;
 
 use rocket::data::{self, Data, FromData, ToByteUnit};
 use rocket::request::Request;
+use rocket::tokio::io::AsyncReadExt;
 use serde::de::DeserializeOwned;
 
 use crate::bounded_json;
@@ -122,12 +123,20 @@ async fn read<C: Cap>(req: &Request<'_>, data: Data<'_>) -> Result<(Vec<u8>, Res
     // Without a declared length (a chunked body) the body may be as long as its cap.
     let declared = req.headers().get_one("Content-Length").and_then(|l| l.parse::<u64>().ok());
     let reserved = state.bodies.reserve(declared.unwrap_or(limit).min(limit)).await?;
-    match data.open(limit.bytes()).into_bytes().await {
-        Ok(bytes) if !bytes.is_complete() => Err(ApiError::payload_too_large(limit)),
-        Ok(bytes) => Ok((bytes.into_inner(), reserved)),
+    // One byte past the cap tells a body that is too long. Read straight into the vector:
+    // Rocket's `into_bytes` copies through a zeroed 8 KiB buffer of tokio's for every body,
+    // which was 2 % of a tracked request's instructions. The vector starts at the declared
+    // length (a lie only makes it grow or shrink as it would anyway), at most `INITIAL`.
+    let mut bytes = Vec::with_capacity(declared.unwrap_or(0).min(limit + 1).min(INITIAL) as usize);
+    match data.open((limit + 1).bytes()).read_to_end(&mut bytes).await {
+        Ok(_) if bytes.len() as u64 > limit => Err(ApiError::payload_too_large(limit)),
+        Ok(_) => Ok((bytes, reserved)),
         Err(e) => Err(ApiError::bad_request(format!("Could not read the request body: {e}"))),
     }
 }
+
+/// The most a body's vector takes before any of it is read: past it, it grows as it fills.
+const INITIAL: u64 = 64 * 1024;
 
 /// Parses a JSON document into `T`, with the error mapping described above.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {

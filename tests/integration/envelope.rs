@@ -88,6 +88,32 @@ async fn payload_too_large_413_past_the_body_limit() {
     assert_eq!(count, 0, "nothing stored (but the owner's address verification mail)");
 }
 
+/// The cap is exact: a body of the cap's length is read, one byte more is 413, with or
+/// without a declared length, and whatever length a client declares.
+#[rocket::async_test]
+async fn a_body_of_the_caps_length_is_read_and_one_byte_more_is_not() {
+    let app = TestApp::new().await;
+    let sized = |bytes: usize| {
+        let shell = json!({ "email": "a@example.com", "password": "" }).to_string();
+        json!({ "email": "a@example.com", "password": "x".repeat(bytes - shell.len()) }).to_string()
+    };
+    let cap = 16 * 1024;
+    for (length, declared) in
+        [(cap, None), (cap + 1, None), (cap, Some(1)), (cap + 1, Some(cap)), (100, Some(cap * 64))]
+    {
+        let mut request = app.client.post("/auth/login").header(ContentType::JSON).body(sized(length));
+        if let Some(declared) = declared {
+            request = request.header(rocket::http::Header::new("Content-Length", declared.to_string()));
+        }
+        let res = request.dispatch().await;
+        if length > cap {
+            assert_envelope(res, 413, "PAYLOAD_TOO_LARGE").await;
+        } else {
+            assert_eq!(res.status().code, 401, "{length} bytes, declared {declared:?}");
+        }
+    }
+}
+
 /// Each route reads at most its own cap (appliance.md §13), whatever the message limit is.
 #[rocket::async_test]
 async fn every_route_has_its_own_body_cap() {
