@@ -55,13 +55,10 @@ def newest_dump(folder: Path) -> Path:
     return max(dumps, key=lambda p: p.stat().st_mtime)
 
 
-KEEP: Path | None = None
-
-
-def kept(dump: Path, name: str) -> Path:
+def kept(dump: Path, keep: Path | None, name: str) -> Path:
     """The dump, copied to --keep's folder as `name` when one was given."""
-    if KEEP is not None:
-        shutil.copy(dump, KEEP / name)
+    if keep is not None:
+        shutil.copy(dump, keep / name)
     return dump
 
 
@@ -75,7 +72,7 @@ def bootstrap(binary: str, work: Path) -> None:
                     str(work)] + skip, check=True, capture_output=True, timeout=600)
 
 
-def server_figures(binary: str, boot: Path, tracks: int, sends: int) -> None:
+def server_figures(binary: str, boot: Path, tracks: int, sends: int, keep: Path | None) -> None:
     state = json.loads((boot / "state.json").read_text())
     config = (boot / "main" / "main.toml").read_text()
     port = int(re.search(r"^port = (\d+)", config, re.M).group(1))
@@ -138,7 +135,7 @@ def server_figures(binary: str, boot: Path, tracks: int, sends: int) -> None:
                                             "data": {"plan": "pro", "seq": n}})
         time.sleep(1)
         control("-d", server.pid)
-        print(f"track_instructions_per_request {total(kept(newest_dump(run), 'track.callgrind')) / tracks:.0f}")
+        print(f"track_instructions_per_request {total(kept(newest_dump(run), keep, 'track.callgrind')) / tracks:.0f}")
 
         domain, before = state["domain"], delivered()
         control("-z", server.pid)
@@ -153,7 +150,7 @@ def server_figures(binary: str, boot: Path, tracks: int, sends: int) -> None:
         control("-d", server.pid)
         if delivered() - before < sends:
             raise SystemExit(f"only {delivered() - before} of {sends} sends reached the relay")
-        print(f"send_delivered_instructions_per_message {total(kept(newest_dump(run), 'send.callgrind')) / sends:.0f}")
+        print(f"send_delivered_instructions_per_message {total(kept(newest_dump(run), keep, 'send.callgrind')) / sends:.0f}")
     finally:
         for p in reversed(procs):
             p.send_signal(signal.SIGTERM)
@@ -164,7 +161,7 @@ def server_figures(binary: str, boot: Path, tracks: int, sends: int) -> None:
                 p.kill()
 
 
-def segment_figure(bench: str, work: Path, contacts: int) -> None:
+def segment_figure(bench: str, work: Path, contacts: int, keep: Path | None) -> None:
     run = work / "segments"
     run.mkdir()
     child = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={run}/callgrind.out.%p",
@@ -176,7 +173,7 @@ def segment_figure(bench: str, work: Path, contacts: int) -> None:
                 control("-z", child.pid)
             if line.startswith("count (POST"):
                 control("-d", child.pid)
-                counted = total(kept(newest_dump(run), "segments.callgrind"))
+                counted = total(kept(newest_dump(run), keep, "segments.callgrind"))
                 print(f"segment_count_instructions_per_contact {counted / 8 / contacts:.1f}")
                 return
         raise SystemExit("tidings-bench segments ended before its count")
@@ -194,19 +191,18 @@ def main() -> None:
     ap.add_argument("--contacts", type=int, default=200_000, help="contacts the segment counts")
     ap.add_argument("--keep", type=Path, help="a folder to copy the callgrind dumps to")
     args = ap.parse_args()
-    global KEEP
-    if args.keep is not None:
-        args.keep.mkdir(parents=True, exist_ok=True)
-        KEEP = args.keep.resolve()
+    keep = args.keep.resolve() if args.keep is not None else None
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
     for tool in ("valgrind", "callgrind_control", "smtp-sink"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} not found (valgrind; ../shared/perf/install.sh)")
     work = Path(tempfile.mkdtemp(prefix="tidings-instructions."))
     try:
         bootstrap(os.path.abspath(args.bin), work)
-        server_figures(os.path.abspath(args.bin), work, args.track, args.sends)
+        server_figures(os.path.abspath(args.bin), work, args.track, args.sends, keep)
         if args.bench:
-            segment_figure(os.path.abspath(args.bench), work, args.contacts)
+            segment_figure(os.path.abspath(args.bench), work, args.contacts, keep)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
