@@ -135,6 +135,8 @@ def server_figures(binary: str, boot: Path, tracks: int, sends: int, keep: Path 
             found = re.findall(rb"mesg=(\d+)", counter.read_bytes()[-512:])
             return int(found[-1]) if found else 0
 
+        domain = state["domain"]
+
         def track(n: int) -> None:
             post("/v1/track", state["pk"], {"email": f"u-cg-{n}@perf.test", "event": f"perf_event_{n % 50}",
                                             "data": {"plan": "pro", "seq": n}})
@@ -144,15 +146,15 @@ def server_figures(binary: str, boot: Path, tracks: int, sends: int, keep: Path 
                                            "email": f"perf@{domain}"}, "subject": f"Perf message {n}",
                                            "body": HTML})
 
-        def wait_delivered(count: int) -> None:
+        def wait_delivered(before: int, count: int) -> None:
+            """Until `count` sends more than `before` (read ahead of sending them) reached the relay."""
             deadline = time.monotonic() + 1800
-            while delivered() < count and time.monotonic() < deadline:
+            while delivered() - before < count and time.monotonic() < deadline:
                 time.sleep(0.5)
             time.sleep(2)
-            if delivered() < count:
-                raise SystemExit(f"only {delivered()} of {count} sends reached the relay")
+            if delivered() - before < count:
+                raise SystemExit(f"only {delivered() - before} of {count} sends reached the relay")
 
-        domain = state["domain"]
         for n in range(WARM_UP):
             track(tracks + n)
         time.sleep(1)
@@ -166,12 +168,12 @@ def server_figures(binary: str, boot: Path, tracks: int, sends: int, keep: Path 
         before = delivered()
         for n in range(WARM_UP):
             send(sends + n)
-        wait_delivered(before + WARM_UP)
+        wait_delivered(before, WARM_UP)
         before = delivered()
         control("-z", server.pid)
         for n in range(sends):
             send(n)
-        wait_delivered(before + sends)
+        wait_delivered(before, sends)
         control("-d", server.pid)
         print(f"send_delivered_instructions_per_message {total(kept(newest_dump(run), keep, 'send.callgrind')) / sends:.0f}")
     finally:
