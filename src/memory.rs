@@ -50,15 +50,21 @@ pub fn trim() {
 /// A process that used less than this share of one core over an [`INTERVAL`] is quiet.
 const QUIET_SHARE: f64 = 0.1;
 /// Clock ticks a second in `/proc`'s CPU times (Linux's fixed `USER_HZ`).
-const TICKS_PER_SECOND: f64 = 100.0;
+pub const TICKS_PER_SECOND: f64 = 100.0;
 
-/// This process's CPU time (user and system) in clock ticks, from `/proc/self/stat`.
-fn cpu_ticks() -> Option<u64> {
+/// This process's CPU time in clock ticks, in user space and in the kernel, from
+/// `/proc/self/stat` (the benchmarks split a step's cost with it).
+pub fn cpu_times() -> Option<(u64, u64)> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // Fields after the command name (which may hold spaces, so after its closing parenthesis):
     // state is the first, utime the 12th and stime the 13th.
     let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_whitespace().skip(11);
-    Some(fields.next()?.parse::<u64>().ok()? + fields.next()?.parse::<u64>().ok()?)
+    Some((fields.next()?.parse::<u64>().ok()?, fields.next()?.parse::<u64>().ok()?))
+}
+
+/// This process's CPU time (user and system) in clock ticks.
+fn cpu_ticks() -> Option<u64> {
+    cpu_times().map(|(user, system)| user + system)
 }
 
 /// Whether a process that used `ticks` of CPU over `over` was quiet.

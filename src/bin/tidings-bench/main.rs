@@ -27,6 +27,7 @@ mod retention;
 mod scale;
 mod seed;
 mod segments;
+mod usage;
 mod wipe;
 
 pub use seed::{Lcg, checkpoint_log, memory, person, seed, setup_project, tempfile_dir};

@@ -16,6 +16,10 @@
 //!   job does (a transaction per batch, alone); its rows are deleted again before the next size
 //!   so that each size's bytes count contacts and events only.
 //! - RSS is this process's (`VmRSS`, and `VmHWM` for the peak so far).
+//! - Where the import's and the events' time went ([`Usage`]): wall, user and system CPU and
+//!   the bytes read from and written to storage, per contact and per event, with the events'
+//!   progress printed at every tenth of a size's step (so a cost that turns at one database
+//!   size, say where it outgrows memory, shows where it turns).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -29,6 +33,7 @@ use tidings::{AppState, build_rocket, clock, db};
 
 use crate::analytics::{TIMED, event_name};
 use crate::contacts::{csv_file, import};
+use crate::usage::{Spent, Usage};
 use crate::{Lcg, Scratch, memory, report, three_filters};
 
 /// Rows of each imported file.
@@ -43,6 +48,9 @@ struct Row {
     contacts: usize,
     import_rate: f64,
     events_rate: f64,
+    /// A contact's and an event's cost: wall, user and system µs, bytes read and written.
+    import_cost: [f64; 5],
+    events_cost: [f64; 5],
     bytes: u64,
     segment_p95: Duration,
     expansion_rate: f64,
@@ -90,20 +98,30 @@ pub fn scale_bench(sizes: &[usize], repeat: usize, dir: Option<PathBuf>) {
         }
         println!("\n== {size} contacts");
         let mut importing = Duration::ZERO;
+        let mut import_spent = Spent::default();
         for from in (have..size).step_by(FILE_ROWS) {
             let file = csv_file(&mut rng, from..(from + FILE_ROWS).min(size), "", true);
+            let usage = Usage::now();
             let (took, job) = import(state, &project, &file, None);
+            import_spent += usage.since();
             assert_eq!(job.imported as usize, (from + FILE_ROWS).min(size) - from, "every row a new contact");
             importing += took;
         }
         let import_rate = (size - have) as f64 / importing.as_secs_f64();
         println!("imported {} contacts: {import_rate:.0} rows/s", size - have);
-        let started = Instant::now();
-        let new_events =
-            seed_events(state, &project, &mut events_after, events_written, largest * EVENTS_PER_CONTACT);
-        let events_rate = new_events as f64 / started.elapsed().as_secs_f64();
+        println!("  {}", import_spent.describe(size - have, "contact"));
+        let import_cost = import_spent.per_item(size - have);
+        let usage = Usage::now();
+        let step = EventStep {
+            written: events_written,
+            total: largest * EVENTS_PER_CONTACT,
+            expect: (size - have) * EVENTS_PER_CONTACT,
+        };
+        let new_events = seed_events(state, &project, &mut events_after, &step);
+        let events_spent = usage.since();
+        let events_rate = events_spent.rate(new_events);
         events_written += new_events;
-        println!("wrote {new_events} events: {events_rate:.0} events/s");
+        println!("wrote {new_events} events: {}", events_spent.describe(new_events, "event"));
         have = size;
         let bytes = used_bytes(state);
         println!(
@@ -127,6 +145,8 @@ pub fn scale_bench(sizes: &[usize], repeat: usize, dir: Option<PathBuf>) {
             contacts: size,
             import_rate,
             events_rate,
+            import_cost,
+            events_cost: events_spent.per_item(new_events),
             bytes,
             segment_p95,
             expansion_rate,
@@ -168,16 +188,28 @@ fn verified_domain(state: &AppState, project: &str) {
     .expect("domain");
 }
 
+/// One size's events: how many the run wrote before them, will write in all, and this step
+/// is expected to write (for its progress lines).
+struct EventStep {
+    written: usize,
+    total: usize,
+    expect: usize,
+}
+
 /// Writes [`EVENTS_PER_CONTACT`] events for each contact after `after_seq` (in the order they
 /// were made), `EVENT_CHUNK` contacts a transaction, and moves `after_seq` past them. Event `k`
 /// of the whole run is at its share `k / total` of the 90 days before now, so every size's
-/// events follow the last one's.
-fn seed_events(state: &AppState, project: &str, after_seq: &mut i64, written: usize, total: usize) -> usize {
+/// events follow the last one's. At every tenth of the step it prints what that tenth cost
+/// and the database's size.
+fn seed_events(state: &AppState, project: &str, after_seq: &mut i64, step: &EventStep) -> usize {
+    let (written, total) = (step.written, step.total);
     let span = 90 * 86_400_000i64;
     let start = clock::now_ms() - span;
     let mut rng = Lcg(5);
     let mut conn = state.db.conn().unwrap();
     let mut count = 0;
+    let tenth = (step.expect / 10).max(1);
+    let (mut tenth_usage, mut tenth_from) = (Usage::now(), 0);
     loop {
         let chunk: Vec<(i64, String)> = {
             let mut stmt = conn
@@ -206,6 +238,16 @@ fn seed_events(state: &AppState, project: &str, after_seq: &mut i64, written: us
         })
         .expect("events");
         count += ids.len() * EVENTS_PER_CONTACT;
+        if count - tenth_from >= tenth {
+            let file = std::fs::metadata(state.db.path()).map_or(0, |m| m.len());
+            println!(
+                "  {:>3} %: {}; database file {:.1} GiB",
+                count * 100 / step.expect.max(1),
+                tenth_usage.since().describe(count - tenth_from, "event"),
+                file as f64 / f64::from(1 << 30)
+            );
+            (tenth_usage, tenth_from) = (Usage::now(), count);
+        }
     }
 }
 
@@ -273,5 +315,18 @@ fn print_table(rows: &[Row]) {
             r.rss.0,
             r.rss.1
         );
+    }
+    println!("\nWhere the growth steps' time went (this process, per item of the step):\n");
+    println!("| contacts | item | wall µs | user µs | system µs | read B | written B |");
+    println!("|---|---|---|---|---|---|---|");
+    for r in rows {
+        for (item, [wall, user, system, read, written]) in
+            [("contact", r.import_cost), ("event", r.events_cost)]
+        {
+            println!(
+                "| {} | {item} | {wall:.1} | {user:.1} | {system:.1} | {read:.0} | {written:.0} |",
+                r.contacts
+            );
+        }
     }
 }
