@@ -15,6 +15,10 @@
 set -euo pipefail
 db=$1
 count=${COUNT:-20000}
+if [ "$(sqlite3 -readonly "$db" 'SELECT count(*) >= 10000 FROM contacts')" != 1 ]; then
+    echo "$db: needs at least 10,000 contacts" >&2
+    exit 2
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 {
