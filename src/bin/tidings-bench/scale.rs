@@ -188,6 +188,13 @@ fn verified_domain(state: &AppState, project: &str) {
     .expect("domain");
 }
 
+/// The next chunk of contacts to write events for. `+project_id` keeps the planner on the
+/// primary key's range: through `contacts_by_created (project_id)` it read every contact of
+/// the project and sorted them for each chunk, 0.13 s at 1,000,000 contacts and 0.9 s at
+/// 10,000,000, which was most of what an event seemed to cost more at the larger sizes.
+const NEXT_CONTACTS: &str =
+    "SELECT seq, id FROM contacts WHERE seq > ?1 AND +project_id = ?2 ORDER BY seq LIMIT ?3";
+
 /// One size's events: how many the run wrote before them, will write in all, and this step
 /// is expected to write (for its progress lines).
 struct EventStep {
@@ -212,11 +219,7 @@ fn seed_events(state: &AppState, project: &str, after_seq: &mut i64, step: &Even
     let (mut tenth_usage, mut tenth_from) = (Usage::now(), 0);
     loop {
         let chunk: Vec<(i64, String)> = {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT seq, id FROM contacts WHERE seq > ?1 AND project_id = ?2 ORDER BY seq LIMIT ?3",
-                )
-                .unwrap();
+            let mut stmt = conn.prepare_cached(NEXT_CONTACTS).unwrap();
             stmt.query_map(params![*after_seq, project, EVENT_CHUNK as i64], |r| Ok((r.get(0)?, r.get(1)?)))
                 .unwrap()
                 .map(Result::unwrap)
@@ -328,5 +331,26 @@ fn print_table(rows: &[Row]) {
                 r.contacts
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::Connection;
+
+    /// The chunk query walks the primary key's range, whatever the number of contacts: no step
+    /// of its plan scans or sorts.
+    #[test]
+    fn the_next_chunk_of_contacts_is_a_range_of_the_primary_key() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        tidings::db::migrate::run(&mut conn).unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", super::NEXT_CONTACTS))
+            .unwrap()
+            .query_map(rusqlite::params![0, "p", 10], |r| r.get(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(plan, ["SEARCH contacts USING INTEGER PRIMARY KEY (rowid>?)"]);
     }
 }
