@@ -8,7 +8,8 @@ natively, so that two sizes can be compared on one machine in one sitting:
 them, to tell whether a size's dearer events spend more instructions or the same instructions
 more slowly (caches, the kernel's copies of pages). Each round inserts COUNT events (100,000:
 one transaction of the scale step's seeding) for the newest 10,000 contacts, ten each, dealt
-round-robin as the seeding deals them, with ids and times after every existing one, through one
+round-robin as the seeding deals them, with ids after every existing one and times after the
+newest event's (in a scale step's database, the latest), through one
 prepared statement (Python's `executemany`, whose per-row cost is the same on every database),
 with the app's pragmas (foreign keys, `synchronous=NORMAL`, `temp_store=MEMORY`) and its
 triggers, and rolls it back. The databases are taken in turn,
@@ -27,7 +28,7 @@ NAMES = ("page.viewed", "feature.used", "signup")
 
 
 def rows(db, count):
-    """The round's events: ids after the newest existing one, times after the latest."""
+    """The round's events: ids and times after the newest event's (by id, its primary key)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     contacts = conn.execute(
         "SELECT id, project_id FROM (SELECT id, project_id, seq FROM contacts "
