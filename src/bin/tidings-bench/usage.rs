@@ -20,7 +20,7 @@ pub struct Usage {
 /// What was spent between two moments.
 #[derive(Clone, Copy, Default)]
 pub struct Spent {
-    pub wall: Duration,
+    wall: Duration,
     user: u64,
     system: u64,
     read: u64,
