@@ -30,7 +30,7 @@ pub const MAX_DATA_BYTES: usize = 64 * 1024;
 /// What a `data` payload asks for.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DataPatch {
-    /// In payload order: a value to store, or `None` to delete the key.
+    /// In payload order, each key once: a value to store, or `None` to delete the key.
     changes: Vec<(String, Option<Value>)>,
     /// Values for this request only (templates, event data); never stored on the contact.
     pub transient: Map<String, Value>,
@@ -41,13 +41,20 @@ pub fn is_reserved(key: &str) -> bool {
     RESERVED_KEYS.contains(&key)
 }
 
-fn wrapper(value: &Value) -> Option<(&Value, bool)> {
-    let object = value.as_object()?;
-    if object.len() != 2 {
-        return None;
+/// The value a `{ "value": v, "persistent": p }` wrapper holds and `p`; any other value is itself,
+/// stored.
+fn unwrapped(value: Value) -> (Value, bool) {
+    match value {
+        Value::Object(mut object)
+            if object.len() == 2
+                && object.contains_key("value")
+                && object.get("persistent").is_some_and(Value::is_boolean) =>
+        {
+            let persistent = object.get("persistent").and_then(Value::as_bool).unwrap_or(true);
+            (object.remove("value").unwrap_or_default(), persistent)
+        }
+        other => (other, true),
     }
-    let persistent = object.get("persistent")?.as_bool()?;
-    Some((object.get("value")?, persistent))
 }
 
 impl DataPatch {
@@ -65,51 +72,66 @@ impl DataPatch {
         };
         let mut patch = DataPatch::default();
         for (key, value) in object {
-            if is_reserved(key) {
-                continue;
-            }
-            if key.is_empty() || key.len() > 256 {
-                return Err(Error::invalid(
-                    &format!("{field}.{key}"),
-                    "invalid_string",
-                    "data keys must be 1 to 256 bytes long",
-                ));
-            }
-            let (value, persistent) = wrapper(value).unwrap_or((value, true));
-            if !persistent {
-                patch.transient.insert(key.clone(), value.clone());
-                continue;
-            }
-            if key == TIMEZONE
-                && !value.is_null()
-                && !value.as_str().is_some_and(|z| z.is_empty() || check_zone(z))
-            {
-                return Err(Error::Invalid(vec![
-                    FieldError::new(
-                        format!("{field}.{key}"),
-                        "invalid_timezone",
-                        "timezone is an IANA time zone name, such as Europe/Berlin",
-                    )
-                    .received(value.clone()),
-                ]));
-            }
-            match value {
-                Value::Null => patch.changes.push((key.clone(), None)),
-                Value::String(s) if s.is_empty() => {}
-                other => patch.changes.push((key.clone(), Some(other.clone()))),
+            if !is_reserved(key) {
+                patch.add(key.clone(), value.clone(), field)?;
             }
         }
         Ok(patch)
     }
 
-    /// A patch that stores every pair (CSV rows, workflow updates), with the same rules.
-    /// A `timezone` that names no zone is left out, so the rest of the row is kept.
-    pub fn from_pairs(pairs: impl IntoIterator<Item = (String, Value)>) -> DataPatch {
-        let mut object: Map<String, Value> = pairs.into_iter().collect();
-        if object.get(TIMEZONE).and_then(Value::as_str).is_some_and(|z| !z.is_empty() && !check_zone(z)) {
-            object.remove(TIMEZONE);
+    /// Adds one key of a payload, by the rules of [`DataPatch::parse`].
+    fn add(&mut self, key: String, value: Value, field: &str) -> Result<()> {
+        if is_reserved(&key) {
+            return Ok(());
         }
-        DataPatch::parse(Some(&Value::Object(object)), "data").unwrap_or_default()
+        if key.is_empty() || key.len() > 256 {
+            return Err(Error::invalid(
+                &format!("{field}.{key}"),
+                "invalid_string",
+                "data keys must be 1 to 256 bytes long",
+            ));
+        }
+        let (value, persistent) = unwrapped(value);
+        if !persistent {
+            self.transient.insert(key, value);
+            return Ok(());
+        }
+        if key == TIMEZONE
+            && !value.is_null()
+            && !value.as_str().is_some_and(|z| z.is_empty() || check_zone(z))
+        {
+            return Err(Error::Invalid(vec![
+                FieldError::new(
+                    format!("{field}.{key}"),
+                    "invalid_timezone",
+                    "timezone is an IANA time zone name, such as Europe/Berlin",
+                )
+                .received(value),
+            ]));
+        }
+        match value {
+            Value::Null => self.changes.push((key, None)),
+            Value::String(s) if s.is_empty() => {}
+            other => self.changes.push((key, Some(other))),
+        }
+        Ok(())
+    }
+
+    /// A patch that stores every pair (CSV rows, workflow updates), with the same rules, the
+    /// pairs moved into it. A `timezone` that names no zone is left out, so the rest of the row
+    /// is kept; a key [`DataPatch::parse`] refuses empties the patch.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (String, Value)>) -> DataPatch {
+        let object: Map<String, Value> = pairs.into_iter().collect();
+        let mut patch = DataPatch::default();
+        for (key, value) in object {
+            if key == TIMEZONE && value.as_str().is_some_and(|z| !z.is_empty() && !check_zone(z)) {
+                continue;
+            }
+            if patch.add(key, value, "data").is_err() {
+                return DataPatch::default();
+            }
+        }
+        patch
     }
 
     /// What an event records of the payload: every value sent, stored or not (keys deleted with
@@ -145,8 +167,17 @@ impl DataPatch {
 
     /// The stored data with the patch applied, checked against [`MAX_DATA_BYTES`].
     pub fn applied_to(&self, stored: &Map<String, Value>) -> Result<(Map<String, Value>, bool)> {
-        let mut data = stored.clone();
-        let changed = self.apply(&mut data);
+        let (data, changed) = if stored.is_empty() {
+            // A new contact: the stored values, built at once (the patch's keys are distinct).
+            let data: Map<String, Value> =
+                self.changes.iter().filter_map(|(k, v)| Some((k.clone(), v.clone()?))).collect();
+            let changed = !data.is_empty();
+            (data, changed)
+        } else {
+            let mut data = stored.clone();
+            let changed = self.apply(&mut data);
+            (data, changed)
+        };
         if changed {
             let size = json_size(&data);
             if size > MAX_DATA_BYTES {

@@ -37,26 +37,37 @@ pub fn is_date(s: &str) -> bool {
 /// Every field (dotted path) set in `data`, with its value.
 pub fn leaves(data: &Map<String, Value>) -> Vec<(String, &Value)> {
     let mut out = Vec::new();
-    walk(data, String::new(), 1, &mut out);
+    each_leaf(data, &mut |path, value| out.push((path.to_string(), value)));
     out
+}
+
+/// Calls `visit` with every field (dotted path) set in `data` and its value, in one path buffer
+/// (a new contact's row of an import or a tracked request allocates none for its fields).
+pub fn each_leaf<'a>(data: &'a Map<String, Value>, visit: &mut impl FnMut(&str, &'a Value)) {
+    walk(data, &mut String::new(), 1, visit);
 }
 
 fn walk<'a>(
     object: &'a Map<String, Value>,
-    prefix: String,
+    path: &mut String,
     depth: usize,
-    out: &mut Vec<(String, &'a Value)>,
+    visit: &mut impl FnMut(&str, &'a Value),
 ) {
     for (key, value) in object {
         if !nameable(key) {
             continue;
         }
-        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        let parent = path.len();
+        if parent > 0 {
+            path.push('.');
+        }
+        path.push_str(key);
         match value {
             Value::Null => {}
-            Value::Object(inner) if depth < MAX_DEPTH => walk(inner, path, depth + 1, out),
-            other => out.push((path, other)),
+            Value::Object(inner) if depth < MAX_DEPTH => walk(inner, path, depth + 1, visit),
+            other => visit(path, other),
         }
+        path.truncate(parent);
     }
 }
 
@@ -64,7 +75,13 @@ fn walk<'a>(
 /// separator), no quote and no control character (SQLite's JSON paths cannot carry them). Other
 /// keys are stored on the contact but are not fields: not in the catalogue, not in conditions.
 pub fn nameable(key: &str) -> bool {
-    !key.is_empty() && key.len() <= 256 && !key.contains(['.', '"']) && !key.chars().any(char::is_control)
+    let plain = |b: &u8| !matches!(b, b'.' | b'"' | 0..0x20 | 0x7f);
+    let fine = if key.is_ascii() {
+        key.as_bytes().iter().all(plain)
+    } else {
+        !key.contains(['.', '"']) && !key.chars().any(char::is_control)
+    };
+    !key.is_empty() && key.len() <= 256 && fine
 }
 
 /// Fields every contact has, with their types.
@@ -173,9 +190,14 @@ pub struct FieldChanges {
 
 impl FieldChanges {
     /// Records one contact's data going from `old` to `new`.
-    /// A new contact (`old` empty, an import's usual row) builds no set of paths; a field seen
-    /// before in the transaction costs no new key.
+    /// A new contact (`old` empty, an import's usual row) builds no set of paths and no path
+    /// strings; a field seen before in the transaction costs no new key, and a field whose type
+    /// is known no look at its value.
     pub fn record(&mut self, old: &Map<String, Value>, new: &Map<String, Value>) {
+        if old.is_empty() {
+            each_leaf(new, &mut |path, value| self.bump(path, 1, Some(value)));
+            return;
+        }
         let before = leaves(old);
         let after = leaves(new);
         let old_paths: HashSet<&str> = before.iter().map(|(p, _)| p.as_str()).collect();
@@ -185,18 +207,22 @@ impl FieldChanges {
             self.bump(path, -1, None);
         }
         for (path, value) in after.iter().filter(|(p, _)| !old_paths.contains(p.as_str())) {
-            self.bump(path, 1, infer_type(value));
+            self.bump(path, 1, Some(value));
         }
     }
 
-    fn bump(&mut self, path: &str, by: i64, kind: Option<&'static str>) {
+    /// Adds `by` to `path`'s count; `value`, the path's value when it was set, gives the field
+    /// its type when it has none yet.
+    fn bump(&mut self, path: &str, by: i64, value: Option<&Value>) {
         match self.deltas.get_mut(path) {
             Some(entry) => {
                 entry.0 += by;
-                entry.1 = entry.1.or(kind);
+                if entry.1.is_none() {
+                    entry.1 = value.and_then(infer_type);
+                }
             }
             None => {
-                self.deltas.insert(path.to_string(), (by, kind));
+                self.deltas.insert(path.to_string(), (by, value.and_then(infer_type)));
             }
         }
     }
