@@ -48,8 +48,9 @@ pub struct Upsert<'a> {
     pub data: &'a DataPatch,
     /// Where the change comes from, recorded on subscription events (`api`, `import`, ...).
     pub source: &'a str,
-    /// When a new contact enters the email search index (batches defer it to their end).
-    pub indexing: Indexing,
+    /// When a new contact is counted and enters the email search index (batches defer both to
+    /// their end).
+    pub indexing: Indexing<'a>,
 }
 
 /// The contact after an upsert, and whether it was created.

@@ -234,7 +234,7 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
     let mut rows = reader(&text[start..], false);
 
     let mut progress = job.clone();
-    let indexed_up_to = contacts::last_seq(conn)?;
+    let deferred = contacts::Deferred::start(conn, &job.project_id)?;
     let mut errors: Vec<Value> = serde_json::from_str(&job.errors).unwrap_or_default();
     let mut fields = FieldChanges::default();
     let mut record = csv::StringRecord::new();
@@ -302,7 +302,7 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
             default_subscribed,
             data: &patch,
             source: "import",
-            indexing: Indexing::Deferred,
+            indexing: Indexing::Deferred(&deferred),
         };
         let upserted = core_contacts::upsert(conn, &job.project_id, &request, &mut fields, now);
         if let (Ok(upserted), Some(options)) = (&upserted, options.as_ref().filter(|o| o.records_consent)) {
@@ -323,7 +323,7 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
             Err(e) => return Err(e),
         }
     }
-    contacts::index_after(conn, indexed_up_to)?;
+    deferred.finish(conn)?;
     progress.cursor = (start as u64 + rows.position().byte()) as i64;
     progress.errors = Value::Array(errors).to_string();
     fields.save(conn, &job.project_id)?;

@@ -10,6 +10,8 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 use serde_json::{Map, Value};
 
+pub use super::contact_inserts::{Deferred, Indexing, count_inserted, index_pending, last_seq};
+
 /// A contact as stored.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Contact {
@@ -50,6 +52,39 @@ fn data_text(data: &Map<String, Value>) -> String {
     serde_json::to_string(data).unwrap_or_else(|_| "{}".into())
 }
 
+/// Inserts a new contact (the caller made sure the email is free in the project), counted and
+/// indexed as `indexing` says.
+pub fn insert(
+    conn: &Connection,
+    project: &str,
+    email: &str,
+    subscribed: bool,
+    data: Map<String, Value>,
+    now: i64,
+    indexing: Indexing<'_>,
+) -> Result<Contact> {
+    let (seq, id) = super::contact_inserts::insert_row(
+        conn,
+        project,
+        email,
+        subscribed,
+        &data_text(&data),
+        now,
+        indexing,
+    )?;
+    Ok(Contact {
+        seq,
+        id,
+        project_id: project.into(),
+        email: email.into(),
+        subscribed,
+        snoozed_until: None,
+        data,
+        created_at: now,
+        updated_at: now,
+    })
+}
+
 pub fn by_id(conn: &Connection, project: &str, id: &str) -> Result<Option<Contact>> {
     Ok(conn
         .prepare_cached(&format!("SELECT {COLUMNS} FROM contacts c WHERE c.id = ?1 AND c.project_id = ?2"))?
@@ -80,100 +115,6 @@ pub fn by_email(conn: &Connection, project: &str, email: &str) -> Result<Option<
         ))?
         .query_row([project, email], from_row)
         .optional()?)
-}
-
-/// When a new contact enters the email search index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Indexing {
-    /// When its transaction commits: listed in `contacts_search_pending` for [`index_pending`],
-    /// which the writer runs before every commit (migration V9 says why).
-    AtCommit,
-    /// Later in the same write, by the caller's [`index_after`] (an import batch: one statement
-    /// for the batch, nothing per row).
-    Deferred,
-}
-
-/// Inserts a new contact (the caller made sure the email is free in the project).
-pub fn insert(
-    conn: &Connection,
-    project: &str,
-    email: &str,
-    subscribed: bool,
-    data: Map<String, Value>,
-    now: i64,
-    indexing: Indexing,
-) -> Result<Contact> {
-    let id = super::ids::new_id();
-    conn.prepare_cached(
-        "INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, jsonb(?5), ?6, ?6)",
-    )?
-    .execute(params![id, project, email, subscribed, data_text(&data), now])?;
-    let seq = conn.last_insert_rowid();
-    count_inserted(conn, project, subscribed)?;
-    if indexing == Indexing::AtCommit {
-        // OR IGNORE: a row listed and then deleted in this transaction leaves its seq listed,
-        // and SQLite may give that seq to the next insert.
-        conn.prepare_cached("INSERT OR IGNORE INTO contacts_search_pending (seq) VALUES (?1)")?
-            .execute([seq])?;
-    }
-    Ok(Contact {
-        seq,
-        id,
-        project_id: project.into(),
-        email: email.into(),
-        subscribed,
-        snoozed_until: None,
-        data,
-        created_at: now,
-        updated_at: now,
-    })
-}
-
-/// Counts a contact just inserted into `project` in `contact_counts`. Every insert into
-/// `contacts` calls it: a trigger did, and cost the insert a statement journal (migration V48).
-pub fn count_inserted(conn: &Connection, project: &str, subscribed: bool) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO contact_counts (project_id, total, subscribed) VALUES (?1, 1, ?2)
-         ON CONFLICT (project_id) DO UPDATE SET total = total + 1, subscribed = subscribed + excluded.subscribed",
-    )?
-    .execute(params![project, subscribed])?;
-    Ok(())
-}
-
-/// The highest `seq` so far; contacts inserted later in the same transaction have higher ones.
-pub fn last_seq(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row("SELECT coalesce(max(seq), 0) FROM contacts", [], |r| r.get(0))?)
-}
-
-/// Adds every contact inserted with [`Indexing::Deferred`] after `seq` to the search index, in one
-/// statement. Call in the transaction that inserted them.
-pub fn index_after(conn: &Connection, seq: i64) -> Result<usize> {
-    Ok(conn
-        .prepare_cached(
-            "INSERT INTO contacts_email_search (rowid, email) SELECT seq, email FROM contacts WHERE seq > ?1",
-        )?
-        .execute([seq])?)
-}
-
-/// CROSS JOIN keeps the short list outside: left to itself the planner scanned every contact.
-const INDEX_PENDING: &str = "INSERT INTO contacts_email_search (rowid, email)
-    SELECT c.seq, c.email FROM contacts_search_pending p CROSS JOIN contacts c ON c.seq = p.seq";
-
-/// Indexes the contacts inserted with [`Indexing::AtCommit`] in this transaction and empties the
-/// list. The writer runs it last before every commit; other write transactions ([`super::write_tx`])
-/// too.
-pub fn index_pending(conn: &Connection) -> Result<usize> {
-    let any = conn
-        .prepare_cached("SELECT 1 FROM contacts_search_pending LIMIT 1")?
-        .query_row([], |_| Ok(()))
-        .optional()?;
-    if any.is_none() {
-        return Ok(0);
-    }
-    let indexed = conn.prepare_cached(INDEX_PENDING)?.execute([])?;
-    conn.prepare_cached("DELETE FROM contacts_search_pending")?.execute([])?;
-    Ok(indexed)
 }
 
 /// Writes a contact's data and `updated_at` alone. An update that names neither the email nor
@@ -523,20 +464,6 @@ mod pending_tests {
             [],
         )
         .expect("the search index matches the contacts");
-    }
-
-    #[test]
-    fn indexing_reads_the_list_not_every_contact() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        crate::db::migrate::run(&mut conn).unwrap();
-        let plan: Vec<String> = conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {INDEX_PENDING}"))
-            .unwrap()
-            .query_map([], |r| r.get(3))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(plan, ["SCAN p", "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)"]);
     }
 
     #[test]

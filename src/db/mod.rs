@@ -22,6 +22,7 @@ pub mod branding;
 pub mod campaigns;
 pub mod checkpoint;
 pub mod consent;
+pub mod contact_inserts;
 pub mod contact_jobs;
 pub mod contacts;
 pub mod domains;

@@ -48,7 +48,7 @@ pub fn contact(
     )
     .unwrap();
     let seq = conn.last_insert_rowid();
-    super::contacts::count_inserted(conn, project, subscribed).unwrap();
+    super::contacts::count_inserted(conn, project, 1, i64::from(subscribed)).unwrap();
     seq
 }
 

@@ -114,3 +114,23 @@ async fn bad_choices_are_refused_before_anything_is_queued() {
     assert_eq!(status, Status::Ok, "{preview}");
     assert_eq!(preview["columns"][1]["becomes"], "data.tier");
 }
+
+#[rocket::async_test]
+async fn counts_stay_true_when_a_file_changes_its_own_new_contacts() {
+    // A new project's first import: every row's contact is counted at the batch's end, while a
+    // later row of the same batch flips the subscription of a contact an earlier one made.
+    let app = TestApp::new().await;
+    let (_, keys) = app.user_with_project("owner@example.com").await;
+    let csv = "email,subscribed\nada@example.org,yes\nbo@example.org,yes\ncy@example.org,no\nada@example.org,no\ncy@example.org,yes\ncy@example.org,no\n";
+    let (status, job) = run(&app, &keys, csv, &[("subscription", "from_column")]).await;
+    assert_eq!(status, Status::Accepted, "{job}");
+    assert_eq!((job["imported"].clone(), job["updated"].clone()), (json!(3), json!(3)), "{job}");
+    let (_, values) = app.get("/contacts/fields/subscribed/values", &keys.secret_key).await;
+    let counts: Vec<(Value, Value)> =
+        values["data"].as_array().unwrap().iter().map(|v| (v["value"].clone(), v["count"].clone())).collect();
+    assert_eq!(counts, [(json!(true), json!(1)), (json!(false), json!(2))], "bo alone subscribed");
+    let (_, list) = app.get("/contacts?subscribed=true", &keys.secret_key).await;
+    assert_eq!(list["total"], json!(1), "{list}");
+    let (_, found) = app.get("/contacts?search=example.org", &keys.secret_key).await;
+    assert_eq!(found["total"], json!(3), "each contact indexed once: {found}");
+}

@@ -85,7 +85,7 @@ pub fn seed(state: &AppState, project: &str, n: usize) {
             )?;
             let mut fields = FieldChanges::default();
             let empty = serde_json::Map::new();
-            let indexed_up_to = tidings::db::contacts::last_seq(tx)?;
+            let deferred = tidings::db::contacts::Deferred::start(tx, project)?;
             for i in done..end {
                 let (email, data) = person(&mut rng, i, "");
                 let subscribed = !rng.next_u64().is_multiple_of(8);
@@ -97,11 +97,11 @@ pub fn seed(state: &AppState, project: &str, n: usize) {
                     data.to_string(),
                     now + i as i64
                 ])?;
-                tidings::db::contacts::count_inserted(tx, project, subscribed)?;
+                tidings::db::contacts::count_inserted(tx, project, 1, i64::from(subscribed))?;
                 fields.record(&empty, data.as_object().unwrap());
             }
             fields.save(tx, project)?;
-            tidings::db::contacts::index_after(tx, indexed_up_to)?;
+            deferred.finish(tx)?;
             Ok::<_, tidings::db::DbError>(())
         })
         .expect("seed batch");

@@ -160,11 +160,10 @@ mod tests {
                 true,
                 data.clone(),
                 1,
-                crate::db::contacts::Indexing::Deferred,
+                crate::db::contacts::Indexing::AtCommit,
             )
             .unwrap();
         }
-        crate::db::contacts::index_after(&conn, 0).unwrap();
         conn.execute("DELETE FROM contacts WHERE email = 'c9@x.test'", []).unwrap();
         use tree::{Field, Filter, Group, Logic, Scalar, Test};
         let not_c3 = Test::Equals {
