@@ -218,6 +218,7 @@ async fn create(
                 data: &patch,
                 source: "api",
                 indexing: Indexing::AtCommit,
+                new_likely: false,
             };
             let upserted = core_contacts::put(tx, &project, &request, now)?;
             let mailer = Mailer { config: &config, secret: &secrets.link };

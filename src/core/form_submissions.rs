@@ -251,6 +251,7 @@ pub fn submit(
         data: &patch,
         source: "form",
         indexing: Indexing::AtCommit,
+        new_likely: false,
     };
     let mut fields = FieldChanges::default();
     let contact = contacts::upsert(tx, &form.project_id, &upsert, &mut fields, now)?.contact;

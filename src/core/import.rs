@@ -239,6 +239,9 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
     let mut fields = FieldChanges::default();
     let mut record = csv::StringRecord::new();
     let mut done = false;
+    // Files are mostly new contacts or mostly known ones: each row is looked up first, or
+    // inserted first, as the row before it turned out.
+    let mut new_likely = true;
     for _ in 0..max_rows {
         let more = rows.read_record(&mut record).map_err(|e| Error::permanent(format!("csv: {e}")))?;
         if !more {
@@ -303,6 +306,7 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
             data: &patch,
             source: "import",
             indexing: Indexing::Deferred(&deferred),
+            new_likely,
         };
         let upserted = core_contacts::upsert(conn, &job.project_id, &request, &mut fields, now);
         if let (Ok(upserted), Some(options)) = (&upserted, options.as_ref().filter(|o| o.records_consent)) {
@@ -310,6 +314,7 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
             let granted = upserted.contact.subscribed && (upserted.is_new || subscribed == Some(true));
             consent_of_row(conn, &upserted.contact, granted && options.records_consent, &joins, now)?;
         }
+        new_likely = upserted.as_ref().is_ok_and(|u| u.is_new);
         match upserted {
             Ok(upserted) if upserted.is_new => progress.imported += 1,
             Ok(_) => progress.updated += 1,

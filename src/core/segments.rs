@@ -430,6 +430,7 @@ pub fn add_members(
                     data: &empty,
                     source: "segment",
                     indexing: Indexing::AtCommit,
+                    new_likely: false,
                 };
                 outcome.created += 1;
                 core_contacts::upsert(conn, &segment.project_id, &upsert, &mut fields, now)?.contact

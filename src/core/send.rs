@@ -254,6 +254,7 @@ pub fn queue(conn: &Tx, project: &str, request: &Send, now: i64) -> Result<Vec<Q
             data: &request.data,
             source: "api",
             indexing: Indexing::AtCommit,
+            new_likely: false,
         };
         let contact = core_contacts::upsert(conn, project, &upsert, &mut fields, now)?.contact;
         // Suppressions are the delivery worker's to check, when the email goes out.

@@ -161,6 +161,7 @@ pub fn submit(
             data: &DataPatch::default(),
             source: "smtp",
             indexing: Indexing::AtCommit,
+            new_likely: false,
         };
         let contact = core_contacts::upsert(tx, project, &upsert, &mut fields, now)?.contact;
         let refused =

@@ -109,6 +109,7 @@ pub fn track(
         data: &request.data,
         source: "api",
         indexing: Indexing::AtCommit,
+        new_likely: false,
     };
     let contact = core_contacts::upsert(conn, project, &upsert, &mut fields, now)?.contact;
     fields.save(conn, project)?;

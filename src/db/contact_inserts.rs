@@ -60,23 +60,41 @@ impl Deferred {
 const FINISH_INDEX: &str = "INSERT INTO contacts_email_search (rowid, email)
     SELECT seq, email FROM contacts WHERE seq > ?1 AND +project_id = ?2";
 
-/// Inserts the row of a new contact whose data is `data` (JSON text), counts and indexes it as
-/// `indexing` says; returns its `seq` and id. [`super::contacts::insert`] is the way in.
+/// The insert of a new contact's row.
+const INSERT: &str = "INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
+    VALUES (?1, ?2, ?3, ?4, jsonb(?5), ?6, ?6)";
+
+/// A new contact's row as it is written; `data` is its JSON text.
+pub(super) struct NewRow<'a> {
+    pub project: &'a str,
+    pub email: &'a str,
+    pub subscribed: bool,
+    pub data: &'a str,
+    pub now: i64,
+}
+
+/// Inserts the row of a new contact, counts and indexes it as `indexing` says; returns its `seq`
+/// and id. With `when_free`, a project's contact that already has the email is no error:
+/// nothing is written and the answer is `None`. [`super::contacts::insert`] is the way in.
 pub(super) fn insert_row(
     conn: &Connection,
-    project: &str,
-    email: &str,
-    subscribed: bool,
-    data: &str,
-    now: i64,
+    row: &NewRow<'_>,
     indexing: Indexing<'_>,
-) -> Result<(i64, String)> {
+    when_free: bool,
+) -> Result<Option<(i64, String)>> {
+    let NewRow { project, email, subscribed, data, now } = *row;
     let id = super::ids::new_id();
-    conn.prepare_cached(
-        "INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, jsonb(?5), ?6, ?6)",
-    )?
-    .execute(params![id, project, email, subscribed, data, now])?;
+    let values = params![id, project, email, subscribed, data, now];
+    if when_free {
+        let inserted = conn
+            .prepare_cached(&format!("{INSERT} ON CONFLICT (project_id, email) DO NOTHING"))?
+            .execute(values)?;
+        if inserted == 0 {
+            return Ok(None);
+        }
+    } else {
+        conn.prepare_cached(INSERT)?.execute(values)?;
+    }
     let seq = conn.last_insert_rowid();
     match indexing {
         Indexing::Deferred(batch) if batch.project == project => {
@@ -91,7 +109,7 @@ pub(super) fn insert_row(
                 .execute([seq])?;
         }
     }
-    Ok((seq, id))
+    Ok(Some((seq, id)))
 }
 
 /// Counts `total` contacts just inserted into `project`, `subscribed` of them subscribed, in
@@ -155,7 +173,8 @@ mod tests {
     }
 
     fn add(conn: &Connection, project: &str, email: &str, subscribed: bool, indexing: Indexing<'_>) -> i64 {
-        insert_row(conn, project, email, subscribed, "{}", 1, indexing).unwrap().0
+        let row = NewRow { project, email, subscribed, data: "{}", now: 1 };
+        insert_row(conn, &row, indexing, false).unwrap().unwrap().0
     }
 
     /// What `contact_counts` says of `project`.
@@ -248,5 +267,26 @@ mod tests {
         let empty = Deferred::start(&conn, "p").unwrap();
         assert_eq!(empty.finish(&conn).unwrap(), 0);
         assert_eq!(counts(&conn, "p"), (2, 1), "an empty batch changes nothing");
+    }
+
+    #[test]
+    fn an_insert_when_free_writes_nothing_for_a_taken_email() {
+        let conn = database();
+        let first = add(&conn, "p", "ada@free.test", true, Indexing::AtCommit);
+        let row =
+            NewRow { project: "p", email: "ada@free.test", subscribed: false, data: r#"{"a":1}"#, now: 2 };
+        assert_eq!(insert_row(&conn, &row, Indexing::AtCommit, true).unwrap(), None);
+        assert_eq!(counts(&conn, "p"), (1, 1), "not counted");
+        assert_eq!(index_pending(&conn).unwrap(), 1, "not listed for the index");
+        let stored: (i64, String) = conn
+            .query_row("SELECT subscribed, json(data) FROM contacts WHERE seq = ?1", [first], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(stored, (1, "{}".to_string()), "the contact there is untouched");
+        let other = NewRow { project: "q", ..row };
+        let made = insert_row(&conn, &other, Indexing::AtCommit, true).unwrap();
+        assert!(made.is_some_and(|(seq, _)| seq > first), "the email is free in another project");
+        assert_eq!(counts(&conn, "q"), (1, 0));
     }
 }

@@ -11,6 +11,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 use serde_json::{Map, Value};
 
 pub use super::contact_inserts::{Deferred, Indexing, count_inserted, index_pending, last_seq};
+use super::contact_inserts::{NewRow, insert_row};
 
 /// A contact as stored.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -63,16 +64,33 @@ pub fn insert(
     now: i64,
     indexing: Indexing<'_>,
 ) -> Result<Contact> {
-    let (seq, id) = super::contact_inserts::insert_row(
-        conn,
-        project,
-        email,
-        subscribed,
-        &data_text(&data),
-        now,
-        indexing,
-    )?;
-    Ok(Contact {
+    inserted(conn, (project, email, subscribed, data, now), indexing, false)?
+        .ok_or_else(|| super::DbError::Missing(format!("the new contact {email}")))
+}
+
+/// Inserts a new contact unless the project has one with the email (then `None`, nothing
+/// written): for a new contact one search of the `(project_id, email)` index instead of a
+/// lookup's and the insert's.
+pub fn insert_if_free(
+    conn: &Connection,
+    project: &str,
+    email: &str,
+    subscribed: bool,
+    data: Map<String, Value>,
+    now: i64,
+    indexing: Indexing<'_>,
+) -> Result<Option<Contact>> {
+    inserted(conn, (project, email, subscribed, data, now), indexing, true)
+}
+
+fn inserted(
+    conn: &Connection,
+    (project, email, subscribed, data, now): (&str, &str, bool, Map<String, Value>, i64),
+    indexing: Indexing<'_>,
+    when_free: bool,
+) -> Result<Option<Contact>> {
+    let row = NewRow { project, email, subscribed, data: &data_text(&data), now };
+    Ok(insert_row(conn, &row, indexing, when_free)?.map(|(seq, id)| Contact {
         seq,
         id,
         project_id: project.into(),
@@ -82,7 +100,7 @@ pub fn insert(
         data,
         created_at: now,
         updated_at: now,
-    })
+    }))
 }
 
 pub fn by_id(conn: &Connection, project: &str, id: &str) -> Result<Option<Contact>> {

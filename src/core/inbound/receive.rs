@@ -187,6 +187,7 @@ fn sender(tx: &Tx, project: &str, from: &str, now: i64) -> Result<Option<String>
         data: &DataPatch::default(),
         source: "inbound",
         indexing: Indexing::AtCommit,
+        new_likely: false,
     };
     match core_contacts::upsert(tx, project, &upsert, &mut fields, now) {
         Ok(upserted) => {
