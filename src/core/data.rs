@@ -169,8 +169,9 @@ impl DataPatch {
     pub fn applied_to(&self, stored: &Map<String, Value>) -> Result<(Map<String, Value>, bool)> {
         let (data, changed) = if stored.is_empty() {
             // A new contact: the stored values, built at once (the patch's keys are distinct).
-            let data: Map<String, Value> =
-                self.changes.iter().filter_map(|(k, v)| Some((k.clone(), v.clone()?))).collect();
+            let mut pairs = Vec::with_capacity(self.changes.len());
+            pairs.extend(self.changes.iter().filter_map(|(k, v)| Some((k.clone(), v.clone()?))));
+            let data: Map<String, Value> = pairs.into_iter().collect();
             let changed = !data.is_empty();
             (data, changed)
         } else {

@@ -61,8 +61,15 @@ const FINISH_INDEX: &str = "INSERT INTO contacts_email_search (rowid, email)
     SELECT seq, email FROM contacts WHERE seq > ?1 AND +project_id = ?2";
 
 /// The insert of a new contact's row.
-const INSERT: &str = "INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
-    VALUES (?1, ?2, ?3, ?4, jsonb(?5), ?6, ?6)";
+macro_rules! insert_sql {
+    () => {
+        "INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, jsonb(?5), ?6, ?6)"
+    };
+}
+const INSERT: &str = insert_sql!();
+/// The same, writing nothing when the project has a contact with the email.
+const INSERT_WHEN_FREE: &str = concat!(insert_sql!(), " ON CONFLICT (project_id, email) DO NOTHING");
 
 /// A new contact's row as it is written; `data` is its JSON text.
 pub(super) struct NewRow<'a> {
@@ -86,9 +93,7 @@ pub(super) fn insert_row(
     let id = super::ids::new_id();
     let values = params![id, project, email, subscribed, data, now];
     if when_free {
-        let inserted = conn
-            .prepare_cached(&format!("{INSERT} ON CONFLICT (project_id, email) DO NOTHING"))?
-            .execute(values)?;
+        let inserted = conn.prepare_cached(INSERT_WHEN_FREE)?.execute(values)?;
         if inserted == 0 {
             return Ok(None);
         }

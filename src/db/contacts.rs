@@ -27,7 +27,14 @@ pub struct Contact {
     pub updated_at: i64,
 }
 
-pub const COLUMNS: &str = "c.seq, c.id, c.project_id, c.email, c.subscribed, c.snoozed_until, json(c.data), c.created_at, c.updated_at";
+/// A contact's columns as [`from_row`] reads them, for `concat!`: a cached statement's SQL made
+/// with `format!` is made again on every call (the statement cache is keyed by its text).
+macro_rules! columns {
+    () => {
+        "c.seq, c.id, c.project_id, c.email, c.subscribed, c.snoozed_until, json(c.data), c.created_at, c.updated_at"
+    };
+}
+pub const COLUMNS: &str = columns!();
 
 /// Reads a contact selected with [`COLUMNS`].
 pub fn from_row(r: &Row<'_>) -> rusqlite::Result<Contact> {
@@ -105,7 +112,11 @@ fn inserted(
 
 pub fn by_id(conn: &Connection, project: &str, id: &str) -> Result<Option<Contact>> {
     Ok(conn
-        .prepare_cached(&format!("SELECT {COLUMNS} FROM contacts c WHERE c.id = ?1 AND c.project_id = ?2"))?
+        .prepare_cached(concat!(
+            "SELECT ",
+            columns!(),
+            " FROM contacts c WHERE c.id = ?1 AND c.project_id = ?2"
+        ))?
         .query_row([id, project], from_row)
         .optional()?)
 }
@@ -113,7 +124,7 @@ pub fn by_id(conn: &Connection, project: &str, id: &str) -> Result<Option<Contac
 /// A contact by its row number, whatever its project (for rows that name it by `seq`).
 pub fn by_seq(conn: &Connection, seq: i64) -> Result<Option<Contact>> {
     Ok(conn
-        .prepare_cached(&format!("SELECT {COLUMNS} FROM contacts c WHERE c.seq = ?1"))?
+        .prepare_cached(concat!("SELECT ", columns!(), " FROM contacts c WHERE c.seq = ?1"))?
         .query_row([seq], from_row)
         .optional()?)
 }
@@ -121,15 +132,17 @@ pub fn by_seq(conn: &Connection, seq: i64) -> Result<Option<Contact>> {
 /// A contact by id alone, whatever its project (for a link token, which names only the contact).
 pub fn by_id_anywhere(conn: &Connection, id: &str) -> Result<Option<Contact>> {
     Ok(conn
-        .prepare_cached(&format!("SELECT {COLUMNS} FROM contacts c WHERE c.id = ?1"))?
+        .prepare_cached(concat!("SELECT ", columns!(), " FROM contacts c WHERE c.id = ?1"))?
         .query_row([id], from_row)
         .optional()?)
 }
 
 pub fn by_email(conn: &Connection, project: &str, email: &str) -> Result<Option<Contact>> {
     Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM contacts c WHERE c.project_id = ?1 AND c.email = ?2"
+        .prepare_cached(concat!(
+            "SELECT ",
+            columns!(),
+            " FROM contacts c WHERE c.project_id = ?1 AND c.email = ?2"
         ))?
         .query_row([project, email], from_row)
         .optional()?)
