@@ -131,8 +131,8 @@ pub fn upsert(
         && let Ok((data, _)) = request.data.applied_to(&Map::new())
     {
         let subscribed = request.subscribed.unwrap_or(request.default_subscribed);
-        let made =
-            contacts::insert_if_free(conn, project, request.email, subscribed, data, now, request.indexing)?;
+        let contact = contacts::NewContact { project, email: request.email, subscribed, data, now };
+        let made = contacts::insert_if_free(conn, contact, request.indexing)?;
         if let Some(contact) = made {
             fields.record(&Map::new(), &contact.data);
             return Ok(Upserted { contact, is_new: true });

@@ -60,6 +60,16 @@ fn data_text(data: &Map<String, Value>) -> String {
     serde_json::to_string(data).unwrap_or_else(|_| "{}".into())
 }
 
+/// A contact about to be inserted.
+pub struct NewContact<'a> {
+    pub project: &'a str,
+    /// Already normalised.
+    pub email: &'a str,
+    pub subscribed: bool,
+    pub data: Map<String, Value>,
+    pub now: i64,
+}
+
 /// Inserts a new contact (the caller made sure the email is free in the project), counted and
 /// indexed as `indexing` says.
 pub fn insert(
@@ -71,7 +81,7 @@ pub fn insert(
     now: i64,
     indexing: Indexing<'_>,
 ) -> Result<Contact> {
-    inserted(conn, (project, email, subscribed, data, now), indexing, false)?
+    inserted(conn, NewContact { project, email, subscribed, data, now }, indexing, false)?
         .ok_or_else(|| super::DbError::Missing(format!("the new contact {email}")))
 }
 
@@ -80,19 +90,15 @@ pub fn insert(
 /// lookup's and the insert's.
 pub fn insert_if_free(
     conn: &Connection,
-    project: &str,
-    email: &str,
-    subscribed: bool,
-    data: Map<String, Value>,
-    now: i64,
+    contact: NewContact<'_>,
     indexing: Indexing<'_>,
 ) -> Result<Option<Contact>> {
-    inserted(conn, (project, email, subscribed, data, now), indexing, true)
+    inserted(conn, contact, indexing, true)
 }
 
 fn inserted(
     conn: &Connection,
-    (project, email, subscribed, data, now): (&str, &str, bool, Map<String, Value>, i64),
+    NewContact { project, email, subscribed, data, now }: NewContact<'_>,
     indexing: Indexing<'_>,
     when_free: bool,
 ) -> Result<Option<Contact>> {
