@@ -277,6 +277,19 @@ mod tests {
     }
 
     #[test]
+    fn a_nameable_key_has_no_dot_quote_or_control_character() {
+        for key in ["plan", "first name", "é-tier", "x".repeat(256).as_str(), "日本"] {
+            assert!(nameable(key), "{key:?}");
+        }
+        let long = "x".repeat(257);
+        for key in
+            ["", "a.b", "say\"hi", "tab\there", "nul\0", "del\u{7f}", "next\u{85}line", "é.x", long.as_str()]
+        {
+            assert!(!nameable(key), "{key:?}");
+        }
+    }
+
+    #[test]
     fn changes_count_additions_and_removals() {
         let mut changes = FieldChanges::default();
         let empty = Map::new();
