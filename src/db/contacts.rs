@@ -82,7 +82,7 @@ pub fn insert(
     indexing: Indexing<'_>,
 ) -> Result<Contact> {
     inserted(conn, NewContact { project, email, subscribed, data, now }, indexing, false)?
-        .ok_or_else(|| super::DbError::Missing(format!("the new contact {email}")))
+        .ok_or_else(|| super::error::DbError::Missing(format!("the new contact {email}")))
 }
 
 /// Inserts a new contact unless the project has one with the email (then `None`, nothing
