@@ -128,24 +128,17 @@ pub fn upsert(
     now: i64,
 ) -> Result<Upserted> {
     if request.new_likely
-        && let Ok((data, _)) = request.data.applied_to(&Map::new())
+        && let Ok(contact) = new_contact(project, request, now)
+        && let Some(contact) = contacts::insert_if_free(conn, contact, request.indexing)?
     {
-        let subscribed = request.subscribed.unwrap_or(request.default_subscribed);
-        let contact = contacts::NewContact { project, email: request.email, subscribed, data, now };
-        let made = contacts::insert_if_free(conn, contact, request.indexing)?;
-        if let Some(contact) = made {
-            fields.record(&Map::new(), &contact.data);
-            return Ok(Upserted { contact, is_new: true });
-        }
+        return Ok(created(contact, fields));
     }
     match contacts::by_email(conn, project, request.email)? {
         None => {
-            let (data, _) = request.data.applied_to(&Map::new())?;
-            let subscribed = request.subscribed.unwrap_or(request.default_subscribed);
-            let contact =
-                contacts::insert(conn, project, request.email, subscribed, data, now, request.indexing)?;
-            fields.record(&Map::new(), &contact.data);
-            Ok(Upserted { contact, is_new: true })
+            let new = new_contact(project, request, now)?;
+            let (email, subscribed, data) = (new.email, new.subscribed, new.data);
+            let contact = contacts::insert(conn, project, email, subscribed, data, now, request.indexing)?;
+            Ok(created(contact, fields))
         }
         Some(existing) => {
             let changes = Changes { email: None, subscribed: request.subscribed, data: request.data };
@@ -153,6 +146,19 @@ pub fn upsert(
             Ok(Upserted { contact, is_new: false })
         }
     }
+}
+
+/// The contact `request` makes when its email is new to the project: its data checked.
+fn new_contact<'a>(project: &'a str, request: &Upsert<'a>, now: i64) -> Result<contacts::NewContact<'a>> {
+    let (data, _) = request.data.applied_to(&Map::new())?;
+    let subscribed = request.subscribed.unwrap_or(request.default_subscribed);
+    Ok(contacts::NewContact { project, email: request.email, subscribed, data, now })
+}
+
+/// A contact just inserted, its fields counted.
+fn created(contact: Contact, fields: &mut FieldChanges) -> Upserted {
+    fields.record(&Map::new(), &contact.data);
+    Upserted { contact, is_new: true }
 }
 
 /// Changes to one contact.
