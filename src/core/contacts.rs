@@ -5,7 +5,7 @@
 use crate::db::Tx;
 use serde_json::{Map, json};
 
-use super::data::DataPatch;
+use super::data::{DataPatch, NewData};
 use super::email;
 use super::events;
 use super::fields::FieldChanges;
@@ -127,17 +127,29 @@ pub fn upsert(
     fields: &mut FieldChanges,
     now: i64,
 ) -> Result<Upserted> {
+    upsert_made(conn, project, request, None, fields, now)
+}
+
+/// [`upsert`], with the data a new contact would get already made from `request.data`
+/// (`made`): an import makes it while it reads its file, apart from the writer.
+pub fn upsert_made(
+    conn: &Tx,
+    project: &str,
+    request: &Upsert<'_>,
+    mut made: Option<NewData>,
+    fields: &mut FieldChanges,
+    now: i64,
+) -> Result<Upserted> {
     if request.new_likely
-        && let Ok(contact) = new_contact(project, request, now)
+        && let Ok(contact) = new_contact(project, request, made.take(), now)
         && let Some(contact) = contacts::insert_if_free(conn, contact, request.indexing)?
     {
         return Ok(created(contact, fields));
     }
     match contacts::by_email(conn, project, request.email)? {
         None => {
-            let new = new_contact(project, request, now)?;
-            let (email, subscribed, data) = (new.email, new.subscribed, new.data);
-            let contact = contacts::insert(conn, project, email, subscribed, data, now, request.indexing)?;
+            let contact =
+                contacts::insert_new(conn, new_contact(project, request, made, now)?, request.indexing)?;
             Ok(created(contact, fields))
         }
         Some(existing) => {
@@ -148,11 +160,20 @@ pub fn upsert(
     }
 }
 
-/// The contact `request` makes when its email is new to the project: its data checked.
-fn new_contact<'a>(project: &'a str, request: &Upsert<'a>, now: i64) -> Result<contacts::NewContact<'a>> {
-    let (data, _) = request.data.applied_to(&Map::new())?;
+/// The contact `request` makes when its email is new to the project: its data checked (or
+/// `made` already).
+fn new_contact<'a>(
+    project: &'a str,
+    request: &Upsert<'a>,
+    made: Option<NewData>,
+    now: i64,
+) -> Result<contacts::NewContact<'a>> {
+    let NewData { map, json } = match made {
+        Some(made) => made,
+        None => request.data.new_data()?,
+    };
     let subscribed = request.subscribed.unwrap_or(request.default_subscribed);
-    Ok(contacts::NewContact { project, email: request.email, subscribed, data, now })
+    Ok(contacts::NewContact { project, email: request.email, subscribed, data: map, json, now })
 }
 
 /// A contact just inserted, its fields counted.

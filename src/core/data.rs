@@ -168,10 +168,7 @@ impl DataPatch {
     /// The stored data with the patch applied, checked against [`MAX_DATA_BYTES`].
     pub fn applied_to(&self, stored: &Map<String, Value>) -> Result<(Map<String, Value>, bool)> {
         let (data, changed) = if stored.is_empty() {
-            // A new contact: the stored values, built at once (the patch's keys are distinct).
-            let mut pairs = Vec::with_capacity(self.changes.len());
-            pairs.extend(self.changes.iter().filter_map(|(k, v)| Some((k.clone(), v.clone()?))));
-            let data: Map<String, Value> = pairs.into_iter().collect();
+            let data = self.stored_values();
             let changed = !data.is_empty();
             (data, changed)
         } else {
@@ -180,19 +177,48 @@ impl DataPatch {
             (data, changed)
         };
         if changed {
-            let size = json_size(&data);
-            if size > MAX_DATA_BYTES {
-                return Err(Error::invalid(
-                    "data",
-                    "too_big",
-                    format!(
-                        "a contact's data may hold at most {MAX_DATA_BYTES} bytes of JSON (this would be {size})"
-                    ),
-                ));
-            }
+            check_size(json_size(&data))?;
         }
         Ok((data, changed))
     }
+
+    /// The data of a new contact the patch makes, checked against [`MAX_DATA_BYTES`], with its
+    /// JSON text: written once, its length is the size checked.
+    pub fn new_data(&self) -> Result<NewData> {
+        let map = self.stored_values();
+        let json = serde_json::to_string(&map).unwrap_or_else(|_| "{}".into());
+        check_size(json.len())?;
+        Ok(NewData { map, json })
+    }
+
+    /// The values the patch stores, as a new contact's data: built at once (the patch's keys
+    /// are distinct).
+    fn stored_values(&self) -> Map<String, Value> {
+        let mut pairs = Vec::with_capacity(self.changes.len());
+        pairs.extend(self.changes.iter().filter_map(|(k, v)| Some((k.clone(), v.clone()?))));
+        pairs.into_iter().collect()
+    }
+}
+
+/// A new contact's data ([`DataPatch::new_data`]): the object and the JSON text it is stored as.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewData {
+    pub map: Map<String, Value>,
+    pub json: String,
+}
+
+/// 422 `too_big` when a contact's data would take more than [`MAX_DATA_BYTES`] of JSON.
+fn check_size(size: usize) -> Result<()> {
+    if size > MAX_DATA_BYTES {
+        return Err(Error::invalid(
+            "data",
+            "too_big",
+            format!(
+                "a contact's data may hold at most {MAX_DATA_BYTES} bytes of JSON (this would be {size})"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The bytes of `data`'s JSON, counted as it is written instead of kept.

@@ -5,69 +5,18 @@
 //! at the first record not yet committed and nothing is imported twice.
 
 use crate::db::Tx;
-use serde_json::{Number, Value, json};
+use serde_json::{Value, json};
 
 use super::contacts::{self as core_contacts, Upsert};
-use super::data::{self, DataPatch};
-use super::fields::{self, FieldChanges};
-use super::import_options::{self, Options, Subscription};
+use super::fields::FieldChanges;
+use super::import_options::{self, Options};
+use super::import_rows::{Column, FileRows, Next, Source, Spent, body, columns, reader, type_cell};
 use crate::core::error::{Error, FieldError, Result};
 use crate::db::contact_jobs::{self, ContactJob};
 use crate::db::contacts::{self, Indexing};
 
-/// Columns dropped without an error (api.md CSV rule 3), compared case-insensitively.
-const DROPPED_COLUMNS: &[&str] = &["id", "subscribed", "createdat", "updatedat"];
 /// Most error items kept on a job; `errorCount` has the full number.
 pub const MAX_ERRORS: usize = 1000;
-const BOM: &[u8] = b"\xEF\xBB\xBF";
-
-/// What a column becomes.
-#[derive(Debug, Clone, PartialEq)]
-enum Column {
-    Email,
-    /// A custom field: its key, and the type the import's mapping chose (else the rules').
-    Data(String, Option<String>),
-    /// The `subscribed` column, read when the import's subscription is `from_column`.
-    Subscribed,
-    Dropped,
-}
-
-fn columns(header: &csv::StringRecord, options: Option<&Options>) -> Vec<Column> {
-    let mut seen_email = false;
-    let from_column = options.is_some_and(|o| o.subscription == Subscription::FromColumn);
-    header
-        .iter()
-        .map(|name| {
-            let name = name.trim();
-            let lower = name.to_ascii_lowercase();
-            let map = options.and_then(|o| o.mapping.get(name));
-            if map.is_some_and(|m| m.skip) {
-                Column::Dropped
-            } else if lower == "email" && !seen_email {
-                seen_email = true;
-                Column::Email
-            } else if lower == "subscribed" && from_column {
-                Column::Subscribed
-            } else if let Some(key) = map.and_then(|m| m.rename.clone()) {
-                Column::Data(key, map.and_then(|m| m.kind.clone()))
-            } else if name.is_empty() || DROPPED_COLUMNS.contains(&lower.as_str()) || data::is_reserved(name)
-            {
-                Column::Dropped
-            } else {
-                Column::Data(name.to_string(), map.and_then(|m| m.kind.clone()))
-            }
-        })
-        .collect()
-}
-
-fn reader(bytes: &[u8], headers: bool) -> csv::Reader<&[u8]> {
-    csv::ReaderBuilder::new().has_headers(headers).flexible(true).from_reader(bytes)
-}
-
-/// The file without a UTF-8 byte-order mark.
-fn body(content: &[u8]) -> &[u8] {
-    content.strip_prefix(BOM).unwrap_or(content)
-}
 
 /// Checks an upload: UTF-8, a header row with an `email` column, well-formed CSV. Returns the
 /// number of data rows.
@@ -156,70 +105,32 @@ pub fn preview(content: &[u8], options: Option<&Options>) -> Result<Preview> {
     Ok(Preview { total_rows: total, columns, rows: first })
 }
 
-/// The JSON value of one cell (api.md CSV rule 4); `None` for an empty cell.
-pub fn type_cell(raw: &str) -> Option<Value> {
-    let cell = raw.trim();
-    if cell.is_empty() {
-        return None;
-    }
-    let is = |word: &str| cell.eq_ignore_ascii_case(word);
-    if is("true") || is("yes") {
-        return Some(Value::Bool(true));
-    }
-    if is("false") || is("no") {
-        return Some(Value::Bool(false));
-    }
-    if let Some(number) = plain_number(cell) {
-        return Some(Value::Number(number));
-    }
-    Some(Value::String(iso_date(cell).unwrap_or_else(|| cell.to_string())))
-}
-
-/// A plain integer or decimal: optional minus, digits without a leading zero (except `0`
-/// itself), optional fraction. Leading zeros, a plus sign and exponents stay strings, and so do
-/// numbers with more digits than a double holds exactly.
-fn plain_number(cell: &str) -> Option<Number> {
-    let digits = cell.strip_prefix('-').unwrap_or(cell);
-    let (int, frac) = match digits.split_once('.') {
-        Some((int, frac)) => (int, Some(frac)),
-        None => (digits, None),
-    };
-    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !all_digits(int) || (int.len() > 1 && int.starts_with('0')) || frac.is_some_and(|f| !all_digits(f)) {
-        return None;
-    }
-    if int.len() + frac.map_or(0, str::len) > 15 {
-        return None;
-    }
-    match frac {
-        None => cell.parse::<i64>().ok().map(Number::from),
-        Some(_) => cell.parse::<f64>().ok().and_then(Number::from_f64),
-    }
-}
-
-/// ISO 8601 dates and times become the text form the `date` type and the date operators read:
-/// `YYYY-MM-DD` and `YYYY-MM-DDTHH:MM:SS[.sss]Z` are kept as they are, and a date-time with an
-/// offset (`2024-01-15T10:00:00+02:00`) is turned into UTC (`2024-01-15T08:00:00Z`).
-fn iso_date(cell: &str) -> Option<String> {
-    use time::format_description::well_known::Rfc3339;
-    if fields::is_date(cell) {
-        return Some(cell.to_string());
-    }
-    let at = time::OffsetDateTime::parse(cell, &Rfc3339).ok()?.to_offset(time::UtcOffset::UTC);
-    let ms = (at.unix_timestamp_nanos() / 1_000_000) as i64;
-    let text = crate::clock::iso(ms);
-    Some(if at.millisecond() == 0 { text.replace(".000Z", "Z") } else { text })
-}
-
-/// Imports up to `max_rows` records of an import job in the caller's transaction. Returns
-/// whether the file is finished.
+/// Imports up to `max_rows` records of an import job in the caller's transaction, read in this
+/// thread. Returns whether the file is finished.
 pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, now: i64) -> Result<bool> {
-    let text = body(content);
-    let mut header_reader = reader(text, true);
-    let header = header_reader.headers().map_err(|e| Error::permanent(format!("csv header: {e}")))?.clone();
-    let options: Option<Options> =
-        contact_jobs::options(conn, &job.id)?.and_then(|text| serde_json::from_str(&text).ok());
-    let columns = columns(&header, options.as_ref());
+    let mut rows = FileRows::open(content, job.cursor, options_of(conn, &job.id)?)?;
+    write_batch(conn, job, &mut rows, max_rows, now)
+}
+
+/// The choices an import job was made with (a column mapping, the subscription, topics).
+pub fn options_of(conn: &Tx, job: &str) -> Result<Option<Options>> {
+    Ok(contact_jobs::options(conn, job)?.and_then(|text| serde_json::from_str(&text).ok()))
+}
+
+/// Imports up to `max_rows` of `rows`, which must be at the job's cursor, in the caller's
+/// transaction, and commits the cursor after the last of them with the counters. Returns
+/// whether the file is finished.
+pub fn write_batch(
+    conn: &Tx,
+    job: &ContactJob,
+    rows: &mut dyn Source,
+    max_rows: usize,
+    now: i64,
+) -> Result<bool> {
+    if !rows.is_at(job.cursor) {
+        return Err(Error::Retryable(format!("the import's rows are not at its cursor {}", job.cursor)));
+    }
+    let options = rows.options().cloned();
     let joins = match &options {
         Some(o) if !o.topics.is_empty() => {
             let topics = crate::db::topics::list(conn, &job.project_id)?;
@@ -227,109 +138,81 @@ pub fn run_batch(conn: &Tx, job: &ContactJob, content: &[u8], max_rows: usize, n
         }
         _ => Vec::new(),
     };
-    let email_index = columns.iter().position(|c| *c == Column::Email).unwrap_or(0);
+    let subscription = options.as_ref().map(|o| o.subscription).unwrap_or_default();
     let erased = super::erasure::Erased::of(conn, &job.project_id)?;
-    let start = if job.cursor == 0 { header_reader.position().byte() } else { job.cursor as u64 };
-    let start = usize::try_from(start).unwrap_or(text.len()).min(text.len());
-    let mut rows = reader(&text[start..], false);
-
     let mut progress = job.clone();
     let deferred = contacts::Deferred::start(conn, &job.project_id)?;
     let mut errors: Vec<Value> = serde_json::from_str(&job.errors).unwrap_or_default();
     let mut fields = FieldChanges::default();
-    let mut record = csv::StringRecord::new();
     let mut done = false;
+    let mut skip = |progress: &mut ContactJob, row: i64, email: &str, reason: &str| {
+        progress.skipped += 1;
+        progress.error_count += 1;
+        if errors.len() < MAX_ERRORS {
+            errors.push(json!({ "row": row, "email": email, "reason": reason }));
+        }
+    };
     // Files are mostly new contacts or mostly known ones: each row is looked up first, or
     // inserted first, as the row before it turned out.
     let mut new_likely = true;
     for _ in 0..max_rows {
-        let more = rows.read_record(&mut record).map_err(|e| Error::permanent(format!("csv: {e}")))?;
-        if !more {
-            done = true;
-            break;
-        }
+        let read = match rows.next_row() {
+            Next::Row(row) => row.read,
+            Next::End(_) => {
+                done = true;
+                break;
+            }
+            Next::Failed(e) => return Err(e),
+        };
         let row = progress.processed + 2;
         progress.processed += 1;
-        let mut email = None;
-        let mut pairs = Vec::new();
-        let mut subscribed_cell = Ok(None);
-        let mut bad_cell = None;
-        for (column, cell) in columns.iter().zip(record.iter()) {
-            match column {
-                Column::Email => email = Some(cell.trim()),
-                Column::Data(name, None) => {
-                    if let Some(value) = type_cell(cell) {
-                        pairs.push((name.clone(), value));
-                    }
-                }
-                Column::Data(name, Some(kind)) if !cell.trim().is_empty() => {
-                    match import_options::typed(kind, cell) {
-                        Some(value) => pairs.push((name.clone(), value)),
-                        None => bad_cell = Some("invalid_data"),
-                    }
-                }
-                Column::Data(..) => {}
-                Column::Subscribed => subscribed_cell = import_options::subscribed_cell(cell),
-                Column::Dropped => {}
-            }
-        }
-        let email = match email.filter(|e| !e.is_empty()) {
-            None => Err("missing_email"),
-            Some(raw) => crate::core::email::normalize(raw).map_err(|_| "invalid_email"),
-        };
-        let email = match (email, bad_cell, subscribed_cell) {
-            (Err(reason), _, _) => Err(reason),
-            (Ok(_), Some(reason), _) => Err(reason),
-            (Ok(_), None, Err(reason)) => Err(reason),
-            // An address erased at its owner's request stays out until the operator lifts it.
-            (Ok(email), None, Ok(_)) if erased.contains(conn, &email)? => Err("erased"),
-            (Ok(email), None, Ok(_)) => Ok(email),
-        };
-        let email = match email {
-            Ok(email) => email,
-            Err(reason) => {
-                progress.skipped += 1;
-                progress.error_count += 1;
-                if errors.len() < MAX_ERRORS {
-                    errors.push(json!({ "row": row, "email": record.get(email_index).unwrap_or(""), "reason": reason }));
-                }
+        let mut cells = match read {
+            Err(refused) => {
+                skip(&mut progress, row, &refused.email, refused.reason);
                 continue;
             }
+            Ok(cells) => cells,
         };
-        let patch = DataPatch::from_pairs(pairs);
-        let subscription = options.as_ref().map(|o| o.subscription).unwrap_or_default();
-        let (subscribed, default_subscribed) = subscription.upsert(subscribed_cell.unwrap_or(None));
+        // An address erased at its owner's request stays out until the operator lifts it.
+        if erased.contains(conn, &cells.email)? {
+            skip(&mut progress, row, cells.raw_email.as_deref().unwrap_or(&cells.email), "erased");
+            continue;
+        }
+        let (subscribed, default_subscribed) = subscription.upsert(cells.subscribed);
         let request = Upsert {
-            email: &email,
+            email: &cells.email,
             subscribed,
             default_subscribed,
-            data: &patch,
+            data: &cells.patch,
             source: "import",
             indexing: Indexing::Deferred(&deferred),
             new_likely,
         };
-        let upserted = core_contacts::upsert(conn, &job.project_id, &request, &mut fields, now);
+        let upserted =
+            core_contacts::upsert_made(conn, &job.project_id, &request, cells.made.take(), &mut fields, now);
         if let (Ok(upserted), Some(options)) = (&upserted, options.as_ref().filter(|o| o.records_consent)) {
             // Granted by this import: a new contact subscribed, or the row's column said yes.
             let granted = upserted.contact.subscribed && (upserted.is_new || subscribed == Some(true));
             consent_of_row(conn, &upserted.contact, granted && options.records_consent, &joins, now)?;
         }
         new_likely = upserted.as_ref().is_ok_and(|u| u.is_new);
+        rows.made_new(new_likely);
         match upserted {
-            Ok(upserted) if upserted.is_new => progress.imported += 1,
-            Ok(_) => progress.updated += 1,
-            Err(Error::Invalid(_)) => {
-                progress.skipped += 1;
-                progress.error_count += 1;
-                if errors.len() < MAX_ERRORS {
-                    errors.push(json!({ "row": row, "email": email, "reason": "invalid_data" }));
+            Ok(upserted) => {
+                if upserted.is_new {
+                    progress.imported += 1;
+                } else {
+                    progress.updated += 1;
                 }
+                rows.spent(Spent::Contact(upserted.contact));
             }
+            Err(Error::Invalid(_)) => skip(&mut progress, row, &cells.email, "invalid_data"),
             Err(e) => return Err(e),
         }
+        rows.spent(Spent::Cells(cells));
     }
     deferred.finish(conn)?;
-    progress.cursor = (start as u64 + rows.position().byte()) as i64;
+    progress.cursor = rows.position() as i64;
     progress.errors = Value::Array(errors).to_string();
     fields.save(conn, &job.project_id)?;
     contact_jobs::save_progress(conn, &progress, done, now)?;
@@ -381,6 +264,118 @@ pub fn check_options(conn: &Tx, project: &str, content: &[u8], options: &Options
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::import_rows::ReadAhead;
+    use std::sync::Arc;
+
+    /// A file of new contacts, bad rows among them, then the same addresses again.
+    fn file() -> Vec<u8> {
+        let mut csv = String::from("email,plan,age,subscribed\n");
+        for n in 0..40 {
+            match n % 9 {
+                4 => csv.push_str(",pro,3,yes\n"),
+                7 => csv.push_str("not-an-address,pro,3,no\n"),
+                _ => csv.push_str(&format!(" User{n}@Example.com ,pro{n},{n},\n")),
+            }
+        }
+        for n in 0..12 {
+            csv.push_str(&format!("user{n}@example.com,again,{},\n", n + 100));
+        }
+        csv.push_str(&format!("big@example.com,{},1,\n", "x".repeat(crate::core::data::MAX_DATA_BYTES)));
+        csv.into_bytes()
+    }
+
+    /// The job and the contacts of `project` after importing `content` in batches of 7, its rows
+    /// read ahead or in this thread.
+    fn imported(
+        conn: &Tx,
+        project: &str,
+        content: &[u8],
+        ahead: bool,
+    ) -> (ContactJob, Vec<(String, String)>) {
+        let job = contact_jobs::insert(conn, project, "import", content, 53, 1).unwrap();
+        let mut rows = ahead.then(|| ReadAhead::start(Arc::new(content.to_vec()), 0, None).unwrap());
+        for batch in 0.. {
+            assert!(batch < 20, "the file ends");
+            let job = contact_jobs::by_id(conn, &job.id).unwrap().unwrap();
+            let done = match rows.as_mut() {
+                Some(rows) => write_batch(conn, &job, rows, 7, 1).unwrap(),
+                None => run_batch(conn, &job, content, 7, 1).unwrap(),
+            };
+            if done {
+                break;
+            }
+        }
+        let contacts = crate::db::testing::all_contacts(conn)
+            .into_iter()
+            .filter(|c| c.project_id == project)
+            .map(|c| (c.email, serde_json::to_string(&c.data).unwrap()))
+            .collect();
+        (contact_jobs::by_id(conn, &job.id).unwrap().unwrap(), contacts)
+    }
+
+    #[test]
+    fn a_file_read_ahead_imports_as_one_read_in_the_writers_thread() {
+        let conn = crate::db::testing::memory();
+        let content = file();
+        let (inline, inline_contacts) = imported(&conn, "a", &content, false);
+        let (ahead, ahead_contacts) = imported(&conn, "b", &content, true);
+        let counters =
+            |j: &ContactJob| (j.status.clone(), j.processed, j.imported, j.updated, j.skipped, j.cursor);
+        assert_eq!(counters(&ahead), counters(&inline));
+        let len = content.len() as i64;
+        assert_eq!(counters(&inline), ("completed".into(), 53, 34, 10, 9, len));
+        assert_eq!(ahead.errors, inline.errors);
+        let errors: Vec<Value> = serde_json::from_str(&inline.errors).unwrap();
+        assert_eq!(errors[0], json!({ "row": 6, "email": "", "reason": "missing_email" }));
+        assert_eq!(errors[1], json!({ "row": 9, "email": "not-an-address", "reason": "invalid_email" }));
+        assert_eq!(errors[8], json!({ "row": 54, "email": "big@example.com", "reason": "invalid_data" }));
+        assert_eq!(ahead_contacts, inline_contacts);
+        assert_eq!(inline_contacts.len(), 34);
+        assert!(
+            inline_contacts.contains(&("user3@example.com".into(), r#"{"age":103,"plan":"again"}"#.into()))
+        );
+        assert!(
+            inline_contacts.contains(&("user4@example.com".into(), r#"{"age":104,"plan":"again"}"#.into()))
+        );
+    }
+
+    #[test]
+    fn rows_not_at_the_jobs_cursor_are_refused_and_change_nothing() {
+        let conn = crate::db::testing::memory();
+        let content = file();
+        let job = contact_jobs::insert(&conn, "a", "import", &content, 53, 1).unwrap();
+        let mut rows = ReadAhead::start(Arc::new(content.clone()), 0, None).unwrap();
+        {
+            // A batch rolled back (its commit failed): the reader is past the job's cursor.
+            let tx = conn.unchecked_transaction().unwrap();
+            assert!(!write_batch(&tx, &job, &mut rows, 7, 1).unwrap());
+        }
+        let before = (job.processed, job.cursor, crate::db::testing::all_contacts(&conn).len());
+        assert_eq!(before, (0, 0, 0));
+        let refused = write_batch(&conn, &job, &mut rows, 7, 1).unwrap_err();
+        assert!(matches!(refused, Error::Retryable(_)), "{refused}");
+        let job = contact_jobs::by_id(&conn, &job.id).unwrap().unwrap();
+        assert_eq!((job.processed, job.cursor, crate::db::testing::all_contacts(&conn).len()), before);
+        // A reader started at the job's cursor goes on from there.
+        let mut resumed = ReadAhead::start(Arc::new(content), job.cursor, None).unwrap();
+        assert!(!write_batch(&conn, &job, &mut resumed, 7, 1).unwrap());
+        let job = contact_jobs::by_id(&conn, &job.id).unwrap().unwrap();
+        assert_eq!((job.processed, crate::db::testing::all_contacts(&conn).len()), (7, 6));
+    }
+
+    #[test]
+    fn a_broken_file_fails_at_its_broken_row_either_way() {
+        let conn = crate::db::testing::memory();
+        let content = b"email,name\na@x.io,Ada\nb@x.io,\xffBo\n".to_vec();
+        let job = contact_jobs::insert(&conn, "a", "import", &content, 2, 1).unwrap();
+        let inline = run_batch(&conn, &job, &content, 10, 1);
+        let mut rows = ReadAhead::start(Arc::new(content), 0, None).unwrap();
+        let ahead = write_batch(&conn, &job, &mut rows, 10, 1);
+        for result in [inline, ahead] {
+            let failed = result.map(|_| ()).unwrap_err();
+            assert!(matches!(failed, Error::Permanent(_)), "{failed}");
+        }
+    }
 
     #[test]
     fn a_preview_shows_columns_and_typed_first_rows() {
@@ -395,29 +390,6 @@ mod tests {
     }
 
     #[test]
-    fn cells_are_typed_by_the_csv_rules() {
-        assert_eq!(type_cell(""), None);
-        assert_eq!(type_cell("  "), None);
-        assert_eq!(type_cell("42"), Some(json!(42)));
-        assert_eq!(type_cell("-7"), Some(json!(-7)));
-        assert_eq!(type_cell("0"), Some(json!(0)));
-        assert_eq!(type_cell("3.25"), Some(json!(3.25)));
-        assert_eq!(type_cell("0.5"), Some(json!(0.5)));
-        for kept in ["007", "+44", "1e5", "1E5", "00.5", ".5", "5.", "1,000", "12345678901234567890", "--1"] {
-            assert_eq!(type_cell(kept), Some(json!(kept)), "{kept} stays a string");
-        }
-        for (cell, value) in [("true", true), ("FALSE", false), ("Yes", true), ("no", false)] {
-            assert_eq!(type_cell(cell), Some(json!(value)));
-        }
-        assert_eq!(type_cell("2024-01-15"), Some(json!("2024-01-15")));
-        assert_eq!(type_cell("2024-01-15T10:00:00Z"), Some(json!("2024-01-15T10:00:00Z")));
-        assert_eq!(type_cell("2024-01-15T10:00:00+02:00"), Some(json!("2024-01-15T08:00:00Z")));
-        assert_eq!(type_cell("2024-01-15T10:00:00.250-01:00"), Some(json!("2024-01-15T11:00:00.250Z")));
-        assert_eq!(type_cell("2024-13-45"), Some(json!("2024-13-45")), "not a date: kept as text");
-        assert_eq!(type_cell(" Ada "), Some(json!("Ada")));
-    }
-
-    #[test]
     fn uploads_are_checked() {
         assert_eq!(inspect(b"email,name\na@example.com,Ada\nb@example.com,Bo\n").unwrap(), 2);
         assert_eq!(inspect(b"\xEF\xBB\xBFEmail,name\r\na@example.com,Ada\r\n").unwrap(), 1, "BOM and CRLF");
@@ -426,32 +398,5 @@ mod tests {
             let e = inspect(bad).unwrap_err();
             assert_eq!((e.kind(), e.fields()[0].field.as_str()), ("invalid", "file"), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn columns_are_classified() {
-        let header = csv::StringRecord::from(vec![
-            "ID",
-            "Email",
-            "first name",
-            "subscribed",
-            "createdAt",
-            "unsubscribeUrl",
-            "plan",
-            "email",
-        ]);
-        assert_eq!(
-            columns(&header, None),
-            vec![
-                Column::Dropped,
-                Column::Email,
-                Column::Data("first name".into(), None),
-                Column::Dropped,
-                Column::Dropped,
-                Column::Dropped,
-                Column::Data("plan".into(), None),
-                Column::Dropped,
-            ]
-        );
     }
 }

@@ -43,6 +43,7 @@ pub mod i18n;
 pub mod ids;
 pub mod import;
 pub mod import_options;
+pub mod import_rows;
 pub mod inbound;
 pub mod invitations;
 pub mod jobs;

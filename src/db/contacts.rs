@@ -67,6 +67,8 @@ pub struct NewContact<'a> {
     pub email: &'a str,
     pub subscribed: bool,
     pub data: Map<String, Value>,
+    /// `data`'s JSON text, as it is stored.
+    pub json: String,
     pub now: i64,
 }
 
@@ -81,7 +83,14 @@ pub fn insert(
     now: i64,
     indexing: Indexing<'_>,
 ) -> Result<Contact> {
-    inserted(conn, NewContact { project, email, subscribed, data, now }, indexing, false)?
+    let json = data_text(&data);
+    insert_new(conn, NewContact { project, email, subscribed, data, json, now }, indexing)
+}
+
+/// [`insert`] of a contact whose data's JSON is written already.
+pub fn insert_new(conn: &Connection, contact: NewContact<'_>, indexing: Indexing<'_>) -> Result<Contact> {
+    let email = contact.email;
+    inserted(conn, contact, indexing, false)?
         .ok_or_else(|| super::error::DbError::Missing(format!("the new contact {email}")))
 }
 
@@ -98,11 +107,11 @@ pub fn insert_if_free(
 
 fn inserted(
     conn: &Connection,
-    NewContact { project, email, subscribed, data, now }: NewContact<'_>,
+    NewContact { project, email, subscribed, data, json, now }: NewContact<'_>,
     indexing: Indexing<'_>,
     when_free: bool,
 ) -> Result<Option<Contact>> {
-    let row = NewRow { project, email, subscribed, data: &data_text(&data), now };
+    let row = NewRow { project, email, subscribed, data: &json, now };
     Ok(insert_row(conn, &row, indexing, when_free)?.map(|(seq, id)| Contact {
         seq,
         id,

@@ -12,7 +12,7 @@ use crate::clock;
 use crate::core::Error as CoreError;
 use crate::core::contact_filters::Narrowing;
 use crate::core::jobs::JobKind;
-use crate::core::{bulk, import};
+use crate::core::{bulk, import, import_rows};
 use crate::db::contact_jobs;
 
 /// Records imported per transaction.
@@ -56,7 +56,7 @@ async fn run(ctx: JobContext) -> JobResult {
 
 /// A job's input, read once.
 enum Work {
-    Import(Vec<u8>),
+    Import(Arc<Vec<u8>>),
     DeleteField(String),
     Ids(Vec<String>),
     Query { search: Option<String>, subscribed: Option<bool>, exclude: HashSet<String>, narrowing: Narrowing },
@@ -76,7 +76,7 @@ async fn work(ctx: &JobContext, id: &str) -> Result<(), CoreError> {
         .await?
         .unwrap_or_default();
     let work = Arc::new(match job.operation.as_str() {
-        "import" => Work::Import(input),
+        "import" => Work::Import(Arc::new(input)),
         "delete_field" => Work::DeleteField(String::from_utf8_lossy(&input).into_owned()),
         _ => match serde_json::from_slice(&input)
             .map_err(|e| CoreError::Permanent(format!("bulk job input: {e}")))?
@@ -87,17 +87,29 @@ async fn work(ctx: &JobContext, id: &str) -> Result<(), CoreError> {
             }
         },
     });
+    // An import's file is read ahead of the writer on a thread of its own (core::import_rows).
+    let mut reading = match &*work {
+        Work::Import(input) => {
+            let options_id = id.to_string();
+            let options = db.run(move |conn| import::options_of(conn, &options_id)).await?;
+            Some(import_rows::ReadAhead::start(input.clone(), job.cursor, options)?)
+        }
+        _ => None,
+    };
     loop {
         let (id, work) = (id.to_string(), work.clone());
-        let done = db
+        let (done, read_on) = db
             .write_alone(move |tx| {
-                let Some(job) = contact_jobs::by_id(tx, &id)? else { return Ok(true) };
+                let Some(job) = contact_jobs::by_id(tx, &id)? else { return Ok((true, None)) };
                 let now = clock::now_ms();
-                match &*work {
-                    Work::Import(input) => import::run_batch(tx, &job, input, IMPORT_BATCH, now),
-                    Work::DeleteField(path) => bulk::remove_field_batch(tx, &job, path, FIELD_BATCH, now),
-                    Work::Ids(ids) => bulk::run(tx, &job, ids, now).map(|()| true),
-                    Work::Query { search, subscribed, exclude, narrowing } => {
+                let done = match (&*work, reading.as_mut()) {
+                    (Work::Import(_), Some(rows)) => import::write_batch(tx, &job, rows, IMPORT_BATCH, now),
+                    (Work::Import(input), None) => import::run_batch(tx, &job, input, IMPORT_BATCH, now),
+                    (Work::DeleteField(path), _) => {
+                        bulk::remove_field_batch(tx, &job, path, FIELD_BATCH, now)
+                    }
+                    (Work::Ids(ids), _) => bulk::run(tx, &job, ids, now).map(|()| true),
+                    (Work::Query { search, subscribed, exclude, narrowing }, _) => {
                         let filters = bulk::QueryFilters {
                             search: search.as_deref(),
                             subscribed: *subscribed,
@@ -106,11 +118,13 @@ async fn work(ctx: &JobContext, id: &str) -> Result<(), CoreError> {
                         };
                         bulk::run_query_batch(tx, &job, &filters, QUERY_BATCH, now)
                     }
-                }
+                }?;
+                Ok::<_, CoreError>((done, reading))
             })
             .await?;
         if done {
             return Ok(());
         }
+        reading = read_on;
     }
 }

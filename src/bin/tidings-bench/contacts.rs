@@ -1,6 +1,7 @@
 //! Contacts at scale: list, search, field catalogue, CSV import.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use rocket::http::Header;
@@ -100,13 +101,17 @@ pub fn import(
     })
     .unwrap();
     let t = Instant::now();
+    // As the job reads its file: ahead of the writer, on a thread of its own.
+    let mut rows =
+        tidings::core::import_rows::ReadAhead::start(Arc::new(bytes.to_vec()), 0, options.cloned())
+            .expect("the reader");
     loop {
         let done = db::write_tx(&mut conn, |tx| {
             let job = contact_jobs::by_id(tx, &job.id)?.unwrap();
-            tidings::core::import::run_batch(
+            tidings::core::import::write_batch(
                 tx,
                 &job,
-                bytes,
+                &mut rows,
                 tidings::scheduler::contact_jobs::IMPORT_BATCH,
                 clock::now_ms(),
             )
