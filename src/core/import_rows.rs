@@ -291,8 +291,8 @@ fn cells(
             Column::Dropped => {}
         }
     }
-    let raw = || record.get(email_index).unwrap_or("").to_string();
-    let refused = |reason| Err(Refused { reason, email: raw() });
+    let raw = record.get(email_index).unwrap_or("");
+    let refused = |reason| Err(Refused { reason, email: raw.to_string() });
     let email = match email.filter(|e| !e.is_empty()) {
         None => return refused("missing_email"),
         Some(cell) => match crate::core::email::normalize(cell) {
@@ -307,7 +307,7 @@ fn cells(
         Ok(subscribed) => subscribed,
         Err(reason) => return refused(reason),
     };
-    let raw_email = Some(raw()).filter(|raw| *raw != email);
+    let raw_email = (raw != email).then(|| raw.to_string());
     Ok(Cells { email, raw_email, patch: DataPatch::from_pairs(pairs), subscribed, made: None })
 }
 
