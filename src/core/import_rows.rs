@@ -190,8 +190,7 @@ pub enum Spent {
 pub struct FileRows<'a> {
     columns: Vec<Column>,
     email_index: usize,
-    header_end: u64,
-    text_len: u64,
+    bounds: Bounds,
     start: u64,
     rows: csv::Reader<&'a [u8]>,
     record: csv::StringRecord,
@@ -206,20 +205,10 @@ impl<'a> FileRows<'a> {
         let header = header_reader.headers().map_err(|e| Error::permanent(format!("csv header: {e}")))?;
         let columns = columns(header, options.as_ref());
         let email_index = columns.iter().position(|c| *c == Column::Email).unwrap_or(0);
-        let header_end = header_reader.position().byte();
-        let text_len = text.len() as u64;
-        let start = resolve(cursor, header_end, text_len);
+        let bounds = Bounds { header_end: header_reader.position().byte(), text_len: text.len() as u64 };
+        let start = bounds.at(cursor);
         let rows = reader(&text[start as usize..], false);
-        Ok(FileRows {
-            columns,
-            email_index,
-            header_end,
-            text_len,
-            start,
-            rows,
-            record: csv::StringRecord::new(),
-            options,
-        })
+        Ok(FileRows { columns, email_index, bounds, start, rows, record: csv::StringRecord::new(), options })
     }
 
     /// The next record; with `make`, a good one's new-contact data is made too.
@@ -243,7 +232,7 @@ impl Source for FileRows<'_> {
         self.start + self.rows.position().byte()
     }
     fn is_at(&self, cursor: i64) -> bool {
-        self.position() == resolve(cursor, self.header_end, self.text_len)
+        self.position() == self.bounds.at(cursor)
     }
     fn next_row(&mut self) -> Next {
         // In the writer's own thread the upsert makes a new contact's data when it is one.
@@ -255,10 +244,19 @@ impl Source for FileRows<'_> {
     }
 }
 
-/// Where a job's `cursor` points in a file whose header ends at `header_end`.
-fn resolve(cursor: i64, header_end: u64, text_len: u64) -> u64 {
-    let at = if cursor == 0 { header_end } else { u64::try_from(cursor).unwrap_or(text_len) };
-    at.min(text_len)
+/// Where an import file's header ends, and its length.
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    header_end: u64,
+    text_len: u64,
+}
+
+impl Bounds {
+    /// Where a job's `cursor` points (0: the first record after the header).
+    fn at(self, cursor: i64) -> u64 {
+        let at = if cursor == 0 { self.header_end } else { u64::try_from(cursor).unwrap_or(self.text_len) };
+        at.min(self.text_len)
+    }
 }
 
 /// The cells of a record checked, in the order the errors are reported: the email, a cell its
@@ -327,8 +325,7 @@ pub struct ReadAhead {
     give_back: mpsc::Sender<Vec<Spent>>,
     chunk: std::vec::IntoIter<Next>,
     position: u64,
-    header_end: u64,
-    text_len: u64,
+    bounds: Bounds,
     /// Whether the rows are likely new contacts: the reader makes their data only then.
     new_likely: Arc<AtomicBool>,
     options: Option<Options>,
@@ -338,7 +335,7 @@ impl ReadAhead {
     /// Starts reading `content` at a job's `cursor` with `options`.
     pub fn start(content: Arc<Vec<u8>>, cursor: i64, options: Option<Options>) -> Result<ReadAhead> {
         let opened = FileRows::open(&content, cursor, options.clone())?;
-        let (position, header_end, text_len) = (opened.position(), opened.header_end, opened.text_len);
+        let (position, bounds) = (opened.position(), opened.bounds);
         drop(opened);
         let (send, chunks) = mpsc::sync_channel(CHUNKS_AHEAD);
         let (give_back, given_back) = mpsc::channel::<Vec<Spent>>();
@@ -372,17 +369,7 @@ impl ReadAhead {
             })
             .map_err(|e| Error::Retryable(format!("the import's reader did not start: {e}")))?;
         let chunk = Vec::new().into_iter();
-        Ok(ReadAhead {
-            chunks,
-            spent: Vec::new(),
-            give_back,
-            chunk,
-            position,
-            header_end,
-            text_len,
-            new_likely,
-            options,
-        })
+        Ok(ReadAhead { chunks, spent: Vec::new(), give_back, chunk, position, bounds, new_likely, options })
     }
 }
 
@@ -391,7 +378,7 @@ impl Source for ReadAhead {
         self.position
     }
     fn is_at(&self, cursor: i64) -> bool {
-        self.position == resolve(cursor, self.header_end, self.text_len)
+        self.position == self.bounds.at(cursor)
     }
     fn next_row(&mut self) -> Next {
         let next = match self.chunk.next() {

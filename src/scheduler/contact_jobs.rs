@@ -13,7 +13,8 @@ use crate::core::Error as CoreError;
 use crate::core::contact_filters::Narrowing;
 use crate::core::jobs::JobKind;
 use crate::core::{bulk, import, import_rows};
-use crate::db::contact_jobs;
+use crate::db::Db;
+use crate::db::contact_jobs::{self, ContactJob};
 
 /// Records imported per transaction.
 pub const IMPORT_BATCH: usize = 5000;
@@ -54,9 +55,8 @@ async fn run(ctx: JobContext) -> JobResult {
     }
 }
 
-/// A job's input, read once.
+/// A bulk job's input, read once.
 enum Work {
-    Import(Arc<Vec<u8>>),
     DeleteField(String),
     Ids(Vec<String>),
     Query { search: Option<String>, subscribed: Option<bool>, exclude: HashSet<String>, narrowing: Narrowing },
@@ -75,8 +75,10 @@ async fn work(ctx: &JobContext, id: &str) -> Result<(), CoreError> {
         .run(move |conn| Ok::<_, CoreError>(contact_jobs::input(conn, &input_id)?))
         .await?
         .unwrap_or_default();
+    if job.operation == "import" {
+        return import_file(db, &job, input).await;
+    }
     let work = Arc::new(match job.operation.as_str() {
-        "import" => Work::Import(Arc::new(input)),
         "delete_field" => Work::DeleteField(String::from_utf8_lossy(&input).into_owned()),
         _ => match serde_json::from_slice(&input)
             .map_err(|e| CoreError::Permanent(format!("bulk job input: {e}")))?
@@ -87,29 +89,16 @@ async fn work(ctx: &JobContext, id: &str) -> Result<(), CoreError> {
             }
         },
     });
-    // An import's file is read ahead of the writer on a thread of its own (core::import_rows).
-    let mut reading = match &*work {
-        Work::Import(input) => {
-            let options_id = id.to_string();
-            let options = db.run(move |conn| import::options_of(conn, &options_id)).await?;
-            Some(import_rows::ReadAhead::start(input.clone(), job.cursor, options)?)
-        }
-        _ => None,
-    };
     loop {
         let (id, work) = (id.to_string(), work.clone());
-        let (done, read_on) = db
+        let done = db
             .write_alone(move |tx| {
-                let Some(job) = contact_jobs::by_id(tx, &id)? else { return Ok((true, None)) };
+                let Some(job) = contact_jobs::by_id(tx, &id)? else { return Ok(true) };
                 let now = clock::now_ms();
-                let done = match (&*work, reading.as_mut()) {
-                    (Work::Import(_), Some(rows)) => import::write_batch(tx, &job, rows, IMPORT_BATCH, now),
-                    (Work::Import(input), None) => import::run_batch(tx, &job, input, IMPORT_BATCH, now),
-                    (Work::DeleteField(path), _) => {
-                        bulk::remove_field_batch(tx, &job, path, FIELD_BATCH, now)
-                    }
-                    (Work::Ids(ids), _) => bulk::run(tx, &job, ids, now).map(|()| true),
-                    (Work::Query { search, subscribed, exclude, narrowing }, _) => {
+                match &*work {
+                    Work::DeleteField(path) => bulk::remove_field_batch(tx, &job, path, FIELD_BATCH, now),
+                    Work::Ids(ids) => bulk::run(tx, &job, ids, now).map(|()| true),
+                    Work::Query { search, subscribed, exclude, narrowing } => {
                         let filters = bulk::QueryFilters {
                             search: search.as_deref(),
                             subscribed: *subscribed,
@@ -118,13 +107,38 @@ async fn work(ctx: &JobContext, id: &str) -> Result<(), CoreError> {
                         };
                         bulk::run_query_batch(tx, &job, &filters, QUERY_BATCH, now)
                     }
-                }?;
-                Ok::<_, CoreError>((done, reading))
+                }
             })
             .await?;
         if done {
             return Ok(());
         }
-        reading = read_on;
+    }
+}
+
+/// An import: its file read ahead of the writer on a thread of its own (core::import_rows; the
+/// header is read there, off the async threads), then its batches written in turn, the reader
+/// handed to each and back.
+async fn import_file(db: &Db, job: &ContactJob, input: Vec<u8>) -> Result<(), CoreError> {
+    let (id, cursor) = (job.id.clone(), job.cursor);
+    let mut rows = db
+        .run(move |conn| {
+            let options = import::options_of(conn, &id)?;
+            import_rows::ReadAhead::start(Arc::new(input), cursor, options)
+        })
+        .await?;
+    loop {
+        let id = job.id.clone();
+        let (done, back) = db
+            .write_alone(move |tx| {
+                let Some(job) = contact_jobs::by_id(tx, &id)? else { return Ok((true, rows)) };
+                let done = import::write_batch(tx, &job, &mut rows, IMPORT_BATCH, clock::now_ms())?;
+                Ok::<_, CoreError>((done, rows))
+            })
+            .await?;
+        if done {
+            return Ok(());
+        }
+        rows = back;
     }
 }
